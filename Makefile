@@ -1,0 +1,77 @@
+# leechrt build. Files are found by convention, so adding a file needs no edit here:
+#   util/ rt/ jit/ kernels/ layouts/ loader/ (and one level of subfolders): library code
+#   *_test.c   a test program (test/t.h), linked with the library
+#   *_fuzz.c   a libFuzzer target (LLVMFuzzerTestOneInput); also built as a gcc replayer
+#   tools/*.c  one program each
+#   templates/*.cu, *.cuh  CUDA sources embedded into the library for NVRTC
+BUILD   ?= build
+CC      ?= cc
+CLANG   ?= clang
+CUDA    ?= /usr/local/cuda
+OPT     ?= -O2
+DEPINC  ?=
+CFLAGS  = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -MMD -MP
+LDLIBS  = -lffi -lxxhash -ljansson -ldl -lm -lpthread
+FUZZFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -DLR_FUZZING -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+LIBDIRS = util rt jit kernels layouts loader
+LIBSRC  = $(filter-out %_test.c %_fuzz.c,$(foreach d,$(LIBDIRS),$(wildcard $(d)/*.c $(d)/*/*.c)))
+TESTSRC = $(wildcard $(foreach d,$(LIBDIRS) test tools,$(d)/*_test.c $(d)/*/*_test.c))
+FUZZSRC = $(wildcard $(foreach d,$(LIBDIRS) test,$(d)/*_fuzz.c $(d)/*/*_fuzz.c))
+TOOLSRC = $(filter-out %_test.c,$(wildcard tools/*.c))
+TEMPLATES = $(sort $(wildcard templates/*.cu templates/*.cuh))
+
+LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/templates_embed.o
+LIB     = $(BUILD)/libleechrt.a
+TESTS   = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TESTSRC)))
+TOOLS   = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
+REPLAYS = $(patsubst %.c,$(BUILD)/fuzz/%-replay,$(notdir $(FUZZSRC)))
+FUZZERS = $(patsubst %.c,$(BUILD)/fuzz/%,$(notdir $(FUZZSRC)))
+
+all: $(LIB) $(TOOLS) $(TESTS) $(REPLAYS)
+fuzzers: $(FUZZERS)
+
+$(BUILD)/gen/embed_templates: tools/build/embed_templates.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/gen/templates_embed.c: $(BUILD)/gen/embed_templates $(TEMPLATES)
+	$(BUILD)/gen/embed_templates $@ $(TEMPLATES)
+
+$(BUILD)/obj/gen/templates_embed.o: $(BUILD)/gen/templates_embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIBOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/%: $(BUILD)/obj/tools/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Tests and fuzz targets live beside the code: find their source by file name.
+vpath %.c $(sort $(dir $(TESTSRC) $(FUZZSRC)))
+$(BUILD)/test/%: %.c $(LIB)
+	@mkdir -p $(dir $@) $(BUILD)/dep
+	$(CC) $(CFLAGS) -MF $(BUILD)/dep/$*.d -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/fuzz/%-replay: %.c test/fuzz_replay.c $(LIB)
+	@mkdir -p $(dir $@) $(BUILD)/dep
+	$(CC) $(CFLAGS) -MF $(BUILD)/dep/$*-replay.d -o $@ $< test/fuzz_replay.c $(LIB) $(LDLIBS)
+
+# libFuzzer builds compile the whole library with sanitizers into one binary.
+$(BUILD)/fuzz/%: %.c $(LIBSRC) $(BUILD)/gen/templates_embed.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBSRC) $(BUILD)/gen/templates_embed.c $(LDLIBS)
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all fuzzers clean
+.SECONDARY:
+-include $(shell find $(BUILD)/obj $(BUILD)/dep -name '*.d' 2>/dev/null)

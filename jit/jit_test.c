@@ -1,0 +1,349 @@
+/* JIT tests that need no GPU: every template compiles for sm_80, sm_89 and
+ * sm_90 through NVRTC; the cache key is sensitive to everything it should be;
+ * the disk cache survives corruption, truncation, concurrent writers, trim
+ * and read-only folders. */
+#include "jit/jit.h"
+#include "jit/nvrtc.h"
+#include "jit/spec_examples.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#include <stdint.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[256];
+
+static void fresh_dir(void)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/lrjit.XXXXXX");
+    if (!mkdtemp(g_dir)) abort();
+    lr_jit_set_cache_dir(g_dir);
+}
+
+static int count_files(const char *dir)
+{
+    lr_cache c;
+    lr_cache_open(&c, dir);
+    lr_cache_entry *v;
+    int n = 0;
+    if (lr_cache_list(&c, &v, &n)) return -1;
+    free(v);
+    return n;
+}
+
+static int test_every_template_compiles(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    static const char *archs[] = { "sm_80", "sm_89", "sm_90" };
+    int templates = 0, compiled = 0;
+    for (int i = 0; i < lr_template_count(); i++) {
+        const char *name = lr_template_name(i);
+        size_t l = strlen(name);
+        if (l < 3 || strcmp(name + l - 3, ".cu")) continue;
+        templates++;
+        lr_jit_spec specs[32];
+        int n = lr_spec_examples(name, specs, 32);
+        T_ASSERT(n > 0, "template %s declares no `// @spec` example (%s)", name, n < 0 ? lr_errmsg() : "none");
+        const char *src = lr_template_get(name, NULL);
+        const char *only = strstr(src, "// @arch ");
+        for (int k = 0; k < n; k++)
+            for (int a = 0; a < 3; a++) {
+                char arch[16];
+                if (only) {
+                    if (a != 2) continue; /* Hopper-only templates: one arch */
+                    sscanf(only + 9, "%15s", arch);
+                } else snprintf(arch, sizeof arch, "%s", archs[a]);
+                void *cubin;
+                size_t len;
+                int hit;
+                T_OK(lr_jit_cubin(&specs[k], arch, 13000, &cubin, &len, &hit));
+                T_ASSERT(len > 64 && !memcmp(cubin, "\177ELF", 4), "%s: not an ELF cubin", name);
+                free(cubin);
+                compiled++;
+            }
+    }
+    printf("    %d templates, %d cubins\n", templates, compiled);
+    T_ASSERT(templates >= 2, "only %d templates embedded", templates);
+    return T_PASS;
+}
+
+static int test_compile_error_names_template(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    lr_jit_spec s;
+    /* gemv without its parameters cannot compile: the error must say where. */
+    lr_jit_spec_init(&s, "gemv_f16.cu", "gemv_f16");
+    lr_jit_spec_set(&s, "rows", 8);
+    void *cubin;
+    size_t n;
+    int rc = lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, NULL);
+    T_ASSERT(rc == LR_ENVRTC, "expected NVRTC error, got %d", rc);
+    T_ASSERT(strstr(lr_errmsg(), "gemv_f16__rows_8") && strstr(lr_errmsg(), "gemv_f16.cu"), "message: %s", lr_errmsg());
+    return T_PASS;
+}
+
+static int test_key_sensitivity(void)
+{
+    const char *h[] = { "a.cuh", "x" }, *o1[] = { "-a", "-b" }, *o2[] = { "-b", "-a" };
+    lr_key_inputs base = { "src", h, 1, o1, 2, 13, 0, 88, "sm_90", 13000 };
+    lr_key k0 = lr_key_compute(&base), k;
+    lr_key_inputs v = base;
+    v.source = "srd"; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "source");
+    v = base; v.opts = o2; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "option order");
+    v = base; v.nvrtc_build = 89; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "nvrtc build");
+    v = base; v.nvrtc_minor = 1; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "nvrtc minor");
+    v = base; v.arch = "sm_89"; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "arch");
+    v = base; v.driver_version = 12080; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "driver");
+    const char *h2[] = { "a.cuh", "y" };
+    v = base; v.headers = h2; k = lr_key_compute(&v); T_ASSERT(memcmp(&k, &k0, 16), "header");
+    /* length prefixes: moving a byte between fields changes the key */
+    const char *oa[] = { "-ab", "" }, *ob[] = { "-a", "b" };
+    v = base; v.opts = oa; lr_key ka = lr_key_compute(&v);
+    v.opts = ob; lr_key kb = lr_key_compute(&v);
+    T_ASSERT(memcmp(&ka, &kb, 16), "length prefix");
+    k = lr_key_compute(&base);
+    T_ASSERT(!memcmp(&k, &k0, 16), "deterministic");
+    return T_PASS;
+}
+
+static void probe_spec(lr_jit_spec *s, int unroll)
+{
+    lr_jit_spec_init(s, "probe.cu", "probe");
+    lr_jit_spec_set(s, "threads", 128);
+    lr_jit_spec_set(s, "unroll", unroll);
+}
+
+static int test_cache_hit_miss(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    lr_jit_spec s;
+    probe_spec(&s, 3);
+    void *a, *b;
+    size_t na, nb;
+    int hit;
+    lr_jit_stats st0, st1;
+    lr_jit_stats_get(&st0);
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &a, &na, &hit));
+    T_ASSERT(!hit, "first compile was a hit");
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &b, &nb, &hit));
+    T_ASSERT(hit, "second lookup missed");
+    T_ASSERT(na == nb && !memcmp(a, b, na), "cached payload differs");
+    lr_jit_stats_get(&st1);
+    T_ASSERT(st1.compiles == st0.compiles + 1 && st1.disk_hits == st0.disk_hits + 1, "stats");
+    free(a);
+    free(b);
+    /* a different driver version is a different key: a miss */
+    T_OK(lr_jit_cubin(&s, "sm_90", 12080, &a, &na, &hit));
+    T_ASSERT(!hit, "driver version not in key");
+    free(a);
+    T_ASSERT(count_files(g_dir) == 2, "expected 2 cache files, found %d", count_files(g_dir));
+    return T_PASS;
+}
+
+/* Damages the single cache file with `how`, then checks a lookup recompiles
+ * and leaves a valid file. */
+static int damage_and_recover(int how)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    lr_jit_spec s;
+    probe_spec(&s, 5);
+    lr_key k;
+    T_OK(lr_jit_key(&s, "sm_90", 13000, &k));
+    void *a;
+    size_t n;
+    int hit;
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &a, &n, &hit));
+    free(a);
+    char hex[33], path[512];
+    lr_key_hex(&k, hex);
+    snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
+    struct stat st;
+    T_ASSERT(stat(path, &st) == 0, "no cache file %s", path);
+    if (how == 0) T_ASSERT(truncate(path, st.st_size / 2) == 0, "truncate");
+    else if (how == 1) { /* flip a payload byte */
+        FILE *f = fopen(path, "r+b");
+        fseek(f, st.st_size - 10, SEEK_SET);
+        int c = fgetc(f);
+        fseek(f, st.st_size - 10, SEEK_SET);
+        fputc(c ^ 0x55, f);
+        fclose(f);
+    } else { /* a foreign file under the right name */
+        FILE *f = fopen(path, "wb");
+        fputs("this is not a cubin", f);
+        fclose(f);
+    }
+    lr_set_warn_handler(NULL);
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &a, &n, &hit));
+    lr_set_warn_handler(NULL);
+    T_ASSERT(!hit, "damaged file served as a hit");
+    T_ASSERT(!memcmp(a, "\177ELF", 4), "recompiled output is not a cubin");
+    free(a);
+    T_ASSERT(lr_cache_check_file(path, &k) == LR_OK, "file not repaired");
+    return T_PASS;
+}
+static int test_cache_truncated(void) { return damage_and_recover(0); }
+static int test_cache_corrupted(void) { return damage_and_recover(1); }
+static int test_cache_foreign(void) { return damage_and_recover(2); }
+
+static int test_cache_concurrent_writers(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    enum { P = 4 };
+    pid_t pids[P];
+    for (int i = 0; i < P; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            lr_jit_spec s;
+            probe_spec(&s, 7);
+            void *a;
+            size_t n;
+            int ok = lr_jit_cubin(&s, "sm_90", 13000, &a, &n, NULL) == LR_OK && !memcmp(a, "\177ELF", 4);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < P; i++) {
+        int st;
+        waitpid(pids[i], &st, 0);
+        T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d failed", i);
+    }
+    lr_cache c;
+    lr_cache_open(&c, g_dir);
+    lr_cache_entry *v;
+    int n;
+    T_OK(lr_cache_list(&c, &v, &n));
+    int valid = n == 1 && v[0].valid;
+    free(v);
+    T_ASSERT(valid, "expected one valid entry, got %d", n);
+    /* no temp files left behind */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c tmp", g_dir);
+    FILE *p = popen(cmd, "r");
+    int tmps = -1;
+    if (p) { if (fscanf(p, "%d", &tmps) != 1) tmps = -1; pclose(p); }
+    T_ASSERT(tmps == 0, "%d temp files left", tmps);
+    return T_PASS;
+}
+
+static int test_cache_trim(void)
+{
+    fresh_dir();
+    lr_cache c;
+    lr_cache_open(&c, g_dir);
+    uint8_t payload[1000];
+    memset(payload, 7, sizeof payload);
+    for (int i = 0; i < 5; i++) {
+        lr_key k;
+        memset(&k, i + 1, sizeof k);
+        T_OK(lr_cache_put(&c, &k, payload, sizeof payload));
+        /* distinct mtimes: the oldest go first */
+        char hex[33], path[512];
+        lr_key_hex(&k, hex);
+        snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
+        struct timespec ts[2] = { { 1000 + i, 0 }, { 1000 + i, 0 } };
+        utimensat(AT_FDCWD, path, ts, 0);
+    }
+    /* a hit bumps the oldest entry to newest */
+    lr_key k1;
+    memset(&k1, 1, sizeof k1);
+    void *p;
+    size_t n;
+    T_OK(lr_cache_get(&c, &k1, &p, &n));
+    free(p);
+    int removed;
+    T_OK(lr_cache_trim(&c, 2 * (1000 + LR_CACHE_HEADER), &removed));
+    T_ASSERT(removed == 3, "removed %d", removed);
+    T_ASSERT(lr_cache_get(&c, &k1, &p, &n) == LR_OK, "recently used entry was trimmed");
+    free(p);
+    lr_key k5;
+    memset(&k5, 5, sizeof k5);
+    T_ASSERT(lr_cache_get(&c, &k5, &p, &n) == LR_OK, "newest entry was trimmed");
+    free(p);
+    lr_key k2;
+    memset(&k2, 2, sizeof k2);
+    T_ASSERT(lr_cache_get(&c, &k2, &p, &n) != LR_OK, "oldest entry survived");
+    return T_PASS;
+}
+
+static int warned;
+static void count_warn(const char *m) { (void)m; warned++; }
+
+static int test_cache_readonly_and_missing(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    /* warm one entry, then make the folder read-only */
+    lr_jit_spec s, s2;
+    probe_spec(&s, 9);
+    probe_spec(&s2, 10);
+    void *a;
+    size_t n;
+    int hit;
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &a, &n, &hit));
+    free(a);
+    chmod(g_dir, 0555);
+    int root_can_write = access(g_dir, W_OK) == 0; /* root ignores modes */
+    lr_jit_set_cache_dir(g_dir);
+    warned = 0;
+    lr_set_warn_handler(count_warn);
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &a, &n, &hit));
+    free(a);
+    T_ASSERT(hit, "read-only cache not read");
+    T_OK(lr_jit_cubin(&s2, "sm_90", 13000, &a, &n, &hit));
+    free(a);
+    if (!root_can_write) T_ASSERT(warned == 1, "expected one warning, got %d", warned);
+    chmod(g_dir, 0755);
+    /* a folder that cannot be created: compile in memory, one warning */
+    lr_jit_set_cache_dir("/proc/leechrt-no-such-dir/cache");
+    warned = 0;
+    T_OK(lr_jit_cubin(&s2, "sm_90", 13000, &a, &n, &hit));
+    free(a);
+    T_ASSERT(!hit && warned == 1, "missing folder: hit=%d warnings=%d", hit, warned);
+    lr_set_warn_handler(NULL);
+    return T_PASS;
+}
+
+static int test_nvrtc_version(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    lr_nvrtc_version v;
+    T_OK(lr_nvrtc_version_get(&v));
+    printf("    NVRTC %d.%d build %d\n", v.major, v.minor, v.build);
+    T_ASSERT(v.major >= 12 && v.build > 0, "implausible version");
+    return T_PASS;
+}
+
+static int test_spec_names(void)
+{
+    lr_jit_spec s;
+    lr_jit_spec_init(&s, "probe.cu", "probe");
+    T_OK(lr_jit_spec_set(&s, "threads", 256));
+    T_OK(lr_jit_spec_set(&s, "off", -3));
+    T_OK(lr_jit_spec_set(&s, "threads", 128));
+    T_ASSERT(lr_jit_spec_set(&s, "bad name", 1) == LR_EINVAL, "accepted a bad name");
+    char name[256];
+    T_OK(lr_jit_kernel_name(&s, name, sizeof name));
+    T_ASSERT(!strcmp(name, "probe__threads_128__off_m3"), "name %s", name);
+    char *src;
+    T_OK(lr_jit_source(&s, &src));
+    T_ASSERT(strstr(src, "#define LR_THREADS 128") && strstr(src, "#define LR_OFF -3") &&
+             strstr(src, "#define LR_KERNEL probe__threads_128__off_m3"), "prelude:\n%.300s", src);
+    free(src);
+    lr_jit_spec_init(&s, "no_such.cu", "x");
+    T_ASSERT(lr_jit_source(&s, &src) == LR_EINVAL, "missing template accepted");
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_spec_names), T_CASE(test_key_sensitivity), T_CASE(test_nvrtc_version),
+       T_CASE(test_every_template_compiles), T_CASE(test_compile_error_names_template),
+       T_CASE(test_cache_hit_miss), T_CASE(test_cache_truncated), T_CASE(test_cache_corrupted),
+       T_CASE(test_cache_foreign), T_CASE(test_cache_concurrent_writers), T_CASE(test_cache_trim),
+       T_CASE(test_cache_readonly_and_missing))

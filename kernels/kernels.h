@@ -1,0 +1,40 @@
+/* Descriptors, host references and specializations of the generic kernels:
+ * the read-bandwidth probe, the FP16 GEMV control and the no-weights control.
+ * Layout-specific GEMVs live with their layouts. */
+#ifndef LR_KERNELS_H
+#define LR_KERNELS_H
+#include "jit/spec.h"
+#include "rt/call.h"
+
+#include <stdint.h>
+
+/* ---- probe: out[b] = wrapping u32 sum of the words block b reads ---- */
+extern const lr_kernel_desc lr_probe_desc;
+void lr_probe_host(const void *buf, uint64_t n16, uint32_t *out, uint32_t nblocks, uint32_t threads);
+void lr_probe_spec(lr_jit_spec *s, int threads, int unroll);
+
+/* ---- FP16 GEMV and the no-weights control ---- */
+typedef struct lr_gemv_geom {
+    int threads;  /* per CTA */
+    int rpw;      /* rows per warp */
+    int unroll;   /* 16-byte loads in flight per row and lane */
+    int tile;     /* activation columns staged per pass (0 = as many as the budget allows) */
+} lr_gemv_geom;
+
+extern const lr_kernel_desc lr_gemv_f16_desc;
+extern const lr_kernel_desc lr_gemv_noweights_desc;
+void lr_gemv_f16_host(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
+void lr_gemv_f16_host_mag(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
+void lr_gemv_noweights_host(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
+void lr_gemv_noweights_host_mag(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
+lr_gemv_geom lr_gemv_f16_default_geom(int rows, int cols);
+/* Fills spec and launch geometry for a shape under a shared-memory budget. */
+int lr_gemv_f16_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_gemv_geom geom, int smem_budget,
+                     int noweights);
+
+/* Qwen3 projection shapes (rows = output features, cols = input features). */
+typedef struct lr_shape { const char *model, *matrix; int rows, cols; } lr_shape;
+extern const lr_shape lr_qwen3_shapes[];
+extern const int lr_qwen3_nshapes;
+
+#endif

@@ -1,0 +1,68 @@
+// Shared by every leechrt template: fixed-width types, fp16/bf16 through bit
+// operations and PTX (no toolkit headers, so NVRTC compiles fast and the
+// same on every version), warp reductions, read-only loads.
+#pragma once
+
+typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define LR_DEV static __device__ __forceinline__
+
+LR_DEV float lr_h2f(u16 h)
+{
+    float f;
+    asm("{ .reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(h));
+    return f;
+}
+
+LR_DEV u16 lr_f2h(float f)
+{
+    u16 h;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h) : "f"(f));
+    return h;
+}
+
+LR_DEV float lr_bf2f(u16 b) { return __uint_as_float((u32)b << 16); }
+
+// Two halves packed in a u32 -> two floats.
+LR_DEV void lr_h2x2f(u32 v, float &lo, float &hi)
+{
+    lo = lr_h2f((u16)(v & 0xffff));
+    hi = lr_h2f((u16)(v >> 16));
+}
+
+LR_DEV float lr_warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+LR_DEV u32 lr_warp_sum_u32(u32 v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// 16-byte streaming load through the read-only path, not kept in L1: weights
+// are read once per token.
+LR_DEV uint4 lr_ld_stream16(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+LR_DEV u32 lr_ld_stream4(const void *p)
+{
+    u32 v;
+    asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}

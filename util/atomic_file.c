@@ -1,0 +1,90 @@
+#include "util/atomic_file.h"
+#include "util/err.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int lr_afile_open(lr_afile *a, const char *path)
+{
+    memset(a, 0, sizeof *a);
+    if (snprintf(a->dst, sizeof a->dst, "%s", path) >= (int)sizeof a->dst ||
+        snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof a->tmp)
+        return LR_FAIL(LR_EINVAL, "%s: path too long", path);
+    int fd = mkstemp(a->tmp);
+    if (fd < 0) return LR_FAIL(LR_EIO, "%s: cannot create temp file: %s", path, strerror(errno));
+    a->f = fdopen(fd, "wb");
+    if (!a->f) {
+        close(fd);
+        unlink(a->tmp);
+        return LR_FAIL(LR_EIO, "%s: fdopen: %s", path, strerror(errno));
+    }
+    return LR_OK;
+}
+
+int lr_afile_commit(lr_afile *a)
+{
+    int bad = ferror(a->f);
+    if (fflush(a->f) != 0) bad = 1;
+    if (!bad && fsync(fileno(a->f)) != 0) bad = 1;
+    int e = errno;
+    if (fclose(a->f) != 0) bad = 1;
+    a->f = NULL;
+    if (bad) {
+        unlink(a->tmp);
+        return LR_FAIL(LR_EIO, "%s: write failed: %s", a->dst, strerror(e));
+    }
+    if (rename(a->tmp, a->dst) != 0) {
+        e = errno;
+        unlink(a->tmp);
+        return LR_FAIL(LR_EIO, "%s: rename: %s", a->dst, strerror(e));
+    }
+    return LR_OK;
+}
+
+void lr_afile_abort(lr_afile *a)
+{
+    if (a->f) fclose(a->f);
+    a->f = NULL;
+    if (a->tmp[0]) unlink(a->tmp);
+}
+
+int lr_write_file_atomic(const char *path, const void *data, size_t n)
+{
+    lr_afile a;
+    int rc = lr_afile_open(&a, path);
+    if (rc) return rc;
+    if (n && fwrite(data, 1, n, a.f) != n) {
+        lr_afile_abort(&a);
+        return LR_FAIL(LR_EIO, "%s: short write", path);
+    }
+    return lr_afile_commit(&a);
+}
+
+int lr_read_file(const char *path, void **data, size_t *n)
+{
+    *data = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return LR_FAIL(LR_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) { fclose(f); return LR_FAIL(LR_ENOMEM, "%s: out of memory", path); }
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        char *nb = realloc(buf, cap * 2 + 1);
+        if (!nb) { free(buf); fclose(f); return LR_FAIL(LR_ENOMEM, "%s: out of memory", path); }
+        buf = nb;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) { free(buf); return LR_FAIL(LR_EIO, "%s: read error", path); }
+    buf[len] = 0;
+    *data = buf;
+    *n = len;
+    return LR_OK;
+}

@@ -1,0 +1,20 @@
+#include "util/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static void default_warn(const char *msg) { fprintf(stderr, "leechrt: warning: %s\n", msg); }
+static lr_warn_fn g_warn = default_warn;
+
+void lr_set_warn_handler(lr_warn_fn fn) { g_warn = fn; }
+
+void lr_warn(const char *fmt, ...)
+{
+    if (!g_warn) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    g_warn(buf);
+}

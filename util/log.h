@@ -1,0 +1,8 @@
+/* Warnings from library code go through one hook (default: one line on
+ * stderr) so programs decide where they land. */
+#ifndef LR_LOG_H
+#define LR_LOG_H
+typedef void (*lr_warn_fn)(const char *msg);
+void lr_set_warn_handler(lr_warn_fn fn); /* NULL silences warnings */
+void lr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
