@@ -11,7 +11,7 @@ CUDA    ?= /usr/local/cuda
 OPT     ?= -O2
 DEPINC  ?=
 CFLAGS  = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -MMD -MP
-LDLIBS  = -lffi -lxxhash -ljansson -ldl -lm -lpthread
+LDLIBS  = -lffi -lxxhash -ljansson -lz -ldl -lm -lpthread
 FUZZFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -DLR_FUZZING -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 LIBDIRS = util rt jit kernels layouts loader
@@ -52,17 +52,17 @@ $(LIB): $(LIBOBJ)
 
 $(BUILD)/bin/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Tests and fuzz targets live beside the code: find their source by file name.
 vpath %.c $(sort $(dir $(TESTSRC) $(FUZZSRC)))
 $(BUILD)/test/%: %.c $(LIB)
 	@mkdir -p $(dir $@) $(BUILD)/dep
-	$(CC) $(CFLAGS) -MF $(BUILD)/dep/$*.d -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -MF $(BUILD)/dep/$*.d -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/fuzz/%-replay: %.c test/fuzz_replay.c $(LIB)
 	@mkdir -p $(dir $@) $(BUILD)/dep
-	$(CC) $(CFLAGS) -MF $(BUILD)/dep/$*-replay.d -o $@ $< test/fuzz_replay.c $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -MF $(BUILD)/dep/$*-replay.d -o $@ $< test/fuzz_replay.c $(LIB) $(LDLIBS)
 
 # libFuzzer builds compile the whole library with sanitizers into one binary.
 $(BUILD)/fuzz/%: %.c $(LIBSRC) $(BUILD)/gen/templates_embed.c

@@ -1,0 +1,40 @@
+/* A GEMV benchmark arm: one weight format + its kernel, behind one interface,
+ * so the benchmark and the tuning sweeps time every format side by side in
+ * one process (FP16 control, no-weights control, cuBLAS, each Leech layout).
+ * An arm prepares `copies` distinct random weight matrices on the device (so
+ * timing rotates through more bytes than the L2 holds), verifies its kernel
+ * against the f64 host reference through lr_call_verify, and enqueues one
+ * y = W x on a stream (graph-capturable: no allocation, no sync). */
+#ifndef LR_GEMV_ARM_H
+#define LR_GEMV_ARM_H
+#include "rt/cu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct lr_gemv_arm_opts {
+    int threads, rpw, unroll, tile;  /* launch geometry; 0 = the arm's default / tuning table */
+    int extra[4];                    /* arm-specific knobs for sweeps; 0 = default */
+} lr_gemv_arm_opts;
+
+typedef struct lr_gemv_arm {
+    const char *name;       /* "f16", "noweights", "cublas", "planes14", ... */
+    double bits_per_weight; /* nominal bits read per weight (side tables excluded) */
+    /* Builds and uploads `copies` random matrices rows x cols from seed, and
+     * gets the kernel for the current device and smem budget. */
+    int (*prepare)(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **state);
+    /* Verifies every output row of copy 0 on fresh random x (seeded) against
+     * the f64 host reference; returns LR_EVERIFY on mismatch. */
+    int (*verify)(void *state, uint64_t seed, double *max_rel_err);
+    /* y = W_copy x, x f32 [cols] and y f32 [rows] on the device. */
+    int (*launch)(void *state, int copy, CUdeviceptr x, CUdeviceptr y, CUstream s);
+    /* Bytes one launch must read from DRAM (weights and per-row/per-matrix side data). */
+    size_t (*bytes)(void *state);
+    void (*destroy)(void *state);
+} lr_gemv_arm;
+
+/* Every registered arm (kernels/gemv_arms.c lists them). */
+const lr_gemv_arm *const *lr_gemv_arms(int *n);
+const lr_gemv_arm *lr_gemv_arm_find(const char *name);
+
+#endif

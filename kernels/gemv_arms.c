@@ -1,0 +1,25 @@
+/* The registry of GEMV benchmark arms. */
+#include "kernels/gemv_arm.h"
+
+#include <string.h>
+
+extern const lr_gemv_arm lr_arm_f16, lr_arm_noweights, lr_arm_cublas;
+
+static const lr_gemv_arm *const g_arms[] = {
+    &lr_arm_f16, &lr_arm_cublas, &lr_arm_noweights,
+};
+
+const lr_gemv_arm *const *lr_gemv_arms(int *n)
+{
+    *n = (int)(sizeof g_arms / sizeof g_arms[0]);
+    return g_arms;
+}
+
+const lr_gemv_arm *lr_gemv_arm_find(const char *name)
+{
+    int n;
+    const lr_gemv_arm *const *a = lr_gemv_arms(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(a[i]->name, name)) return a[i];
+    return NULL;
+}

@@ -1,0 +1,206 @@
+/* bench_gemv: every GEMV arm side by side in one process, on Qwen3 projection
+ * shapes, per matrix and per layer, with the DRAM read bound measured first.
+ * Each arm is verified (every output row against the f64 host reference)
+ * before it is timed; weights rotate through distinct copies so the L2 does
+ * not serve them; times are medians of CUDA-graph replays. */
+#include "kernels/gemv_arm.h"
+#include "kernels/kernels.h"
+#include "kernels/read_bound.h"
+#include "rt/cu.h"
+#include "util/benchcsv.h"
+#include "util/err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_gemv [options]\n"
+            "  --models LIST    Qwen3 sizes, comma-separated (default 4B,8B,14B,32B)\n"
+            "  --arms LIST      arms to run (default: all registered; see --list)\n"
+            "  --matrices LIST  q,k,v,o,gate,up,down,qkv,gateup,layer,layer_fused (default all)\n"
+            "  --csv FILE       append results as CSV rows\n"
+            "  --reps N         graph replays per timing (default 30)\n"
+            "  --geom T,R,U,TL  launch geometry override: threads, rows/warp, unroll, tile\n"
+            "  --extra A,B,C,D  arm-specific knobs\n"
+            "  --smem-budget B  act as if the card's opt-in shared memory were B bytes\n"
+            "  --list           list the arms and exit\n"
+            "  -h, --help       this text\n");
+}
+
+typedef struct { const lr_gemv_arm *arm; void *st; int copies; } mat;
+typedef struct { mat *m; int nm; CUdeviceptr x, y; } layer_run;
+
+static int layer_enqueue(void *arg, int i, void *stream)
+{
+    layer_run *L = arg;
+    for (int k = 0; k < L->nm; k++) {
+        int rc = L->m[k].arm->launch(L->m[k].st, i % L->m[k].copies, L->x, L->y, stream);
+        if (rc) return rc;
+    }
+    return LR_OK;
+}
+
+static int has(const char *list, const char *item)
+{
+    if (!list) return 1;
+    size_t n = strlen(item);
+    for (const char *p = list; (p = strstr(p, item)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *models = "4B,8B,14B,32B", *arms = NULL, *mats = NULL, *csv = NULL;
+    int reps = 30;
+    lr_gemv_arm_opts opts = { 0 };
+    long budget = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "--list")) {
+            int n;
+            const lr_gemv_arm *const *all = lr_gemv_arms(&n);
+            for (int k = 0; k < n; k++) printf("%-14s %5.2f b/w\n", all[k]->name, all[k]->bits_per_weight);
+            return 0;
+        }
+        else if (!v) { fprintf(stderr, "bench_gemv: %s needs a value\n", a); usage(stderr); return 2; }
+        else if (!strcmp(a, "--models")) models = v, i++;
+        else if (!strcmp(a, "--arms")) arms = v, i++;
+        else if (!strcmp(a, "--matrices")) mats = v, i++;
+        else if (!strcmp(a, "--csv")) csv = v, i++;
+        else if (!strcmp(a, "--reps")) reps = atoi(v), i++;
+        else if (!strcmp(a, "--smem-budget")) budget = atol(v), i++;
+        else if (!strcmp(a, "--geom")) {
+            if (sscanf(v, "%d,%d,%d,%d", &opts.threads, &opts.rpw, &opts.unroll, &opts.tile) < 1) {
+                fprintf(stderr, "bench_gemv: bad --geom %s\n", v);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--extra")) {
+            sscanf(v, "%d,%d,%d,%d", &opts.extra[0], &opts.extra[1], &opts.extra[2], &opts.extra[3]);
+            i++;
+        } else { fprintf(stderr, "bench_gemv: unknown option %s\n", a); usage(stderr); return 2; }
+    }
+    if (reps < 3) reps = 3;
+    int rc = lr_cu_init(0);
+    if (rc) { fprintf(stderr, "bench_gemv: %s\n", lr_errmsg()); return 1; }
+    if (budget > 0) lr_cu_set_smem_budget((int)budget);
+    const lr_device_info *d = lr_cu_device();
+    char devname[200];
+    snprintf(devname, sizeof devname, "%s (%s)", d->name, d->arch);
+    lr_csv out;
+    if (lr_csv_open(&out, csv, NULL, devname)) { fprintf(stderr, "bench_gemv: %s\n", lr_errmsg()); return 1; }
+
+    double bound;
+    if ((rc = lr_read_bound_gbps(0, reps, &bound))) { fprintf(stderr, "bench_gemv: read bound: %s\n", lr_errmsg()); return 1; }
+    printf("device %s, %d SMs, L2 %d MB, smem budget %d B\n", devname, d->sm_count, d->l2_bytes >> 20, lr_cu_smem_budget());
+    printf("read bound (probe, verified): %.0f GB/s\n\n", bound);
+    lr_csv_row(&out, "read_bound,,probe,,,,,%.1f,100.0,0", bound);
+
+    CUdeviceptr x, y;
+    if (lr_cu_alloc(&x, 32768 * 4 * 4) || lr_cu_alloc(&y, 65536 * 4 * 4)) { fprintf(stderr, "%s\n", lr_errmsg()); return 1; }
+    lr_cu_memset8(x, 0x3c, 32768 * 4 * 4);
+    printf("%-10s %-5s %-7s %6s %6s %6s %9s %8s %7s %9s\n", "arm", "model", "matrix", "rows", "cols", "b/w", "us",
+           "GB/s", "%bound", "max_err");
+    int n_arms, failures = 0;
+    const lr_gemv_arm *const *all = lr_gemv_arms(&n_arms);
+    const char *mnames[] = { "q", "k", "v", "o", "gate", "up", "down" };
+    for (int ai = 0; ai < n_arms; ai++) {
+        const lr_gemv_arm *arm = all[ai];
+        if (arms && !has(arms, arm->name)) continue;
+        for (int si = 0; si < lr_qwen3_nshapes; si += 7) {
+            const char *model = lr_qwen3_shapes[si].model;
+            if (!has(models, model)) continue;
+            /* 7 matrices + fused qkv + fused gate/up */
+            mat m[9] = { { 0 } };
+            int shape_r[9], shape_c[9];
+            for (int k = 0; k < 7; k++) shape_r[k] = lr_qwen3_shapes[si + k].rows, shape_c[k] = lr_qwen3_shapes[si + k].cols;
+            shape_r[7] = shape_r[0] + shape_r[1] + shape_r[2], shape_c[7] = shape_c[0];
+            shape_r[8] = shape_r[4] + shape_r[5], shape_c[8] = shape_c[4];
+            const char *names[9] = { "q", "k", "v", "o", "gate", "up", "down", "qkv", "gateup" };
+            int ok = 1;
+            for (int k = 0; k < 9 && ok; k++) {
+                int want = (k < 7 && (has(mats, names[k]) || has(mats, "layer"))) ||
+                           (k >= 7 && (has(mats, names[k]) || has(mats, "layer_fused")));
+                if (!want) continue;
+                /* Enough distinct copies that a pass reads >= 4x the L2. */
+                double mb = (double)shape_r[k] * shape_c[k] * (arm->bits_per_weight > 0 ? arm->bits_per_weight : 16) / 8;
+                int copies = (int)ceil(4.0 * d->l2_bytes / mb);
+                if (copies < 2) copies = 2;
+                if (copies > 64) copies = 64;
+                m[k].arm = arm;
+                m[k].copies = copies;
+                rc = arm->prepare(shape_r[k], shape_c[k], copies, 1000 + (uint64_t)k, &opts, &m[k].st);
+                if (rc == LR_EUNSUPPORTED) { printf("%-10s skipped: %s\n", arm->name, lr_errmsg()); ok = 0; break; }
+                double err = 0;
+                if (!rc) rc = arm->verify(m[k].st, 77 + (uint64_t)k, &err);
+                if (rc) {
+                    printf("%-10s %-5s %-7s FAILED: %s\n", arm->name, model, names[k], lr_errmsg());
+                    failures++;
+                    ok = 0;
+                    break;
+                }
+                layer_run one = { &m[k], 1, x, y };
+                double us;
+                if ((rc = lr_time_graph(layer_enqueue, &one, copies, reps, &us))) {
+                    printf("%-10s %-5s %-7s timing FAILED: %s\n", arm->name, model, names[k], lr_errmsg());
+                    failures++;
+                    ok = 0;
+                    break;
+                }
+                size_t bytes = arm->bytes(m[k].st);
+                double gbps = bytes ? bytes / us / 1e3 : 0;
+                printf("%-10s %-5s %-7s %6d %6d %6.2f %9.2f %8.0f %7.1f %9.2e\n", arm->name, model, names[k], shape_r[k],
+                       shape_c[k], arm->bits_per_weight, us, gbps, bytes ? 100 * gbps / bound : 0, err);
+                if (bytes)
+                    lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,%.1f,%.1f,%.2e", arm->name, model, names[k], shape_r[k],
+                               shape_c[k], 8.0 * bytes / ((double)shape_r[k] * shape_c[k]), us, gbps, 100 * gbps / bound, err);
+                else
+                    lr_csv_row(&out, "%s,%s,%s,%d,%d,0,%.2f,,,%.2e", arm->name, model, names[k], shape_r[k], shape_c[k], us, err);
+            }
+            /* whole layers: 7 launches, and the fused 4 (qkv, o, gateup, down) */
+            for (int fused = 0; fused < 2 && ok; fused++) {
+                if (!has(mats, fused ? "layer_fused" : "layer")) continue;
+                mat seq[7];
+                int ns = 0, copies = 64;
+                int idx_plain[] = { 0, 1, 2, 3, 4, 5, 6 }, idx_fused[] = { 7, 3, 8, 6 };
+                int *idx = fused ? idx_fused : idx_plain, cnt = fused ? 4 : 7;
+                size_t bytes = 0;
+                double weights = 0;
+                for (int k = 0; k < cnt; k++) {
+                    seq[ns++] = m[idx[k]];
+                    if (m[idx[k]].copies < copies) copies = m[idx[k]].copies;
+                    bytes += arm->bytes(m[idx[k]].st);
+                    weights += (double)shape_r[idx[k]] * shape_c[idx[k]];
+                }
+                layer_run L = { seq, ns, x, y };
+                double us;
+                if ((rc = lr_time_graph(layer_enqueue, &L, copies, reps, &us))) {
+                    printf("%-10s layer timing FAILED: %s\n", arm->name, lr_errmsg());
+                    failures++;
+                    break;
+                }
+                double gbps = bytes ? bytes / us / 1e3 : 0;
+                const char *mn = fused ? "layer_fused" : "layer";
+                printf("%-10s %-5s %-7s %6s %6s %6.2f %9.2f %8.0f %7.1f\n", arm->name, model, mn, "", "",
+                       arm->bits_per_weight, us, gbps, bytes ? 100 * gbps / bound : 0);
+                if (bytes)
+                    lr_csv_row(&out, "%s,%s,%s,,,%.3f,%.2f,%.1f,%.1f,", arm->name, model, mn, 8.0 * bytes / weights, us,
+                               gbps, 100 * gbps / bound);
+                else
+                    lr_csv_row(&out, "%s,%s,%s,,,0,%.2f,,,", arm->name, model, mn, us);
+            }
+            for (int k = 0; k < 9; k++)
+                if (m[k].st) arm->destroy(m[k].st);
+        }
+    }
+    (void)mnames;
+    lr_csv_close(&out);
+    if (failures) { fprintf(stderr, "bench_gemv: %d failures\n", failures); return 1; }
+    return 0;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU machine's one script: build, run the GPU tests, run the benchmarks,
+# leave logs and CSVs under $OUT (default ./out).
+#   tools/gpu/h200.sh build
+#   tools/gpu/h200.sh test [FILTER]         GPU tests (every test program; CPU ones too)
+#   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
+# Headers the machine lacks (libffi, xxhash, jansson, zlib -dev packages) come
+# unpacked in .deps/ (see docs/gpu-machine.md).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+B=${BUILD:-build-gpu}
+D=$PWD/.deps
+if [ -d "$D" ]; then
+  export DEPINC="-I$D/usr/include -I$D/usr/include/x86_64-linux-gnu"
+  export LDFLAGS="-L$D/usr/lib/x86_64-linux-gnu -Wl,-rpath,$D/usr/lib/x86_64-linux-gnu"
+fi
+export LEECHRT_CACHE_DIR=${LEECHRT_CACHE_DIR:-$PWD/$B/cubin-cache}
+cmd=${1:-build}; shift || true
+case $cmd in
+  build)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
+    if ! make -j"$(nproc)" BUILD="$B" DEPINC="${DEPINC:-}" LDFLAGS="${LDFLAGS:-}" all >"$OUT/build.log" 2>&1; then
+      grep -E "error|Error" "$OUT/build.log" | head -30; exit 1
+    fi
+    echo "build ok" ;;
+  test)
+    LEECHRT_FUZZ_SECONDS=0 test/run.sh "$B" "${1:-}" 2>&1 | tee -a "$OUT/tests.log" | grep -v '^ok ' ;;
+  run)
+    p=$1; shift
+    "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
+  *) echo "usage: $0 build|test [FILTER]|run PROGRAM ARGS..." >&2; exit 2 ;;
+esac

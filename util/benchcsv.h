@@ -1,0 +1,22 @@
+/* Benchmark results as CSV rows with the project's common columns:
+ * date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,
+ * pct_read_bound,max_rel_err[,extra columns]. Appends; writes the header when
+ * the file is new. The commit comes from $LEECHRT_COMMIT, else git. */
+#ifndef LR_BENCHCSV_H
+#define LR_BENCHCSV_H
+#include <stdio.h>
+
+#define LR_CSV_HEADER "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err"
+
+typedef struct lr_csv {
+    FILE *f;
+    char date[16], commit[48], device[128];
+} lr_csv;
+
+/* header NULL = LR_CSV_HEADER. path NULL = no file (rows only printed by the caller). */
+int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *device);
+/* Writes date,commit,device, then the caller's formatted remainder. */
+void lr_csv_row(lr_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lr_csv_close(lr_csv *c);
+
+#endif
