@@ -1,13 +1,13 @@
 // Read-bandwidth probe: a read-only reduction over a large buffer, so every
 // benchmark can state its % of the DRAM read bound measured in the same
-// process. Each block writes the wrapping u32 sum of the words it read, which
+// process (nblocks_/threads_ mirror the launch for the host reference). Each block writes the wrapping u32 sum of the words it read, which
 // the host reference reproduces exactly (the result does not depend on order).
 // Specialization: LR_THREADS, LR_UNROLL.
 // @spec probe threads=256 unroll=8
 #include "lr_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
-LR_KERNEL(const uint4 *__restrict__ buf, u64 n16, u32 *__restrict__ out)
+LR_KERNEL(const uint4 *__restrict__ buf, u64 n16, u32 *__restrict__ out, u32 nblocks_, u32 threads_)
 {
     const u64 stride = (u64)gridDim.x * LR_THREADS;
     u64 i = (u64)blockIdx.x * LR_THREADS + threadIdx.x;
