@@ -1,6 +1,7 @@
 #include "kernels/kernels.h"
 #include "util/err.h"
 #include "util/half.h"
+#include "kernels/tuning.h"
 
 #include <math.h>
 
@@ -43,9 +44,14 @@ void lr_gemv_noweights_host_mag(const uint16_t *W, const float *x, float *y, int
 
 lr_gemv_geom lr_gemv_f16_default_geom(int rows, int cols)
 {
-    (void)cols;
-    lr_gemv_geom g = { 256, 2, 4, 0 };
-    if (rows <= 2048) g.rpw = 1; /* small matrices: more CTAs rather than more rows per warp */
+    lr_gemv_geom g = { 256, 2, 4, 0, 1, 0 };
+    int t[LR_TUNE_KNOBS];
+    if (lr_tuning_lookup("f16", rows, cols, t)) {
+        g = (lr_gemv_geom){ t[0], t[1], t[2], t[3], t[4], t[5] };
+        return g;
+    }
+    /* Small matrices: split columns over warps so the grid still fills the chip. */
+    if (rows <= 2048) g.rpw = 1, g.ksplit = 4;
     return g;
 }
 
@@ -53,13 +59,19 @@ int lr_gemv_f16_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_g
                      int noweights)
 {
     if (rows <= 0 || cols <= 0) return LR_FAIL(LR_EINVAL, "gemv shape %dx%d", rows, cols);
-    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rpw < 1 || geom.unroll < 1)
-        return LR_FAIL(LR_EINVAL, "bad gemv geometry threads=%d rpw=%d unroll=%d", geom.threads, geom.rpw, geom.unroll);
-    int tile = geom.tile > 0 ? geom.tile : cols;
-    int max_tile = (smem_budget / 4) & ~7;
-    if (tile > max_tile) tile = max_tile;
-    if (tile < 8) return LR_FAIL(LR_ERANGE, "shared-memory budget %d too small for gemv", smem_budget);
-    tile &= ~7;
+    if (geom.ksplit <= 0) geom.ksplit = 1;
+    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rpw < 1 || geom.rpw > 32 ||
+        geom.unroll < 1 || (geom.threads / 32) % geom.ksplit)
+        return LR_FAIL(LR_EINVAL, "bad gemv geometry threads=%d rpw=%d unroll=%d ksplit=%d", geom.threads, geom.rpw,
+                       geom.unroll, geom.ksplit);
+    int tile = cols;
+    if (geom.xsmem) {
+        tile = geom.tile > 0 ? geom.tile : cols;
+        int max_tile = ((smem_budget - 1024) / 4) & ~7; /* leave room for the static reduction buffer */
+        if (tile > max_tile) tile = max_tile;
+        if (tile < 8) return LR_FAIL(LR_ERANGE, "shared-memory budget %d too small for gemv", smem_budget);
+        if (tile < cols) tile &= ~7;
+    }
     lr_jit_spec_init(s, "gemv_f16.cu", noweights ? "gemv_noweights" : "gemv_f16");
     lr_jit_spec_set(s, "rows", rows);
     lr_jit_spec_set(s, "cols", cols);
@@ -67,11 +79,13 @@ int lr_gemv_f16_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_g
     lr_jit_spec_set(s, "rpw", geom.rpw);
     lr_jit_spec_set(s, "unroll", geom.unroll);
     lr_jit_spec_set(s, "tile", tile);
+    lr_jit_spec_set(s, "ksplit", geom.ksplit);
+    lr_jit_spec_set(s, "xsmem", geom.xsmem ? 1 : 0);
     if (noweights) lr_jit_spec_set(s, "noweights", 1);
-    int rows_per_cta = geom.threads / 32 * geom.rpw;
+    int rows_per_cta = geom.threads / 32 / geom.ksplit * geom.rpw;
     g->grid = (lr_dim3){ (unsigned)((rows + rows_per_cta - 1) / rows_per_cta), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
-    g->smem = (unsigned)(tile < cols ? tile : cols) * 4u;
+    g->smem = geom.xsmem ? (unsigned)tile * 4u : 0;
     return LR_OK;
 }
 

@@ -19,6 +19,8 @@ typedef struct lr_gemv_geom {
     int rpw;      /* rows per warp */
     int unroll;   /* 16-byte loads in flight per row and lane */
     int tile;     /* activation columns staged per pass (0 = as many as the budget allows) */
+    int ksplit;   /* warps sharing one row group, splitting its columns (0 = 1) */
+    int xsmem;    /* 1: stage x in shared memory; 0: read x through L1 */
 } lr_gemv_geom;
 
 extern const lr_kernel_desc lr_gemv_f16_desc;
@@ -27,6 +29,7 @@ void lr_gemv_f16_host(const uint16_t *W, const float *x, float *y, int32_t rows,
 void lr_gemv_f16_host_mag(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
 void lr_gemv_noweights_host(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
 void lr_gemv_noweights_host_mag(const uint16_t *W, const float *x, float *y, int32_t rows, int32_t cols);
+/* The tuning table's entry for this device and shape, else a rule of thumb. */
 lr_gemv_geom lr_gemv_f16_default_geom(int rows, int cols);
 /* Fills spec and launch geometry for a shape under a shared-memory budget. */
 int lr_gemv_f16_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_gemv_geom geom, int smem_budget,

@@ -32,8 +32,13 @@ int lr_cu_check(CUresult r, const char *call, const char *file, int line)
                    call, name ? name : "CUDA_ERROR_?", text ? text : "unknown error");
 }
 
-/* Resolves every entry point through cuGetProcAddress, which picks the symbol
- * version matching the header we compiled against. */
+/* Resolves every entry point by the exported name the header's macros give
+ * it (cuMemAlloc -> cuMemAlloc_v2, cuEventElapsedTime -> cuEventElapsedTime_v2),
+ * so each pointer has exactly the prototype we call it with. (Asking
+ * cuGetProcAddress for "cuCtxSynchronize" at version 13000 returns the _v2
+ * entry, which takes a context argument.) */
+#define LR_STR(x) #x
+#define LR_XSTR(x) LR_STR(x)
 static void open_driver(void)
 {
     const char *names[] = { "libcuda.so.1", "libcuda.so", "/usr/local/nvidia/lib64/libcuda.so.1",
@@ -45,22 +50,15 @@ static void open_driver(void)
         g_open_rc = LR_ENODEV;
         return;
     }
-    typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-    gpa_t gpa = (gpa_t)dlsym(g_lib, "cuGetProcAddress_v2");
-    if (!gpa) {
-        snprintf(g_open_msg, sizeof g_open_msg, "NVIDIA driver too old: no cuGetProcAddress_v2 (need CUDA 12+)");
-        g_open_rc = LR_ENODEV;
-        return;
-    }
-#define LR_CU_RESOLVE(name)                                                                 \
-    {                                                                                       \
-        void *p = NULL;                                                                     \
-        CUdriverProcAddressQueryResult q;                                                   \
-        if (gpa(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q) == CUDA_SUCCESS)  \
-            memcpy(&lr_cu_api.p_##name, &p, sizeof p);                                      \
+#define LR_CU_RESOLVE(name)                                   \
+    {                                                         \
+        void *p = dlsym(g_lib, LR_XSTR(name));                \
+        memcpy(&lr_cu_api.p_##name, &p, sizeof p);            \
     }
     LR_CU_FUNCS(LR_CU_RESOLVE)
 #undef LR_CU_RESOLVE
+    /* Drivers before 12.8 export only the original, same-signature entry. */
+    if (!LRCU(cuEventElapsedTime)) *(void **)&lr_cu_api.p_cuEventElapsedTime = dlsym(g_lib, "cuEventElapsedTime");
     /* cuFuncGetParamInfo (12.4+) and cuLaunchKernelEx are optional. */
     if (!LRCU(cuInit) || !LRCU(cuDeviceGet) || !LRCU(cuLaunchKernel) || !LRCU(cuMemAlloc)) {
         snprintf(g_open_msg, sizeof g_open_msg, "NVIDIA driver is missing required entry points");

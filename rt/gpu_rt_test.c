@@ -88,7 +88,8 @@ static int test_gemv_awkward_shapes_and_budgets(void)
 {
     NEED_GPU();
     const int shapes[][2] = { { 1, 8 }, { 77, 1001 }, { 33, 24 }, { 1000, 4104 }, { 5, 17409 }, { 4097, 2560 } };
-    const lr_gemv_geom geoms[] = { { 256, 2, 4, 0 }, { 128, 1, 2, 512 }, { 64, 4, 1, 0 }, { 1024, 1, 8, 0 } };
+    const lr_gemv_geom geoms[] = { { 256, 2, 4, 0, 1, 1 }, { 128, 1, 2, 512, 2, 1 }, { 64, 4, 1, 0, 1, 0 },
+                                   { 1024, 1, 8, 0, 4, 0 }, { 256, 3, 2, 0, 2, 0 } };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t g = 0; g < sizeof geoms / sizeof geoms[0]; g++)
             for (int b = 0; b < 2; b++) {
@@ -114,7 +115,7 @@ static int test_budget_refuses_oversized_launch(void)
     NEED_GPU();
     lr_jit_spec s;
     lr_launch_geom g;
-    lr_gemv_geom geom = { 256, 1, 4, 0 };
+    lr_gemv_geom geom = { 256, 1, 4, 0, 1, 1 };
     T_OK(lr_gemv_f16_spec(&s, &g, 64, 17408, geom, lr_cu_smem_budget(), 0));
     CUfunction f;
     T_OK(lr_jit_get(&s, &f));

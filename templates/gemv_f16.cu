@@ -1,102 +1,129 @@
 // FP16 GEMV control, batch 1: y = W x, W row-major f16 [rows][cols], x and y
-// f32, f32 accumulation. Each warp owns LR_RPW rows and streams them with
-// 16-byte loads, LR_UNROLL per row in flight; x is staged in shared memory
-// as f32 in tiles of LR_TILE columns (the budget decides the tile).
-// LR_NOWEIGHTS=1 builds the no-weights control: same grid, staging and
+// f32, f32 accumulation. A group of LR_KSPLIT warps owns LR_RPW rows; each
+// warp streams its share of the row's 16-byte chunks with LR_UNROLL loads per
+// row in flight. x is read through L1 (LR_XSMEM=0) or staged in shared memory
+// in tiles of LR_TILE columns (LR_XSMEM=1; the budget decides the tile).
+// LR_NOWEIGHTS=1 builds the no-weights control: same grid, activation path and
 // reduction, but it reads no weight bytes (every weight is taken as 1).
-// Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RPW, LR_UNROLL, LR_TILE.
-// @spec gemv_f16 rows=5120 cols=17408 threads=256 rpw=2 unroll=4 tile=17408
-// @spec gemv_f16 rows=77 cols=1001 threads=128 rpw=1 unroll=2 tile=512
-// @spec gemv_noweights rows=1024 cols=5120 threads=256 rpw=1 unroll=4 tile=5120 noweights=1
+// Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RPW, LR_UNROLL, LR_TILE,
+// LR_KSPLIT, LR_XSMEM, LR_NOWEIGHTS.
+// @spec gemv_f16 rows=5120 cols=17408 threads=256 rpw=2 unroll=4 tile=17408 ksplit=1 xsmem=1
+// @spec gemv_f16 rows=77 cols=1001 threads=128 rpw=1 unroll=2 tile=512 ksplit=2 xsmem=1
+// @spec gemv_f16 rows=1024 cols=5120 threads=256 rpw=2 unroll=4 tile=5120 ksplit=4 xsmem=0
+// @spec gemv_noweights rows=1024 cols=5120 threads=256 rpw=1 unroll=4 tile=5120 ksplit=1 xsmem=0 noweights=1
 #include "lr_common.cuh"
 
 #ifndef LR_NOWEIGHTS
 #define LR_NOWEIGHTS 0
 #endif
+#ifndef LR_KSPLIT
+#define LR_KSPLIT 1
+#endif
+#ifndef LR_XSMEM
+#define LR_XSMEM 1
+#endif
 #define WARPS (LR_THREADS / 32)
+#define GROUPS (WARPS / LR_KSPLIT)
 #define VEC ((LR_COLS % 8) == 0)
+
+LR_DEV uint4 load_w(const u16 *W, int row, int col)
+{
+#if LR_NOWEIGHTS
+    return make_uint4(0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u);
+#else
+    return lr_ld_stream16(W + (u64)row * LR_COLS + col);
+#endif
+}
+
+LR_DEV void fma8(float &acc, uint4 w, float4 xa, float4 xb)
+{
+    float a, b;
+    lr_h2x2f(w.x, a, b); acc = fmaf(a, xa.x, acc); acc = fmaf(b, xa.y, acc);
+    lr_h2x2f(w.y, a, b); acc = fmaf(a, xa.z, acc); acc = fmaf(b, xa.w, acc);
+    lr_h2x2f(w.z, a, b); acc = fmaf(a, xb.x, acc); acc = fmaf(b, xb.y, acc);
+    lr_h2x2f(w.w, a, b); acc = fmaf(a, xb.z, acc); acc = fmaf(b, xb.w, acc);
+}
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
-    extern __shared__ float xs[];
+    extern __shared__ float xs_dyn[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int row0 = (blockIdx.x * WARPS + warp) * LR_RPW;
+    const int group = warp / LR_KSPLIT, kw = warp % LR_KSPLIT;
+    const int row0 = (blockIdx.x * GROUPS + group) * LR_RPW;
     float acc[LR_RPW];
 #pragma unroll
     for (int r = 0; r < LR_RPW; r++) acc[r] = 0.f;
+    int rowc[LR_RPW];
+#pragma unroll
+    for (int r = 0; r < LR_RPW; r++) rowc[r] = min(row0 + r, LR_ROWS - 1); // clamp: tail rows read a valid row, never store
 
-    for (int t0 = 0; t0 < LR_COLS; t0 += LR_TILE) {
-        const int tn = min(LR_TILE, LR_COLS - t0);
-        __syncthreads();
-        for (int c = threadIdx.x; c < tn; c += LR_THREADS) xs[c] = x[t0 + c];
-        __syncthreads();
+    const int tile = LR_XSMEM ? LR_TILE : LR_COLS;
+    for (int t0 = 0; t0 < LR_COLS; t0 += tile) {
+        const int tn = min(tile, LR_COLS - t0);
+        const float *xp;
+        if (LR_XSMEM) {
+            __syncthreads();
+            for (int c = threadIdx.x; c < tn; c += LR_THREADS) xs_dyn[c] = x[t0 + c];
+            __syncthreads();
+            xp = xs_dyn;
+        } else {
+            xp = x + t0;
+        }
         if (VEC) {
-            // chunks of 8 columns; lane handles chunk lane, lane+32, ...
-            const int nch = tn / 8;
-            int ch = lane;
-            for (; ch + 32 * (LR_UNROLL - 1) < nch; ch += 32 * LR_UNROLL) {
+            const int nch = tn / 8, step = 32 * LR_KSPLIT;
+            int ch = kw * 32 + lane;
+            for (; ch + step * (LR_UNROLL - 1) < nch; ch += step * LR_UNROLL) {
                 uint4 w[LR_RPW][LR_UNROLL];
 #pragma unroll
                 for (int r = 0; r < LR_RPW; r++)
 #pragma unroll
-                    for (int u = 0; u < LR_UNROLL; u++) {
-                        int row = min(row0 + r, LR_ROWS - 1);
-#if LR_NOWEIGHTS
-                        w[r][u] = make_uint4(0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u);
-#else
-                        w[r][u] = lr_ld_stream16(W + (u64)row * LR_COLS + t0 + (ch + 32 * u) * 8);
-#endif
-                    }
+                    for (int u = 0; u < LR_UNROLL; u++) w[r][u] = load_w(W, rowc[r], t0 + (ch + step * u) * 8);
 #pragma unroll
                 for (int u = 0; u < LR_UNROLL; u++) {
-                    const float4 xa = *(const float4 *)&xs[(ch + 32 * u) * 8];
-                    const float4 xb = *(const float4 *)&xs[(ch + 32 * u) * 8 + 4];
+                    const float4 xa = *(const float4 *)&xp[(ch + step * u) * 8];
+                    const float4 xb = *(const float4 *)&xp[(ch + step * u) * 8 + 4];
 #pragma unroll
-                    for (int r = 0; r < LR_RPW; r++) {
-                        float a, b;
-                        lr_h2x2f(w[r][u].x, a, b); acc[r] = fmaf(a, xa.x, acc[r]); acc[r] = fmaf(b, xa.y, acc[r]);
-                        lr_h2x2f(w[r][u].y, a, b); acc[r] = fmaf(a, xa.z, acc[r]); acc[r] = fmaf(b, xa.w, acc[r]);
-                        lr_h2x2f(w[r][u].z, a, b); acc[r] = fmaf(a, xb.x, acc[r]); acc[r] = fmaf(b, xb.y, acc[r]);
-                        lr_h2x2f(w[r][u].w, a, b); acc[r] = fmaf(a, xb.z, acc[r]); acc[r] = fmaf(b, xb.w, acc[r]);
-                    }
+                    for (int r = 0; r < LR_RPW; r++) fma8(acc[r], w[r][u], xa, xb);
                 }
             }
-            for (; ch < nch; ch += 32) {
-                const float4 xa = *(const float4 *)&xs[ch * 8];
-                const float4 xb = *(const float4 *)&xs[ch * 8 + 4];
+            for (; ch < nch; ch += step) {
+                const float4 xa = *(const float4 *)&xp[ch * 8];
+                const float4 xb = *(const float4 *)&xp[ch * 8 + 4];
 #pragma unroll
-                for (int r = 0; r < LR_RPW; r++) {
-                    int row = min(row0 + r, LR_ROWS - 1);
-#if LR_NOWEIGHTS
-                    uint4 w = make_uint4(0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u);
-#else
-                    uint4 w = lr_ld_stream16(W + (u64)row * LR_COLS + t0 + ch * 8);
-#endif
-                    float a, b;
-                    lr_h2x2f(w.x, a, b); acc[r] = fmaf(a, xa.x, acc[r]); acc[r] = fmaf(b, xa.y, acc[r]);
-                    lr_h2x2f(w.y, a, b); acc[r] = fmaf(a, xa.z, acc[r]); acc[r] = fmaf(b, xa.w, acc[r]);
-                    lr_h2x2f(w.z, a, b); acc[r] = fmaf(a, xb.x, acc[r]); acc[r] = fmaf(b, xb.y, acc[r]);
-                    lr_h2x2f(w.w, a, b); acc[r] = fmaf(a, xb.z, acc[r]); acc[r] = fmaf(b, xb.w, acc[r]);
-                }
+                for (int r = 0; r < LR_RPW; r++) fma8(acc[r], load_w(W, rowc[r], t0 + ch * 8), xa, xb);
             }
         } else {
-            for (int c = lane; c < tn; c += 32)
+            for (int c = kw * 32 + lane; c < tn; c += 32 * LR_KSPLIT)
 #pragma unroll
                 for (int r = 0; r < LR_RPW; r++) {
-                    int row = min(row0 + r, LR_ROWS - 1);
 #if LR_NOWEIGHTS
                     float w = 1.f;
 #else
-                    float w = lr_h2f(W[(u64)row * LR_COLS + t0 + c]);
+                    float w = lr_h2f(W[(u64)rowc[r] * LR_COLS + t0 + c]);
 #endif
-                    acc[r] = fmaf(w, xs[c], acc[r]);
+                    acc[r] = fmaf(w, xp[c], acc[r]);
                 }
         }
     }
 #pragma unroll
-    for (int r = 0; r < LR_RPW; r++) {
-        float s = lr_warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < LR_ROWS) y[row0 + r] = s;
+    for (int r = 0; r < LR_RPW; r++) acc[r] = lr_warp_sum(acc[r]);
+#if LR_KSPLIT > 1
+    __shared__ float part[WARPS][LR_RPW];
+    if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < LR_RPW; r++) part[warp][r] = acc[r];
+    __syncthreads();
+    if (kw == 0 && lane < LR_RPW) {
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < LR_KSPLIT; k++) s += part[group * LR_KSPLIT + k][lane];
+        if (row0 + lane < LR_ROWS) y[row0 + lane] = s;
     }
+#else
+    if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < LR_RPW; r++)
+            if (row0 + r < LR_ROWS) y[row0 + r] = acc[r];
+#endif
 }

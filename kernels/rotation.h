@@ -1,0 +1,138 @@
+/* The incoherence rotation x' = Q x, Q = (Q_odd kron H_m) D, that every
+ * projection applies to its input (weights are stored in the rotated basis).
+ *
+ * Index convention (docs/rotation.md): n = k*m, m the largest power of two
+ * dividing n, k = n/m odd. x is viewed as a k x m matrix X, row-major
+ * (element i = r*m + c is row r, column c). Then
+ *     X' = Q_odd * (H_m applied to each row of (D x))
+ * i.e. apply the signs D, then the orthonormal Walsh-Hadamard transform
+ * (Sylvester order, entry (-1)^popcount(c&c') / sqrt(m)) to each of the k rows,
+ * then mix the rows with Q_odd: X'[r][c] = sum_r' Q_odd[r][r'] Z[r'][c].
+ *
+ * Generation from a 64-bit seed (util/rng.h, xoshiro256** seeded by
+ * SplitMix64): one u64 per 64 signs (bit b of draw c -> element 64c+b, set =
+ * -1), then, for k > 1, k*k Gaussians row-major into G and Q_odd = the Q of
+ * G's QR factorisation by modified Gram-Schmidt on the columns (twice, f64),
+ * so R has a positive diagonal. k = 1: Q_odd = [1], no Gaussians drawn.
+ *
+ * Host code here is f64 and needs no GPU; GPU paths (plans, specs, device
+ * state, the fused GEMV) are declared below and live in rotation_gpu.c. */
+#ifndef LR_ROTATION_H
+#define LR_ROTATION_H
+#include "jit/spec.h"
+#include "kernels/kernels.h"
+#include "rt/call.h"
+
+#include <stdint.h>
+
+#define LR_ROT_MAX_K 31      /* largest odd factor served */
+#define LR_ROT_MIN_M 4       /* rows are handled as float4 */
+#define LR_ROT_MAX_M 32768
+
+/* ---- host reference (f64) ---- */
+typedef struct lr_rot {
+    int n, m, k;
+    uint64_t seed;
+    uint32_t *dbits; /* ceil(n/32) words: bit i of word w set = element 32w+i negated */
+    double *qodd;    /* k*k, row-major, orthogonal */
+} lr_rot;
+
+/* m = largest power of two dividing n, k = n/m. LR_EUNSUPPORTED outside
+ * k <= LR_ROT_MAX_K, LR_ROT_MIN_M <= m <= LR_ROT_MAX_M. */
+int lr_rot_factor(int n, int *m, int *k);
+int lr_rot_init(lr_rot *r, int n, uint64_t seed);
+void lr_rot_free(lr_rot *r);
+/* -1 or +1 for element i. */
+static inline int lr_rot_sign(const lr_rot *r, int i) { return (r->dbits[i >> 5] >> (i & 31)) & 1 ? -1 : 1; }
+/* y = Q x and y = Q^T x (the quantizer's inverse); x and y may alias. */
+int lr_rot_apply(const lr_rot *r, const double *x, double *y);
+int lr_rot_apply_t(const lr_rot *r, const double *x, double *y);
+/* In-place unnormalised Walsh-Hadamard transform (Sylvester order) of v[m]. */
+void lr_fwht(double *v, int m);
+/* Dense n x n Q, row-major (tests, small n). */
+int lr_rot_dense(const lr_rot *r, double *q);
+/* Tables the kernels take: Q_odd / sqrt(m) as f32, k*k row-major. */
+void lr_rot_qtable(const lr_rot *r, float *q);
+
+/* ---- kernels: descriptors and their f64 host references ----
+ * rotate: y[b] = (q kron Hu_m) D x[b] for b < batch, with Hu_m the
+ * unnormalised Hadamard (q already carries 1/sqrt(m)); x, y f32 [batch][n]. */
+extern const lr_kernel_desc lr_rotate_desc;
+void lr_rotate_host(const float *x, float *y, const uint32_t *dbits, const float *q, int32_t n, int32_t batch);
+/* Error scale of output i: sqrt(sum_j (Q_ij x_j)^2), the l2 size of the terms. */
+void lr_rotate_host_mag(const float *x, float *y, const uint32_t *dbits, const float *q, int32_t n, int32_t batch);
+
+/* gemv_f16_rot: y = W (Q x), W f16 [rows][cols], cols = n of the rotation. */
+extern const lr_kernel_desc lr_gemv_f16_rot_desc;
+void lr_gemv_f16_rot_host(const uint16_t *W, const float *x, float *y, const uint32_t *dbits, const float *q,
+                          int32_t rows, int32_t cols);
+void lr_gemv_f16_rot_host_mag(const uint16_t *W, const float *x, float *y, const uint32_t *dbits, const float *q,
+                              int32_t rows, int32_t cols);
+
+/* ---- launch planning (no GPU needed) ----
+ * single: one CTA per row of the batch holds the whole f32 vector in shared
+ *   memory (n*4 + k*k*4 bytes must fit the budget).
+ * slab: m/s CTAs per row; CTA j computes output columns [j*s, (j+1)*s) of
+ *   every one of the k rows. It reads all of x (from L2), folds the top
+ *   log2(m/s) Hadamard bits into a signed sum, transforms s columns, mixes
+ *   the k rows. Shared memory k*s*4 + k*k*4 bytes: fits any budget >= ~4.4 KB. */
+enum { LR_ROT_AUTO = 0, LR_ROT_SINGLE = 1, LR_ROT_SLAB = 2 };
+typedef struct lr_rot_plan {
+    int n, m, k;
+    int mode;      /* LR_ROT_SINGLE or LR_ROT_SLAB */
+    int s;         /* columns per CTA (s == m for single) */
+    int ctas;      /* m / s CTAs per batch row */
+    int threads;   /* per CTA */
+    int unroll;    /* 16-byte loads in flight per thread in the gather */
+    unsigned smem; /* dynamic shared memory bytes */
+} lr_rot_plan;
+const char *lr_rot_mode_name(int mode);
+/* mode AUTO picks slab (see docs/rotation.md); s, threads 0 = default.
+ * LR_ERANGE when the requested mode cannot fit the budget. */
+int lr_rot_plan_make(int n, int smem_budget, int mode, int s, int threads, lr_rot_plan *p);
+int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s);
+lr_launch_geom lr_rot_plan_geom(const lr_rot_plan *p, int batch);
+/* Dynamic shared memory a fused GEMV needs (0 when n is not served). */
+unsigned lr_gemv_f16_rot_smem(int cols);
+/* The fused GEMV (rotation prologue in every CTA, then the FP16 GEMV over a
+ * grid-stride loop of row groups). LR_ERANGE when the vector does not fit
+ * the budget: callers fall back to rotate + gemv_f16. ctas 0 = 2 per SM of a
+ * 132-SM card. */
+int lr_gemv_f16_rot_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_gemv_geom geom, int smem_budget,
+                         int ctas);
+
+/* ---- device state: what the engine holds per rotation ---- */
+typedef struct lr_rot_dev {
+    lr_rot_plan plan;
+    CUdeviceptr dbits, q; /* the kernels' tables */
+    CUfunction fn;
+} lr_rot_dev;
+/* Uploads r's tables and gets the kernel for the current device under the
+ * current lr_cu_smem_budget(). */
+int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads);
+/* y = Q x for `batch` rows of n floats (graph-capturable). x != y. */
+int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int batch, CUstream st);
+void lr_rot_dev_destroy(lr_rot_dev *d);
+/* lr_call_verify of the kernel on fresh random x (seeded), then the GPU
+ * output against lr_rot_apply from the seed (f64). Worst error in *err. */
+int lr_rot_dev_verify(const lr_rot_dev *d, const lr_rot *r, int batch, uint64_t seed, double tol, double *err);
+
+/* ---- projections fed by one rotation: the two ways to time ----
+ * A group is the row-concatenation of the matrices that read the same input
+ * (q|k|v or gate|up): one rotation launch + one GEMV (separate), or one
+ * gemv_f16_rot launch (fused). Arms "rot+gemv" and "gemv_rot". */
+typedef struct lr_rot_proj {
+    int fused, rows, cols, copies;
+    lr_rot_dev rot;       /* separate: the rotation */
+    CUfunction gemv;      /* gemv_f16 (separate) or gemv_f16_rot (fused) */
+    lr_launch_geom g;
+    CUdeviceptr w, xr;    /* copies x rows x cols f16; rotated x scratch */
+    uint16_t *host_w;
+} lr_rot_proj;
+int lr_rot_proj_create(lr_rot_proj *p, const lr_rot *r, int rows, int copies, int fused, uint64_t seed);
+int lr_rot_proj_launch(const lr_rot_proj *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st);
+/* Verifies copy 0 on fresh x against the f64 reference (rotation + GEMV). */
+int lr_rot_proj_verify(const lr_rot_proj *p, const lr_rot *r, uint64_t seed, double *err);
+void lr_rot_proj_destroy(lr_rot_proj *p);
+
+#endif

@@ -1,0 +1,145 @@
+/* Launch planning and JIT specializations of the rotation kernels, and their
+ * descriptors. No GPU needed: the planner is tested in CI for every width
+ * under every budget. */
+#include "kernels/rotation.h"
+#include "util/err.h"
+
+#include <string.h>
+
+#define ROT_PARAMS                                                                          \
+    .nparams = 6,                                                                           \
+    .params = { { "x", LR_T_PTR, LR_E_F32, LR_IN }, { "y", LR_T_PTR, LR_E_F32, LR_OUT },    \
+                { "dbits", LR_T_PTR, LR_E_U32, LR_IN }, { "q", LR_T_PTR, LR_E_F32, LR_IN }, \
+                { "n", LR_T_I32, 0, 0 }, { "batch", LR_T_I32, 0, 0 } }
+
+const lr_kernel_desc lr_rotate_desc = {
+    .name = "rotate", ROT_PARAMS,
+    .host = (lr_host_fn)lr_rotate_host,
+    .host_mag = (lr_host_fn)lr_rotate_host_mag,
+};
+
+const lr_kernel_desc lr_gemv_f16_rot_desc = {
+    .name = "gemv_f16_rot",
+    .nparams = 7,
+    .params = { { "W", LR_T_PTR, LR_E_F16, LR_IN }, { "x", LR_T_PTR, LR_E_F32, LR_IN },
+                { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "dbits", LR_T_PTR, LR_E_U32, LR_IN },
+                { "q", LR_T_PTR, LR_E_F32, LR_IN }, { "rows", LR_T_I32, 0, 0 }, { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)lr_gemv_f16_rot_host,
+    .host_mag = (lr_host_fn)lr_gemv_f16_rot_host_mag,
+};
+
+const char *lr_rot_mode_name(int mode)
+{
+    return mode == LR_ROT_SINGLE ? "single" : mode == LR_ROT_SLAB ? "slab" : "auto";
+}
+
+static int round32(int v) { return (v + 31) / 32 * 32; }
+static unsigned smem_of(int k, int s) { return (unsigned)(k * s + k * k) * 4u; }
+
+/* Threads: one per float4 item up to 1024 (the items loop past that). */
+static int default_threads(int k, int s)
+{
+    int t = round32(k * s / 4);
+    return t > 1024 ? 1024 : t;
+}
+
+/* Slab width: the widest power of two with about <= 512 items (k*s/4), so a
+ * CTA has enough threads for loads in flight and the k*k*s row mix stays
+ * small; at least 32 columns where m allows (whole 128-byte rows). */
+static int default_slab(int m, int k)
+{
+    int s = 4;
+    while (s * 2 <= m && (k * s * 2 / 4 <= 512 || s * 2 <= 32)) s *= 2;
+    return s;
+}
+
+int lr_rot_plan_make(int n, int budget, int mode, int s, int threads, lr_rot_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    int m, k;
+    int rc = lr_rot_factor(n, &m, &k);
+    if (rc) return rc;
+    p->n = n, p->m = m, p->k = k;
+    if (mode == LR_ROT_AUTO) mode = LR_ROT_SLAB; /* docs/rotation.md: why slab always */
+    if (mode != LR_ROT_SINGLE && mode != LR_ROT_SLAB) return LR_FAIL(LR_EINVAL, "rotation mode %d", mode);
+    if (mode == LR_ROT_SINGLE) {
+        if (s && s != m) return LR_FAIL(LR_EINVAL, "single plan: s must be m = %d", m);
+        s = m;
+        if ((long)smem_of(k, s) > budget)
+            return LR_FAIL(LR_ERANGE, "rotation %d: single CTA needs %u B of shared memory, budget %d B", n,
+                           smem_of(k, s), budget);
+    } else if (s) {
+        if (s < LR_ROT_MIN_M || s > m || (s & (s - 1)))
+            return LR_FAIL(LR_EINVAL, "slab width %d: need a power of two in [%d, %d]", s, LR_ROT_MIN_M, m);
+        if ((long)smem_of(k, s) > budget)
+            return LR_FAIL(LR_ERANGE, "rotation %d: slab %d needs %u B of shared memory, budget %d B", n, s,
+                           smem_of(k, s), budget);
+    } else {
+        s = default_slab(m, k);
+        while (s > LR_ROT_MIN_M && (long)smem_of(k, s) > budget) s /= 2;
+        if ((long)smem_of(k, s) > budget)
+            return LR_FAIL(LR_ERANGE, "rotation %d: budget %d B below the smallest slab (%u B)", n, budget,
+                           smem_of(k, s));
+    }
+    if (threads && (threads % 32 || threads < 32 || threads > 1024))
+        return LR_FAIL(LR_EINVAL, "rotation threads %d", threads);
+    p->mode = mode;
+    p->s = s;
+    p->ctas = m / s;
+    p->threads = threads ? threads : default_threads(k, s);
+    p->unroll = p->ctas < 8 ? p->ctas : 8;
+    p->smem = smem_of(k, s);
+    return LR_OK;
+}
+
+int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s)
+{
+    lr_jit_spec_init(s, "rotate_slab.cu", "rotate");
+    lr_jit_spec_set(s, "n", p->n);
+    lr_jit_spec_set(s, "s", p->s);
+    lr_jit_spec_set(s, "threads", p->threads);
+    lr_jit_spec_set(s, "unroll", p->unroll);
+    return LR_OK;
+}
+
+lr_launch_geom lr_rot_plan_geom(const lr_rot_plan *p, int batch)
+{
+    lr_launch_geom g;
+    g.grid = (lr_dim3){ (unsigned)p->ctas, (unsigned)(batch > 0 ? batch : 1), 1 };
+    g.block = (lr_dim3){ (unsigned)p->threads, 1, 1 };
+    g.smem = p->smem;
+    return g;
+}
+
+unsigned lr_gemv_f16_rot_smem(int cols)
+{
+    int m, k;
+    if (lr_rot_factor(cols, &m, &k)) { lr_clear_error(); return 0; }
+    return smem_of(k, m);
+}
+
+int lr_gemv_f16_rot_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_gemv_geom geom, int budget,
+                         int ctas)
+{
+    int m, k;
+    int rc = lr_rot_factor(cols, &m, &k);
+    if (rc) return rc;
+    if (rows <= 0) return LR_FAIL(LR_EINVAL, "gemv_f16_rot rows %d", rows);
+    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rpw < 1 || geom.unroll < 1)
+        return LR_FAIL(LR_EINVAL, "bad gemv geometry threads=%d rpw=%d unroll=%d", geom.threads, geom.rpw, geom.unroll);
+    unsigned smem = smem_of(k, m);
+    if ((long)smem > budget)
+        return LR_FAIL(LR_ERANGE, "gemv_f16_rot %dx%d needs %u B of shared memory, budget %d B", rows, cols, smem, budget);
+    lr_jit_spec_init(s, "gemv_f16_rot.cu", "gemv_f16_rot");
+    lr_jit_spec_set(s, "rows", rows);
+    lr_jit_spec_set(s, "cols", cols);
+    lr_jit_spec_set(s, "threads", geom.threads);
+    lr_jit_spec_set(s, "rpw", geom.rpw);
+    lr_jit_spec_set(s, "unroll", geom.unroll);
+    int per_cta = geom.threads / 32 * geom.rpw, groups = (rows + per_cta - 1) / per_cta;
+    if (ctas <= 0) ctas = 2 * 132;
+    g->grid = (lr_dim3){ (unsigned)(groups < ctas ? groups : ctas), 1, 1 };
+    g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
+    g->smem = smem;
+    return LR_OK;
+}

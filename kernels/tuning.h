@@ -1,0 +1,26 @@
+/* Launch-geometry tuning table: winners of the sweeps (tools/tune_gemv),
+ * keyed by device (name prefix + compute capability), arm and shape, compiled
+ * into the library (kernels/tuning_table.c, generated). A shape or device
+ * not in the table gets the arm's rule-of-thumb default. */
+#ifndef LR_TUNING_H
+#define LR_TUNING_H
+
+#define LR_TUNE_KNOBS 6 /* threads, rpw, unroll, tile, ksplit/extra0, xsmem/extra1 */
+
+typedef struct lr_tuning_row {
+    const char *device; /* prefix of the device name, e.g. "NVIDIA H200" */
+    int cc;             /* 90 */
+    const char *arm;
+    int rows, cols;
+    int knobs[LR_TUNE_KNOBS];
+    double us;          /* measured time of the winner */
+} lr_tuning_row;
+
+extern const lr_tuning_row lr_tuning_table[];
+extern const int lr_tuning_table_n;
+
+/* 1 and the knobs when the current device (or, with no device initialized,
+ * none) has an entry for (arm, rows, cols); 0 otherwise. */
+int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
+
+#endif
