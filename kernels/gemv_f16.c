@@ -47,7 +47,8 @@ lr_gemv_geom lr_gemv_f16_default_geom(int rows, int cols)
     lr_gemv_geom g = { 256, 2, 4, 0, 1, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("f16", rows, cols, t)) {
-        g = (lr_gemv_geom){ t[0], t[1], t[2], t[3], t[4], t[5] };
+        /* knob encoding as in lr_gemv_arm_opts: extra1 1 = x through L1, 2 = x in smem */
+        g = (lr_gemv_geom){ t[0], t[1], t[2], t[3], t[4], t[5] == 2 };
         return g;
     }
     /* Small matrices: split columns over warps so the grid still fills the chip. */

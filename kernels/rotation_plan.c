@@ -69,14 +69,17 @@ int lr_rot_plan_make(int n, int budget, int mode, int s, int threads, lr_rot_pla
             return LR_FAIL(LR_ERANGE, "rotation %d: single CTA needs %u B of shared memory, budget %d B", n,
                            smem_of(k, s), budget);
     } else if (s) {
-        if (s < LR_ROT_MIN_M || s > m || (s & (s - 1)))
-            return LR_FAIL(LR_EINVAL, "slab width %d: need a power of two in [%d, %d]", s, LR_ROT_MIN_M, m);
+        /* m/s <= 256: the gather sums m/s terms and its f32 error grows with them */
+        int lo = m / 256 > LR_ROT_MIN_M ? m / 256 : LR_ROT_MIN_M;
+        if (s < lo || s > m || (s & (s - 1)))
+            return LR_FAIL(LR_EINVAL, "slab width %d: need a power of two in [%d, %d]", s, lo, m);
         if ((long)smem_of(k, s) > budget)
             return LR_FAIL(LR_ERANGE, "rotation %d: slab %d needs %u B of shared memory, budget %d B", n, s,
                            smem_of(k, s), budget);
     } else {
         s = default_slab(m, k);
-        while (s > LR_ROT_MIN_M && (long)smem_of(k, s) > budget) s /= 2;
+        int lo = m / 256 > LR_ROT_MIN_M ? m / 256 : LR_ROT_MIN_M;
+        while (s > lo && (long)smem_of(k, s) > budget) s /= 2;
         if ((long)smem_of(k, s) > budget)
             return LR_FAIL(LR_ERANGE, "rotation %d: budget %d B below the smallest slab (%u B)", n, budget,
                            smem_of(k, s));

@@ -1,0 +1,204 @@
+/* Planes14 GEMV (fragment order): descriptor, host references (decoding the
+ * raw layout bytes the way the kernel does), specialization and the
+ * benchmark arm. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/random.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const lr_kernel_desc lr_gemv_leech_p14_desc = {
+    .name = "gemv_leech_p14",
+    .nparams = 8,
+    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN }, { "tab", LR_T_PTR, LR_E_U8, LR_IN },
+                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
+                { "x", LR_T_PTR, LR_E_F32, LR_IN }, { "y", LR_T_PTR, LR_E_F32, LR_OUT },
+                { "rows", LR_T_I32, 0, 0 }, { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)lr_gemv_leech_p14_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14_host_mag,
+};
+
+static const int LA[4] = { 0, 4, 16, 20 }, SA[4] = { 15, 11, 7, 3 };
+
+float lr_gemv_leech_p14_weight(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int col)
+{
+    int nblk = cols / 24, sc_n = (nblk + 7) / 8;
+    (void)rows;
+    int blk = col / 24, i = col % 24;
+    const uint8_t *seg = W + ((size_t)(row / 16) * sc_n + blk / 8) * LR_P14_SEG;
+    int rr = row % 16, g = rr % 8, h = rr / 8, b = blk % 8;
+    uint16_t hdr;
+    memcpy(&hdr, seg + 2 * ((g * 2 + h) * 8 + b), 2);
+    const uint8_t *e = tab + hdr;
+    int c = 24 * b + i, t = c / 16, k = c % 16, hi = k / 8, q = (k % 8) / 2, ee = k % 2, p = hi * 2 + h;
+    uint32_t w;
+    memcpy(&w, seg + LR_P14_HDR + 512 * (t / 4) + 16 * (4 * g + q) + 4 * (t % 4), 4);
+    int lvl = (w >> (LA[p] + 8 * ee)) & 7, neg = (w >> (SA[p] + 16 * ee)) & 1;
+    uint16_t s16;
+    memcpy(&s16, e + 8, 2);
+    /* the PRMT reads byte lvl of the 8-byte table word pair; HFMA2 rounds once */
+    float a = lr_half_to_float(lr_float_to_half((float)e[lvl] * lr_half_to_float(s16)));
+    return neg ? -a : a;
+}
+
+static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail, const float *x,
+                 float *y, int rows, int cols, int mag)
+{
+    int nblk = cols / 24, nt = cols % 24;
+    for (int r = 0; r < rows; r++) {
+        double s = 0, t = 0;
+        for (int c = 0; c < 24 * nblk; c++) {
+            double v = (double)lr_gemv_leech_p14_weight(W, tab, rows, cols, r, c) * lr_half_to_float(lr_float_to_half(x[c]));
+            s += mag ? fabs(v) : v;
+        }
+        for (int j = 0; j < nt; j++) {
+            double v = (double)lr_half_to_float(tail[(size_t)r * nt + j]) * x[24 * nblk + j];
+            t += mag ? fabs(v) : v;
+        }
+        y[r] = (float)(s * (mag ? fabs(row_scale[r]) : row_scale[r]) + t);
+    }
+}
+
+void lr_gemv_leech_p14_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                            const float *x, float *y, int32_t rows, int32_t cols)
+{
+    gemv(W, tab, row_scale, tail, x, y, rows, cols, 0);
+}
+
+void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                const float *x, float *y, int32_t rows, int32_t cols)
+{
+    gemv(W, tab, row_scale, tail, x, y, rows, cols, 1);
+}
+
+lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
+{
+    (void)cols;
+    lr_leech_geom g = { 256, 1, 1 };
+    (void)rows;
+    return g;
+}
+
+int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
+                           int smem_budget)
+{
+    if (rows <= 0 || cols < 24 || ntab <= 0) return LR_FAIL(LR_EINVAL, "gemv_leech_p14 shape %dx%d, %d entries", rows, cols, ntab);
+    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rg < 1 || geom.rg > 8)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 geometry threads=%d rg=%d", geom.threads, geom.rg);
+    int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (smem > (size_t)smem_budget)
+        return LR_FAIL(LR_ERANGE, "gemv_leech_p14 %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols, smem,
+                       smem_budget);
+    lr_jit_spec_init(s, "gemv_leech_p14.cu", "gemv_leech_p14");
+    lr_jit_spec_set(s, "rows", rows);
+    lr_jit_spec_set(s, "cols", cols);
+    lr_jit_spec_set(s, "threads", geom.threads);
+    lr_jit_spec_set(s, "rg", geom.rg);
+    lr_jit_spec_set(s, "ntab", ntab);
+    lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
+    g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
+    g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
+    g->smem = (unsigned)smem;
+    return LR_OK;
+}
+
+/* ---- benchmark arm ---- */
+
+typedef struct {
+    int rows, cols, copies;
+    lr_p14 L;
+    CUdeviceptr w, tab, scale, tail; /* w: copies x L.bytes */
+    CUfunction fn;
+    lr_launch_geom g;
+} p14_state;
+
+static void p14_destroy(void *p)
+{
+    p14_state *s = p;
+    if (!s) return;
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_p14_free(&s->L);
+    free(s);
+}
+
+static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    *out = NULL;
+    p14_state *s = calloc(1, sizeof *s);
+    if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
+    s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
+    lr_leech_geom geom = lr_gemv_leech_p14_default_geom(rows, cols);
+    if (o && o->threads) geom.threads = o->threads;
+    if (o && o->rpw) geom.rg = o->rpw;
+    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
+    lr_leech_matrix m;
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    if (!rc) rc = lr_p14_unfold(&m, 0, &s->L);
+    lr_leech_random_free(&m);
+    lr_jit_spec spec;
+    if (!rc) rc = lr_gemv_leech_p14_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
+    if (!rc) rc = lr_jit_get(&spec, &s->fn);
+    /* Copies hold the same bytes at distinct addresses: what keeps them out
+     * of the L2 is the address. */
+    if (!rc) rc = lr_cu_alloc(&s->w, s->L.bytes * (size_t)s->copies);
+    for (int c = 0; c < s->copies && !rc; c++) rc = lr_cu_h2d(s->w + (size_t)c * s->L.bytes, s->L.data, s->L.bytes);
+    if (!rc) rc = lr_cu_alloc(&s->tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_h2d(s->tab, s->L.tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_alloc(&s->scale, sizeof(float) * (size_t)rows);
+    if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
+    if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
+    if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
+    if (rc) { p14_destroy(s); return rc; }
+    *out = s;
+    return LR_OK;
+}
+
+static int p14_verify(void *p, uint64_t seed, double *err)
+{
+    p14_state *s = p;
+    float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
+    uint16_t one = 0;
+    if (!x || !y) { free(x), free(y); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+    lr_rng r;
+    lr_rng_seed(&r, seed ^ 0x5eed);
+    lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
+    lr_arg a[8] = { 0 };
+    a[0].host = s->L.data, a[0].count = s->L.bytes;
+    a[1].host = s->L.tab, a[1].count = (size_t)s->L.nentries * 16;
+    a[2].host = s->L.row_scale, a[2].count = (size_t)s->rows;
+    a[3].host = s->L.tail ? (void *)s->L.tail_f16 : &one, a[3].count = s->L.tail ? (size_t)s->rows * s->L.tail : 1;
+    a[4].host = x, a[4].count = (size_t)s->cols;
+    a[5].host = y, a[5].count = (size_t)s->rows;
+    a[6].v.i32 = s->rows;
+    a[7].v.i32 = s->cols;
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_gemv_leech_p14_desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
+    *err = rep.max_rel_err;
+    free(x), free(y);
+    return rc;
+}
+
+static int p14_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
+{
+    p14_state *s = p;
+    CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->L.bytes;
+    int rows = s->rows, cols = s->cols;
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &x, &y, &rows, &cols };
+    return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
+}
+
+static size_t p14_bytes(void *p)
+{
+    p14_state *s = p;
+    /* layout + row scales + tail; the class table and x come from the L2 */
+    return s->L.bytes + sizeof(float) * (size_t)s->rows + (size_t)s->rows * s->L.tail * 2;
+}
+
+const lr_gemv_arm lr_arm_leech_p14 = { "leech_p14", 4.667, p14_prepare, p14_verify, p14_launch, p14_bytes, p14_destroy };
