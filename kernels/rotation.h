@@ -96,8 +96,9 @@ lr_launch_geom lr_rot_plan_geom(const lr_rot_plan *p, int batch);
 unsigned lr_gemv_f16_rot_smem(int cols);
 /* The fused GEMV (rotation prologue in every CTA, then the FP16 GEMV over a
  * grid-stride loop of row groups). LR_ERANGE when the vector does not fit
- * the budget: callers fall back to rotate + gemv_f16. ctas 0 = 2 per SM of a
- * 132-SM card. */
+ * the budget: callers fall back to rotate + gemv_f16. Uses geom's threads,
+ * rpw, unroll, ksplit (x is always in shared memory: tile/xsmem ignored).
+ * ctas 0 = 2 per SM of a 132-SM card. */
 int lr_gemv_f16_rot_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_gemv_geom geom, int smem_budget,
                          int ctas);
 
@@ -110,7 +111,8 @@ typedef struct lr_rot_dev {
 /* Uploads r's tables and gets the kernel for the current device under the
  * current lr_cu_smem_budget(). */
 int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads);
-/* y = Q x for `batch` rows of n floats (graph-capturable). x != y. */
+/* y = Q x for `batch` rows of n floats (graph-capturable). x != y, both
+ * 16-byte aligned (rows are read and written as float4). */
 int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int batch, CUstream st);
 void lr_rot_dev_destroy(lr_rot_dev *d);
 /* lr_call_verify of the kernel on fresh random x (seeded), then the GPU

@@ -128,10 +128,15 @@ int lr_gemv_f16_rot_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, 
     int rc = lr_rot_factor(cols, &m, &k);
     if (rc) return rc;
     if (rows <= 0) return LR_FAIL(LR_EINVAL, "gemv_f16_rot rows %d", rows);
-    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rpw < 1 || geom.unroll < 1)
-        return LR_FAIL(LR_EINVAL, "bad gemv geometry threads=%d rpw=%d unroll=%d", geom.threads, geom.rpw, geom.unroll);
+    if (geom.ksplit <= 0) geom.ksplit = 1;
+    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rpw < 1 || geom.rpw > 32 ||
+        geom.unroll < 1 || (geom.threads / 32) % geom.ksplit)
+        return LR_FAIL(LR_EINVAL, "bad gemv geometry threads=%d rpw=%d unroll=%d ksplit=%d", geom.threads, geom.rpw,
+                       geom.unroll, geom.ksplit);
     unsigned smem = smem_of(k, m);
-    if ((long)smem > budget)
+    /* + the static partial-sum buffer when warps split columns */
+    long stat = geom.ksplit > 1 ? (long)geom.threads / 32 * geom.rpw * 4 : 0;
+    if ((long)smem + stat > budget)
         return LR_FAIL(LR_ERANGE, "gemv_f16_rot %dx%d needs %u B of shared memory, budget %d B", rows, cols, smem, budget);
     lr_jit_spec_init(s, "gemv_f16_rot.cu", "gemv_f16_rot");
     lr_jit_spec_set(s, "rows", rows);
@@ -139,7 +144,8 @@ int lr_gemv_f16_rot_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, 
     lr_jit_spec_set(s, "threads", geom.threads);
     lr_jit_spec_set(s, "rpw", geom.rpw);
     lr_jit_spec_set(s, "unroll", geom.unroll);
-    int per_cta = geom.threads / 32 * geom.rpw, groups = (rows + per_cta - 1) / per_cta;
+    lr_jit_spec_set(s, "ksplit", geom.ksplit);
+    int per_cta = geom.threads / 32 / geom.ksplit * geom.rpw, groups = (rows + per_cta - 1) / per_cta;
     if (ctas <= 0) ctas = 2 * 132;
     g->grid = (lr_dim3){ (unsigned)(groups < ctas ? groups : ctas), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };

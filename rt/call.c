@@ -131,6 +131,10 @@ int lr_call_upload(const lr_kernel_desc *d, lr_arg *args)
         const lr_param_desc *p = &d->params[i];
         if (p->type != LR_T_PTR) continue;
         size_t n = bytes_of(p, &args[i]);
+        if (!args[i].host && args[i].count == 0) { /* a null pointer stays null on both sides */
+            args[i].dev = 0;
+            continue;
+        }
         int rc = lr_cu_alloc(&args[i].dev, n);
         if (!rc) rc = (p->dir & LR_IN) ? lr_cu_h2d(args[i].dev, args[i].host, n) : lr_cu_memset8(args[i].dev, 0xff, n);
         if (rc) {

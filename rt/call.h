@@ -40,7 +40,7 @@ typedef union lr_scalar { int32_t i32; uint32_t u32; int64_t i64; uint64_t u64; 
 
 typedef struct lr_arg {
     lr_scalar v;     /* scalars */
-    void *host;      /* pointers: host buffer of `count` elements */
+    void *host;      /* pointers: host buffer of `count` elements (NULL with count 0 = a null pointer) */
     size_t count;
     CUdeviceptr dev; /* filled by lr_call_upload */
 } lr_arg;

@@ -12,6 +12,9 @@ typedef unsigned long long u64;
 typedef long long i64;
 
 #define LR_DEV static __device__ __forceinline__
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 
 LR_DEV float lr_h2f(u16 h)
 {

@@ -1,0 +1,248 @@
+#include "kernels/ops.h"
+#include "util/half.h"
+
+#include <math.h>
+#include <string.h>
+
+#define P(n, t) { n, t, 0, 0 }
+#define B(n, e, d) { n, LR_T_PTR, e, d }
+
+static void embed_mag(const int8_t *q, const uint16_t *sb, const int32_t *tok, float *out, int32_t hidden, int32_t group);
+static void rmsnorm_mag(float *x, const float *y, const float *w, float *out, int32_t n, float eps);
+static void rope_mag(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
+                     int32_t n_heads, int32_t n_kv, int32_t head_dim, float eps, float theta);
+static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
+                          int32_t n_heads, int32_t n_kv, float scale);
+static void silu_mag(const float *gu, float *h, int32_t n);
+static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
+
+const lr_kernel_desc lr_op_embed_desc = {
+    "op_embed_int8g", 6,
+    { B("q", LR_E_I8, LR_IN), B("sb", LR_E_F16, LR_IN), B("tok", LR_E_I32, LR_IN), B("out", LR_E_F32, LR_OUT),
+      P("hidden", LR_T_I32), P("group", LR_T_I32) },
+    (lr_host_fn)lr_op_embed_host, (lr_host_fn)embed_mag,
+};
+const lr_kernel_desc lr_op_add_rmsnorm_desc = {
+    "op_add_rmsnorm", 6,
+    { B("x", LR_E_F32, LR_INOUT), B("y", LR_E_F32, LR_IN), B("w", LR_E_F32, LR_IN), B("out", LR_E_F32, LR_OUT),
+      P("n", LR_T_I32), P("eps", LR_T_F32) },
+    (lr_host_fn)lr_op_add_rmsnorm_host, (lr_host_fn)rmsnorm_mag,
+};
+const lr_kernel_desc lr_op_rope_kv_desc = {
+    "op_rope_kv", 11,
+    { B("qkv", LR_E_F32, LR_INOUT), B("qn", LR_E_F32, LR_IN), B("kn", LR_E_F32, LR_IN), B("kcache", LR_E_F16, LR_INOUT),
+      B("vcache", LR_E_F16, LR_INOUT), B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32), P("n_kv", LR_T_I32),
+      P("head_dim", LR_T_I32), P("eps", LR_T_F32), P("theta", LR_T_F32) },
+    (lr_host_fn)lr_op_rope_kv_host, (lr_host_fn)rope_mag,
+};
+const lr_kernel_desc lr_op_attention_desc = {
+    "op_attention", 8,
+    { B("q", LR_E_F32, LR_IN), B("kcache", LR_E_F16, LR_IN), B("vcache", LR_E_F16, LR_IN), B("out", LR_E_F32, LR_OUT),
+      B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32), P("n_kv", LR_T_I32), P("scale", LR_T_F32) },
+    (lr_host_fn)lr_op_attention_host, (lr_host_fn)attention_mag,
+};
+const lr_kernel_desc lr_op_silu_mul_desc = {
+    "op_silu_mul", 3, { B("gu", LR_E_F32, LR_IN), B("h", LR_E_F32, LR_OUT), P("n", LR_T_I32) },
+    (lr_host_fn)lr_op_silu_mul_host, (lr_host_fn)silu_mag,
+};
+const lr_kernel_desc lr_op_head_desc = {
+    "op_head_int8g", 6,
+    { B("q", LR_E_I8, LR_IN), B("sb", LR_E_F16, LR_IN), B("x", LR_E_F32, LR_IN), B("logits", LR_E_F32, LR_OUT),
+      P("vocab", LR_T_I32), P("hidden", LR_T_I32) },
+    (lr_host_fn)lr_op_head_host, (lr_host_fn)head_mag,
+};
+const lr_kernel_desc lr_op_argmax_desc = {
+    "op_argmax", 3, { B("logits", LR_E_F32, LR_IN), P("n", LR_T_I32), B("tok", LR_E_I32, LR_OUT) },
+    (lr_host_fn)lr_op_argmax_host, NULL,
+};
+
+void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
+{
+    static const struct { const char *op, *tmpl; int threads; } t[] = {
+        { "op_embed_int8g", "op_embed_int8g.cu", 256 }, { "op_add_rmsnorm", "op_add_rmsnorm.cu", 1024 },
+        { "op_rope_kv", "op_rope_kv.cu", 128 },         { "op_attention", "op_attention.cu", 256 },
+        { "op_silu_mul", "op_silu_mul.cu", 256 },       { "op_head_int8g", "op_head_int8g.cu", 256 },
+        { "op_argmax", "op_argmax.cu", 1024 },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(op, t[i].op)) {
+            lr_jit_spec_init(s, t[i].tmpl, t[i].op);
+            lr_jit_spec_set(s, "threads", !strcmp(op, "op_rope_kv") ? (head_dim > 128 ? head_dim : 128) : t[i].threads);
+            if (!strcmp(op, "op_attention")) lr_jit_spec_set(s, "head_dim", head_dim);
+            if (!strcmp(op, "op_head_int8g")) lr_jit_spec_set(s, "rpw", 2), lr_jit_spec_set(s, "group", 64);
+            return;
+        }
+    lr_jit_spec_init(s, "no_such_op.cu", "no_such_op");
+}
+
+int lr_op_attention_head_dim = 128;
+
+/* ---- host references (f64) ---- */
+
+void lr_op_embed_host(const int8_t *q, const uint16_t *sb, const int32_t *tok, float *out, int32_t hidden, int32_t group)
+{
+    size_t t = (size_t)tok[0], ng = (size_t)(hidden / group);
+    for (int i = 0; i < hidden; i++) {
+        size_t g = (size_t)(i / group);
+        out[i] = (float)((double)q[t * hidden + i] * lr_half_to_float(sb[(t * ng + g) * 2]) +
+                         lr_half_to_float(sb[(t * ng + g) * 2 + 1]));
+    }
+}
+static void embed_mag(const int8_t *q, const uint16_t *sb, const int32_t *tok, float *out, int32_t hidden, int32_t group)
+{
+    lr_op_embed_host(q, sb, tok, out, hidden, group);
+    for (int i = 0; i < hidden; i++) out[i] = fabsf(out[i]) + 1e-3f;
+}
+
+void lr_op_add_rmsnorm_host(float *x, const float *y, const float *w, float *out, int32_t n, float eps)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++) {
+        if (y) x[i] = (float)((double)x[i] + y[i]);
+        ss += (double)x[i] * x[i];
+    }
+    double r = 1.0 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++) out[i] = (float)(x[i] * r * w[i]);
+}
+static void rmsnorm_mag(float *x, const float *y, const float *w, float *out, int32_t n, float eps)
+{
+    lr_op_add_rmsnorm_host(x, y, w, out, n, eps);
+    for (int i = 0; i < n; i++) {
+        out[i] = fabsf(out[i]) + 1e-6f;
+        x[i] = fabsf(x[i]) + (y ? fabsf(y[i]) : 0) + 1e-6f;
+    }
+}
+
+static void head_norm_rope(const float *src, const float *nw, int hd, float eps, int pos, float theta, double *dst)
+{
+    double v[1024], ss = 0;
+    for (int i = 0; i < hd; i++) v[i] = src[i], ss += v[i] * v[i];
+    if (nw) {
+        double r = 1.0 / sqrt(ss / hd + eps);
+        for (int i = 0; i < hd; i++) v[i] = (float)(v[i] * r * nw[i]); /* the kernel rounds here too */
+    }
+    int half = hd / 2;
+    for (int i = 0; i < hd; i++) {
+        int j = i < half ? i : i - half;
+        double inv = pow((double)theta, -2.0 * j / hd), a = (double)pos * inv;
+        double partner = i < half ? -v[i + half] : v[i - half];
+        dst[i] = v[i] * cos(a) + partner * sin(a);
+    }
+}
+
+void lr_op_rope_kv_host(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
+                        int32_t n_heads, int32_t n_kv, int32_t hd, float eps, float theta)
+{
+    double d[1024];
+    for (int h = 0; h < n_heads + n_kv; h++) {
+        int is_q = h < n_heads, kvh = h - n_heads;
+        float *src = qkv + (size_t)h * hd;
+        head_norm_rope(src, is_q ? qn : kn, hd, eps, pos[0], theta, d);
+        for (int i = 0; i < hd; i++) {
+            if (is_q) src[i] = (float)d[i];
+            else {
+                size_t row = (size_t)pos[0] * n_kv * hd + (size_t)kvh * hd + i;
+                kc[row] = lr_float_to_half((float)d[i]);
+                vc[row] = lr_float_to_half(qkv[(size_t)(n_heads + n_kv + kvh) * hd + i]);
+            }
+        }
+    }
+}
+/* Scale: each head's RMS, so a rounding step of f16 or f32 is judged against
+ * the head's size rather than a near-zero element. */
+static void rope_mag(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
+                     int32_t n_heads, int32_t n_kv, int32_t hd, float eps, float theta)
+{
+    lr_op_rope_kv_host(qkv, qn, kn, kc, vc, pos, n_heads, n_kv, hd, eps, theta);
+    for (int h = 0; h < n_heads + 2 * n_kv; h++) {
+        double ss = 0;
+        for (int i = 0; i < hd; i++) ss += (double)qkv[(size_t)h * hd + i] * qkv[(size_t)h * hd + i];
+        float r = (float)sqrt(ss / hd) + 1e-6f;
+        for (int i = 0; i < hd; i++) qkv[(size_t)h * hd + i] = r;
+    }
+    size_t rows = (size_t)(pos[0] + 1) * n_kv * hd;
+    for (size_t i = 0; i < rows; i++) {
+        kc[i] = lr_float_to_half(fabsf(lr_half_to_float(kc[i])) + 0.05f);
+        vc[i] = lr_float_to_half(fabsf(lr_half_to_float(vc[i])) + 0.05f);
+    }
+}
+
+static void attention(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
+                      int32_t n_heads, int32_t n_kv, float scale, int mag)
+{
+    int hd = lr_op_attention_head_dim, T = pos[0] + 1;
+    double s[65536];
+    for (int h = 0; h < n_heads; h++) {
+        int kvh = h / (n_heads / n_kv);
+        double m = -INFINITY, l = 0;
+        for (int t = 0; t < T && t < 65536; t++) {
+            double d = 0;
+            for (int i = 0; i < hd; i++)
+                d += (double)q[(size_t)h * hd + i] * scale * lr_half_to_float(kc[((size_t)t * n_kv + kvh) * hd + i]);
+            s[t] = d;
+            if (d > m) m = d;
+        }
+        for (int t = 0; t < T; t++) s[t] = exp(s[t] - m), l += s[t];
+        for (int i = 0; i < hd; i++) {
+            double o = 0;
+            for (int t = 0; t < T; t++) {
+                double v = lr_half_to_float(vc[((size_t)t * n_kv + kvh) * hd + i]);
+                o += s[t] * (mag ? fabs(v) : v);
+            }
+            out[(size_t)h * hd + i] = (float)(o / l);
+        }
+    }
+}
+void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
+                          int32_t n_heads, int32_t n_kv, float scale)
+{
+    attention(q, kc, vc, out, pos, n_heads, n_kv, scale, 0);
+}
+static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
+                          int32_t n_heads, int32_t n_kv, float scale)
+{
+    attention(q, kc, vc, out, pos, n_heads, n_kv, scale, 1);
+}
+
+void lr_op_silu_mul_host(const float *gu, float *h, int32_t n)
+{
+    for (int i = 0; i < n; i++) {
+        double g = gu[i];
+        h[i] = (float)(g / (1 + exp(-g)) * gu[n + i]);
+    }
+}
+static void silu_mag(const float *gu, float *h, int32_t n)
+{
+    for (int i = 0; i < n; i++) h[i] = fabsf(gu[i] * gu[n + i]) + 1e-12f;
+}
+
+static void head(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden,
+                 int mag)
+{
+    int ng = hidden / 64;
+    for (int r = 0; r < vocab; r++) {
+        double acc = 0;
+        for (int i = 0; i < hidden; i++) {
+            size_t g = (size_t)r * ng + i / 64;
+            double w = (double)q[(size_t)r * hidden + i] * lr_half_to_float(sb[g * 2]) + lr_half_to_float(sb[g * 2 + 1]);
+            acc += mag ? fabs(w * x[i]) : w * x[i];
+        }
+        logits[r] = (float)acc;
+    }
+}
+void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden)
+{
+    head(q, sb, x, logits, vocab, hidden, 0);
+}
+static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden)
+{
+    head(q, sb, x, logits, vocab, hidden, 1);
+}
+
+void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (logits[i] > logits[best]) best = i;
+    tok[0] = best;
+}

@@ -1,0 +1,31 @@
+/* The decode step's small ops (embedding, residual+RMSNorm, q/k norm + RoPE +
+ * KV write, attention, SwiGLU, int8 head, argmax): descriptors, f64 host
+ * references and specializations. Each kernel is verified against its host
+ * reference through rt/call.h (kernels/ops_gpu_test.c). */
+#ifndef LR_OPS_H
+#define LR_OPS_H
+#include "jit/spec.h"
+#include "rt/call.h"
+
+#include <stdint.h>
+
+extern const lr_kernel_desc lr_op_embed_desc, lr_op_add_rmsnorm_desc, lr_op_rope_kv_desc, lr_op_attention_desc,
+    lr_op_silu_mul_desc, lr_op_head_desc, lr_op_argmax_desc;
+
+void lr_op_embed_host(const int8_t *q, const uint16_t *sb, const int32_t *tok, float *out, int32_t hidden, int32_t group);
+void lr_op_add_rmsnorm_host(float *x, const float *y, const float *w, float *out, int32_t n, float eps);
+void lr_op_rope_kv_host(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
+                        int32_t n_heads, int32_t n_kv, int32_t head_dim, float eps, float theta);
+void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
+                          int32_t n_heads, int32_t n_kv, float scale);
+void lr_op_silu_mul_host(const float *gu, float *h, int32_t n);
+void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
+void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok);
+
+/* Specializations (the template's tunables fixed here). head_dim for attention;
+ * the head's group is 64. */
+void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim);
+/* attention's head_dim is a specialization, so its host reference needs it too. */
+extern int lr_op_attention_head_dim;
+
+#endif

@@ -1,0 +1,209 @@
+/* Every decode-step op against its f64 host reference on the GPU (skipped
+ * without one), through the same verify path as the GEMVs: fresh random
+ * inputs, outputs poisoned, every element compared. */
+#include "jit/jit.h"
+#include "kernels/ops.h"
+#include "rt/cu.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/half.h"
+
+#include <math.h>
+
+#define NEED_GPU() T_SKIP_IF(lr_cu_init(0) != LR_OK, lr_errmsg())
+
+static int run(const lr_kernel_desc *d, const char *op, int head_dim, lr_arg *a, lr_launch_geom g, double tol)
+{
+    lr_jit_spec s;
+    lr_op_spec(&s, op, head_dim);
+    CUfunction f;
+    T_OK(lr_jit_get(&s, &f));
+    lr_verify_report rep;
+    int rc = lr_call_verify(d, f, a, g, tol, &rep);
+    T_ASSERT(rc == LR_OK, "%s", lr_errmsg());
+    return T_PASS;
+}
+
+static lr_launch_geom geom(unsigned grid, unsigned threads)
+{
+    lr_launch_geom g = { { grid, 1, 1 }, { threads, 1, 1 }, 0 };
+    return g;
+}
+
+static int test_embed(void)
+{
+    NEED_GPU();
+    int vocab = 1000, hidden = 5120, group = 64;
+    int8_t *q = malloc((size_t)vocab * hidden);
+    uint16_t *sb = malloc((size_t)vocab * hidden / group * 4);
+    float *out = malloc(4u * hidden);
+    lr_rng r;
+    lr_rng_seed(&r, 1);
+    lr_fill_random(LR_E_I8, q, (size_t)vocab * hidden, &r, 0);
+    lr_fill_random(LR_E_F16, sb, (size_t)vocab * hidden / group * 2, &r, 0.1);
+    int32_t tok = 737;
+    lr_arg a[6] = { 0 };
+    a[0].host = q, a[0].count = (size_t)vocab * hidden;
+    a[1].host = sb, a[1].count = (size_t)vocab * hidden / group * 2;
+    a[2].host = &tok, a[2].count = 1;
+    a[3].host = out, a[3].count = (size_t)hidden;
+    a[4].v.i32 = hidden, a[5].v.i32 = group;
+    int rc = run(&lr_op_embed_desc, "op_embed_int8g", 0, a, geom(20, 256), 1e-6);
+    free(q); free(sb); free(out);
+    return rc;
+}
+
+static int test_add_rmsnorm(void)
+{
+    NEED_GPU();
+    for (int with_y = 0; with_y < 2; with_y++) {
+        int n = 5120;
+        float *x = malloc(4u * n), *y = malloc(4u * n), *w = malloc(4u * n), *out = malloc(4u * n);
+        lr_rng r;
+        lr_rng_seed(&r, 2 + (uint64_t)with_y);
+        lr_fill_random(LR_E_F32, x, (size_t)n, &r, 3);
+        lr_fill_random(LR_E_F32, y, (size_t)n, &r, 3);
+        lr_fill_random(LR_E_F32, w, (size_t)n, &r, 1);
+        lr_arg a[6] = { 0 };
+        a[0].host = x, a[0].count = (size_t)n;
+        if (with_y) a[1].host = y, a[1].count = (size_t)n;
+        a[2].host = w, a[2].count = (size_t)n;
+        a[3].host = out, a[3].count = (size_t)n;
+        a[4].v.i32 = n, a[5].v.f32 = 1e-6f;
+        int rc = run(&lr_op_add_rmsnorm_desc, "op_add_rmsnorm", 0, a, geom(1, 1024), 1e-5);
+        free(x); free(y); free(w); free(out);
+        if (rc != T_PASS) return rc;
+    }
+    return T_PASS;
+}
+
+static int test_rope_kv(void)
+{
+    NEED_GPU();
+    const int positions[] = { 0, 1, 37, 4095, 40000 };
+    for (int k = 0; k < 5; k++)
+        for (int norm = 0; norm < 2; norm++) {
+            int nh = 40, nkv = 8, hd = 128, pos = positions[k], ctx = pos + 1;
+            size_t nq = (size_t)(nh + 2 * nkv) * hd, nc = (size_t)ctx * nkv * hd;
+            float *qkv = malloc(4 * nq), *qn = malloc(4u * hd), *kn = malloc(4u * hd);
+            uint16_t *kc = malloc(2 * nc), *vc = malloc(2 * nc);
+            lr_rng r;
+            lr_rng_seed(&r, 10 + (uint64_t)k);
+            lr_fill_random(LR_E_F32, qkv, nq, &r, 2);
+            lr_fill_random(LR_E_F32, qn, (size_t)hd, &r, 1.5);
+            lr_fill_random(LR_E_F32, kn, (size_t)hd, &r, 1.5);
+            lr_fill_random(LR_E_F16, kc, nc, &r, 1);
+            lr_fill_random(LR_E_F16, vc, nc, &r, 1);
+            int32_t p = pos;
+            lr_arg a[11] = { 0 };
+            a[0].host = qkv, a[0].count = nq;
+            if (norm) a[1].host = qn, a[1].count = (size_t)hd, a[2].host = kn, a[2].count = (size_t)hd;
+            a[3].host = kc, a[3].count = nc;
+            a[4].host = vc, a[4].count = nc;
+            a[5].host = &p, a[5].count = 1;
+            a[6].v.i32 = nh, a[7].v.i32 = nkv, a[8].v.i32 = hd, a[9].v.f32 = 1e-6f, a[10].v.f32 = 1e6f;
+            /* f16 cache entries: one rounding step of the head's scale */
+            int rc = run(&lr_op_rope_kv_desc, "op_rope_kv", hd, a, geom((unsigned)(nh + nkv), 128), 2e-3);
+            free(qkv); free(qn); free(kn); free(kc); free(vc);
+            if (rc != T_PASS) { fprintf(stderr, "    pos %d norm %d\n", pos, norm); return rc; }
+        }
+    return T_PASS;
+}
+
+static int test_attention(void)
+{
+    NEED_GPU();
+    const int positions[] = { 0, 1, 7, 300, 2047 };
+    for (int k = 0; k < 5; k++) {
+        int nh = 32, nkv = 8, hd = 128, pos = positions[k];
+        size_t nc = (size_t)(pos + 1) * nkv * hd;
+        float *q = malloc(4u * nh * hd), *out = malloc(4u * nh * hd);
+        uint16_t *kc = malloc(2 * nc), *vc = malloc(2 * nc);
+        lr_rng r;
+        lr_rng_seed(&r, 20 + (uint64_t)k);
+        lr_fill_random(LR_E_F32, q, (size_t)nh * hd, &r, 1);
+        lr_fill_random(LR_E_F16, kc, nc, &r, 1);
+        lr_fill_random(LR_E_F16, vc, nc, &r, 1);
+        int32_t p = pos;
+        lr_arg a[8] = { 0 };
+        a[0].host = q, a[0].count = (size_t)nh * hd;
+        a[1].host = kc, a[1].count = nc;
+        a[2].host = vc, a[2].count = nc;
+        a[3].host = out, a[3].count = (size_t)nh * hd;
+        a[4].host = &p, a[4].count = 1;
+        a[5].v.i32 = nh, a[6].v.i32 = nkv, a[7].v.f32 = (float)(1.0 / sqrt(hd));
+        lr_op_attention_head_dim = hd;
+        int rc = run(&lr_op_attention_desc, "op_attention", hd, a, geom((unsigned)nh, 256), 1e-5);
+        free(q); free(out); free(kc); free(vc);
+        if (rc != T_PASS) { fprintf(stderr, "    pos %d\n", pos); return rc; }
+    }
+    return T_PASS;
+}
+
+static int test_silu_mul(void)
+{
+    NEED_GPU();
+    int n = 17408;
+    float *gu = malloc(8u * n), *h = malloc(4u * n);
+    lr_rng r;
+    lr_rng_seed(&r, 30);
+    lr_fill_random(LR_E_F32, gu, 2 * (size_t)n, &r, 8);
+    lr_arg a[3] = { 0 };
+    a[0].host = gu, a[0].count = 2 * (size_t)n;
+    a[1].host = h, a[1].count = (size_t)n;
+    a[2].v.i32 = n;
+    int rc = run(&lr_op_silu_mul_desc, "op_silu_mul", 0, a, geom(68, 256), 1e-5);
+    free(gu); free(h);
+    return rc;
+}
+
+static int test_head(void)
+{
+    NEED_GPU();
+    int vocab = 30011, hidden = 5120;
+    size_t n = (size_t)vocab * hidden;
+    int8_t *q = malloc(n);
+    uint16_t *sb = malloc(n / 64 * 4);
+    float *x = malloc(4u * hidden), *lg = malloc(4u * vocab);
+    lr_rng r;
+    lr_rng_seed(&r, 40);
+    lr_fill_random(LR_E_I8, q, n, &r, 0);
+    lr_fill_random(LR_E_F16, sb, n / 64 * 2, &r, 0.05);
+    lr_fill_random(LR_E_F32, x, (size_t)hidden, &r, 1);
+    lr_arg a[6] = { 0 };
+    a[0].host = q, a[0].count = n;
+    a[1].host = sb, a[1].count = n / 64 * 2;
+    a[2].host = x, a[2].count = (size_t)hidden;
+    a[3].host = lg, a[3].count = (size_t)vocab;
+    a[4].v.i32 = vocab, a[5].v.i32 = hidden;
+    int rc = run(&lr_op_head_desc, "op_head_int8g", 0, a, geom((unsigned)((vocab + 15) / 16), 256), 1e-5);
+    free(q); free(sb); free(x); free(lg);
+    return rc;
+}
+
+static int test_argmax(void)
+{
+    NEED_GPU();
+    for (int k = 0; k < 3; k++) {
+        int n = 151936;
+        float *lg = malloc(4u * n);
+        lr_rng r;
+        lr_rng_seed(&r, 50 + (uint64_t)k);
+        lr_fill_random(LR_E_F32, lg, (size_t)n, &r, 10);
+        if (k == 1) lg[n - 1] = 100, lg[12345] = 100;  /* a tie: the lower index wins */
+        if (k == 2) lg[0] = 1e30f;
+        int32_t tok = -1;
+        lr_arg a[3] = { 0 };
+        a[0].host = lg, a[0].count = (size_t)n;
+        a[1].v.i32 = n;
+        a[2].host = &tok, a[2].count = 1;
+        int rc = run(&lr_op_argmax_desc, "op_argmax", 0, a, geom(1, 1024), 0);
+        free(lg);
+        if (rc != T_PASS) return rc;
+        if (k == 1) T_ASSERT(tok == 12345, "tie resolved to %d", tok);
+    }
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
+       T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax))

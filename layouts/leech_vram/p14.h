@@ -1,0 +1,70 @@
+/* Planes14 in MMA-fragment order: the VRAM layout the gemv_leech_p14 kernel
+ * reads (docs/layouts.md has the bit-level description).
+ *
+ * The information of the published 14-byte record (class + gain, a sign
+ * plane, three level planes) arranged for mma.m16n8k16 with the weights as
+ * the A operand: a matrix is cut into row groups of 16 rows and super-chunks
+ * of 8 blocks (192 columns, the LCM of the 24-column block and two 16-column
+ * k-tiles... 12 k-tiles); each (row group, super-chunk) is one 1,792-byte
+ * segment:
+ *   [0, 256)     128 u16 headers: byte offset of the block's class-table entry
+ *                (lr_ctab_entry * 16), at index (g * 2 + h) * 8 + b for row
+ *                16 rg + g + 8 h, block 8 sc + b (g < 8, h < 2, b < 8);
+ *   [256, 1792)  the 32 lanes' A fragments, 12 words per lane, stored as three
+ *                16-byte chunks: chunk j of lane L at 256 + 512 j + 16 L.
+ * Word t (k-tile t) of lane L = 4 g + q holds 8 weights as 4 pairs:
+ *   pair 0 (row g,   cols c, c+1), pair 1 (row g+8, cols c, c+1),
+ *   pair 2 (row g,   cols c+8, c+9), pair 3 (row g+8, cols c+8, c+9),
+ *   with c = 16 t + 2 q inside the super-chunk;
+ *   3-bit level of the pair's first weight at bit LA[p] = {0, 4, 16, 20}, of
+ *   its second at LA[p] + 8; sign bits at SA[p] = {15, 11, 7, 3} and SA[p] + 16.
+ * Rows pad to a multiple of 16 and blocks to a multiple of 8 with the origin
+ * (header 0, weights 0). 4.667 bits per weight before padding. */
+#ifndef LR_LEECH_VRAM_P14_H
+#define LR_LEECH_VRAM_P14_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layouts/leech/shapegain.h"
+
+#define LR_P14_SEG 1792
+#define LR_P14_HDR 256
+#define LR_P14_ROWS 16
+#define LR_P14_BLKS 8
+
+typedef struct lr_p14 {
+    int rows, cols, nblk, tail, max_shell, gain_bits;
+    int rg, sc;          /* row groups of 16 rows, super-chunks of 8 blocks */
+    size_t bytes;        /* rg * sc * LR_P14_SEG */
+    uint8_t *data;
+    int nentries;        /* class-table entries (layouts/leech_vram/ctab.h) */
+    uint8_t *tab;        /* nentries * 16 */
+    float *row_scale;    /* [rg * 16], 0 on pad rows */
+    uint16_t *tail_f16;  /* [rows][tail], NULL when tail == 0 */
+} lr_p14;
+
+/* Allocates an empty (all-origin) layout for a shape. */
+int lr_p14_alloc(lr_p14 *L, int rows, int cols, int max_shell, int gain_bits);
+void lr_p14_free(lr_p14 *L);
+
+/* Stores one block (lattice point x, gain g) at (row, blk). LR_EINVAL when x
+ * is not a point of the ball. */
+int lr_p14_put(lr_p14 *L, int row, int blk, const int8_t x[24], int gain);
+/* Decodes one block back to its lattice point and gain. LR_EFORMAT for a
+ * record no valid block produces (bad header, level past the class's
+ * values, sign on a zero, wrong class). */
+int lr_p14_get(const lr_p14 *L, int row, int blk, int8_t x[24], int *gain);
+/* The 24 dequantized weights of a block exactly: x_i / sqrt(16 m) *
+ * centroid[g] * row_scale[row]; and as the kernel forms them (f16 rounding
+ * of the per-entry scale and of |x_i| * scale, row scale applied in f32). */
+int lr_p14_get_f64(const lr_p14 *L, const float *centroid, int row, int blk, double w[24]);
+int lr_p14_get_kernel(const lr_p14 *L, int row, int blk, float w[24]);
+
+/* Archive -> layout: unranks every block with nthreads threads (0 = all
+ * cores), builds the class table and copies row scales and the dense tail. */
+int lr_p14_unfold(const lr_leech_matrix *m, int nthreads, lr_p14 *L);
+
+/* Checks a whole layout as loaded from untrusted bytes: every record decodes. */
+int lr_p14_validate(const lr_p14 *L);
+
+#endif

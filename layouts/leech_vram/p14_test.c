@@ -1,0 +1,177 @@
+/* Planes14 (fragment order): every block unfolded from an archive decodes
+ * to the codec's unrank and gain, for random and adversarial matrices with
+ * every class present, both balls and every gain width; the kernel-view
+ * decoder (raw bytes) agrees with the layout decoder; damaged records are
+ * rejected. */
+#include "kernels/gemv_leech.h"
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/p14.h"
+#include "layouts/leech_vram/random.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/half.h"
+
+#include <math.h>
+#include <time.h>
+
+static int exact(int rows, int cols, int max_shell, int gain_bits, int adversarial, uint64_t seed)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(rows, cols, max_shell, gain_bits, adversarial, seed, &m));
+    uint64_t *idx;
+    uint8_t *gain;
+    T_OK(lr_leech_random_indices(&m, &idx, &gain));
+    lr_p14 L;
+    T_OK(lr_p14_unfold(&m, 2, &L));
+    T_ASSERT(L.bytes == (size_t)((rows + 15) / 16) * ((cols / 24 + 7) / 8) * LR_P14_SEG, "bytes %zu", L.bytes);
+    int nc;
+    const lr_leech_class *cls;
+    T_OK(lr_leech_classes(max_shell, &cls, &nc));
+    char *seen = calloc((size_t)nc, 1);
+    for (int r = 0; r < rows; r++)
+        for (int b = 0; b < m.nblk; b++) {
+            size_t k = (size_t)r * m.nblk + b;
+            int8_t want[24], got[24];
+            int g, c;
+            T_OK(lr_leech_unrank(idx[k], max_shell, want));
+            T_OK(lr_p14_get(&L, r, b, got, &g));
+            T_ASSERT(!memcmp(want, got, 24), "row %d block %d (index %llu) decodes differently", r, b,
+                     (unsigned long long)idx[k]);
+            T_ASSERT(idx[k] == 0 || g == gain[k], "row %d block %d: gain %d, want %d", r, b, g, gain[k]);
+            T_OK(lr_leech_index_class(idx[k], max_shell, &c));
+            if (c >= 0) seen[c] = 1;
+            /* the kernel view: f16(|x| s) signed, s = f16(centroid / sqrt(16 m)) */
+            float kw[24];
+            T_OK(lr_p14_get_kernel(&L, r, b, kw));
+            int n2 = lr_leech_norm(want);
+            for (int i = 0; i < 24; i++) {
+                float raw = lr_gemv_leech_p14_weight(L.data, L.tab, rows, cols, r, 24 * b + i) * L.row_scale[r];
+                T_ASSERT(raw == kw[i], "row %d block %d coord %d: raw decode %g, layout decode %g", r, b, i, raw, kw[i]);
+                double exact_w = n2 ? want[i] * m.centroid[g] / sqrt((double)n2) * m.row_scale[r] : 0;
+                T_ASSERT(fabs(kw[i] - exact_w) <= 1.5e-3 * fabs(exact_w) + 1e-7, "coord %d: %g vs exact %g", i, kw[i], exact_w);
+            }
+        }
+    int missing = 0;
+    for (int c = 0; c < nc; c++) missing += !seen[c];
+    free(seen);
+    T_ASSERT(rows * m.nblk < (adversarial ? 2 * nc + 2 : nc) || missing == 0, "%d classes never exercised", missing);
+    /* pad rows and pad blocks are the origin */
+    for (size_t i = (size_t)rows; i < (size_t)L.rg * 16; i++) T_ASSERT(L.row_scale[i] == 0, "pad row scale");
+    T_OK(lr_p14_validate(&L));
+    lr_p14_free(&L);
+    lr_leech_random_free(&m);
+    free(idx), free(gain);
+    return T_PASS;
+}
+
+static int test_every_class_ball12(void)
+{
+    int rc = exact(40, 24 * 20 + 5, 12, 1, 0, 1); /* 800 blocks >= 301 classes, odd rows, tail 5 */
+    if (rc) return rc;
+    if ((rc = exact(33, 24 * 21, 12, 1, 1, 2))) return rc; /* adversarial: first/last of each class, origin, last point */
+    return exact(16, 24 * 40, 12, 2, 1, 4);
+}
+
+/* L24(13) has no 47-bit archive: put every class's first and last point
+ * directly and read them back. */
+static int test_every_class_ball13(void)
+{
+    const lr_leech_class *cls;
+    int nc;
+    T_OK(lr_leech_classes(13, &cls, &nc));
+    int rows = 2 * nc / 20 + 1;
+    lr_p14 L;
+    T_OK(lr_p14_alloc(&L, rows, 24 * 20 + 7, 13, 2));
+    float cent[4] = { 0.6f, 0.9f, 1.1f, 1.4f };
+    T_OK(lr_ctab_build(13, 2, cent, L.tab, (size_t)L.nentries * 16));
+    for (int k = 0; k < 2 * nc; k++) {
+        int8_t want[24], got[24];
+        int g;
+        uint64_t idx = cls[k / 2].offset + (k & 1 ? cls[k / 2].count - 1 : 0);
+        T_OK(lr_leech_unrank(idx, 13, want));
+        T_OK(lr_p14_put(&L, k / 20, k % 20, want, k & 3));
+        T_OK(lr_p14_get(&L, k / 20, k % 20, got, &g));
+        T_ASSERT(!memcmp(want, got, 24) && g == (k & 3), "class %d point %d", k / 2, k & 1);
+    }
+    T_OK(lr_p14_validate(&L));
+    lr_p14_free(&L);
+    return T_PASS;
+}
+
+static int test_gain_widths(void)
+{
+    for (int gb = 0; gb <= 2; gb++) {
+        int rc = exact(17, 24 * 9 + 1, 12, gb, 0, 10 + gb);
+        if (rc) return rc;
+    }
+    return T_PASS;
+}
+
+static int test_small_shapes(void)
+{
+    /* one block, one row; fewer blocks than a super-chunk; rows < 16 */
+    int shapes[][2] = { { 1, 24 }, { 1, 25 }, { 3, 24 * 7 }, { 16, 24 * 8 }, { 17, 24 * 9 + 23 } };
+    for (int i = 0; i < 5; i++) {
+        int rc = exact(shapes[i][0], shapes[i][1], 12, 1, 0, 20 + i);
+        if (rc) return rc;
+    }
+    return T_PASS;
+}
+
+static int test_rejects_damage(void)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(16, 24 * 8, 12, 1, 0, 7, &m));
+    lr_p14 L;
+    T_OK(lr_p14_unfold(&m, 1, &L));
+    int8_t x[24];
+    int g, rejected = 0, trials = 0;
+    /* a header that is no entry */
+    uint16_t h;
+    memcpy(&h, L.data, 2);
+    uint16_t bad = (uint16_t)(L.nentries * 16);
+    memcpy(L.data, &bad, 2);
+    T_ASSERT(lr_p14_get(&L, 0, 0, x, &g) == LR_EFORMAT, "header past the table accepted");
+    bad = 3;
+    memcpy(L.data, &bad, 2);
+    T_ASSERT(lr_p14_get(&L, 0, 0, x, &g) == LR_EFORMAT, "misaligned header accepted");
+    memcpy(L.data, &h, 2);
+    T_OK(lr_p14_get(&L, 0, 0, x, &g));
+    /* single bit flips in the fragments of block (0, 0): most must be caught
+     * (a flip can land on another valid point of the same class) */
+    for (size_t off = LR_P14_HDR; off < LR_P14_SEG; off++)
+        for (int bit = 0; bit < 8; bit++) {
+            L.data[off] ^= (uint8_t)(1u << bit);
+            int rc = lr_p14_validate(&L);
+            L.data[off] ^= (uint8_t)(1u << bit);
+            trials++;
+            rejected += rc == LR_EFORMAT;
+        }
+    lr_clear_error();
+    T_OK(lr_p14_validate(&L));
+    printf("    %d of %d single-bit flips rejected\n", rejected, trials);
+    T_ASSERT(rejected > trials / 2, "only %d of %d flips rejected", rejected, trials);
+    lr_p14_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+static int test_unfold_speed(void)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(256, 24 * 64, 12, 1, 0, 9, &m));
+    lr_p14 L;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    T_OK(lr_p14_unfold(&m, 0, &L));
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    printf("    unfold: %.0f blocks/s (all cores)\n", 256 * 64 / s);
+    lr_p14_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_every_class_ball13), T_CASE(test_gain_widths),
+       T_CASE(test_small_shapes), T_CASE(test_rejects_damage), T_CASE(test_unfold_speed))

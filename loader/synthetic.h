@@ -1,0 +1,31 @@
+/* Synthetic artifacts: a real architecture's tensor set with deterministic
+ * random weights in the served codecs (Leech archive for projections, int8
+ * groups for embedding and head, f32 norms), for tests, benchmarks and
+ * bring-up before real quantized models exist. The bytes depend only on
+ * the config, the seed and the tokenizer, never on the thread count. */
+#ifndef LR_SYNTHETIC_H
+#define LR_SYNTHETIC_H
+#include "loader/model.h"
+
+#include <stdint.h>
+
+/* Named configs: the Qwen3 family "0.6B" "4B" "8B" "14B" "32B", plus "tiny"
+ * (hidden 256, 2 layers, untied: unit tests) and "micro" (hidden 64, 1
+ * layer, tied: the fuzz seed corpus). LR_EINVAL for an unknown name. */
+int lr_synth_config(const char *name, lr_model_config *cfg);
+/* "0.6B, 4B, 8B, 14B, 32B, tiny, micro" */
+const char *lr_synth_config_names(void);
+
+typedef struct lr_synth_opts {
+    uint64_t seed;
+    int nthreads;                /* generator threads; 0 = all cores */
+    const char *tokenizer_path;  /* tokenizer.json or tokenizer.json.gz; NULL = none */
+    uint32_t align;              /* 0 = automatic (see lr_writer_set_default_align) */
+    int gain_bits;               /* Leech gain bits, 0..2 (the tool uses 1) */
+    struct lr_progress *progress;/* may be NULL; started here with the payload bytes */
+} lr_synth_opts;
+
+/* Writes the artifact to path atomically. */
+int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_opts *o);
+
+#endif

@@ -1,0 +1,146 @@
+/* Loading the tokenizer from GGUF metadata (llama.cpp's tokenizer.ggml.*
+ * keys). Only the "gpt2" (byte-level BPE) model is supported. Token types:
+ * 1 normal, 2 unknown, 3 control (special), 4 user-defined (an added token
+ * that always matches), 5 unused, 6 byte. Control and user-defined tokens are
+ * stored as plain text; the others in the byte-level alphabet. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/gguf/gguf.h"
+#include "loader/tokenizer/tok_internal.h"
+#include "util/err.h"
+#include "util/log.h"
+
+enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER = 4, TT_UNUSED = 5, TT_BYTE = 6 };
+
+static int special_id(lr_tok *t, const lr_gguf *g, const char *key, int32_t *out)
+{
+    const lr_gguf_kv *kv = lr_gguf_find(g, key);
+    if (!kv) return LR_OK;
+    uint64_t v;
+    int rc = lr_gguf_get_uint(g, key, &v);
+    if (rc) return rc;
+    if (v >= (uint64_t)t->n) {
+        lr_warn("%s: %s = %llu is not a token id; ignored", t->name, key, (unsigned long long)v);
+        return LR_OK;
+    }
+    *out = (int32_t)v;
+    return LR_OK;
+}
+
+static int load(lr_tok *t, const lr_gguf *g)
+{
+    lr_gguf_str s;
+    int rc = lr_gguf_get_str(g, "tokenizer.ggml.model", &s);
+    if (rc) return rc;
+    if (!lr_gguf_str_eq(s, "gpt2"))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.model is \"%.*s\"; only \"gpt2\" (byte-level BPE) is supported",
+                       t->name, (int)(s.len < 40 ? s.len : 40), s.s);
+    if (!lr_gguf_find(g, "tokenizer.ggml.pre"))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre is missing; the pre-tokenizer is unknown", t->name);
+    if ((rc = lr_gguf_get_str(g, "tokenizer.ggml.pre", &s))) return rc;
+    char pre[64] = "";
+    if (s.len < sizeof pre && !memchr(s.s, 0, (size_t)s.len)) memcpy(pre, s.s, (size_t)s.len);
+    t->pattern = pre[0] ? tok_pattern_from_gguf_pre(pre, &t->ignore_merges) : -1;
+    if (t->pattern < 0)
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%.*s\" is not supported (qwen2, llama-bpe, gpt-2 are)",
+                       t->name, (int)(s.len < 40 ? s.len : 40), s.s);
+    /* Qwen2/3 GGUFs come from tokenizers that NFC-normalize. */
+    t->nfc = t->pattern == TOK_PAT_QWEN2;
+
+    const lr_gguf_val *tokens, *types = NULL, *merges = NULL;
+    if ((rc = lr_gguf_get_arr(g, "tokenizer.ggml.tokens", LR_GGUF_STR, &tokens))) return rc;
+    if (tokens->arr.n == 0 || tokens->arr.n > INT32_MAX)
+        return LR_FAIL(LR_EFORMAT, "%s: tokenizer.ggml.tokens has %llu entries", t->name, (unsigned long long)tokens->arr.n);
+    if (lr_gguf_find(g, "tokenizer.ggml.token_type")) {
+        if ((rc = lr_gguf_get_arr(g, "tokenizer.ggml.token_type", -1, &types))) return rc;
+        uint32_t et = types->arr.type;
+        if (types->arr.n != tokens->arr.n || et == LR_GGUF_STR || et == LR_GGUF_ARR || et == LR_GGUF_F32 || et == LR_GGUF_F64)
+            return LR_FAIL(LR_EFORMAT, "%s: tokenizer.ggml.token_type must be %llu integers", t->name,
+                           (unsigned long long)tokens->arr.n);
+    }
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    for (uint64_t i = 0; i < tokens->arr.n && rc == LR_OK; i++) {
+        lr_gguf_str ts = tokens->arr.strs[i];
+        int64_t type = types ? lr_gguf_arr_int(types, i) : TT_NORMAL;
+        int flags;
+        const uint8_t *bytes;
+        size_t len;
+        if (type == TT_CONTROL || type == TT_USER) {
+            flags = TOK_ADDED | (type == TT_CONTROL ? TOK_SPECIAL : 0);
+            bytes = (const uint8_t *)ts.s;
+            len = (size_t)ts.len;
+        } else {
+            if (ts.len + 1 > cap) {
+                free(buf);
+                cap = (size_t)ts.len + 64;
+                if (!(buf = malloc(cap))) return LR_FAIL(LR_ENOMEM, "%s: token", t->name);
+            }
+            len = tok_bytelevel_decode(ts.s, (size_t)ts.len, buf);
+            bytes = buf;
+            flags = type == TT_UNUSED ? 0 : TOK_VOCAB;
+        }
+        rc = tok_set(t, (int32_t)i, bytes, len, flags);
+    }
+    free(buf);
+    if (rc) return rc;
+    if ((rc = tok_index_vocab(t))) return rc;
+
+    if (lr_gguf_find(g, "tokenizer.ggml.merges") &&
+        (rc = lr_gguf_get_arr(g, "tokenizer.ggml.merges", LR_GGUF_STR, &merges)))
+        return rc;
+    uint8_t *mb = NULL;
+    size_t mcap = 0;
+    for (uint64_t i = 0; merges && i < merges->arr.n && rc == LR_OK; i++) {
+        lr_gguf_str m = merges->arr.strs[i];
+        const char *sp = m.len > 1 ? memchr(m.s + 1, ' ', (size_t)m.len - 1) : NULL;
+        if (!sp || sp + 1 == m.s + m.len) {
+            rc = LR_FAIL(LR_EFORMAT, "%s: tokenizer.ggml.merges[%llu] is not \"left right\"", t->name, (unsigned long long)i);
+            break;
+        }
+        if (m.len > mcap) {
+            free(mb);
+            mcap = (size_t)m.len + 64;
+            if (!(mb = malloc(mcap))) { rc = LR_FAIL(LR_ENOMEM, "%s: merge", t->name); break; }
+        }
+        /* Both halves decode into one buffer: left at 0, right after it. */
+        size_t ln = (size_t)(sp - m.s), rn = (size_t)m.len - ln - 1;
+        size_t al = tok_bytelevel_decode(m.s, ln, mb), bl = tok_bytelevel_decode(sp + 1, rn, mb + al);
+        rc = tok_add_merge(t, mb, al, mb + al, bl, (uint32_t)i);
+    }
+    free(mb);
+    if (rc) return rc;
+
+    if ((rc = special_id(t, g, "tokenizer.ggml.bos_token_id", &t->bos)) ||
+        (rc = special_id(t, g, "tokenizer.ggml.eos_token_id", &t->eos)) ||
+        (rc = special_id(t, g, "tokenizer.ggml.padding_token_id", &t->pad)) ||
+        (rc = special_id(t, g, "tokenizer.ggml.unknown_token_id", &t->unk)))
+        return rc;
+    if (lr_gguf_find(g, "tokenizer.ggml.add_bos_token") &&
+        (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos)))
+        return rc;
+    return tok_finish(t);
+}
+
+int lr_tok_from_gguf(const lr_gguf *g, lr_tok **out)
+{
+    *out = NULL;
+    lr_tok *t;
+    int rc = tok_create(g->name, &t);
+    if (rc) return rc;
+    if ((rc = load(t, g))) { lr_tok_free(t); return rc; }
+    *out = t;
+    return LR_OK;
+}
+
+int lr_tok_load_gguf(const char *path, lr_tok **out)
+{
+    *out = NULL;
+    lr_gguf *g;
+    int rc = lr_gguf_open(path, &g);
+    if (rc) return rc;
+    rc = lr_tok_from_gguf(g, out);
+    lr_gguf_close(g);
+    return rc;
+}

@@ -1,0 +1,359 @@
+/* Loading a Hugging Face tokenizer.json (optionally gzip-compressed) plus the
+ * special-token names of a sibling tokenizer_config.json. Only what a
+ * byte-level BPE tokenizer uses is accepted; anything else is refused with a
+ * message naming the field, so a tokenizer is never silently half-understood. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "loader/tokenizer/tok_internal.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define MAX_FILE (1u << 30)
+
+/* Reads a whole file, inflating it when it is gzip (zlib reads plain files
+ * as they are). */
+static int read_file(const char *path, char **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    FILE *probe = fopen(path, "rb");
+    if (!probe) return LR_FAIL(LR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    fclose(probe);
+    gzFile f = gzopen(path, "rb");
+    if (!f) return LR_FAIL(LR_EIO, "%s: cannot open", path);
+    size_t len = 0, cap = 1 << 20;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) { gzclose(f); return LR_FAIL(LR_ENOMEM, "%s: %zu bytes", path, cap); }
+        if (len == cap) {
+            if (cap >= MAX_FILE) { free(buf); gzclose(f); return LR_FAIL(LR_EFORMAT, "%s: larger than 1 GiB", path); }
+            cap *= 2;
+            char *b = realloc(buf, cap + 1);
+            if (!b) free(buf);
+            buf = b;
+            continue;
+        }
+        int n = gzread(f, buf + len, (unsigned)(cap - len < (1u << 30) ? cap - len : (1u << 30)));
+        if (n < 0) {
+            int zerr;
+            const char *msg = gzerror(f, &zerr);
+            int rc = LR_FAIL(LR_EFORMAT, "%s: read error: %s", path, zerr == Z_ERRNO ? strerror(errno) : msg);
+            free(buf);
+            gzclose(f);
+            return rc;
+        }
+        if (n == 0) break;
+        len += (size_t)n;
+    }
+    gzclose(f);
+    buf[len] = 0;
+    *out = buf;
+    *out_len = len;
+    return LR_OK;
+}
+
+static int is_true(json_t *v) { return v && json_is_true(v); }
+
+static const char *type_of(json_t *obj)
+{
+    json_t *ty = json_is_object(obj) ? json_object_get(obj, "type") : NULL;
+    return json_is_string(ty) ? json_string_value(ty) : NULL;
+}
+
+/* Decodes a ByteLevel token string into a growing scratch buffer. */
+static int bl(const char *name, const char *str, size_t n, uint8_t **buf, size_t *cap, size_t *len)
+{
+    if (n + 1 > *cap) {
+        size_t c = n + 64;
+        uint8_t *b = realloc(*buf, c);
+        if (!b) return LR_FAIL(LR_ENOMEM, "%s: %zu bytes", name, c);
+        *buf = b;
+        *cap = c;
+    }
+    *len = tok_bytelevel_decode(str, n, *buf);
+    return LR_OK;
+}
+
+static int load_vocab(lr_tok *t, json_t *model)
+{
+    json_t *vocab = json_object_get(model, "vocab");
+    if (!json_is_object(vocab)) return LR_FAIL(LR_EFORMAT, "%s: model.vocab is missing or not an object", t->name);
+    const char *key;
+    json_t *v;
+    uint8_t *buf = NULL;
+    size_t cap = 0, len;
+    json_object_foreach(vocab, key, v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX) {
+            free(buf);
+            return LR_FAIL(LR_EFORMAT, "%s: model.vocab[\"%.40s\"] is not a valid id", t->name, key);
+        }
+        int rc = bl(t->name, key, strlen(key), &buf, &cap, &len);
+        if (rc == LR_OK) rc = tok_set(t, (int32_t)json_integer_value(v), buf, len, TOK_VOCAB);
+        if (rc) { free(buf); return rc; }
+    }
+    free(buf);
+    return tok_index_vocab(t);
+}
+
+static int load_merges(lr_tok *t, json_t *model)
+{
+    json_t *merges = json_object_get(model, "merges");
+    if (!merges || json_is_null(merges)) return LR_OK;
+    if (!json_is_array(merges)) return LR_FAIL(LR_EFORMAT, "%s: model.merges is not an array", t->name);
+    uint8_t *a = NULL, *b = NULL;
+    size_t acap = 0, bcap = 0, alen, blen;
+    int rc = LR_OK;
+    for (size_t i = 0; i < json_array_size(merges) && rc == LR_OK; i++) {
+        json_t *m = json_array_get(merges, i);
+        const char *l, *r;
+        size_t ln, rn;
+        if (json_is_string(m)) {
+            /* "left right": byte-level tokens never contain a plain space. */
+            l = json_string_value(m);
+            const char *sp = strchr(l, ' ');
+            if (!sp || sp == l || strchr(sp + 1, ' ') || !sp[1]) {
+                rc = LR_FAIL(LR_EFORMAT, "%s: model.merges[%zu] is not \"left right\"", t->name, i);
+                break;
+            }
+            ln = (size_t)(sp - l);
+            r = sp + 1;
+            rn = strlen(r);
+        } else if (json_is_array(m) && json_array_size(m) == 2 && json_is_string(json_array_get(m, 0)) &&
+                   json_is_string(json_array_get(m, 1))) {
+            l = json_string_value(json_array_get(m, 0));
+            ln = json_string_length(json_array_get(m, 0));
+            r = json_string_value(json_array_get(m, 1));
+            rn = json_string_length(json_array_get(m, 1));
+        } else {
+            rc = LR_FAIL(LR_EFORMAT, "%s: model.merges[%zu] is neither \"a b\" nor [\"a\", \"b\"]", t->name, i);
+            break;
+        }
+        rc = bl(t->name, l, ln, &a, &acap, &alen);
+        if (rc == LR_OK) rc = bl(t->name, r, rn, &b, &bcap, &blen);
+        if (rc == LR_OK) rc = tok_add_merge(t, a, alen, b, blen, (uint32_t)i);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+static int load_added(lr_tok *t, json_t *root)
+{
+    json_t *added = json_object_get(root, "added_tokens");
+    if (!added || json_is_null(added)) return LR_OK;
+    if (!json_is_array(added)) return LR_FAIL(LR_EFORMAT, "%s: added_tokens is not an array", t->name);
+    size_t i;
+    json_t *a;
+    json_array_foreach(added, i, a) {
+        json_t *id = json_object_get(a, "id"), *content = json_object_get(a, "content");
+        if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) > INT32_MAX ||
+            !json_is_string(content))
+            return LR_FAIL(LR_EFORMAT, "%s: added_tokens[%zu] needs an integer id and a string content", t->name, i);
+        int flags = TOK_ADDED;
+        if (is_true(json_object_get(a, "special"))) flags |= TOK_SPECIAL;
+        if (is_true(json_object_get(a, "lstrip"))) flags |= TOK_LSTRIP;
+        if (is_true(json_object_get(a, "rstrip"))) flags |= TOK_RSTRIP;
+        if (is_true(json_object_get(a, "single_word")))
+            lr_warn("%s: added token \"%.40s\": single_word is not supported; it matches anywhere",
+                    t->name, json_string_value(content));
+        int rc = tok_set(t, (int32_t)json_integer_value(id), (const uint8_t *)json_string_value(content),
+                         json_string_length(content), flags);
+        if (rc) return rc;
+    }
+    return LR_OK;
+}
+
+static int load_normalizer(lr_tok *t, json_t *root)
+{
+    json_t *n = json_object_get(root, "normalizer");
+    if (!n || json_is_null(n)) return LR_OK;
+    const char *ty = type_of(n);
+    if (ty && strcmp(ty, "NFC") == 0) { t->nfc = 1; return LR_OK; }
+    if (ty && strcmp(ty, "Sequence") == 0) {
+        json_t *list = json_object_get(n, "normalizers");
+        size_t i;
+        json_t *e;
+        if (!json_is_array(list)) return LR_FAIL(LR_EFORMAT, "%s: normalizer Sequence without a list", t->name);
+        json_array_foreach(list, i, e) {
+            const char *et = type_of(e);
+            if (!et || strcmp(et, "NFC") != 0)
+                return LR_FAIL(LR_EUNSUPPORTED, "%s: normalizer %s is not supported (only NFC)", t->name,
+                               et ? et : "?");
+            t->nfc = 1;
+        }
+        return LR_OK;
+    }
+    return LR_FAIL(LR_EUNSUPPORTED, "%s: normalizer %s is not supported (only NFC)", t->name, ty ? ty : "?");
+}
+
+static int load_pretok(lr_tok *t, json_t *root)
+{
+    json_t *p = json_object_get(root, "pre_tokenizer");
+    const char *ty = type_of(p);
+    if (ty && strcmp(ty, "ByteLevel") == 0) {
+        /* GPT-2 style: ByteLevel splits with its own pattern. */
+        if (json_is_false(json_object_get(p, "use_regex")))
+            return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer ByteLevel without use_regex splits nothing; not supported", t->name);
+        t->pattern = TOK_PAT_GPT2;
+        t->prefix_segment = is_true(json_object_get(p, "add_prefix_space"));
+        return LR_OK;
+    }
+    json_t *list = ty && strcmp(ty, "Sequence") == 0 ? json_object_get(p, "pretokenizers") : NULL;
+    if (!json_is_array(list) || json_array_size(list) != 2)
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer %s is not supported (expected ByteLevel, or a "
+                       "Sequence of Split and ByteLevel)", t->name, ty ? ty : "null");
+    json_t *split = json_array_get(list, 0), *byte = json_array_get(list, 1);
+    const char *st = type_of(split), *bt = type_of(byte);
+    if (!st || strcmp(st, "Split") != 0 || !bt || strcmp(bt, "ByteLevel") != 0)
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Sequence of %s, %s is not supported (expected Split, ByteLevel)",
+                       t->name, st ? st : "?", bt ? bt : "?");
+    json_t *pat = json_object_get(split, "pattern"), *behavior = json_object_get(split, "behavior");
+    json_t *re = json_is_object(pat) ? json_object_get(pat, "Regex") : NULL;
+    if (!json_is_string(re))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Split needs a Regex pattern", t->name);
+    if (!json_is_string(behavior) || strcmp(json_string_value(behavior), "Isolated") != 0 ||
+        is_true(json_object_get(split, "invert")))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Split must be behavior Isolated, invert false", t->name);
+    int pattern = tok_pattern_from_regex(json_string_value(re));
+    if (pattern < 0)
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Split regex is not one of the known patterns "
+                       "(Qwen2/3, Llama-3, GPT-2): %.200s", t->name, json_string_value(re));
+    if (is_true(json_object_get(byte, "use_regex")))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: ByteLevel with use_regex after a Split is not supported", t->name);
+    t->pattern = pattern;
+    t->prefix_piece = is_true(json_object_get(byte, "add_prefix_space"));
+    return LR_OK;
+}
+
+static int load_model(lr_tok *t, json_t *root)
+{
+    json_t *model = json_object_get(root, "model");
+    if (!json_is_object(model)) return LR_FAIL(LR_EFORMAT, "%s: no \"model\" object", t->name);
+    const char *ty = type_of(model);
+    if (ty && strcmp(ty, "BPE") != 0)
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: model type %s is not supported (only BPE)", t->name, ty);
+    json_t *v;
+    if (is_true(json_object_get(model, "byte_fallback")))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: BPE byte_fallback (SentencePiece-style) is not supported", t->name);
+    const char *affix[] = { "continuing_subword_prefix", "end_of_word_suffix" };
+    for (int i = 0; i < 2; i++)
+        if ((v = json_object_get(model, affix[i])) && !json_is_null(v) &&
+            !(json_is_string(v) && json_string_length(v) == 0))
+            return LR_FAIL(LR_EUNSUPPORTED, "%s: BPE %s is not supported", t->name, affix[i]);
+    if ((v = json_object_get(model, "dropout")) && json_is_number(v) && json_number_value(v) > 0)
+        lr_warn("%s: BPE dropout is ignored (encoding is deterministic)", t->name);
+    t->ignore_merges = is_true(json_object_get(model, "ignore_merges"));
+    int rc = load_vocab(t, model);
+    if (rc == LR_OK) rc = load_merges(t, model);
+    json_t *unk = json_object_get(model, "unk_token");
+    if (rc == LR_OK && json_is_string(unk)) {
+        uint8_t *b = malloc(json_string_length(unk) + 1);
+        if (!b) return LR_FAIL(LR_ENOMEM, "unk");
+        size_t n = tok_bytelevel_decode(json_string_value(unk), json_string_length(unk), b);
+        t->unk = tok_vocab_find(t, b, n);
+        free(b);
+        if (t->unk < 0) lr_warn("%s: unk_token is not in the vocabulary", t->name);
+    }
+    return rc;
+}
+
+/* bos_token etc. in tokenizer_config.json: a string, an object with
+ * "content", or null. */
+static int32_t config_token(lr_tok *t, json_t *cfg, const char *key)
+{
+    json_t *v = json_object_get(cfg, key);
+    if (json_is_object(v)) v = json_object_get(v, "content");
+    if (!json_is_string(v)) return -1;
+    const uint8_t *s = (const uint8_t *)json_string_value(v);
+    size_t n = json_string_length(v);
+    int32_t id = -1;
+    /* Added tokens first (the index is not built yet), then the vocabulary. */
+    for (int32_t i = 0; i < t->n && id < 0; i++)
+        if ((t->flags[i] & TOK_ADDED) && t->len[i] == n && memcmp(t->arena + t->off[i], s, n) == 0) id = i;
+    if (id < 0) id = tok_vocab_find(t, s, n);
+    if (id < 0) lr_warn("%s: tokenizer_config %s \"%.40s\" is not a token", t->name, key, json_string_value(v));
+    return id;
+}
+
+static void load_config(lr_tok *t, const char *cfg_text, size_t cfg_len)
+{
+    json_error_t err;
+    json_t *cfg = json_loadb(cfg_text, cfg_len, 0, &err);
+    if (!json_is_object(cfg)) {
+        lr_warn("%s: tokenizer_config.json ignored: line %d: %s", t->name, err.line, err.text);
+        json_decref(cfg);
+        return;
+    }
+    t->bos = config_token(t, cfg, "bos_token");
+    t->eos = config_token(t, cfg, "eos_token");
+    t->pad = config_token(t, cfg, "pad_token");
+    int32_t unk = config_token(t, cfg, "unk_token");
+    if (unk >= 0) t->unk = unk;
+    t->add_bos = is_true(json_object_get(cfg, "add_bos_token"));
+    json_decref(cfg);
+}
+
+int lr_tok_load_hf_mem(const char *json, size_t len, const char *config_json, size_t config_len,
+                       const char *name, lr_tok **out)
+{
+    *out = NULL;
+    if (!name) name = "tokenizer.json";
+    json_error_t err;
+    json_t *root = json_loadb(json, len, 0, &err);
+    if (!root) return LR_FAIL(LR_EFORMAT, "%s: JSON error at line %d column %d: %s", name, err.line, err.column, err.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return LR_FAIL(LR_EFORMAT, "%s: not a JSON object", name);
+    }
+    lr_tok *t;
+    int rc = tok_create(name, &t);
+    if (rc == LR_OK) rc = load_model(t, root);
+    if (rc == LR_OK) rc = load_added(t, root);
+    if (rc == LR_OK) rc = load_normalizer(t, root);
+    if (rc == LR_OK) rc = load_pretok(t, root);
+    if (rc == LR_OK) {
+        const char *dt = type_of(json_object_get(root, "decoder"));
+        if (dt && strcmp(dt, "ByteLevel") != 0)
+            lr_warn("%s: decoder %s ignored; tokens decode byte-level", name, dt);
+        if (config_json) load_config(t, config_json, config_len);
+        rc = tok_finish(t);
+    }
+    json_decref(root);
+    if (rc) { lr_tok_free(t); return rc; }
+    *out = t;
+    return LR_OK;
+}
+
+int lr_tok_load_hf(const char *path, lr_tok **out)
+{
+    *out = NULL;
+    char *json, *cfg = NULL;
+    size_t len, cfg_len = 0;
+    int rc = read_file(path, &json, &len);
+    if (rc) return rc;
+    /* tokenizer_config.json beside it, when there is one. */
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+    char *cpath = malloc(dir + sizeof "tokenizer_config.json");
+    if (cpath) {
+        memcpy(cpath, path, dir);
+        strcpy(cpath + dir, "tokenizer_config.json");
+        FILE *f = fopen(cpath, "rb");
+        if (f) {
+            fclose(f);
+            if (read_file(cpath, &cfg, &cfg_len) != LR_OK) {
+                lr_warn("%s: ignored: %s", cpath, lr_errmsg());
+                cfg = NULL;
+            }
+        }
+        free(cpath);
+    }
+    rc = lr_tok_load_hf_mem(json, len, cfg, cfg_len, path, out);
+    free(json);
+    free(cfg);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* The interface every decode backend implements (CPU reference, GPU). The
+ * public API (rt/leechrt.h) owns the model, the tokenizer and the sampler and
+ * drives an engine only through these four calls, so a backend is one table
+ * of function pointers plus its own state.
+ *
+ * Contract of a step: the engine runs the model on `token` at position
+ * e->pos, appends that position's keys and values to its cache, advances
+ * e->pos by one and returns the next-token logits (vocab floats, owned by the
+ * engine, valid until the next call on it). A step at e->pos == e->max_context
+ * fails with LR_ERANGE and changes nothing. reset empties the cache (pos 0)
+ * without freeing it. */
+#ifndef LR_ENGINE_H
+#define LR_ENGINE_H
+#include "loader/model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct lr_engine lr_engine;
+
+typedef struct lr_engine_opts {
+    int max_context;      /* positions the cache may hold; 0 = the model's max_context */
+    int device;           /* GPU ordinal */
+    int nthreads;         /* CPU: threads for matvecs and dequantization; 0 = all cores */
+    size_t cache_bytes;   /* CPU: budget for f32 copies of the weights; 0 = half the free memory */
+} lr_engine_opts;
+
+/* Debug hook: the residual stream after each layer, so two backends can be
+ * compared layer by layer. layer -1 is the embedding row, 0..L-1 the stream
+ * after layer l, L the final-normed vector the head reads; x has n floats
+ * and is only valid during the call. */
+typedef void (*lr_layer_fn)(void *user, int layer, int pos, const float *x, int n);
+
+typedef struct lr_engine_ops {
+    const char *name; /* "cpu", "gpu" */
+    /* m stays open (owned by the caller) until close; lr_model_path(m) names
+     * the file for a backend that wants its own mapping or loader. */
+    int (*open)(const lr_model *m, const lr_engine_opts *o, lr_engine **out);
+    int (*reset)(lr_engine *e);
+    int (*step)(lr_engine *e, int32_t token, const float **logits);
+    void (*close)(lr_engine *e);
+} lr_engine_ops;
+
+/* The head of every backend's state (its first member), read and written by
+ * the caller through these fields only. */
+struct lr_engine {
+    const lr_engine_ops *ops;
+    const lr_model *model;
+    int pos;                 /* tokens in the cache: the position of the next step */
+    int max_context;
+    double launches_per_step;/* GPU: kernel launches (graph nodes) of one step; 0 on the CPU */
+    lr_layer_fn on_layer;    /* NULL = off; a GPU backend may run slower while set */
+    void *on_layer_user;
+};
+
+/* The backends. The GPU table is a stub answering LR_ENODEV (no device) or
+ * LR_EUNSUPPORTED until rt/engine_gpu.c replaces rt/engine_gpu_stub.c. */
+extern const lr_engine_ops lr_engine_cpu_ops;
+extern const lr_engine_ops lr_engine_gpu_ops;
+
+#endif

@@ -1,0 +1,45 @@
+// Output head read in place from the int8 table (no transposed copy):
+// logits[r] = sum_i (q[r][i] * s + b) * x[i] with per-group (64) f16 scale and
+// bias, computed as s * sum(q x) + b * sum(x) per group. A warp per row (or
+// LR_RPW rows); each lane loads 16 int8 weights at a time.
+// @spec op_head_int8g threads=256 rpw=2 group=64
+#include "lr_common.cuh"
+
+#define WARPS (LR_THREADS / 32)
+
+extern "C" __global__ void __launch_bounds__(LR_THREADS)
+LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
+          int vocab, int hidden)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int row0 = (blockIdx.x * WARPS + warp) * LR_RPW, ng = hidden / LR_GROUP;
+    float acc[LR_RPW];
+#pragma unroll
+    for (int r = 0; r < LR_RPW; r++) acc[r] = 0.f;
+    for (int c = lane * 16; c < hidden; c += 32 * 16) {
+        const float4 *xp = (const float4 *)(x + c);
+        const float4 x0 = xp[0], x1 = xp[1], x2 = xp[2], x3 = xp[3];
+        const float xs[16] = { x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w,
+                               x2.x, x2.y, x2.z, x2.w, x3.x, x3.y, x3.z, x3.w };
+        float xsum = 0.f;
+#pragma unroll
+        for (int k = 0; k < 16; k++) xsum += xs[k];
+        const int g = c / LR_GROUP;
+#pragma unroll
+        for (int r = 0; r < LR_RPW; r++) {
+            const int row = min(row0 + r, vocab - 1);
+            const uint4 w = lr_ld_stream16(q + (u64)row * hidden + c);
+            const u32 ws[4] = { w.x, w.y, w.z, w.w };
+            float d = 0.f;
+#pragma unroll
+            for (int k = 0; k < 16; k++) d += (float)(i8)(ws[k >> 2] >> (8 * (k & 3))) * xs[k];
+            const u32 p = *(const u32 *)(sb + ((u64)row * ng + g) * 2);
+            acc[r] += lr_h2f((u16)(p & 0xffff)) * d + lr_h2f((u16)(p >> 16)) * xsum;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < LR_RPW; r++) {
+        const float s = lr_warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < vocab) logits[row0 + r] = s;
+    }
+}

@@ -1,0 +1,124 @@
+/* bench_load: times loading a model artifact (parse, validate, verify,
+ * unfold, upload) from the page cache and writes a CSV row (arm=load). */
+#include "loader/load.h"
+#include "loader/synthetic.h"
+#include "rt/cu.h"
+#include "util/benchcsv.h"
+#include "util/err.h"
+#include "util/progress.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_load [-m MODEL.lrt] [-c CONFIG] [--csv PATH] [--runs N] [--threads N]\n"
+            "                  [--layouts L1,L2] [--host-only] [--help]\n"
+            "Loads a model artifact end to end (parse, validate, verify every tensor, unfold into the\n"
+            "VRAM layouts, upload) from the page cache and reports the wall time of each run; the CSV\n"
+            "row (arm=load) carries the median in the us column.\n"
+            "  -m MODEL     artifact (default /tmp/leechrt-synthetic-CONFIG.lrt, generated if missing)\n"
+            "  -c CONFIG    synthetic config for the default model and the CSV model column (default 4B)\n"
+            "  --csv PATH   append the CSV row there (header written if the file is new)\n"
+            "  --runs N     timed loads after one page-cache warm-up read (default 3)\n"
+            "  --threads N  unfold threads (default: all cores)\n"
+            "  --layouts L  preferred VRAM layouts, e.g. planes14 (default: passthroughs)\n"
+            "  --host-only  unfold into host memory, no GPU\n");
+}
+
+/* Reads the file once so the timed runs start from the page cache. */
+static double warm(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    static char buf[8 << 20];
+    double t0 = lr_now();
+    while (read(fd, buf, sizeof buf) > 0) {}
+    close(fd);
+    return lr_now() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *config = "4B", *csv = NULL;
+    lr_load_opts o = { 0 };
+    int runs = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--host-only")) { o.host_only = 1; continue; }
+        if (!v) { fprintf(stderr, "bench_load: %s needs a value\n", a); usage(stderr); return 2; }
+        if (!strcmp(a, "-m")) model = v;
+        else if (!strcmp(a, "-c")) config = v;
+        else if (!strcmp(a, "--csv")) csv = v;
+        else if (!strcmp(a, "--runs")) runs = atoi(v);
+        else if (!strcmp(a, "--threads")) o.nthreads = atoi(v);
+        else if (!strcmp(a, "--layouts")) o.layouts = v;
+        else { fprintf(stderr, "bench_load: unknown option %s\n", a); usage(stderr); return 2; }
+        i++;
+    }
+    if (runs < 1 || runs > 100) runs = 3;
+    char defpath[256];
+    if (!model) {
+        snprintf(defpath, sizeof defpath, "/tmp/leechrt-synthetic-%s.lrt", config);
+        model = defpath;
+    }
+    struct stat st;
+    if (stat(model, &st) != 0) {
+        lr_model_config c;
+        if (lr_synth_config(config, &c)) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 2; }
+        lr_progress p;
+        lr_synth_opts so = { .seed = 1, .gain_bits = 1, .progress = &p };
+        double t0 = lr_now();
+        if (lr_synth_write(model, &c, &so)) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
+        printf("generated %s in %.2f s\n", model, lr_now() - t0);
+    }
+    printf("warm-up read: %.2f s\n", warm(model));
+
+    double *wall = calloc((size_t)runs, sizeof *wall);
+    lr_load_report rep = { 0 };
+    char status[320] = "";
+    int ntensors = 0;
+    for (int r = 0; r < runs; r++) {
+        lr_loaded_model *lm;
+        lr_progress p;
+        o.progress = r == 0 ? &p : NULL;
+        if (lr_load(model, &o, &lm)) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
+        wall[r] = lm->report.s_total;
+        rep = lm->report;
+        ntensors = lm->n;
+        snprintf(status, sizeof status, "%s", lm->device_status);
+        printf("run %d: %.3f s (validate %.1f ms, verify+unfold+upload %.3f s)\n", r + 1, wall[r], 1e3 * rep.s_open,
+               rep.s_unfold);
+        lr_loaded_free(lm);
+    }
+    qsort(wall, (size_t)runs, sizeof *wall, cmp_double);
+    double med = wall[runs / 2];
+    printf("%s: %d tensors, %llu parameters; %s\n", model, ntensors, (unsigned long long)rep.params, status);
+    printf("file   %.3f GB payload, %.3f b/w whole model (embedding included), %.3f b/w projections\n",
+           (double)rep.file_bytes / 1e9, rep.bpw_file, rep.bpw_proj_file);
+    printf("device %.3f GB, %.3f b/w whole model, %.3f b/w projections\n", (double)rep.device_bytes / 1e9,
+           rep.bpw_device, rep.bpw_proj_device);
+    printf("load   median %.3f s, best %.3f s (%.2f GB/s of file payload)\n", med, wall[0],
+           (double)rep.file_bytes / 1e9 / med);
+
+    char dev[200] = "host";
+    if (!o.host_only && lr_cu_available()) snprintf(dev, sizeof dev, "%s (%s)", lr_cu_device()->name, lr_cu_device()->arch);
+    lr_csv out;
+    if (lr_csv_open(&out, csv, NULL, dev)) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
+    lr_csv_row(&out, "load,%s,all,,,%.3f,%.1f,%.2f,,", config, rep.bpw_device, 1e6 * med, (double)rep.file_bytes / 1e9 / med);
+    lr_csv_close(&out);
+    free(wall);
+    return 0;
+}
