@@ -4,7 +4,9 @@
 #define LR_GEMV_LEECH_H
 #include "jit/spec.h"
 #include "kernels/gemv_arm.h"
+#include "layouts/leech_vram/i8.h"
 #include "layouts/leech_vram/p14.h"
+#include "loader/model.h"
 #include "rt/call.h"
 
 #include <stdint.h>
@@ -28,6 +30,9 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
 /* The weight the kernel multiplies at (row, col < 24 nblk), before the row
  * scale, decoded from the raw layout bytes exactly as the kernel does. */
 float lr_gemv_leech_p14_weight(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int col);
+/* The tuning table's entry for arm "leech_p14" (knobs threads, rpw = row
+ * groups per CTA, extra0 = prefetch: -1 off, 0 default, 1 on), else
+ * 256 threads, 1 row group, prefetch. */
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols);
 int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                            int smem_budget);
@@ -35,5 +40,68 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
 #define LR_GEMV_LEECH_TOL 2e-4
 
 extern const lr_gemv_arm lr_arm_leech_p14;
+
+/* ---- I8x, int8 tensor cores (templates/gemv_leech_i8.cu) ----
+ * y[r] = row_scale[r] * (sum_sc xs_sc sum_b s_b dot_b + sum_e dw_e x[col_e])
+ *        + sum_j tail[r][j] x[24 nblk + j]
+ * with dot_b the exact integer dot of the block's int8 weights and x's
+ * 16-bit fixed point xi = rint(x * (32639 / m_sc)) (m_sc = max |x| over the
+ * 192 columns of super-chunk sc, xs_sc = m_sc / 32639, both f32 as the
+ * kernel computes them). The reference mirrors the quantization exactly and
+ * accumulates in f64: the kernel differs by its f32 epilogue only. */
+extern const lr_kernel_desc lr_gemv_leech_i8_desc;
+void lr_gemv_leech_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                           const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                           float *y, int32_t rows, int32_t cols);
+void lr_gemv_leech_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                               const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                               float *y, int32_t rows, int32_t cols);
+/* x as the kernel quantizes it: xi[24 nblk rounded up to 192] and xs[sc]. */
+void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *xs);
+/* Tuning table "leech_i8" (threads, rpw = row groups per CTA, extra0 =
+ * prefetch -1/0/1), else 256 threads, 1 row group, prefetch. */
+lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols);
+int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
+                          int smem_budget);
+/* Verify tolerance relative to sum |w x| (f32 epilogue only). */
+#define LR_GEMV_LEECH_I8_TOL 2e-5
+/* Against exact dense f64 weights and exact x: x's 16-bit quantization per
+ * 192 columns (|error| <= m_sc / 65278 per element). */
+#define LR_GEMV_LEECH_I8_DENSE_TOL 1e-4
+
+/* Arguments for lr_call_* over a layout (exception arrays never empty). */
+void lr_gemv_leech_i8_args(lr_i8 *L, float *x, float *y, lr_arg a[11]);
+
+extern const lr_gemv_arm lr_arm_leech_i8;
+
+/* ---- Engine API: Leech tensors of the artifact as one device matrix ----
+ * lr_leech_dev_upload unfolds one or more Leech tensor views with the same
+ * columns, ball and gain width (q|k|v, gate|up: rows concatenated in order,
+ * any row counts; each keeps its own gain centroids, see
+ * layouts/leech_vram/p14.h) into Planes14 with nthreads threads (0 = all
+ * cores), uploads it in one copy (rt/cu.h) and gets the kernel for the
+ * current device (geometry from the tuning table, arm "leech_p14").
+ * LR_EINVAL naming the tensors for mismatched gain widths, columns, balls
+ * or codecs. Input rotations are the engine's business (applied to x
+ * before the call): lr_leech_dev_rotation says whether one x can feed all
+ * parts.
+ * lr_leech_dev_gemv enqueues y = W x on s: x f32 [cols], y f32 [rows] (the
+ * parts' outputs back to back), device pointers; no allocation, no sync:
+ * graph-capturable. Concurrent launches on distinct streams are fine. */
+typedef struct lr_leech_dev lr_leech_dev;
+int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, lr_leech_dev **out);
+int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
+/* Device bytes held (the whole image: records, class tables, scales, tail). */
+size_t lr_leech_dev_bytes(const lr_leech_dev *m);
+int lr_leech_dev_rows(const lr_leech_dev *m);
+int lr_leech_dev_cols(const lr_leech_dev *m);
+/* Row where part i starts (i = nparts: total rows). */
+int lr_leech_dev_part_row(const lr_leech_dev *m, int i);
+/* The parts' shared input rotation; LR_EINVAL (naming two tensors) when
+ * they differ, i.e. when the concatenation cannot be fed one x. */
+int lr_leech_dev_rotation(const lr_leech_dev *m, int *kind, uint64_t *seed);
+/* The launch geometry in use. */
+lr_leech_geom lr_leech_dev_geom(const lr_leech_dev *m);
+void lr_leech_dev_free(lr_leech_dev *m);
 
 #endif

@@ -3,6 +3,7 @@
  * benchmark arm. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/random.h"
 #include "util/err.h"
@@ -79,9 +80,13 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
 
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
-    (void)cols;
     lr_leech_geom g = { 256, 1, 1 };
-    (void)rows;
+    int t[LR_TUNE_KNOBS];
+    if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
+        if (t[0]) g.threads = t[0];
+        if (t[1]) g.rg = t[1];
+        if (t[4]) g.prefetch = t[4] > 0;
+    }
     return g;
 }
 

@@ -235,3 +235,9 @@ static void gemv_rot(const uint16_t *W, const float *x, float *y, const uint32_t
     }
     free(xr);
 }
+
+uint64_t lr_rot_seed_for_width(uint64_t model_seed, uint64_t width)
+{
+    uint64_t x = model_seed ^ (width * 0x9e3779b97f4a7c15ull);
+    return lr_splitmix64(&x);
+}

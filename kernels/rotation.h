@@ -40,6 +40,10 @@ typedef struct lr_rot {
 /* m = largest power of two dividing n, k = n/m. LR_EUNSUPPORTED outside
  * k <= LR_ROT_MAX_K, LR_ROT_MIN_M <= m <= LR_ROT_MAX_M. */
 int lr_rot_factor(int n, int *m, int *k);
+/* The rotation seed of every projection whose input has `width` columns in a
+ * model made from `model_seed`: one seed per input width, so projections that
+ * share an input (q|k|v, gate|up) share one rotation and can be fused. */
+uint64_t lr_rot_seed_for_width(uint64_t model_seed, uint64_t width);
 int lr_rot_init(lr_rot *r, int n, uint64_t seed);
 void lr_rot_free(lr_rot *r);
 /* -1 or +1 for element i. */

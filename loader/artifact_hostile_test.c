@@ -3,6 +3,7 @@
  * itself, so the check under test is the one that fires) and requires the
  * reader to refuse it with LR_EFORMAT (or LR_EUNSUPPORTED) and a message
  * naming the file, the tensor where there is one, and the problem. */
+#include "layouts/leech/leech.h"
 #include "loader/artifact_testlib.h"
 #include "test/t.h"
 
@@ -422,6 +423,25 @@ static int test_payload(void)
     memset(tl_data(b, r) + lra_rd64(r + LRA_T_PARTS + 16), 0xff, 12);
     tl_refresh(b, g_micro_n);
     REFUSED(b, g_micro_n, LR_EFORMAT, "tensor blk.0.attn_q", "outside L24(12)");
+    /* Indices at the edge of the ball, in the last block and a middle one
+     * (the one-gain-bit fast path and its byte-wise tail). */
+    static const uint64_t blocks[2] = { 255, 77 };
+    for (int k = 0; k < 2; k++)
+        for (int over = 0; over < 2; over++) {
+            memcpy(b, g_micro, g_micro_n);
+            r = tl_record(b, "blk.0.ffn_down");
+            uint8_t *a = tl_data(b, r) + lra_rd64(r + LRA_T_PARTS + 16) + 6 * blocks[k];
+            uint64_t v = (LR_LEECH_BALL12_POINTS - 1 + (uint64_t)over) << 1 | 1;
+            for (int i = 0; i < 6; i++) a[i] = (uint8_t)(v >> (40 - 8 * i));
+            tl_refresh(b, g_micro_n);
+            if (over) {
+                REFUSED(b, g_micro_n, LR_EFORMAT, "tensor blk.0.ffn_down", "outside L24(12)");
+            } else {
+                lr_model *m;
+                T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+                lr_model_close(m);
+            }
+        }
     memcpy(b, g_micro, g_micro_n);
     r = tl_record(b, "blk.0.attn_k");
     lra_wrf32(tl_data(b, r) + 4 * 3, NAN);

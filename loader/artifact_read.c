@@ -114,10 +114,15 @@ static int parse_header(lr_model *m, section *sect, int *nsect)
         sect[i] = s;
         reg[nreg++] = (region){ s.off, s.len, section_name(s.type) };
     }
+    /* Sorted by start, a region overlaps an earlier one iff it starts
+     * before the furthest end so far (empty regions overlap nothing). */
     qsort(reg, (size_t)nreg, sizeof reg[0], cmp_region);
-    for (int i = 1; i < nreg; i++)
-        if (reg[i].len && reg[i - 1].off + reg[i - 1].len > reg[i].off)
-            return BAD(m, "%s overlaps %s", reg[i].what, reg[i - 1].what);
+    int far = 0;
+    for (int i = 1; i < nreg; i++) {
+        if (!reg[i].len) continue;
+        if (reg[far].off + reg[far].len > reg[i].off) return BAD(m, "%s overlaps %s", reg[i].what, reg[far].what);
+        if (reg[i].off + reg[i].len > reg[far].off + reg[far].len) far = i;
+    }
     *nsect = (int)sc;
     return LR_OK;
 }
@@ -405,11 +410,13 @@ static int parse_tensors(lr_model *m, const section *s)
     }
     if (!rc) {
         sort_indices(m, by_off, cmp_by_offset);
+        const lr_tensor_view *far = &m->t[by_off[0]]; /* the furthest-reaching so far */
         for (int i = 1; i < m->n && !rc; i++) {
-            const lr_tensor_view *a = &m->t[by_off[i - 1]], *b = &m->t[by_off[i]];
-            if (a->file_offset + a->data_bytes > b->file_offset)
+            const lr_tensor_view *b = &m->t[by_off[i]];
+            if (far->file_offset + far->data_bytes > b->file_offset)
                 rc = BADT(m, b->name, "data [%llu, +%llu) overlaps tensor %s [%llu, +%llu)", (ull)b->file_offset,
-                          (ull)b->data_bytes, a->name, (ull)a->file_offset, (ull)a->data_bytes);
+                          (ull)b->data_bytes, far->name, (ull)far->file_offset, (ull)far->data_bytes);
+            if (b->file_offset + b->data_bytes > far->file_offset + far->data_bytes) far = b;
         }
     }
     free(by_off);
@@ -431,6 +438,9 @@ static int parse(lr_model *m)
         if (sect[i].type == LRA_SECT_TENSORS) tt = &sect[i];
         if (sect[i].type == LRA_SECT_DATA) data = &sect[i];
     }
+    m->nsect = nsect;
+    for (int i = 0; i < nsect; i++)
+        m->sect[i] = (lr_section_info){ sect[i].type, sect[i].subtype, sect[i].off, sect[i].len, sect[i].sum };
     if (!cfg) return BAD(m, "no config section");
     if (!tt) return BAD(m, "no tensor table section");
     if (!data) return BAD(m, "no data section");
@@ -537,6 +547,12 @@ const lr_tensor_view *lr_model_layer_tensor(const lr_model *m, int layer, const 
     char name[64];
     lr_tensor_name(name, layer, role);
     return lr_model_tensor(m, name);
+}
+
+int lr_model_section_count(const lr_model *m) { return m->nsect; }
+const lr_section_info *lr_model_section_at(const lr_model *m, int i)
+{
+    return i >= 0 && i < m->nsect ? &m->sect[i] : NULL;
 }
 
 int lr_model_tokenizer(const lr_model *m, int *kind, const void **blob, size_t *n)

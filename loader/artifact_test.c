@@ -395,6 +395,35 @@ static int test_bad_configs_refused_by_writer(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
+/* The fuzz seeds stay meaningful: the valid ones open, the mutated ones are
+ * refused (run from the repository root, as test/run.sh does). */
+static int test_fuzz_seeds(void)
+{
+    const char *dir = "loader/corpus/artifact";
+    DIR *d = opendir(dir);
+    T_SKIP_IF(!d, "loader/corpus/artifact not found from this folder");
+    struct dirent *e;
+    int valid = 0, bad = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        lr_model *m;
+        int rc = lr_model_open(p, 0, &m);
+        if (!strncmp(e->d_name, "valid-", 6)) {
+            T_ASSERT(rc == LR_OK, "%s: %s", p, lr_errmsg());
+            lr_model_close(m);
+            valid++;
+        } else {
+            T_ASSERT(rc != LR_OK, "%s accepted", p);
+            bad++;
+        }
+    }
+    closedir(d);
+    T_ASSERT(valid >= 2 && bad >= 5, "%d valid and %d mutated seeds", valid, bad);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
        T_CASE(test_tokenizer_gzip), T_CASE(test_writer_never_leaves_partial_files),
        T_CASE(test_bad_configs_refused_by_writer))

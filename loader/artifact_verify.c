@@ -26,6 +26,27 @@ static int check_f16(const lr_model *m, const lr_tensor_view *t, const char *wha
     return LR_OK;
 }
 
+/* With one gain bit (the served case) a block is exactly 6 bytes, the
+ * big-endian value index << 1 | gain: one load and compare per block, about
+ * 10x faster than the general unpacker it must agree with (both run in the
+ * tests). Returns the first block whose index is outside the ball, or nb. */
+static uint64_t first_bad_g1(const uint8_t *a, uint64_t nb, uint64_t npts)
+{
+    uint64_t i = 0;
+    for (; i + 1 < nb; i++) { /* 8-byte loads stay inside the archive until the last block */
+        uint64_t v;
+        memcpy(&v, a + 6 * i, 8);
+        if ((__builtin_bswap64(v) >> 17) >= npts) return i;
+    }
+    for (; i < nb; i++) {
+        const uint8_t *p = a + 6 * i;
+        uint64_t v = (uint64_t)p[0] << 40 | (uint64_t)p[1] << 32 | (uint64_t)p[2] << 24 | (uint64_t)p[3] << 16 |
+                     (uint64_t)p[4] << 8 | p[5];
+        if ((v >> 1) >= npts) return i;
+    }
+    return nb;
+}
+
 /* Indices are unpacked 4096 blocks at a time: a multiple of 8 blocks always
  * starts on a byte boundary whatever the gain bits. */
 static int check_leech(const lr_model *m, const lr_tensor_view *t)
@@ -41,6 +62,11 @@ static int check_leech(const lr_model *m, const lr_tensor_view *t)
     uint8_t gain[CHUNK];
     uint64_t nb = t->rows * (uint64_t)L->nblk, npts = lr_leech_ball_points(L->max_shell);
     unsigned bits = (unsigned)(LR_LEECH_INDEX_BITS + L->gain_bits);
+    if (L->gain_bits == 1 && L->archive_bytes == nb * 6) {
+        uint64_t bad = first_bad_g1(L->archive, nb, npts);
+        if (bad == nb) return LR_OK;
+        /* Fall through to the general unpacker for its message. */
+    }
     for (uint64_t b0 = 0; b0 < nb; b0 += CHUNK) {
         uint64_t n = nb - b0 < CHUNK ? nb - b0 : CHUNK;
         size_t at = (size_t)(b0 / 8 * bits), len = lr_leech_archive_bytes(n, L->gain_bits);

@@ -113,6 +113,15 @@ const lr_tensor_view *lr_model_tensor(const lr_model *m, const char *name);
 /* By layer and role ("attn_q", see loader/arch.h); NULL if absent. */
 const lr_tensor_view *lr_model_layer_tensor(const lr_model *m, int layer, const char *role);
 
+/* The file's sections as recorded (for inspect): type 1 config, 2 tokenizer,
+ * 3 tensor table, 4 data. */
+typedef struct lr_section_info {
+    uint32_t type, subtype;
+    uint64_t offset, bytes, checksum;
+} lr_section_info;
+int lr_model_section_count(const lr_model *m);
+const lr_section_info *lr_model_section_at(const lr_model *m, int i);
+
 /* Tokenizer blob as stored (kind: 0 none, 1 tokenizer.json, 2 gzip'd
  * tokenizer.json). */
 enum { LR_TOK_NONE = 0, LR_TOK_JSON = 1, LR_TOK_JSON_GZIP = 2 };

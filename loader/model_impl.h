@@ -15,6 +15,8 @@ struct lr_model {
     const uint8_t *tok;
     size_t tok_bytes;
     uint64_t data_off, data_len, data_sum;
+    int nsect;
+    lr_section_info sect[16];
     int n;
     lr_tensor_view *t;         /* file order */
     char (*names)[64];

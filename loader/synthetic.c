@@ -4,6 +4,7 @@
  * written sequentially and each job's bytes depend only on (seed, tensor,
  * part, first row). */
 #include "loader/synthetic.h"
+#include "kernels/rotation.h"
 #include "layouts/leech/leech.h"
 #include "loader/arch.h"
 #include "loader/artifact_write.h"
@@ -69,6 +70,7 @@ static const float k_centroids[3][4] = { { 1.0f }, { 0.87f, 1.12f }, { 0.75f, 0.
 
 static void make_desc(const lr_arch_tensor *a, int index, const lr_synth_opts *o, lr_tensor_desc *d)
 {
+    (void)index; /* seeds depend on the input width, not the tensor position */
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", a->name);
     d->ndim = a->ndim;
@@ -85,8 +87,8 @@ static void make_desc(const lr_arch_tensor *a, int index, const lr_synth_opts *o
         d->leech.max_shell = 12;
         d->leech.gain_bits = o->gain_bits;
         d->leech.rot_kind = LR_ROT_HADAMARD;
-        uint64_t s = o->seed ^ (0x5eedull << 48) ^ (uint64_t)index;
-        d->leech.rot_seed = lr_splitmix64(&s);
+        /* one seed per input width: q|k|v and gate|up share a rotation and fuse */
+        d->leech.rot_seed = lr_rot_seed_for_width(o->seed, a->dims[1]);
         memcpy(d->leech.centroid, k_centroids[o->gain_bits], sizeof d->leech.centroid);
     }
 }

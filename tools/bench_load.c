@@ -1,5 +1,6 @@
 /* bench_load: times loading a model artifact (parse, validate, verify,
  * unfold, upload) from the page cache and writes a CSV row (arm=load). */
+#include "layouts/leech_vram/p14_layout.h"
 #include "loader/load.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
@@ -18,7 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_load [-m MODEL.lrt] [-c CONFIG] [--csv PATH] [--runs N] [--threads N]\n"
-            "                  [--layouts L1,L2] [--host-only] [--help]\n"
+            "                  [--layouts L1,L2] [--host-only] [--per-tensor] [--help]\n"
             "Loads a model artifact end to end (parse, validate, verify every tensor, unfold into the\n"
             "VRAM layouts, upload) from the page cache and reports the wall time of each run; the CSV\n"
             "row (arm=load) carries the median in the us column.\n"
@@ -27,8 +28,10 @@ static void usage(FILE *f)
             "  --csv PATH   append the CSV row there (header written if the file is new)\n"
             "  --runs N     timed loads after one page-cache warm-up read (default 3)\n"
             "  --threads N  unfold threads (default: all cores)\n"
-            "  --layouts L  preferred VRAM layouts, e.g. planes14 (default: passthroughs)\n"
-            "  --host-only  unfold into host memory, no GPU\n");
+            "  --layouts L  preferred VRAM layouts, e.g. planes14 (default: passthroughs: leech-archive,\n"
+            "               int8g, dense)\n"
+            "  --host-only  unfold into host memory, no GPU\n"
+            "  --per-tensor list every tensor's layout, file bytes and device bytes (last run)\n");
 }
 
 /* Reads the file once so the timed runs start from the page cache. */
@@ -53,11 +56,12 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *config = "4B", *csv = NULL;
     lr_load_opts o = { 0 };
-    int runs = 3;
+    int runs = 3, per_tensor = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--host-only")) { o.host_only = 1; continue; }
+        if (!strcmp(a, "--per-tensor")) { per_tensor = 1; continue; }
         if (!v) { fprintf(stderr, "bench_load: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-c")) config = v;
@@ -69,6 +73,7 @@ int main(int argc, char **argv)
         i++;
     }
     if (runs < 1 || runs > 100) runs = 3;
+    if (lr_leech_vram_register_layouts()) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
     char defpath[256];
     if (!model) {
         snprintf(defpath, sizeof defpath, "/tmp/leechrt-synthetic-%s.lrt", config);
@@ -101,6 +106,13 @@ int main(int argc, char **argv)
         snprintf(status, sizeof status, "%s", lm->device_status);
         printf("run %d: %.3f s (validate %.1f ms, verify+unfold+upload %.3f s)\n", r + 1, wall[r], 1e3 * rep.s_open,
                rep.s_unfold);
+        if (per_tensor && r == runs - 1)
+            for (int i = 0; i < lm->n; i++) {
+                const lr_loaded_tensor *t = &lm->t[i];
+                printf("  %-24s %-14s %12llu file %12zu device %7.3f b/w\n", t->view->name, t->layout->name,
+                       (unsigned long long)t->file_bytes, t->plan.bytes,
+                       8.0 * (double)t->plan.bytes / (double)t->view->nelem);
+            }
         lr_loaded_free(lm);
     }
     qsort(wall, (size_t)runs, sizeof *wall, cmp_double);
@@ -117,7 +129,15 @@ int main(int argc, char **argv)
     if (!o.host_only && lr_cu_available()) snprintf(dev, sizeof dev, "%s (%s)", lr_cu_device()->name, lr_cu_device()->arch);
     lr_csv out;
     if (lr_csv_open(&out, csv, NULL, dev)) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
-    lr_csv_row(&out, "load,%s,all,,,%.3f,%.1f,%.2f,,", config, rep.bpw_device, 1e6 * med, (double)rep.file_bytes / 1e9 / med);
+    /* arm "load" for the passthroughs, "load:<layouts>" otherwise (a comma would split the column). */
+    char arm[96] = "load";
+    if (o.layouts) {
+        snprintf(arm, sizeof arm, "load:%s", o.layouts);
+        for (char *q = arm; *q; q++)
+            if (*q == ',') *q = '+';
+    }
+    lr_csv_row(&out, "%s,%s,all,,,%.3f,%.1f,%.2f,,", arm, config, rep.bpw_device, 1e6 * med,
+               (double)rep.file_bytes / 1e9 / med);
     lr_csv_close(&out);
     free(wall);
     return 0;

@@ -15,7 +15,7 @@ the input is already NFC). allow_special=0 uses encode_special_tokens=True
 (special added tokens are split as plain text; non-special ones still match).
 
 --pretok: piece boundaries of the three split patterns (Qwen2/3, Llama-3,
-GPT-2) from tokenizers' own regex engine: pattern TAB text hex TAB the byte
+GPT-2, and GPT-2 after a Digits split: smollm, digitruns) from tokenizers' own regex engine: pattern TAB text hex TAB the byte
 offsets where pieces end. --nfc: input hex TAB NFC hex (tokenizers' NFC).
 --lossy: bytes hex TAB bytes.decode('utf-8', 'replace') hex.
 """
@@ -154,9 +154,13 @@ def pretok_cases(n_random, seed):
         'qwen2': pre_tokenizers.Split(Regex(QWEN2_RE), 'isolated'),
         'llama3': pre_tokenizers.Split(Regex(LLAMA3_RE), 'isolated'),
         'gpt2': pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        'smollm': pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                           pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]),
+        'digitruns': pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False),
+                                              pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]),
     }
     rnd = random.Random(seed)
-    texts = [t for name, _, t in designed_cases() if t and len(t) < 400] + [random_text(rnd) for _ in range(n_random)]
+    texts = [t for name, _, t in designed_cases() if t and len(t) < 300] + [random_text(rnd) for _ in range(n_random)]
     print('# Pre-tokenizer piece ends from Hugging Face tokenizers %s (tools/gen_tok_fixtures.py --pretok).'
           % tokenizers.__version__)
     for name, pt in pats.items():
@@ -217,7 +221,7 @@ def main():
     ap.add_argument('--lossy', action='store_true')
     args = ap.parse_args()
     if args.pretok:
-        return pretok_cases(args.random or 40, args.seed)
+        return pretok_cases(args.random or 20, args.seed)
     if args.nfc:
         return nfc_cases(args.seed)
     if args.lossy:

@@ -65,6 +65,12 @@ int main(int argc, char **argv)
     const lr_model_config *c = lr_model_cfg(m);
     printf("file         %s (%zu bytes, format version 1, structure valid in %.1f ms)\n", path, lr_model_file_bytes(m),
            1e3 * t_open);
+    static const char *const sname[] = { "?", "config", "tokenizer", "tensor table", "data" };
+    for (int i = 0; i < lr_model_section_count(m); i++) {
+        const lr_section_info *s = lr_model_section_at(m, i);
+        printf("%-12s %-13s at %12llu, %12llu bytes, xxh3 %016llx\n", i ? "" : "sections", sname[s->type <= 4 ? s->type : 0],
+               (unsigned long long)s->offset, (unsigned long long)s->bytes, (unsigned long long)s->checksum);
+    }
     printf("model        %s (%s)\n", c->name, c->arch);
     printf("config       hidden %u, layers %u, heads %u, kv heads %u, head dim %u, intermediate %u, vocab %u\n",
            c->hidden, c->n_layers, c->n_heads, c->n_kv_heads, c->head_dim, c->intermediate, c->vocab);

@@ -10,13 +10,15 @@
  * 1 = negative; the last sign follows from the parity), r_sf the signs of the
  * f nonzero off-support coordinates in position order.
  *
- * Speed: a multiset arrangement is (un)ranked slot by slot with the
- * arrangement count M of what is left: the count of arrangements starting
- * with kind j is M*c_j/n, an exact quotient, done as a shift and a multiply
- * by the inverse of the odd part of n mod 2^64 (no divide, no factorial).
- * When one kind is left the rest of the slots is forced. The reference this
- * fast path is checked against is the brute-force enumeration in
- * leech_index_test.c, plus the published format's fingerprint. */
+ * Speed: an arrangement is (un)ranked slot by slot with the count M of the
+ * arrangements of what is left: those starting with kind j number M*c_j/n,
+ * an exact quotient, done as a shift and a multiply by the inverse of the odd
+ * part of n mod 2^64 (no divide, no factorial, no u128). Unrank picks the
+ * kind without data-dependent branches and writes the point directly (see
+ * ms_unrank_k); the class of an index is a branch-free binary search. The
+ * reference these fast paths are checked against is the brute-force
+ * enumeration of shells 0..3 in leech_index_test.c and the published
+ * format's fingerprint (docs/leech-index.md). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,11 +78,11 @@ static int ready(int max_shell, int *nclass)
  * At a slot with `left` slots to go, kind j takes the ranks
  * [M*C(j-1)/left, M*C(j)/left), C the cumulative counts. Scaled by `left`:
  * with R = r*left and T(j) = M*C(j), the kind is the number of T(j) <= R, and
- * the next rank and count are (R - T(pick-1))/left and
- * (T(pick) - T(pick-1))/left, two independent exact divisions. No branch
- * depends on the data (typical classes such as 1^12 3^9 5^2 7^1 carry ~36
- * bits of arrangement, which a branchy search pays in mispredictions); nk is
- * a compile-time constant in each specialization so C stays in registers.
+ * the next rank and count are (R - T(pick-1))/left and M*cnt(pick)/left,
+ * two independent exact divisions. No branch depends on the data (typical
+ * classes such as 1^12 3^9 5^2 7^1 carry ~36 bits of arrangement, which a
+ * branchy search pays in mispredictions: ~22% slower measured); nk is a
+ * compile-time constant in each specialization so C stays in registers.
  * The loop stops once only the last kind is left (zeros: nothing to write).
  * Slot s is the s-th lowest bit of `pos`; each nonzero value takes the next
  * bit of `signs` (1 = negative), XORed with flip[j] (odd classes: signs = the
@@ -95,12 +97,14 @@ static inline __attribute__((always_inline)) void ms_unrank_k(const int nk, uint
                                                               const uint8_t *val, const uint8_t *flip, int8_t *x)
 {
     uint64_t C[8];
+    uint8_t left_of[8]; /* items of each kind still to place */
     unsigned c = 0;
+    memcpy(left_of, cnt, sizeof left_of);
 #pragma GCC unroll 8
     for (int j = 0; j < nk - 1; j++) C[j] = c += cnt[j];
     while (nk > 1 && C[nk - 2]) {
         const uint64_t R = r * (uint64_t)left;
-        uint64_t lo = 0, hi = M * (uint64_t)left;
+        uint64_t lo = 0;
         unsigned pick = 0;
         /* selects as masks: the compiler must not turn them into branches */
 #pragma GCC unroll 8
@@ -109,13 +113,9 @@ static inline __attribute__((always_inline)) void ms_unrank_k(const int nk, uint
             pick += (unsigned)ge;
             lo ^= (lo ^ T) & (0 - ge);
         }
-#pragma GCC unroll 8
-        for (int j = nk - 2; j >= 0; j--) {
-            uint64_t T = M * C[j], lt = R < T;
-            hi ^= (hi ^ T) & (0 - lt);
-        }
         r = exact_div(R - lo, left);
-        M = exact_div(hi - lo, left);
+        M = exact_div(M * left_of[pick], left);
+        left_of[pick]--;
 #pragma GCC unroll 8
         for (int j = 0; j < nk - 1; j++) C[j] -= (unsigned)j >= pick;
         left--;
@@ -305,7 +305,7 @@ int lr_leech_rank(const int8_t x[24], int max_shell, uint64_t *idx)
         }
         memcpy(cnt, t->on_cnt, sizeof cnt);
         uint64_t ron = ms_rank(on, t->a_on, cnt, t->n_on, t->w);
-        memcpy(cnt, t->off_cnt, 4);
+        memcpy(cnt, t->off_cnt, sizeof cnt);
         uint64_t roff = ms_rank(off, t->a_off, cnt, t->n_off, 24 - t->w);
         local = ((g * t->a_on + ron) * t->a_off + roff) << t->nsw;
         local = (local | (smask & ((1ull << t->nsw) - 1))) << t->nfree | fmask;

@@ -31,13 +31,6 @@ static inline uint32_t v_gt(vec16 a, vec16 b)
     for (int i = 0; i < 16; i++) m |= (uint32_t)(a.f[i] > b.f[i]) << i;
     return m;
 }
-static inline float v_maskmax(uint32_t m, vec16 v)
-{
-    float r = -INFINITY;
-    for (int i = 0; i < 16; i++)
-        if (m >> i & 1 && v.f[i] > r) r = v.f[i];
-    return r;
-}
 #include "layouts/leech/nearest_tree_impl.h"
 #undef FN_ATTR
 #undef FN
@@ -57,7 +50,6 @@ FN_ATTR static inline __m512 v512_load(const float *p) { return _mm512_load_ps(p
 #define v_max _mm512_max_ps
 #define v_store _mm512_store_ps
 #define v_gt(a, b) ((uint32_t)_mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ))
-#define v_maskmax(m, v) _mm512_mask_reduce_max_ps((__mmask16)(m), (v))
 #include "layouts/leech/nearest_tree_impl.h"
 #endif
 

@@ -75,8 +75,11 @@ static int quantize_row(job *j, int r)
         for (int i = 0; i < 24; i++) ip += (double)blk[i] * p[i];
         j->t[at] = s > 0 ? ip / (sqrt((double)lr_leech_norm(p)) * s) : 0.0;
     }
-    for (int i = 0; i < j->tail; i++)
-        j->tail_f16[(size_t)r * (size_t)j->tail + (size_t)i] = lr_float_to_half(w[24 * j->nblk + i]);
+    for (int i = 0; i < j->tail; i++) {
+        float v = w[24 * j->nblk + i];
+        if (!isfinite(v)) return LR_FAIL(LR_EINVAL, "leech quantize: row %d column %d is not finite", r, 24 * j->nblk + i);
+        j->tail_f16[(size_t)r * (size_t)j->tail + (size_t)i] = lr_float_to_half(v);
+    }
     return LR_OK;
 }
 

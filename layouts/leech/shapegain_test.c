@@ -61,7 +61,7 @@ static int check_matrix(const float *W, const lr_leech_matrix *m, double *implie
             T_ASSERT(memcmp(p, want, 24) == 0, "row %d block %d: stored shape is not the angular nearest point", r, b);
             double len = sqrt((double)lr_leech_norm(p)), ip = 0, bb = 0;
             for (int i = 0; i < 24; i++) ip += (double)w[24 * b + i] * p[i], bb += (double)w[24 * b + i] * w[24 * b + i];
-            double sr = m->row_scale[r], t = ip / (len * sr);
+            double sr = m->row_scale[r], t = sr > 0 ? ip / (len * sr) : 0;
             int g = gain[at];
             for (int j = 0; j < k; j++)
                 T_ASSERT(fabs(t - m->centroid[g]) <= fabs(t - m->centroid[j]) + 1e-12,
@@ -197,6 +197,9 @@ static int test_bad_inputs(void)
     W[30] = NAN;
     T_ASSERT(lr_leech_quantize(W, 1, 48, 1, 12, 1, NULL, &m) == LR_EINVAL, "NaN weight");
     T_ASSERT(m.archive == NULL && m.row_scale == NULL, "failed quantize leaves a clean output");
+    float T[30] = { 1 };
+    T[27] = INFINITY; /* in the dense tail */
+    T_ASSERT(lr_leech_quantize(T, 1, 30, 1, 12, 1, NULL, &m) == LR_EINVAL, "inf in the tail");
     T_ASSERT(lr_leech_reconstruct(NULL, W) == LR_EINVAL, "NULL matrix");
     return T_PASS;
 }

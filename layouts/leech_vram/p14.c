@@ -46,35 +46,125 @@ static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 void lr_p14_free(lr_p14 *L)
 {
     if (!L) return;
-    free(L->data), free(L->tab), free(L->row_scale), free(L->tail_f16);
+    if (L->owned) free(L->img);
     memset(L, 0, sizeof *L);
 }
 
-int lr_p14_alloc(lr_p14 *L, int rows, int cols, int max_shell, int gain_bits)
+static size_t align_up(size_t n) { return (n + LR_P14_ALIGN - 1) / LR_P14_ALIGN * LR_P14_ALIGN; }
+
+/* Shape, sizes and image sections for ntabs tables (L->nparts etc. set by the caller). */
+static int geometry(lr_p14 *L, int rows, int cols, int max_shell, int gain_bits, int ntabs)
 {
-    memset(L, 0, sizeof *L);
     if (rows <= 0 || cols <= 0 || rows > (1 << 24) || cols > (1 << 24))
         return LR_FAIL(LR_EINVAL, "p14: shape %dx%d", rows, cols);
     if (max_shell != 12 && max_shell != 13) return LR_FAIL(LR_EINVAL, "p14: max_shell %d", max_shell);
-    int rc = lr_ctab_entries(max_shell, gain_bits, &L->nentries);
+    int rc = lr_ctab_entries(max_shell, gain_bits, &L->nent1);
     if (rc) return rc;
-    if (L->nentries * LR_CTAB_ENTRY > 0xffff) return LR_FAIL(LR_ERANGE, "p14: class table too large for u16 headers");
+    L->ntabs = ntabs;
+    L->nentries = ntabs * L->nent1;
+    /* headers are u16 byte offsets of an entry */
+    if ((L->nentries - 1) * LR_CTAB_ENTRY > 0xffff)
+        return LR_FAIL(LR_ERANGE, "p14: %d class tables of %d entries do not fit 16-bit headers (at most %d tables)",
+                       ntabs, L->nent1, 4096 / L->nent1);
     L->rows = rows, L->cols = cols, L->nblk = cols / 24, L->tail = cols % 24;
     L->max_shell = max_shell, L->gain_bits = gain_bits;
     L->rg = (rows + LR_P14_ROWS - 1) / LR_P14_ROWS;
     L->sc = (L->nblk + LR_P14_BLKS - 1) / LR_P14_BLKS;
     L->bytes = (size_t)L->rg * L->sc * LR_P14_SEG;
-    L->data = calloc(L->bytes ? L->bytes : 1, 1);
-    L->tab = calloc((size_t)L->nentries, LR_CTAB_ENTRY);
-    L->row_scale = calloc((size_t)L->rg * LR_P14_ROWS, sizeof(float));
-    L->tail_f16 = L->tail ? calloc((size_t)rows * L->tail, 2) : NULL;
-    if (!L->data || !L->tab || !L->row_scale || (L->tail && !L->tail_f16)) {
-        lr_p14_free(L);
+    L->off_tab = align_up(L->bytes);
+    L->off_scale = align_up(L->off_tab + (size_t)L->nentries * LR_CTAB_ENTRY);
+    L->off_tail = align_up(L->off_scale + (size_t)L->rg * LR_P14_ROWS * sizeof(float));
+    L->img_bytes = align_up(L->off_tail + (size_t)rows * L->tail * 2);
+    return LR_OK;
+}
+
+void lr_p14_bind(lr_p14 *L, void *img)
+{
+    L->img = img;
+    L->owned = 0;
+    L->data = L->img;
+    L->tab = L->img + L->off_tab;
+    L->row_scale = (float *)(void *)(L->img + L->off_scale);
+    L->tail_f16 = L->tail ? (uint16_t *)(void *)(L->img + L->off_tail) : NULL;
+}
+
+static int alloc_image(lr_p14 *L)
+{
+    void *img = calloc(L->img_bytes, 1);
+    if (!img) {
+        int rows = L->rows, cols = L->cols;
+        memset(L, 0, sizeof *L);
         return LR_FAIL(LR_ENOMEM, "p14: out of memory for %dx%d", rows, cols);
     }
+    lr_p14_bind(L, img);
+    L->owned = 1;
+    return LR_OK;
+}
+
+int lr_p14_alloc(lr_p14 *L, int rows, int cols, int max_shell, int gain_bits)
+{
+    memset(L, 0, sizeof *L);
+    int rc = geometry(L, rows, cols, max_shell, gain_bits, 1);
+    if (rc) { memset(L, 0, sizeof *L); return rc; }
+    L->nparts = 1, L->part_row0[1] = rows;
+    if ((rc = alloc_image(L))) return rc;
     /* the origin entry, so an empty layout already decodes */
     L->tab[7] = 0x64;
     return LR_OK;
+}
+
+int lr_p14_plan(const lr_leech_matrix *const *parts, int nparts, lr_p14 *L)
+{
+    memset(L, 0, sizeof *L);
+    if (nparts < 1 || nparts > LR_P14_MAX_PARTS) return LR_FAIL(LR_EINVAL, "p14: %d parts (1..%d)", nparts, LR_P14_MAX_PARTS);
+    const lr_leech_matrix *m0 = parts[0];
+    long long rows = 0;
+    for (int p = 0; p < nparts; p++) {
+        const lr_leech_matrix *m = parts[p];
+        if (m->rows <= 0 || m->cols <= 0 || m->nblk != m->cols / 24 || m->tail != m->cols % 24)
+            return LR_FAIL(LR_EINVAL, "p14: part %d: shape %dx%d with %d blocks and tail %d", p, m->rows, m->cols, m->nblk,
+                           m->tail);
+        if (m->cols != m0->cols)
+            return LR_FAIL(LR_EINVAL, "p14: part %d has %d columns, part 0 has %d: only rows concatenate", p, m->cols,
+                           m0->cols);
+        if (m->gain_bits != m0->gain_bits)
+            return LR_FAIL(LR_EINVAL, "p14: part %d has %d gain bits, part 0 has %d: one layout needs one gain width", p,
+                           m->gain_bits, m0->gain_bits);
+        if (m->max_shell != m0->max_shell)
+            return LR_FAIL(LR_EINVAL, "p14: part %d uses L24(%d), part 0 L24(%d)", p, m->max_shell, m0->max_shell);
+        if (m->gain_bits < 0 || m->gain_bits > 2) return LR_FAIL(LR_EINVAL, "p14: part %d: gain bits %d", p, m->gain_bits);
+        for (int g = 0; g < 1 << m->gain_bits; g++)
+            if (!isfinite(m->centroid[g])) return LR_FAIL(LR_EINVAL, "p14: part %d: centroid %d not finite", p, g);
+        L->part_row0[p] = (int)rows;
+        rows += m->rows;
+        if (rows > (1 << 24)) return LR_FAIL(LR_EINVAL, "p14: %lld rows", rows);
+        /* a table per distinct centroid vector */
+        int ng = 1 << m->gain_bits, t = 0;
+        while (t < L->ntabs && memcmp(L->tab_centroid[t], m->centroid, (size_t)ng * sizeof(float))) t++;
+        if (t == L->ntabs) {
+            memset(L->tab_centroid[t], 0, sizeof L->tab_centroid[t]);
+            memcpy(L->tab_centroid[t], m->centroid, (size_t)ng * sizeof(float));
+            L->ntabs++;
+        }
+        L->part_tab[p] = t;
+    }
+    L->part_row0[nparts] = (int)rows;
+    L->nparts = nparts;
+    int ntabs = L->ntabs;
+    int rc = geometry(L, (int)rows, m0->cols, m0->max_shell, m0->gain_bits, ntabs);
+    if (rc) {
+        lr_p14 z;
+        memset(&z, 0, sizeof z);
+        *L = z;
+    }
+    return rc;
+}
+
+int lr_p14_part_of(const lr_p14 *L, int row)
+{
+    int p = 0;
+    while (p + 1 < L->nparts && row >= L->part_row0[p + 1]) p++;
+    return p;
 }
 
 static int check_pos(const lr_p14 *L, int row, int blk)
@@ -96,7 +186,8 @@ int lr_p14_put(lr_p14 *L, int row, int blk, const int8_t x[24], int gain)
         if ((rc = lr_leech_classes(L->max_shell, &cl, &nc))) return rc;
         cl += cls;
     }
-    uint16_t h = (uint16_t)(lr_ctab_entry(cls, gain, L->gain_bits) * LR_CTAB_ENTRY);
+    int e = cls < 0 ? 0 : L->part_tab[lr_p14_part_of(L, row)] * L->nent1 + lr_ctab_entry(cls, gain, L->gain_bits);
+    uint16_t h = (uint16_t)(e * LR_CTAB_ENTRY);
     memcpy(L->data + hdr_off(L, row, blk), &h, 2);
     for (int i = 0; i < 24; i++) {
         int a = x[i] < 0 ? -x[i] : x[i], lvl = 0;
@@ -122,8 +213,12 @@ static int header(const lr_p14 *L, int row, int blk, int *cls, int *gain)
     if (h % LR_CTAB_ENTRY || h / LR_CTAB_ENTRY >= L->nentries)
         return LR_FAIL(LR_EFORMAT, "p14: block (%d, %d): header %u is not a class-table entry", row, blk, h);
     int e = h / LR_CTAB_ENTRY;
-    *cls = e ? (e - 1) >> L->gain_bits : -1;
-    *gain = e ? (e - 1) & ((1 << L->gain_bits) - 1) : 0;
+    if (!e) return LR_OK;
+    int t = e / L->nent1, e1 = e % L->nent1;
+    if (!e1 || t != L->part_tab[lr_p14_part_of(L, row)])
+        return LR_FAIL(LR_EFORMAT, "p14: block (%d, %d): header %u is not an entry of its part's class table", row, blk, h);
+    *cls = (e1 - 1) >> L->gain_bits;
+    *gain = (e1 - 1) & ((1 << L->gain_bits) - 1);
     return LR_OK;
 }
 
@@ -183,51 +278,101 @@ int lr_p14_get_kernel(const lr_p14 *L, int row, int blk, float w[24])
 
 /* ---- unfold ---- */
 
-typedef struct {
-    const lr_leech_matrix *m;
-    lr_p14 *L;
-    const uint64_t *idx;
-    const uint8_t *gain;
-} unfold_ctx;
-
-static int unfold_rows(void *p, int r0, int r1)
+/* Blocks [k0, k0 + n) of an archive. Blocks at multiples of 8 start on a
+ * byte (8 * (47 + g) bits), so unpack from the one at or before k0. */
+static int unpack_range(const lr_leech_matrix *m, size_t k0, size_t n, uint64_t *idx, uint8_t *gain, uint64_t *tmp_idx,
+                        uint8_t *tmp_gain)
 {
-    unfold_ctx *c = p;
-    for (int r = r0; r < r1; r++)
-        for (int b = 0; b < c->m->nblk; b++) {
-            size_t k = (size_t)r * c->m->nblk + b;
-            int8_t x[24];
-            int rc = lr_leech_unrank(c->idx[k], c->m->max_shell, x);
-            if (!rc) rc = lr_p14_put(c->L, r, b, x, c->gain[k]);
-            if (rc) return lr_wrap(rc, "p14 unfold: row %d block %d", r, b);
-        }
+    size_t k8 = k0 & ~(size_t)7, skip = k0 - k8;
+    size_t at = k8 * (size_t)(47 + m->gain_bits) / 8;
+    if (at > m->archive_bytes) return LR_FAIL(LR_EFORMAT, "p14 unfold: archive of %zu bytes too short", m->archive_bytes);
+    int rc = lr_leech_archive_unpack(m->archive + at, m->archive_bytes - at, n + skip, m->gain_bits, tmp_idx, tmp_gain);
+    if (rc) return rc;
+    memcpy(idx, tmp_idx + skip, n * sizeof *idx);
+    memcpy(gain, tmp_gain + skip, n);
     return LR_OK;
+}
+
+int lr_p14_fill(const lr_leech_matrix *const *parts, const lr_p14 *Lc, int rg0, int rg1)
+{
+    lr_p14 *L = (lr_p14 *)Lc; /* puts touch only the image, which the caller owns */
+    if (rg0 < 0 || rg1 > L->rg || rg0 > rg1) return LR_FAIL(LR_EINVAL, "p14 fill: row groups [%d, %d) of %d", rg0, rg1, L->rg);
+    if (rg0 == rg1) return LR_OK;
+    int rc = LR_OK;
+    if (rg0 == 0) {
+        /* tables and the gaps between sections */
+        memset(L->img + L->bytes, 0, L->off_scale - L->bytes);
+        for (int t = 0; t < L->ntabs && !rc; t++)
+            rc = lr_ctab_build(L->max_shell, L->gain_bits, L->tab_centroid[t], L->tab + (size_t)t * L->nent1 * LR_CTAB_ENTRY,
+                               (size_t)L->nent1 * LR_CTAB_ENTRY);
+        size_t scale_end = L->off_scale + (size_t)L->rg * LR_P14_ROWS * sizeof(float);
+        memset(L->img + scale_end, 0, L->off_tail - scale_end);
+        size_t tail_end = L->off_tail + (size_t)L->rows * L->tail * 2;
+        memset(L->img + tail_end, 0, L->img_bytes - tail_end);
+        if (rc) return rc;
+    }
+    size_t nb = (size_t)LR_P14_ROWS * L->nblk + 8;
+    uint64_t *idx = malloc(2 * nb * sizeof *idx);
+    uint8_t *gain = malloc(2 * nb);
+    if (!idx || !gain) { free(idx), free(gain); return LR_FAIL(LR_ENOMEM, "p14 fill: out of memory"); }
+    for (int g = rg0; g < rg1 && !rc; g++) {
+        memset(L->data + (size_t)g * L->sc * LR_P14_SEG, 0, (size_t)L->sc * LR_P14_SEG);
+        int r0 = g * LR_P14_ROWS, r1 = r0 + LR_P14_ROWS < L->rows ? r0 + LR_P14_ROWS : L->rows;
+        for (int r = r0; r < r0 + LR_P14_ROWS; r++) L->row_scale[r] = 0;
+        /* the rows of each part inside this group */
+        for (int r = r0; r < r1 && !rc;) {
+            int p = lr_p14_part_of(L, r), pe = L->part_row0[p + 1] < r1 ? L->part_row0[p + 1] : r1;
+            const lr_leech_matrix *m = parts[p];
+            int lr0 = r - L->part_row0[p], n = pe - r;
+            rc = unpack_range(m, (size_t)lr0 * m->nblk, (size_t)n * m->nblk, idx, gain, idx + nb, gain + nb);
+            for (int i = 0; i < n && !rc; i++) {
+                for (int b = 0; b < m->nblk && !rc; b++) {
+                    size_t k = (size_t)i * m->nblk + b;
+                    int8_t x[24];
+                    rc = lr_leech_unrank(idx[k], m->max_shell, x);
+                    if (!rc) rc = lr_p14_put(L, r + i, b, x, gain[k]);
+                    if (rc) rc = lr_wrap(rc, "p14 unfold: part %d row %d block %d", p, lr0 + i, b);
+                }
+                float sc = m->row_scale[lr0 + i];
+                if (!rc && !isfinite(sc)) rc = LR_FAIL(LR_EINVAL, "p14 unfold: part %d row %d scale not finite", p, lr0 + i);
+                L->row_scale[r + i] = sc;
+                if (L->tail)
+                    memcpy(L->tail_f16 + (size_t)(r + i) * L->tail, m->tail_f16 + (size_t)(lr0 + i) * L->tail,
+                           (size_t)L->tail * 2);
+            }
+            r = pe;
+        }
+    }
+    free(idx), free(gain);
+    return rc;
+}
+
+typedef struct {
+    const lr_leech_matrix *const *parts;
+    const lr_p14 *L;
+} fill_ctx;
+
+static int fill_groups(void *p, int g0, int g1)
+{
+    fill_ctx *c = p;
+    return lr_p14_fill(c->parts, c->L, g0, g1);
+}
+
+int lr_p14_unfold_parts(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14 *L)
+{
+    int rc = lr_p14_plan(parts, nparts, L);
+    if (!rc) rc = alloc_image(L);
+    if (rc) return rc;
+    /* parallel over row groups: rows g and g + 8 share words */
+    fill_ctx c = { parts, L };
+    if ((rc = lr_vram_parallel(L->rg, nthreads, fill_groups, &c))) lr_p14_free(L);
+    return rc;
 }
 
 int lr_p14_unfold(const lr_leech_matrix *m, int nthreads, lr_p14 *L)
 {
-    if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
-        return LR_FAIL(LR_EINVAL, "p14 unfold: cols %d, nblk %d, tail %d disagree", m->cols, m->nblk, m->tail);
-    int rc = lr_p14_alloc(L, m->rows, m->cols, m->max_shell, m->gain_bits);
-    if (rc) return rc;
-    size_t n = (size_t)m->rows * m->nblk;
-    uint64_t *idx = malloc((n ? n : 1) * sizeof *idx);
-    uint8_t *gain = malloc(n ? n : 1);
-    if (!idx || !gain) rc = LR_FAIL(LR_ENOMEM, "p14 unfold: out of memory");
-    if (!rc) rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, n, m->gain_bits, idx, gain);
-    if (!rc) rc = lr_ctab_build(m->max_shell, m->gain_bits, m->centroid, L->tab, (size_t)L->nentries * LR_CTAB_ENTRY);
-    if (!rc) {
-        unfold_ctx c = { m, L, idx, gain };
-        rc = lr_vram_parallel(m->rows, nthreads, unfold_rows, &c);
-    }
-    free(idx), free(gain);
-    if (rc) { lr_p14_free(L); return rc; }
-    for (int r = 0; r < m->rows; r++) {
-        if (!isfinite(m->row_scale[r])) { lr_p14_free(L); return LR_FAIL(LR_EINVAL, "p14 unfold: row %d scale not finite", r); }
-        L->row_scale[r] = m->row_scale[r];
-    }
-    if (L->tail) memcpy(L->tail_f16, m->tail_f16, (size_t)m->rows * m->tail * 2);
-    return LR_OK;
+    const lr_leech_matrix *parts[1] = { m };
+    return lr_p14_unfold_parts(parts, 1, nthreads, L);
 }
 
 typedef struct { const lr_p14 *L; } val_ctx;

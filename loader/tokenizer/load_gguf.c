@@ -41,9 +41,9 @@ static int load(lr_tok *t, const lr_gguf *g)
     if ((rc = lr_gguf_get_str(g, "tokenizer.ggml.pre", &s))) return rc;
     char pre[64] = "";
     if (s.len < sizeof pre && !memchr(s.s, 0, (size_t)s.len)) memcpy(pre, s.s, (size_t)s.len);
-    t->pattern = pre[0] ? tok_pattern_from_gguf_pre(pre, &t->ignore_merges) : -1;
+    t->pattern = pre[0] ? tok_pattern_from_gguf_pre(pre, &t->ignore_merges, &t->digits) : -1;
     if (t->pattern < 0)
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%.*s\" is not supported (qwen2, llama-bpe, gpt-2 are)",
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%.*s\" is not supported (qwen2, llama-bpe, gpt-2, smollm are)",
                        t->name, (int)(s.len < 40 ? s.len : 40), s.s);
     /* Qwen2/3 GGUFs come from tokenizers that NFC-normalize. */
     t->nfc = t->pattern == TOK_PAT_QWEN2;

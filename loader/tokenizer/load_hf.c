@@ -208,8 +208,16 @@ static int load_pretok(lr_tok *t, json_t *root)
                        "Sequence of Split and ByteLevel)", t->name, ty ? ty : "null");
     json_t *split = json_array_get(list, 0), *byte = json_array_get(list, 1);
     const char *st = type_of(split), *bt = type_of(byte);
+    if (st && strcmp(st, "Digits") == 0 && bt && strcmp(bt, "ByteLevel") == 0) {
+        /* SmolLM style: numbers split off, then ByteLevel's own pattern. */
+        if (json_is_false(json_object_get(byte, "use_regex")) || is_true(json_object_get(byte, "add_prefix_space")))
+            return LR_FAIL(LR_EUNSUPPORTED, "%s: Digits then ByteLevel needs use_regex true, add_prefix_space false", t->name);
+        t->pattern = TOK_PAT_GPT2;
+        t->digits = is_true(json_object_get(split, "individual_digits")) ? 1 : 2;
+        return LR_OK;
+    }
     if (!st || strcmp(st, "Split") != 0 || !bt || strcmp(bt, "ByteLevel") != 0)
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Sequence of %s, %s is not supported (expected Split, ByteLevel)",
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Sequence of %s, %s is not supported (expected Split or Digits, then ByteLevel)",
                        t->name, st ? st : "?", bt ? bt : "?");
     json_t *pat = json_object_get(split, "pattern"), *behavior = json_object_get(split, "behavior");
     json_t *re = json_is_object(pat) ? json_object_get(pat, "Regex") : NULL;

@@ -10,7 +10,11 @@
  *   's|'t|'re|'ve|'m|'ll|'d | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+
  *   | \s+(?!\S) | \s+
  * \s is White_Space, \p{L} and \p{N} the general categories (unicode.h). An
- * invalid UTF-8 byte counts as one character of neither class. */
+ * invalid UTF-8 byte counts as one character of neither class.
+ *
+ * A Digits pre-tokenizer in front (SmolLM) first isolates numbers (\p{N},
+ * Rust's char::is_numeric), one character or one run each; the pattern then
+ * runs on each piece in between as if it were the whole text. */
 #include <string.h>
 
 #include "loader/tokenizer/tok_internal.h"
@@ -33,9 +37,9 @@ int tok_pattern_from_regex(const char *re)
     return -1;
 }
 
-int tok_pattern_from_gguf_pre(const char *pre, int *ignore_merges)
+int tok_pattern_from_gguf_pre(const char *pre, int *ignore_merges, int *digits)
 {
-    *ignore_merges = 0;
+    *ignore_merges = *digits = 0;
     if (strcmp(pre, "qwen2") == 0) return TOK_PAT_QWEN2;
     /* llama.cpp's names for the Llama-3 pattern; its llama-bpe vocabularies
      * also skip merging words that are whole tokens. */
@@ -44,6 +48,11 @@ int tok_pattern_from_gguf_pre(const char *pre, int *ignore_merges)
         return TOK_PAT_LLAMA3;
     }
     if (strcmp(pre, "gpt-2") == 0 || strcmp(pre, "gpt2") == 0) return TOK_PAT_GPT2;
+    /* SmolLM: every digit alone, then the GPT-2 pattern. */
+    if (strcmp(pre, "smollm") == 0) {
+        *digits = 1;
+        return TOK_PAT_GPT2;
+    }
     return -1;
 }
 
@@ -169,4 +178,17 @@ size_t tok_pretok_next(int pattern, const uint8_t *s, size_t n, size_t i)
     case TOK_PAT_GPT2: return next_gpt2(s, n, i);
     default: return next_qwen(s, n, i, 1);
     }
+}
+
+size_t tok_piece_next(const lr_tok *t, const uint8_t *s, size_t n, size_t i, size_t *lim)
+{
+    if (!t->digits) return tok_pretok_next(t->pattern, s, n, i);
+    if (i >= *lim) {
+        ch c = at(s, n, i);
+        if (c.cls == LR_UC_N) return t->digits == 1 ? i + (size_t)c.len : run(s, n, i, LR_UC_N);
+        size_t j = i;
+        for (ch d; j < n && (d = at(s, n, j)).cls != LR_UC_N;) j += (size_t)d.len;
+        *lim = j;
+    }
+    return tok_pretok_next(t->pattern, s, *lim, i);
 }

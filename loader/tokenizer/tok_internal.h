@@ -61,6 +61,7 @@ struct lr_tok {
     uint8_t first_any[256];
 
     int pattern;
+    int digits; /* Digits pre-split before the pattern: 0 none, 1 each digit alone, 2 digit runs */
     int nfc;
     int ignore_merges;  /* a word that is itself a vocab token is not merged */
     int prefix_segment; /* ByteLevel add_prefix_space applied before the split */
@@ -81,7 +82,7 @@ int32_t tok_vocab_find(const lr_tok *t, const uint8_t *s, size_t len);
 /* Sets the pattern from a tokenizer.json Split regex or a GGUF
  * tokenizer.ggml.pre name; returns -1 for one that is not known. */
 int tok_pattern_from_regex(const char *re);
-int tok_pattern_from_gguf_pre(const char *pre, int *ignore_merges);
+int tok_pattern_from_gguf_pre(const char *pre, int *ignore_merges, int *digits);
 
 /* Maps a ByteLevel-encoded token string (GPT-2's byte-to-unicode alphabet,
  * e.g. "Ġhello") to bytes. A string with a character outside the alphabet is
@@ -92,6 +93,9 @@ size_t tok_bytelevel_decode(const char *s, size_t len, uint8_t *out);
 /* The end of the pre-tokenizer match starting at s[i] (i < n; the result is
  * > i). */
 size_t tok_pretok_next(int pattern, const uint8_t *s, size_t n, size_t i);
+/* The same after t's Digits pre-split, if any: *lim carries the end of the
+ * current digit-free run from call to call (start it at 0). */
+size_t tok_piece_next(const lr_tok *t, const uint8_t *s, size_t n, size_t i, size_t *lim);
 
 /* Scratch memory of one encode call. */
 typedef struct {

@@ -13,7 +13,7 @@
 
 /* Ids above this are refused: no real vocabulary comes near it, and it bounds
  * what a hostile file can make us allocate. */
-#define TOK_MAX_ID (1 << 24)
+#define TOK_MAX_ID (1 << 22)
 
 int tok_ids_push(lr_tok_ids *v, int32_t id)
 {
@@ -387,8 +387,9 @@ static int encode_segment(const lr_tok *t, const uint8_t *s, size_t n, tok_scrat
         n++;
     }
     int rc = LR_OK;
+    size_t lim = 0;
     for (size_t i = 0; i < n && rc == LR_OK;) {
-        size_t e = tok_pretok_next(t->pattern, s, n, i);
+        size_t e = tok_piece_next(t, s, n, i, &lim);
         rc = encode_word(t, s + i, e - i, sc, out);
         i = e;
     }

@@ -145,7 +145,7 @@ static void decode_ids(const lr_tok *tok, const uint8_t *data, size_t size)
     }
     char *text;
     size_t len;
-    if (lr_tok_decode(tok, ids, n, data[0] & 1, &text, &len) == LR_OK) free(text);
+    if (lr_tok_decode(tok, ids, n, size && (data[0] & 1), &text, &len) == LR_OK) free(text);
     stream_check(tok, ids, n, NULL, 0);
     free(ids);
 }

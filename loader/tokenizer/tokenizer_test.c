@@ -355,7 +355,8 @@ static int test_nfc_basic(void)
     if (nfc_str("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", "\xEA\xB0\x81")) return T_FAIL; /* jamo -> 각 */
     /* q + dot above (230) + dot below (220): reordered, nothing composes */
     if (nfc_str("q\xCC\x87\xCC\xA3", "q\xCC\xA3\xCC\x87")) return T_FAIL;
-    /* a + dot below + dot above -> ạ + dot above -> ậ? no: U+1EA1 + U+0307 has no composite */
+    /* a + dot below + dot above: a and dot below compose to U+1EA1, which has
+     * no composite with dot above */
     if (nfc_str("a\xCC\xA3\xCC\x87", "\xE1\xBA\xA1\xCC\x87")) return T_FAIL;
     /* invalid bytes pass through and block composition */
     if (nfc_str("e\xFF\xCC\x81\x80", "e\xFF\xCC\x81\x80")) return T_FAIL;
@@ -401,7 +402,8 @@ static int test_nfc_fixture(void)
 }
 
 /* ---- pre-tokenizer patterns against the regex engine of Hugging Face
- * tokenizers (testdata/pretok_cases.txt: pattern, text, piece ends) ---- */
+ * tokenizers (testdata/pretok_cases.txt: pattern, text, piece ends; smollm
+ * and digitruns are GPT-2 after a Digits split) ---- */
 static int test_pretok_fixture(void)
 {
     const char *path = testdata("LEECHRT_PRETOK_CASES", "pretok_cases.txt");
@@ -415,13 +417,17 @@ static int test_pretok_fixture(void)
         char *f1 = strchr(line, '\t'), *f2 = f1 ? strchr(f1 + 1, '\t') : NULL;
         if (!f2) continue;
         *f1 = *f2 = 0;
-        int pat = !strcmp(line, "qwen2") ? TOK_PAT_QWEN2 : !strcmp(line, "llama3") ? TOK_PAT_LLAMA3 : TOK_PAT_GPT2;
-        size_t len;
+        /* Only the fields the piece splitter reads. */
+        lr_tok t;
+        memset(&t, 0, sizeof t);
+        t.pattern = !strcmp(line, "qwen2") ? TOK_PAT_QWEN2 : !strcmp(line, "llama3") ? TOK_PAT_LLAMA3 : TOK_PAT_GPT2;
+        t.digits = !strcmp(line, "smollm") ? 1 : !strcmp(line, "digitruns") ? 2 : 0;
+        size_t len, lim = 0;
         uint8_t *text = unhex(f1 + 1, strlen(f1 + 1), &len);
         size_t i = 0;
         char *p = f2 + 1;
         while (i < len) {
-            size_t e = tok_pretok_next(pat, text, len, i);
+            size_t e = tok_piece_next(&t, text, len, i, &lim);
             char *end;
             long want = strtol(p, &end, 10);
             if (end == p || (size_t)want != e) {
@@ -544,7 +550,7 @@ static int test_small_ignore_merges_and_prefix(void)
     return T_PASS;
 }
 
-static int test_small_llama3_pattern(void)
+static int test_small_pattern_variants(void)
 {
     lr_tok *tok;
     T_OK(load_small(&tok, NULL, NULL, NULL,
@@ -554,6 +560,16 @@ static int test_small_llama3_pattern(void)
                     "\"use_regex\":false}]}",
                     NULL));
     T_ASSERT(tok->pattern == TOK_PAT_LLAMA3, "pattern %d", tok->pattern);
+    lr_tok_free(tok);
+    /* SmolLM: Digits (each alone) then ByteLevel's pattern: " 12ab" is " ", "1", "2", "ab" */
+    T_OK(load_small(&tok, NULL, NULL, NULL,
+                    "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Digits\",\"individual_digits\":true},"
+                    "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}]}",
+                    NULL));
+    lr_tok_ids v = {0};
+    T_OK(encode_str(tok, " 12ab", 1, &v));
+    T_ASSERT(ids_eq(&v, IDS(' ', '1', '2', 256)), "digits: %zu ids", v.n);
+    lr_tok_ids_free(&v);
     lr_tok_free(tok);
     return T_PASS;
 }
@@ -731,10 +747,7 @@ static int test_qwen3_arbitrary_bytes(void)
         char *text;
         size_t len;
         T_OK(lr_tok_decode(tok, v.ids, v.n, 0, &text, &len));
-        /* Expected: NFC of the text between added tokens; whole-text NFC is
-         * the same here unless a mark follows an added token, which the
-         * alphabet above allows, so compare with per-piece NFC only when
-         * the input needs none. */
+        /* Input that NFC leaves alone must come back byte for byte. */
         if (!lr_nfc_needed(buf, n)) T_ASSERT(len == n && memcmp(text, buf, n) == 0, "round trip failed (%d)", it);
         free(text);
     }
@@ -870,7 +883,8 @@ static double now(void)
 }
 
 /* 1 MB of mixed text encodes well under a second (reported, and checked
- * against a loose bound so a loaded machine does not fail it). */
+ * against a loose bound that only a pathological, e.g. quadratic, slowdown
+ * breaks, so a loaded machine does not fail it). */
 static int test_qwen3_speed_1mb(void)
 {
     lr_tok *tok = qwen3();
@@ -907,14 +921,14 @@ static int test_qwen3_speed_1mb(void)
     printf("    encode %zu bytes of 'a' -> %zu tokens: %.3f s\n", n, v.n, dt2);
     free(text);
     lr_tok_ids_free(&v);
-    T_ASSERT(dt < 5 && dt2 < 5, "too slow: %.2f s, %.2f s", dt, dt2);
+    T_ASSERT(dt < 10 && dt2 < 10, "too slow: %.2f s, %.2f s", dt, dt2);
     return T_PASS;
 }
 
 T_MAIN(T_CASE(test_ascii_classes_match_tables), T_CASE(test_utf8_decode), T_CASE(test_nfc_basic),
        T_CASE(test_nfc_fixture), T_CASE(test_pretok_fixture), T_CASE(test_small_gpt2_merges),
        T_CASE(test_small_pair_form_merges), T_CASE(test_small_added_tokens),
-       T_CASE(test_small_ignore_merges_and_prefix), T_CASE(test_small_llama3_pattern),
+       T_CASE(test_small_ignore_merges_and_prefix), T_CASE(test_small_pattern_variants),
        T_CASE(test_small_load_errors), T_CASE(test_small_arbitrary_bytes_round_trip),
        T_CASE(test_stream_lossy_fixture), T_CASE(test_qwen3_fixture), T_CASE(test_qwen3_specials),
        T_CASE(test_qwen3_stream_split_chars), T_CASE(test_qwen3_arbitrary_bytes), T_CASE(test_qwen3_from_gguf),

@@ -1,0 +1,252 @@
+/* I8x GEMV: descriptor, host references (decoding the raw layout bytes the
+ * way the kernel does and quantizing x the way it does), specialization and
+ * the benchmark arm. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
+#include "layouts/leech_vram/i8.h"
+#include "layouts/leech_vram/random.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const lr_kernel_desc lr_gemv_leech_i8_desc = {
+    .name = "gemv_leech_i8",
+    .nparams = 11,
+    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN }, { "tab", LR_T_PTR, LR_E_U8, LR_IN },
+                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
+                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN }, { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
+                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN }, { "x", LR_T_PTR, LR_E_F32, LR_IN },
+                { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "rows", LR_T_I32, 0, 0 }, { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)lr_gemv_leech_i8_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_i8_host_mag,
+};
+
+void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *xs)
+{
+    int nblk = cols / 24, sc_n = (nblk + 7) / 8;
+    for (int sc = 0; sc < sc_n; sc++) {
+        float m = 0.f;
+        for (int c = sc * 192; c < sc * 192 + 192; c++)
+            if (c < 24 * nblk) m = fmaxf(m, fabsf(x[c]));
+        /* the kernel's f32 operations, correctly rounded on both sides */
+        volatile float inv = m > 0.f ? (float)LR_I8_X_RANGE / m : 0.f;
+        xs[sc] = m > 0.f ? m / (float)LR_I8_X_RANGE : 0.f;
+        for (int c = sc * 192; c < sc * 192 + 192; c++) {
+            volatile float p = c < 24 * nblk ? x[c] * inv : 0.f;
+            float r = rintf(p);
+            int v = (int)r;
+            xi[c] = v < -LR_I8_X_RANGE ? -LR_I8_X_RANGE : v > LR_I8_X_RANGE ? LR_I8_X_RANGE : v;
+        }
+    }
+}
+
+static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
+                 int rows, int cols, int mag)
+{
+    int nblk = cols / 24, nt = cols % 24, sc_n = (nblk + 7) / 8;
+    int32_t *xi = malloc(sizeof(int32_t) * ((size_t)sc_n * 192 + 1));
+    float *xs = malloc(sizeof(float) * ((size_t)sc_n + 1));
+    if (!xi || !xs) { free(xi), free(xs); for (int r = 0; r < rows; r++) y[r] = NAN; return; }
+    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
+    for (int r = 0; r < rows; r++) {
+        double s = 0, t = 0;
+        for (int sc = 0; sc < sc_n; sc++) {
+            double ps = 0;
+            for (int b = 8 * sc; b < 8 * sc + 8 && b < nblk; b++) {
+                float bs = 0;
+                int8_t v[24];
+                int64_t dot = 0;
+                lr_i8_kernel_block(W, tab, rows, cols, r, b, v, &bs);
+                for (int k = 0; k < 24; k++)
+                    dot += mag ? llabs((int64_t)v[k] * xi[24 * b + k]) : (int64_t)v[k] * xi[24 * b + k];
+                ps += (mag ? fabs(bs) : bs) * (double)dot;
+            }
+            s += ps * xs[sc];
+        }
+        for (uint32_t e = exc_ptr[r]; e < exc_ptr[r + 1]; e++) {
+            double v = (double)exc_dw[e] * x[exc_col[e]];
+            s += mag ? fabs(v) : v;
+        }
+        for (int j = 0; j < nt; j++) {
+            double v = (double)lr_half_to_float(tail[(size_t)r * nt + j]) * x[24 * nblk + j];
+            t += mag ? fabs(v) : v;
+        }
+        y[r] = (float)(s * (mag ? fabs(row_scale[r]) : row_scale[r]) + t);
+    }
+    free(xi), free(xs);
+}
+
+void lr_gemv_leech_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                           const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                           float *y, int32_t rows, int32_t cols)
+{
+    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
+}
+
+void lr_gemv_leech_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                               const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                               float *y, int32_t rows, int32_t cols)
+{
+    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
+}
+
+lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols)
+{
+    lr_leech_geom g = { 256, 1, 1 };
+    int t[LR_TUNE_KNOBS];
+    if (lr_tuning_lookup("leech_i8", rows, cols, t)) {
+        if (t[0]) g.threads = t[0];
+        if (t[1]) g.rg = t[1];
+        if (t[4]) g.prefetch = t[4] > 0;
+    }
+    return g;
+}
+
+int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
+                          int smem_budget)
+{
+    if (rows <= 0 || cols < 24 || ntab <= 0 || ntab > 4096)
+        return LR_FAIL(LR_EINVAL, "gemv_leech_i8 shape %dx%d, %d entries", rows, cols, ntab);
+    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rg < 1 || geom.rg > 8)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_i8 geometry threads=%d rg=%d", geom.threads, geom.rg);
+    int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 512 + (size_t)sc * 4 + (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (smem > (size_t)smem_budget)
+        return LR_FAIL(LR_ERANGE, "gemv_leech_i8 %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols, smem,
+                       smem_budget);
+    lr_jit_spec_init(s, "gemv_leech_i8.cu", "gemv_leech_i8");
+    lr_jit_spec_set(s, "rows", rows);
+    lr_jit_spec_set(s, "cols", cols);
+    lr_jit_spec_set(s, "threads", geom.threads);
+    lr_jit_spec_set(s, "rg", geom.rg);
+    lr_jit_spec_set(s, "ntab", ntab);
+    lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
+    g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
+    g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
+    g->smem = (unsigned)smem;
+    return LR_OK;
+}
+
+/* ---- benchmark arm ---- */
+
+typedef struct {
+    int rows, cols, copies;
+    lr_i8 L;
+    size_t wbytes;                 /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
+    size_t off_ptr, off_col, off_dw;
+    CUdeviceptr w, tab, scale, tail;
+    CUfunction fn;
+    lr_launch_geom g;
+} i8_state;
+
+static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
+
+static void i8_destroy(void *p)
+{
+    i8_state *s = p;
+    if (!s) return;
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_i8_free(&s->L);
+    free(s);
+}
+
+static int i8_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    *out = NULL;
+    i8_state *s = calloc(1, sizeof *s);
+    if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
+    s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
+    lr_leech_geom geom = lr_gemv_leech_i8_default_geom(rows, cols);
+    if (o && o->threads) geom.threads = o->threads;
+    if (o && o->rpw) geom.rg = o->rpw;
+    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
+    lr_leech_matrix m;
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    if (!rc) rc = lr_i8_unfold(&m, 0, &s->L);
+    lr_leech_random_free(&m);
+    lr_jit_spec spec;
+    if (!rc) rc = lr_gemv_leech_i8_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
+    if (!rc) rc = lr_jit_get(&spec, &s->fn);
+    /* Copies (distinct addresses, same bytes) hold everything a launch streams. */
+    s->off_ptr = al256(s->L.bytes);
+    s->off_col = s->off_ptr + al256(sizeof(uint32_t) * ((size_t)rows + 1));
+    s->off_dw = s->off_col + al256(sizeof(uint32_t) * (s->L.nexc + 1));
+    s->wbytes = s->off_dw + al256(sizeof(float) * (s->L.nexc + 1));
+    if (!rc) rc = lr_cu_alloc(&s->w, s->wbytes * (size_t)s->copies);
+    for (int c = 0; c < s->copies && !rc; c++) {
+        CUdeviceptr b = s->w + (size_t)c * s->wbytes;
+        rc = lr_cu_h2d(b, s->L.data, s->L.bytes);
+        if (!rc) rc = lr_cu_h2d(b + s->off_ptr, s->L.exc_ptr, sizeof(uint32_t) * ((size_t)rows + 1));
+        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_col, s->L.exc_col, sizeof(uint32_t) * s->L.nexc);
+        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_dw, s->L.exc_dw, sizeof(float) * s->L.nexc);
+    }
+    if (!rc) rc = lr_cu_alloc(&s->tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_h2d(s->tab, s->L.tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_alloc(&s->scale, sizeof(float) * (size_t)rows);
+    if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
+    if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
+    if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
+    if (rc) { i8_destroy(s); return rc; }
+    *out = s;
+    return LR_OK;
+}
+
+void lr_gemv_leech_i8_args(lr_i8 *L, float *x, float *y, lr_arg a[11])
+{
+    static uint16_t one_h;
+    memset(a, 0, 11 * sizeof *a);
+    a[0].host = L->data, a[0].count = L->bytes;
+    a[1].host = L->tab, a[1].count = (size_t)L->nentries * 16;
+    a[2].host = L->row_scale, a[2].count = (size_t)L->rows;
+    a[3].host = L->tail ? (void *)L->tail_f16 : &one_h, a[3].count = L->tail ? (size_t)L->rows * L->tail : 1;
+    a[4].host = L->exc_ptr, a[4].count = (size_t)L->rows + 1;
+    a[5].host = L->exc_col, a[5].count = L->nexc ? L->nexc : 1;
+    a[6].host = L->exc_dw, a[6].count = L->nexc ? L->nexc : 1;
+    a[7].host = x, a[7].count = (size_t)L->cols;
+    a[8].host = y, a[8].count = (size_t)L->rows;
+    a[9].v.i32 = L->rows;
+    a[10].v.i32 = L->cols;
+}
+
+static int i8_verify(void *p, uint64_t seed, double *err)
+{
+    i8_state *s = p;
+    float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
+    if (!x || !y) { free(x), free(y); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+    lr_rng r;
+    lr_rng_seed(&r, seed ^ 0x5eed);
+    lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
+    lr_arg a[11];
+    lr_gemv_leech_i8_args(&s->L, x, y, a);
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_gemv_leech_i8_desc, s->fn, a, s->g, LR_GEMV_LEECH_I8_TOL, &rep);
+    *err = rep.max_rel_err;
+    free(x), free(y);
+    return rc;
+}
+
+static int i8_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
+{
+    i8_state *s = p;
+    CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
+    CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
+    int rows = s->rows, cols = s->cols;
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
+}
+
+static size_t i8_bytes(void *p)
+{
+    i8_state *s = p;
+    /* segments + exceptions + row pointers + row scales + tail */
+    return s->L.bytes + 8 * (size_t)s->L.nexc + 4 * ((size_t)s->rows + 1) + sizeof(float) * (size_t)s->rows +
+           (size_t)s->rows * s->L.tail * 2;
+}
+
+const lr_gemv_arm lr_arm_leech_i8 = { "leech_i8", 3.6, i8_prepare, i8_verify, i8_launch, i8_bytes, i8_destroy };

@@ -1,0 +1,226 @@
+/* I8x GEMV: x's quantization, the host reference against exact dense f64
+ * weights (LR_GEMV_LEECH_I8_DENSE_TOL), the ffi path against a direct call,
+ * the specialization's bounds; on a GPU, lr_call_verify at
+ * LR_GEMV_LEECH_I8_TOL on every Qwen3 projection shape, odd shapes, fused
+ * (row-concatenated) shapes, x with all-zero and wide-range super-chunks,
+ * several launch geometries, and the benchmark arm. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/kernels.h"
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/i8.h"
+#include "layouts/leech_vram/random.h"
+#include "rt/call.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+#include <math.h>
+
+static int make(int rows, int cols, uint64_t seed, lr_i8 *L, lr_leech_matrix *m)
+{
+    T_OK(lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, m));
+    T_OK(lr_i8_unfold(m, 0, L));
+    return T_PASS;
+}
+
+/* x patterns: 0 uniform [-1, 1]; 1 with an all-zero super-chunk and a
+ * super-chunk spanning 1e-6 .. 1e3 */
+static void fill_x(float *x, int cols, uint64_t seed, int pattern)
+{
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    lr_fill_random(LR_E_F32, x, (size_t)cols, &r, 1.0);
+    if (pattern == 1) {
+        for (int c = 0; c < cols && c < 192; c++) x[c] = 0;
+        for (int c = 192; c < cols && c < 384; c++) x[c] *= (float)pow(10.0, -6 + 9 * ((c * 37) % 192) / 191.0);
+    }
+}
+
+static int test_quantize_x(void)
+{
+    int cols = 24 * 8 * 3 + 24 * 5 + 7; /* a partial last super-chunk and a tail */
+    float x[24 * 29 + 7];
+    int32_t xi[192 * 4];
+    float xs[4];
+    fill_x(x, cols, 3, 1);
+    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
+    int nblk = cols / 24;
+    T_ASSERT(xs[0] == 0, "all-zero super-chunk scale %g", xs[0]);
+    for (int sc = 0; sc < 4; sc++) {
+        int top = 0;
+        for (int c = sc * 192; c < sc * 192 + 192; c++) {
+            if (c >= 24 * nblk) { T_ASSERT(xi[c] == 0, "pad column %d", c); continue; }
+            T_ASSERT(abs(xi[c]) <= LR_I8_X_RANGE, "range");
+            if (abs(xi[c]) > top) top = abs(xi[c]);
+            /* the two int8 digits the kernel forms */
+            int hi = (xi[c] + 128) >> 8, lo = xi[c] - 256 * hi;
+            T_ASSERT(hi >= -128 && hi <= 127 && lo >= -128 && lo <= 127, "digits %d %d", hi, lo);
+            double err = fabs((double)xi[c] * xs[sc] - x[c]);
+            T_ASSERT(err <= 0.5000001 * xs[sc] + 1e-30, "column %d: error %g > half step %g", c, err, xs[sc] / 2);
+        }
+        T_ASSERT(sc == 0 || top == LR_I8_X_RANGE, "super-chunk %d: max |xi| %d", sc, top);
+    }
+    return T_PASS;
+}
+
+static int test_reference_vs_dense(void)
+{
+    int shapes[][2] = { { 37, 24 * 13 + 7 }, { 16, 24 * 8 }, { 5, 24 * 30 + 23 }, { 20, 24 * 17 } };
+    for (int s = 0; s < 4; s++)
+        for (int pat = 0; pat < 2; pat++) {
+            int rows = shapes[s][0], cols = shapes[s][1];
+            lr_i8 L;
+            lr_leech_matrix m;
+            if (make(rows, cols, 100 + s, &L, &m)) return T_FAIL;
+            float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *mag = malloc(sizeof(float) * rows);
+            fill_x(x, cols, 7 + s, pat);
+            lr_gemv_leech_i8_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols);
+            lr_gemv_leech_i8_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag, rows,
+                                      cols);
+            double worst = 0;
+            for (int i = 0; i < rows; i++) {
+                double d = 0, dm = 0;
+                for (int b = 0; b < L.nblk; b++) {
+                    double w[24];
+                    T_OK(lr_i8_get_f64(&L, m.centroid, i, b, w));
+                    for (int k = 0; k < 24; k++) d += w[k] * x[24 * b + k], dm += fabs(w[k] * x[24 * b + k]);
+                }
+                for (int j = 0; j < L.tail; j++) {
+                    double v = (double)lr_half_to_float(m.tail_f16[(size_t)i * L.tail + j]) * x[24 * L.nblk + j];
+                    d += v, dm += fabs(v);
+                }
+                double e = fabs(d - y[i]) / dm;
+                if (e > worst) worst = e;
+                T_ASSERT(e < LR_GEMV_LEECH_I8_DENSE_TOL, "shape %dx%d row %d: reference %g, dense %g (rel %g)", rows, cols, i,
+                         y[i], d, e);
+                T_ASSERT(fabs(mag[i] - dm) <= 1e-3 * dm, "row %d: magnitude %g vs %g", i, mag[i], dm);
+            }
+            printf("    %dx%d x pattern %d: reference vs exact dense max rel %.2e (tolerance %.0e)\n", rows, cols, pat, worst,
+                   LR_GEMV_LEECH_I8_DENSE_TOL);
+            free(x), free(y), free(mag);
+            lr_i8_free(&L);
+            lr_leech_random_free(&m);
+        }
+    return T_PASS;
+}
+
+static int test_ffi_matches_direct(void)
+{
+    lr_i8 L;
+    lr_leech_matrix m;
+    if (make(21, 24 * 11 + 3, 5, &L, &m)) return T_FAIL;
+    float x[267], y1[21], y2[21];
+    fill_x(x, 267, 11, 0);
+    lr_arg a[11];
+    lr_gemv_leech_i8_args(&L, x, y1, a);
+    T_OK(lr_call_host(&lr_gemv_leech_i8_desc, a));
+    lr_gemv_leech_i8_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y2, 21, 267);
+    T_ASSERT(!memcmp(y1, y2, sizeof y1), "ffi and direct calls differ");
+    lr_i8_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+static int test_spec_bounds(void)
+{
+    lr_jit_spec s;
+    lr_launch_geom g;
+    lr_leech_geom geom = lr_gemv_leech_i8_default_geom(5120, 5120);
+    T_OK(lr_gemv_leech_i8_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.grid.x == 320 && g.block.x == 256, "grid %u block %u", g.grid.x, g.block.x);
+    T_ASSERT(lr_gemv_leech_i8_spec(&s, &g, 5120, 25600, 603, geom, 20000) == LR_ERANGE, "budget ignored");
+    T_ASSERT(lr_gemv_leech_i8_spec(&s, &g, 5120, 5120, 5000, geom, 232448) == LR_EINVAL, "13-bit table accepted");
+    geom.threads = 48;
+    T_ASSERT(lr_gemv_leech_i8_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* ---- GPU ---- */
+
+static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed, int pattern)
+{
+    lr_i8 L;
+    lr_leech_matrix m;
+    if (make(rows, cols, seed, &L, &m)) return T_FAIL;
+    lr_leech_random_free(&m);
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    CUfunction fn;
+    T_OK(lr_gemv_leech_i8_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
+    T_OK(lr_jit_get(&spec, &fn));
+    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
+    fill_x(x, cols, seed * 3 + 1, pattern);
+    lr_arg a[11];
+    lr_gemv_leech_i8_args(&L, x, y, a);
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_gemv_leech_i8_desc, fn, a, g, LR_GEMV_LEECH_I8_TOL, &rep);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d x%d: max rel err %.2e, %u exceptions\n", rows, cols, geom.threads,
+           geom.rg, geom.prefetch, pattern, rep.max_rel_err, L.nexc);
+    free(x), free(y);
+    lr_i8_free(&L);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static int test_gpu_qwen3_shapes(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    for (int i = 0; i < lr_qwen3_nshapes; i++) {
+        const lr_shape *s = &lr_qwen3_shapes[i];
+        if (verify_shape(s->rows, s->cols, lr_gemv_leech_i8_default_geom(s->rows, s->cols), 1000 + i, 0)) {
+            fprintf(stderr, "    at %s %s\n", s->model, s->matrix);
+            return T_FAIL;
+        }
+    }
+    return T_PASS;
+}
+
+static int test_gpu_odd_shapes(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    /* rows not a multiple of 8 or 16, cols not a multiple of 24 or 192,
+     * fewer blocks than one super-chunk; fused q/k/v (7168) and gate/up
+     * (34816) concatenations; x with a zero and a wide-range super-chunk */
+    int shapes[][3] = { { 1, 24, 0 },         { 7, 25, 1 },       { 77, 1001, 1 },      { 129, 24 * 7, 0 },
+                        { 1000, 24 * 8 * 3 + 23, 1 }, { 7168, 5120, 0 }, { 34816, 5120, 1 }, { 5121, 17408 + 5, 1 },
+                        { 12288 + 2048, 4096, 0 } };
+    for (int i = 0; i < 9; i++)
+        if (verify_shape(shapes[i][0], shapes[i][1], lr_gemv_leech_i8_default_geom(shapes[i][0], shapes[i][1]), 2000 + i,
+                         shapes[i][2]))
+            return T_FAIL;
+    return T_PASS;
+}
+
+static int test_gpu_geometries(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    lr_leech_geom gs[] = { { 128, 1, 0 }, { 256, 2, 1 }, { 512, 1, 1 }, { 64, 4, 1 }, { 256, 3, 0 }, { 1024, 1, 1 } };
+    for (int i = 0; i < 6; i++)
+        if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i, i & 1)) return T_FAIL;
+    return T_PASS;
+}
+
+static int test_gpu_arm(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    void *st;
+    T_OK(lr_arm_leech_i8.prepare(1024, 5120, 2, 42, NULL, &st));
+    double err;
+    T_OK(lr_arm_leech_i8.verify(st, 43, &err));
+    size_t b = lr_arm_leech_i8.bytes(st);
+    T_ASSERT(b > (size_t)1024 * 5120 * 3.5 / 8 && b < (size_t)1024 * 5120 * 3.8 / 8, "bytes %zu", b);
+    printf("    arm leech_i8 1024 x 5120: verify %.2e, %.3f b/w read\n", err, 8.0 * b / (1024.0 * 5120));
+    lr_arm_leech_i8.destroy(st);
+    lr_gemv_arm_opts o = { .threads = 128, .rpw = 2, .extra = { -1 } };
+    T_OK(lr_arm_leech_i8.prepare(500, 2560, 1, 44, &o, &st));
+    T_OK(lr_arm_leech_i8.verify(st, 45, &err));
+    lr_arm_leech_i8.destroy(st);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_quantize_x), T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct),
+       T_CASE(test_spec_bounds), T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries),
+       T_CASE(test_gpu_arm))

@@ -1,0 +1,144 @@
+#include "loader/import/gguf_tokjson.h"
+#include "loader/gguf/gguf.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TT_CONTROL = 3, TT_USER = 4 };
+
+/* The split patterns as Hugging Face tokenizer.json files spell them
+ * (loader/tokenizer/pretok.c recognizes exactly these strings). */
+static const char QWEN2_RE[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char LLAMA3_RE[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+static json_t *byte_level(int use_regex, int trim_offsets)
+{
+    return json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel", "add_prefix_space", 0, "trim_offsets", trim_offsets,
+                     "use_regex", use_regex);
+}
+
+static json_t *split_then_bytes(const char *re, int trim_offsets)
+{
+    return json_pack("{s:s, s:[{s:s, s:{s:s}, s:s, s:b}, o]}", "type", "Sequence", "pretokenizers", "type", "Split",
+                     "pattern", "Regex", re, "behavior", "Isolated", "invert", 0, byte_level(0, trim_offsets));
+}
+
+/* pre-tokenizer, normalizer (may be NULL) and ignore_merges for a GGUF pre name. */
+static int pre_for(const char *pre, json_t **pt, json_t **norm, int *ignore_merges)
+{
+    *norm = NULL;
+    *ignore_merges = 0;
+    if (!strcmp(pre, "qwen2")) {
+        *pt = split_then_bytes(QWEN2_RE, 0);
+        *norm = json_pack("{s:s}", "type", "NFC");
+    } else if (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3")) {
+        *pt = split_then_bytes(LLAMA3_RE, 1);
+        *ignore_merges = 1;
+    } else if (!strcmp(pre, "gpt-2") || !strcmp(pre, "gpt2")) {
+        *pt = byte_level(1, 1);
+    } else if (!strcmp(pre, "smollm")) {
+        *pt = json_pack("{s:s, s:[{s:s, s:b}, o]}", "type", "Sequence", "pretokenizers", "type", "Digits",
+                        "individual_digits", 1, byte_level(1, 1));
+    } else {
+        return 0;
+    }
+    return *pt != NULL;
+}
+
+static int build(const lr_gguf *g, json_t **out)
+{
+    const char *L = g->name;
+    lr_gguf_str s;
+    int rc = lr_gguf_get_str(g, "tokenizer.ggml.model", &s);
+    if (rc) return rc;
+    if (!lr_gguf_str_eq(s, "gpt2"))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.model \"%.*s\" (only gpt2, byte-level BPE)", L,
+                       (int)(s.len < 40 ? s.len : 40), s.s);
+    char pre[64] = "";
+    if (lr_gguf_find(g, "tokenizer.ggml.pre")) {
+        if ((rc = lr_gguf_get_str(g, "tokenizer.ggml.pre", &s))) return rc;
+        if (s.len < sizeof pre && !memchr(s.s, 0, (size_t)s.len)) memcpy(pre, s.s, (size_t)s.len);
+    }
+    json_t *pt = NULL, *norm = NULL;
+    int ignore_merges;
+    if (!pre_for(pre, &pt, &norm, &ignore_merges))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%s\" has no known pre-tokenizer (qwen2, llama-bpe, "
+                       "gpt-2, smollm)", L, pre);
+    const lr_gguf_val *tokens, *types = NULL, *merges = NULL;
+    if (!rc) rc = lr_gguf_get_arr(g, "tokenizer.ggml.tokens", LR_GGUF_STR, &tokens);
+    if (!rc && lr_gguf_find(g, "tokenizer.ggml.token_type")) {
+        rc = lr_gguf_get_arr(g, "tokenizer.ggml.token_type", -1, &types);
+        if (!rc && (types->arr.n != tokens->arr.n || !types->arr.raw))
+            rc = LR_FAIL(LR_EFORMAT, "%s: tokenizer.ggml.token_type must be %llu integers", L,
+                         (unsigned long long)tokens->arr.n);
+    }
+    if (!rc && lr_gguf_find(g, "tokenizer.ggml.merges")) rc = lr_gguf_get_arr(g, "tokenizer.ggml.merges", LR_GGUF_STR, &merges);
+    json_t *vocab = json_object(), *added = json_array(), *mj = json_array();
+    if (!rc && (!vocab || !added || !mj)) rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", L);
+    for (uint64_t i = 0; !rc && i < tokens->arr.n; i++) {
+        const lr_gguf_str *t = &tokens->arr.strs[i];
+        json_t *str = json_stringn(t->s, (size_t)t->len);
+        if (!str) {
+            rc = LR_FAIL(LR_EFORMAT, "%s: token %llu is not valid UTF-8 text", L, (unsigned long long)i);
+            break;
+        }
+        int64_t ty = types ? lr_gguf_arr_int(types, i) : 1;
+        if (ty == TT_CONTROL || ty == TT_USER) {
+            json_t *a = json_pack("{s:I, s:o, s:b, s:b, s:b, s:b, s:b}", "id", (json_int_t)i, "content", str,
+                                  "single_word", 0, "lstrip", 0, "rstrip", 0, "normalized", 0, "special",
+                                  ty == TT_CONTROL);
+            if (!a || json_array_append_new(added, a)) rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", L);
+        } else {
+            /* json_object_setn_new takes the key with its length: tokens
+             * holding NUL bytes stay intact. */
+            if (json_object_setn_new(vocab, t->s, (size_t)t->len, json_integer((json_int_t)i)))
+                rc = LR_FAIL(LR_EFORMAT, "%s: token %llu cannot be a JSON key", L, (unsigned long long)i);
+            json_decref(str);
+        }
+    }
+    for (uint64_t i = 0; !rc && merges && i < merges->arr.n; i++) {
+        json_t *m = json_stringn(merges->arr.strs[i].s, (size_t)merges->arr.strs[i].len);
+        if (!m || json_array_append_new(mj, m))
+            rc = LR_FAIL(LR_EFORMAT, "%s: merge %llu is not valid UTF-8 text", L, (unsigned long long)i);
+    }
+    if (rc) {
+        json_decref(vocab);
+        json_decref(added);
+        json_decref(mj);
+        json_decref(pt);
+        json_decref(norm);
+        return rc;
+    }
+    json_t *model = json_pack("{s:s, s:n, s:n, s:n, s:n, s:b, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
+                              "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0,
+                              "byte_fallback", 0, "ignore_merges", ignore_merges, "vocab", vocab, "merges", mj);
+    json_t *decoder = json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel", "add_prefix_space", 1, "trim_offsets", 1,
+                                "use_regex", 1);
+    json_t *root = json_pack("{s:s, s:n, s:n, s:o, s:o?, s:o, s:n, s:o, s:o}", "version", "1.0", "truncation",
+                             "padding", "added_tokens", added, "normalizer", norm, "pre_tokenizer", pt,
+                             "post_processor", "decoder", decoder, "model", model);
+    if (!root) return LR_FAIL(LR_ENOMEM, "%s: out of memory building tokenizer.json", L);
+    *out = root;
+    return LR_OK;
+}
+
+int lr_gguf_tokenizer_json(const lr_gguf *g, char **json, size_t *n)
+{
+    *json = NULL;
+    *n = 0;
+    json_t *root;
+    int rc = build(g, &root);
+    if (rc) return rc;
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (!text) return LR_FAIL(LR_ENOMEM, "%s: out of memory writing tokenizer.json", g->name);
+    *json = text;
+    *n = strlen(text);
+    return LR_OK;
+}

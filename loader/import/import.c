@@ -1,0 +1,331 @@
+/* The import pipeline (import.h). Tensors are written one at a time in the
+ * architecture's canonical order; dense and int8 tensors stream in row
+ * chunks, a projection is held whole (the quantizer needs the matrix's gain
+ * statistics). Bytes go to the writer in host order: the artifact is
+ * little-endian and so is every host leechrt runs on. */
+#include "loader/import/import.h"
+#include "kernels/rotation.h"
+#include "layouts/leech/leech.h"
+#include "layouts/leech/shapegain.h"
+#include "loader/arch.h"
+#include "loader/artifact_write.h"
+#include "loader/codec.h"
+#include "loader/parallel.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/log.h"
+#include "util/progress.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_WEIGHTS (4u << 20) /* rows per streamed chunk: about this many weights */
+#define ERR_SAMPLE_GROUPS 32     /* error estimate: up to 32 groups of 8 rows per projection */
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the artifact is little-endian; so must the host be");
+
+uint64_t lr_import_rot_seed(uint64_t seed, uint64_t width) { return lr_rot_seed_for_width(seed, width); }
+
+/* ---- int8 groups ---- */
+
+int lr_int8g_encode_row(const float *w, uint64_t cols, int group, int8_t *q, uint16_t *sb)
+{
+    for (uint64_t g0 = 0; g0 < cols; g0 += (uint64_t)group) {
+        float mn = w[g0], mx = w[g0];
+        for (int i = 0; i < group; i++) {
+            float v = w[g0 + (uint64_t)i];
+            if (!isfinite(v)) return LR_FAIL(LR_EINVAL, "column %llu is not finite", (unsigned long long)(g0 + (uint64_t)i));
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+        }
+        if (fabsf(mn) > 65504.0f || fabsf(mx) > 65504.0f)
+            return LR_FAIL(LR_EINVAL, "columns %llu..: |w| above the f16 range", (unsigned long long)g0);
+        uint16_t bh = lr_float_to_half(0.5f * mx + 0.5f * mn), sh = lr_float_to_half((mx - mn) / 254.0f);
+        float b = lr_half_to_float(bh), s = lr_half_to_float(sh);
+        /* f16 rounding may shrink the scale below what the range needs: step
+         * it up so the ends stay inside [-128, 127]. */
+        float need = fmaxf(mx - b, b - mn);
+        while (s > 0 && s * 127.0f < need && sh < 0x7bff) s = lr_half_to_float(++sh);
+        if (!(s > 0) && need > 0) /* range below the smallest f16 scale: keep the mid value */
+            s = 0;
+        for (int i = 0; i < group; i++) {
+            float v = s > 0 ? rintf((w[g0 + (uint64_t)i] - b) / s) : 0.0f;
+            q[g0 + (uint64_t)i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+        }
+        sb[2 * (g0 / (uint64_t)group)] = sh;
+        sb[2 * (g0 / (uint64_t)group) + 1] = bh;
+    }
+    return LR_OK;
+}
+
+/* ---- row-parallel helpers ---- */
+
+typedef struct {
+    const lr_src *src;
+    const lr_src_tensor *t;
+    uint64_t r0, n, step;  /* chunk rows, rows per job */
+    float *f;              /* chunk f32 [n][cols] */
+    int codec;             /* output codec of this pass */
+    void *out;             /* f32 / f16 / int8 chunk */
+    uint16_t *sb;          /* int8g scale/bias of the chunk */
+    const lr_rot *rot;     /* rotate rows in place (leech) */
+} rows_job;
+
+static int rows_fn(void *ctx, int job)
+{
+    rows_job *j = ctx;
+    uint64_t a = (uint64_t)job * j->step, b = a + j->step < j->n ? a + j->step : j->n, cols = j->t->cols;
+    float *f = j->f + a * cols;
+    int rc = lr_src_read(j->src, j->t, j->r0 + a, b - a, f);
+    if (rc) return rc;
+    for (uint64_t i = 0; i < (b - a) * cols; i++)
+        if (!isfinite(f[i]))
+            return LR_FAIL(LR_EINVAL, "%s: tensor %s: weight [%llu][%llu] is not finite", j->src->label, j->t->origin,
+                           (unsigned long long)(j->r0 + a + i / cols), (unsigned long long)(i % cols));
+    if (j->codec == LR_CODEC_F16) {
+        uint16_t *h = (uint16_t *)j->out + a * cols;
+        for (uint64_t i = 0; i < (b - a) * cols; i++) {
+            if (fabsf(f[i]) > 65504.0f)
+                return LR_FAIL(LR_EINVAL, "%s: tensor %s: weight %g is beyond the f16 range", j->src->label,
+                               j->t->origin, (double)f[i]);
+            h[i] = lr_float_to_half(f[i]);
+        }
+    } else if (j->codec == LR_CODEC_INT8G) {
+        for (uint64_t r = a; r < b; r++)
+            if ((rc = lr_int8g_encode_row(j->f + r * cols, cols, 64, (int8_t *)j->out + r * cols, j->sb + r * (cols / 64) * 2)))
+                return lr_wrap(rc, "%s: tensor %s: row %llu", j->src->label, j->t->origin, (unsigned long long)(j->r0 + r));
+    } else if (j->rot) {
+        double *d = malloc(cols * sizeof *d);
+        if (!d) return LR_FAIL(LR_ENOMEM, "out of memory");
+        for (uint64_t r = a; r < b && !rc; r++) {
+            float *row = j->f + r * cols;
+            for (uint64_t i = 0; i < cols; i++) d[i] = row[i];
+            rc = lr_rot_apply(j->rot, d, d);
+            for (uint64_t i = 0; i < cols; i++) row[i] = (float)d[i];
+        }
+        free(d);
+    }
+    return rc;
+}
+
+static int run_rows(rows_job *j, int nthreads)
+{
+    int nt = nthreads > 0 ? nthreads : lr_cpu_count();
+    j->step = (j->n + (uint64_t)nt * 4 - 1) / ((uint64_t)nt * 4);
+    if (j->step < 1) j->step = 1;
+    return lr_parallel_for(nt, (int)((j->n + j->step - 1) / j->step), rows_fn, j);
+}
+
+/* ---- one tensor per codec ---- */
+
+static void desc_init(lr_tensor_desc *d, const lr_src_tensor *t, int codec)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", t->name);
+    d->codec = codec;
+    d->ndim = t->ndim;
+    d->dims[0] = t->ndim == 2 ? t->rows : t->cols;
+    d->dims[1] = t->ndim == 2 ? t->cols : 0;
+}
+
+/* f32, f16 or int8g, streamed in row chunks. */
+static int write_streamed(lr_writer *w, const lr_src *src, const lr_src_tensor *t, int codec, int nthreads)
+{
+    lr_tensor_desc d;
+    desc_init(&d, t, codec);
+    if (codec == LR_CODEC_INT8G) d.i8.group = 64, d.i8.sb_kind = LR_INT8G_SB_F16;
+    uint64_t cols = t->cols, step = CHUNK_WEIGHTS / cols ? CHUNK_WEIGHTS / cols : 1;
+    if (step > t->rows) step = t->rows;
+    size_t esize = codec == LR_CODEC_F32 ? 4 : codec == LR_CODEC_F16 ? 2 : 1;
+    float *f = malloc(step * cols * sizeof *f);
+    void *out = codec == LR_CODEC_F32 ? (void *)f : malloc(step * cols * esize);
+    uint16_t *sb = codec == LR_CODEC_INT8G ? malloc(t->rows * (cols / 64) * 2 * sizeof *sb) : NULL;
+    int rc = LR_OK;
+    if (!f || !out || (codec == LR_CODEC_INT8G && !sb)) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
+    if (!rc) rc = lr_writer_begin(w, &d);
+    for (uint64_t r0 = 0; r0 < t->rows && !rc; r0 += step) {
+        rows_job j = { src, t, r0, r0 + step < t->rows ? step : t->rows - r0, 0, f, codec, out,
+                       sb ? sb + r0 * (cols / 64) * 2 : NULL, NULL };
+        rc = run_rows(&j, nthreads);
+        if (!rc) rc = lr_writer_write(w, out, (size_t)(j.n * cols * esize));
+    }
+    if (!rc && sb) rc = lr_writer_write(w, sb, (size_t)(t->rows * (cols / 64) * 2 * sizeof *sb));
+    if (!rc) rc = lr_writer_end(w);
+    if (out != f) free(out);
+    free(f);
+    free(sb);
+    return rc;
+}
+
+/* Relative squared error of a quantized matrix against W, on up to
+ * ERR_SAMPLE_GROUPS groups of 8 rows (8-row groups start on a byte of the
+ * archive, so a group is a matrix of its own). */
+static int sample_error(const lr_leech_matrix *m, const float *W, double *err, double *ref)
+{
+    *err = *ref = 0;
+    int groups = (m->rows + 7) / 8, stride = groups > ERR_SAMPLE_GROUPS ? groups / ERR_SAMPLE_GROUPS : 1;
+    size_t bits = (size_t)(LR_LEECH_INDEX_BITS + m->gain_bits);
+    float *R = malloc((size_t)8 * (size_t)m->cols * sizeof *R);
+    if (!R) return LR_FAIL(LR_ENOMEM, "out of memory");
+    int rc = LR_OK;
+    for (int g = 0; g < groups && !rc; g += stride) {
+        int r0 = 8 * g, n = m->rows - r0 < 8 ? m->rows - r0 : 8;
+        lr_leech_matrix v = *m;
+        v.rows = n;
+        v.row_scale = m->row_scale + r0;
+        v.archive = m->archive + (size_t)r0 * (size_t)m->nblk * bits / 8;
+        v.archive_bytes = lr_leech_archive_bytes((uint64_t)n * (uint64_t)m->nblk, m->gain_bits);
+        v.tail_f16 = m->tail ? m->tail_f16 + (size_t)r0 * (size_t)m->tail : NULL;
+        if ((rc = lr_leech_reconstruct(&v, R))) break;
+        const float *w = W + (size_t)r0 * (size_t)m->cols;
+        for (size_t i = 0; i < (size_t)n * (size_t)m->cols; i++) {
+            double e = (double)R[i] - w[i];
+            *err += e * e;
+            *ref += (double)w[i] * w[i];
+        }
+    }
+    free(R);
+    return rc;
+}
+
+typedef struct {
+    lr_import_stats *st;
+    double err, ref; /* sampled Leech error and reference sums */
+} acc;
+
+static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const lr_import_opts *o, acc *a)
+{
+    if (t->rows > INT32_MAX || t->cols > INT32_MAX)
+        return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: %llu x %llu is too large to quantize", t->name,
+                       (unsigned long long)t->rows, (unsigned long long)t->cols);
+    lr_tensor_desc d;
+    desc_init(&d, t, LR_CODEC_LEECH);
+    d.leech.max_shell = 12;
+    d.leech.gain_bits = o->gain_bits;
+    lr_rot rot;
+    memset(&rot, 0, sizeof rot);
+    int rotate = !o->no_rotate, rc = LR_OK;
+    if (rotate) {
+        d.leech.rot_seed = lr_import_rot_seed(o->seed, t->cols);
+        rc = lr_rot_init(&rot, (int)t->cols, d.leech.rot_seed);
+        if (rc == LR_EUNSUPPORTED) {
+            lr_warn("tensor %s: input width %llu has no rotation (%s); stored unrotated", t->name,
+                    (unsigned long long)t->cols, lr_errmsg());
+            rotate = 0, rc = LR_OK, d.leech.rot_seed = 0;
+        } else if (rc) {
+            return lr_wrap(rc, "tensor %s", t->name);
+        }
+    }
+    d.leech.rot_kind = rotate ? LR_ROT_HADAMARD : LR_ROT_NONE;
+    float *W = malloc(t->rows * t->cols * sizeof *W);
+    if (!W) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory for %llu x %llu", t->name, (unsigned long long)t->rows,
+                         (unsigned long long)t->cols);
+    if (!rc) {
+        rows_job j = { src, t, 0, t->rows, 0, W, LR_CODEC_LEECH, NULL, NULL, rotate ? &rot : NULL };
+        rc = run_rows(&j, o->nthreads);
+    }
+    if (rotate) lr_rot_free(&rot);
+    lr_leech_matrix m;
+    memset(&m, 0, sizeof m);
+    if (!rc) {
+        lr_progress p = { .label = t->name };
+        double t0 = lr_now();
+        rc = lr_leech_quantize(W, (int)t->rows, (int)t->cols, o->gain_bits, 12, o->nthreads, o->progress ? &p : NULL, &m);
+        a->st->quant_seconds += lr_now() - t0;
+        if (rc) rc = lr_wrap(rc, "tensor %s", t->name);
+    }
+    double e = 0, r = 0;
+    if (!rc) rc = sample_error(&m, W, &e, &r);
+    if (!rc) {
+        a->err += e;
+        a->ref += r;
+        if (r > 0 && e / r > a->st->worst_rel_err) {
+            a->st->worst_rel_err = e / r;
+            snprintf(a->st->worst, sizeof a->st->worst, "%s", t->name);
+        }
+        memcpy(d.leech.centroid, m.centroid, sizeof d.leech.centroid);
+        for (int i = 1 << o->gain_bits; i < 4; i++) d.leech.centroid[i] = 0;
+        const void *parts[3] = { m.row_scale, m.archive, m.tail_f16 };
+        rc = lr_writer_tensor(w, &d, parts);
+    }
+    lr_leech_matrix_free(&m);
+    free(W);
+    return rc;
+}
+
+static int is_projection(const lr_arch_tensor *a)
+{
+    return a->kind == LR_KIND_MATRIX && strcmp(a->role, "output") != 0;
+}
+
+static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg, const lr_import_opts *o, acc *a)
+{
+    lr_arch_tensor *list;
+    int n, rc = lr_arch_tensors(cfg, &list, &n);
+    if (rc) return rc;
+    lr_import_stats *st = a->st;
+    for (int i = 0; i < n && !rc; i++) {
+        const lr_arch_tensor *at = &list[i];
+        const lr_src_tensor *t = lr_src_find(src, at->name);
+        uint64_t rows = at->ndim == 2 ? at->dims[0] : 1, cols = at->ndim == 2 ? at->dims[1] : at->dims[0];
+        if (!t) {
+            rc = LR_FAIL(LR_EFORMAT, "%s: tensor %s is missing", src->label, at->name);
+            break;
+        }
+        if (t->ndim != at->ndim || t->rows != rows || t->cols != cols) {
+            rc = LR_FAIL(LR_EFORMAT, "%s: tensor %s: shape differs from the architecture's", src->label, t->origin);
+            break;
+        }
+        int codec;
+        if (at->kind == LR_KIND_NORM) {
+            codec = LR_CODEC_F32;
+        } else if (!is_projection(at)) {
+            codec = o->embed_f16 ? LR_CODEC_F16 : LR_CODEC_INT8G;
+            if (codec == LR_CODEC_INT8G && cols % 64) {
+                lr_warn("tensor %s: %llu columns is not a multiple of 64; stored as f16", at->name, (unsigned long long)cols);
+                codec = LR_CODEC_F16;
+            }
+        } else {
+            codec = o->keep_f16 ? LR_CODEC_F16 : LR_CODEC_LEECH;
+        }
+        rc = codec == LR_CODEC_LEECH ? write_leech(w, src, t, o, a) : write_streamed(w, src, t, codec, o->nthreads);
+        if (rc) break;
+        st->tensors++;
+        st->weights += rows * cols;
+        if (codec == LR_CODEC_LEECH) st->leech++;
+        else if (codec == LR_CODEC_F16) st->f16++;
+        else if (codec == LR_CODEC_INT8G) st->int8g++;
+        else st->f32++;
+    }
+    free(list);
+    return rc;
+}
+
+int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o, lr_import_stats *stats)
+{
+    lr_import_stats local;
+    lr_import_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (o->gain_bits < 0 || o->gain_bits > 2) return LR_FAIL(LR_EINVAL, "gain bits %d (0..2)", o->gain_bits);
+    if (o->max_layers < 0) return LR_FAIL(LR_EINVAL, "max layers %d", o->max_layers);
+    lr_model_config cfg = src->cfg;
+    if (o->max_layers && (uint32_t)o->max_layers < cfg.n_layers) cfg.n_layers = (uint32_t)o->max_layers;
+    if (!lr_arch_known(cfg.arch))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: the artifact format has no tensor table for architecture \"%s\" yet "
+                       "(loader/arch.c)", src->label, cfg.arch);
+    double t0 = lr_now();
+    lr_writer *w;
+    int rc = lr_writer_open(path, &cfg, src->tok_kind, src->tok, src->tok_bytes, &w);
+    if (rc) return rc;
+    acc a = { st, 0, 0 };
+    rc = write_all(w, src, &cfg, o, &a);
+    st->payload_bytes = lr_writer_bytes(w);
+    if (rc) lr_writer_abort(w);
+    else rc = lr_writer_finish(w);
+    st->rel_err = a.ref > 0 ? a.err / a.ref : 0;
+    st->seconds = lr_now() - t0;
+    return rc;
+}

@@ -1,0 +1,51 @@
+/* The import pipeline: an opened source (loader/import/source.h) written as
+ * a leechrt artifact (docs/format.md) through the artifact writer, so the
+ * destination is either the complete, re-validated file or untouched.
+ *
+ * Codecs: projections (attn_q/k/v/output, ffn_gate/up/down) are rotated on
+ * their input side (W' = W Q^T, Q = kernels/rotation.h from a seed that
+ * depends only on the input width, so the matrices reading one activation
+ * share one rotation) and shape-gain quantized to the Leech archive
+ * (layouts/leech/shapegain.h, max shell 12); or kept as f16. token_embd and
+ * output are int8 in groups of 64 with an f16 scale and bias per group (or
+ * f16); norms are f32. docs/import.md has the details. */
+#ifndef LR_IMPORT_H
+#define LR_IMPORT_H
+#include "loader/import/source.h"
+
+#include <stdint.h>
+
+typedef struct lr_import_opts {
+    int gain_bits;       /* Leech gain bits 0..2 (the tool's default is 1) */
+    int keep_f16;        /* projections as f16 instead of Leech */
+    int embed_f16;       /* token_embd and output as f16 instead of int8 groups */
+    int no_rotate;       /* Leech without the input rotation (ablation) */
+    int nthreads;        /* 0 = all cores */
+    int max_layers;      /* 0 = all; else only the first N layers (a smaller, different model: tests) */
+    uint64_t seed;       /* rotation seeds derive from it and the input width */
+    int progress;        /* per-tensor progress bars on a terminal */
+} lr_import_opts;
+
+typedef struct lr_import_stats {
+    int tensors, leech, f16, int8g, f32;
+    uint64_t weights, payload_bytes;
+    double seconds, quant_seconds;
+    /* Leech: relative squared error |W - W~|^2 / |W|^2, over all projections
+     * and the worst single tensor. */
+    double rel_err, worst_rel_err;
+    char worst[64];
+} lr_import_stats;
+
+/* The rotation seed of a given input width. */
+uint64_t lr_import_rot_seed(uint64_t seed, uint64_t width);
+
+/* Writes src to path. stats may be NULL. */
+int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o, lr_import_stats *stats);
+
+/* int8 groups of one row: q[cols], sb[cols / group][2] f16 (scale, bias),
+ * w ~ q * scale + bias. Per group: bias = mid-range, scale = range / 254,
+ * both rounded to f16 first so q is chosen against the values stored.
+ * LR_EINVAL for a non-finite weight or one beyond the f16 range. */
+int lr_int8g_encode_row(const float *w, uint64_t cols, int group, int8_t *q, uint16_t *sb);
+
+#endif

@@ -1,0 +1,295 @@
+/* The public API (rt/leechrt.h): the model, its tokenizer, a sampler and one
+ * engine behind the lr_engine_ops table of the chosen backend. */
+#include "rt/leechrt.h"
+#include "loader/tokenizer/tokenizer.h"
+#include "rt/chat.h"
+#include "rt/engine.h"
+#include "rt/sampler.h"
+#include "util/progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STOP 4
+
+struct lr_rt {
+    lr_model *model;
+    lr_engine *eng;
+    lr_tok *tok;            /* NULL when the artifact has none */
+    lr_sampler sampler;
+    const float *logits;    /* of the last step; NULL when the context is empty */
+    int32_t pending;        /* sampled, not yet fed to the engine; -1 when none */
+    int32_t stop[MAX_STOP];
+    int nstop;
+    int chatml;
+    lr_rt_stats stats;
+};
+
+static void add_stop(lr_rt *rt, int32_t id)
+{
+    if (id < 0 || id >= (int32_t)lr_model_cfg(rt->model)->vocab || rt->nstop == MAX_STOP) return;
+    for (int i = 0; i < rt->nstop; i++)
+        if (rt->stop[i] == id) return;
+    rt->stop[rt->nstop++] = id;
+}
+
+static int is_stop(const lr_rt *rt, int32_t id)
+{
+    for (int i = 0; i < rt->nstop; i++)
+        if (rt->stop[i] == id) return 1;
+    return 0;
+}
+
+static int load_tokenizer(lr_rt *rt, const char *path)
+{
+    int kind;
+    const void *blob;
+    size_t n;
+    int rc = lr_model_tokenizer(rt->model, &kind, &blob, &n);
+    if (rc || kind == LR_TOK_NONE) return rc;
+    char *json;
+    if ((rc = lr_model_tokenizer_json(rt->model, &json, &n))) return rc;
+    char label[512];
+    snprintf(label, sizeof label, "%s: tokenizer", path);
+    rc = lr_tok_load_hf_mem(json, n, NULL, 0, label, &rt->tok);
+    free(json);
+    if (rc) return rc;
+    rt->chatml = lr_chat_tokenizer_is_chatml(rt->tok);
+    /* End of sequence: the model's, the tokenizer's, and ChatML's two
+     * (Qwen3 instruct ends a turn with <|im_end|>, base text with
+     * <|endoftext|>). */
+    add_stop(rt, lr_tok_eos(rt->tok));
+    if (rt->chatml) {
+        add_stop(rt, lr_tok_find(rt->tok, "<|im_end|>", 10));
+        add_stop(rt, lr_tok_find(rt->tok, "<|endoftext|>", 13));
+    }
+    return LR_OK;
+}
+
+int lr_rt_open(const char *path, const lr_rt_opts *opts, lr_rt **out)
+{
+    *out = NULL;
+    lr_rt_opts def = { 0 };
+    if (!opts) opts = &def;
+    if (!path || !*path) return LR_FAIL(LR_EINVAL, "no model path given");
+    const lr_engine_ops *ops = opts->backend == LR_BACKEND_CPU ? &lr_engine_cpu_ops
+                               : opts->backend == LR_BACKEND_GPU ? &lr_engine_gpu_ops
+                                                                 : NULL;
+    if (!ops) return LR_FAIL(LR_EINVAL, "unknown backend %d", opts->backend);
+    lr_rt *rt = calloc(1, sizeof *rt);
+    if (!rt) return LR_FAIL(LR_ENOMEM, "out of memory");
+    rt->pending = -1;
+    int rc = lr_model_open(path, opts->skip_verify ? LR_MODEL_SKIP_DATA : 0, &rt->model);
+    if (!rc) {
+        const lr_model_config *c = lr_model_cfg(rt->model);
+        add_stop(rt, c->eos_id == LR_NO_TOKEN ? -1 : (int32_t)c->eos_id);
+        rc = load_tokenizer(rt, path);
+    }
+    if (!rc) {
+        lr_sampler_params sp = { 0 };
+        rc = lr_sampler_init(&rt->sampler, (int)lr_model_cfg(rt->model)->vocab, &sp, opts->seed);
+    }
+    if (!rc) {
+        lr_engine_opts eo = { opts->max_context, opts->device, opts->cpu_threads, opts->cpu_cache_bytes };
+        rc = ops->open(rt->model, &eo, &rt->eng);
+    }
+    if (rc) {
+        lr_rt_close(rt);
+        return rc;
+    }
+    *out = rt;
+    return LR_OK;
+}
+
+void lr_rt_close(lr_rt *rt)
+{
+    if (!rt) return;
+    if (rt->eng) rt->eng->ops->close(rt->eng);
+    lr_sampler_free(&rt->sampler);
+    lr_tok_free(rt->tok);
+    lr_model_close(rt->model);
+    free(rt);
+}
+
+void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info)
+{
+    const lr_model_config *c = lr_model_cfg(rt->model);
+    memset(info, 0, sizeof *info);
+    info->path = lr_model_path(rt->model);
+    info->name = c->name;
+    info->arch = c->arch;
+    info->backend = rt->eng->ops->name;
+    info->vocab = (int)c->vocab;
+    info->n_layers = (int)c->n_layers;
+    info->hidden = (int)c->hidden;
+    info->max_context = rt->eng->max_context;
+    info->has_tokenizer = rt->tok != NULL;
+    info->chatml = rt->chatml;
+    info->eos = rt->nstop ? rt->stop[0] : -1;
+}
+
+/* ---- text ---- */
+
+static int need_tok(const lr_rt *rt)
+{
+    if (rt->tok) return LR_OK;
+    return LR_FAIL(LR_EINVAL, "%s: the model file has no tokenizer (pass token ids, or embed one with "
+                   "gen_synthetic --tokenizer)", lr_model_path(rt->model));
+}
+
+int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, int32_t **ids, int *n)
+{
+    *ids = NULL;
+    *n = 0;
+    int rc = need_tok(rt);
+    if (rc) return rc;
+    lr_tok_ids v = { 0 };
+    if ((rc = lr_tok_encode(rt->tok, text, len, allow_special, &v))) {
+        lr_tok_ids_free(&v);
+        return rc;
+    }
+    uint32_t vocab = lr_model_cfg(rt->model)->vocab;
+    for (size_t i = 0; i < v.n; i++)
+        if ((uint32_t)v.ids[i] >= vocab) {
+            rc = LR_FAIL(LR_ERANGE, "%s: the tokenizer gave id %d, past the model's vocabulary of %u",
+                         lr_model_path(rt->model), v.ids[i], vocab);
+            lr_tok_ids_free(&v);
+            return rc;
+        }
+    *ids = v.ids; /* handed over: lr_tok_ids owns a plain malloc'd array */
+    *n = (int)v.n;
+    return LR_OK;
+}
+
+int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    int rc = need_tok(rt);
+    return rc ? rc : lr_tok_decode(rt->tok, ids, n > 0 ? (size_t)n : 0, 1, text, len);
+}
+
+/* ---- steps ---- */
+
+static int feed(lr_rt *rt, int32_t token)
+{
+    const float *l;
+    int rc = rt->eng->ops->step(rt->eng, token, &l);
+    if (rc) return rc;
+    rt->logits = l;
+    return LR_OK;
+}
+
+static int feed_pending(lr_rt *rt)
+{
+    if (rt->pending < 0) return LR_OK;
+    int rc = feed(rt, rt->pending);
+    if (!rc) rt->pending = -1;
+    return rc;
+}
+
+int lr_rt_eval(lr_rt *rt, int32_t token, const float **logits)
+{
+    *logits = NULL;
+    int rc = feed_pending(rt);
+    if (!rc) rc = feed(rt, token);
+    if (!rc) *logits = rt->logits;
+    return rc;
+}
+
+int lr_rt_reset(lr_rt *rt)
+{
+    rt->pending = -1;
+    rt->logits = NULL;
+    return rt->eng->ops->reset(rt->eng);
+}
+
+int lr_rt_position(const lr_rt *rt) { return rt->eng->pos + (rt->pending >= 0); }
+
+/* Streams text pieces of tokens to the callback; returns nonzero when the
+ * callback asks to stop. */
+typedef struct {
+    lr_rt *rt;
+    const lr_gen_params *p;
+    lr_tok_stream ts;
+} emitter;
+
+static int emit(emitter *em, int32_t id, int *stop)
+{
+    const char *text = NULL;
+    size_t len = 0;
+    if (em->rt->tok && id < lr_tok_vocab_size(em->rt->tok)) {
+        int rc = lr_tok_stream_push(&em->ts, id, &text, &len);
+        if (rc) return rc;
+    } else if (em->rt->tok) {
+        text = ""; /* past the tokenizer (padding rows of the embedding): no text */
+    }
+    *stop = em->p->on_token && em->p->on_token(em->p->user, id, text, len);
+    return LR_OK;
+}
+
+int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params *p)
+{
+    double t0 = lr_now();
+    lr_rt_stats *st = &rt->stats;
+    memset(st, 0, sizeof *st);
+    st->prompt_tokens = n;
+    if (n < 0 || (n > 0 && !prompt)) return LR_FAIL(LR_EINVAL, "generate: bad prompt (%d tokens)", n);
+    int need = n + (rt->pending >= 0), room = rt->eng->max_context - rt->eng->pos;
+    if (need > room)
+        return LR_FAIL(LR_ERANGE, "generate: a prompt of %d tokens does not fit the context (%d of %d used)", n,
+                       lr_rt_position(rt), rt->eng->max_context);
+    if (!need && !rt->logits) return LR_FAIL(LR_EINVAL, "generate: empty prompt and empty context");
+    lr_sampler_params sp = { p->temperature, p->top_k, p->top_p };
+    int rc = lr_sampler_set(&rt->sampler, &sp);
+    if (rc) return rc;
+    uint32_t vocab = lr_model_cfg(rt->model)->vocab;
+    for (int i = 0; i < n; i++)
+        if ((uint32_t)prompt[i] >= vocab)
+            return LR_FAIL(LR_EINVAL, "generate: prompt token %d is %d, outside the vocabulary [0, %u)", i, prompt[i], vocab);
+
+    if ((rc = feed_pending(rt))) return rc;
+    for (int i = 0; i < n && !rc; i++) rc = feed(rt, prompt[i]);
+    if (rc) return rc;
+    double t1 = lr_now();
+    st->prefill_tok_s = n > 0 && t1 > t0 ? n / (t1 - t0) : 0;
+
+    emitter em = { rt, p, { 0 } };
+    lr_tok_stream_init(&em.ts, rt->tok, 1);
+    double tfirst = t1;
+    for (;;) {
+        int32_t id = lr_sampler_sample(&rt->sampler, rt->logits);
+        rt->pending = id;
+        if (st->generated == 0) tfirst = lr_now();
+        if (!p->ignore_eos && is_stop(rt, id)) { st->stop = LR_STOP_EOS; break; }
+        st->generated++;
+        int stop = 0;
+        if ((rc = emit(&em, id, &stop))) break;
+        if (stop) { st->stop = LR_STOP_CALLBACK; break; }
+        if (p->max_tokens > 0 && st->generated >= p->max_tokens) { st->stop = LR_STOP_LENGTH; break; }
+        if (rt->eng->pos >= rt->eng->max_context) { st->stop = LR_STOP_CONTEXT; break; }
+        if ((rc = feed_pending(rt))) break;
+    }
+    if (!rc && rt->tok) {
+        const char *text;
+        size_t len;
+        rc = lr_tok_stream_flush(&em.ts, &text, &len);
+        if (!rc && len && p->on_token) p->on_token(p->user, -1, text, len);
+    }
+    lr_tok_stream_free(&em.ts);
+    double t2 = lr_now();
+    st->ttft_s = tfirst - t0;
+    st->total_s = t2 - t0;
+    st->decode_tok_s = st->generated > 1 && t2 > tfirst ? (st->generated - 1) / (t2 - tfirst) : 0;
+    st->launches_per_token = rt->eng->launches_per_step;
+    return rc;
+}
+
+void lr_rt_get_stats(const lr_rt *rt, lr_rt_stats *s) { *s = rt->stats; }
+
+void lr_rt_set_layer_hook(lr_rt *rt, void (*fn)(void *user, int layer, int pos, const float *x, int n), void *user)
+{
+    rt->eng->on_layer = fn;
+    rt->eng->on_layer_user = user;
+}

@@ -1,0 +1,311 @@
+/* The public API (rt/leechrt.h) on the demo model and on a tiny model
+ * without a tokenizer: error paths, text round trips, the streamed text,
+ * greedy and seeded determinism, a conversation continued across calls,
+ * stop reasons, stats. Also the chat template and the demo tokenizer. */
+#include "loader/synthetic.h"
+#include "loader/tokenizer/tokenizer.h"
+#include "rt/chat.h"
+#include "rt/demo_model.h"
+#include "rt/leechrt.h"
+#include "test/t.h"
+#include "util/atomic_file.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_dir[] = "/tmp/lr-api-test-XXXXXX";
+static char g_demo[4096];
+
+/* The demo model in a private cache folder, generated on first use. */
+static const char *demo(void)
+{
+    if (g_demo[0]) return g_demo;
+    int created;
+    if (!mkdtemp(g_dir)) return NULL;
+    setenv("LEECHRT_CACHE_DIR", g_dir, 1);
+    int rc = lr_demo_model_ensure(g_demo, sizeof g_demo, &created);
+    if (rc || !created) {
+        fprintf(stderr, "    demo model: %s\n", rc ? lr_errmsg() : "not created in a fresh folder");
+        g_demo[0] = 0;
+        return NULL;
+    }
+    return g_demo;
+}
+
+static int test_demo_model_once(void)
+{
+    T_ASSERT(demo(), "demo model");
+    T_ASSERT(strstr(g_demo, g_dir) == g_demo, "demo model outside LEECHRT_CACHE_DIR: %s", g_demo);
+    char again[4096];
+    int created;
+    T_OK(lr_demo_model_ensure(again, sizeof again, &created));
+    T_ASSERT(!created && !strcmp(again, g_demo), "demo model generated twice");
+    return T_PASS;
+}
+
+static lr_rt *open_cpu(const char *path, uint64_t seed, int ctx)
+{
+    if (!path) return NULL;
+    lr_rt_opts o = { .backend = LR_BACKEND_CPU, .seed = seed, .max_context = ctx, .cpu_threads = 2 };
+    lr_rt *rt = NULL;
+    if (lr_rt_open(path, &o, &rt)) fprintf(stderr, "    open %s: %s\n", path, lr_errmsg());
+    return rt;
+}
+
+static int test_open_errors(void)
+{
+    lr_rt *rt;
+    lr_rt_opts o = { .backend = LR_BACKEND_CPU };
+    T_ASSERT(demo(), "demo model");
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/no-such-model.lrt", g_dir);
+    T_ASSERT(lr_rt_open(missing, &o, &rt) == LR_EIO && strstr(lr_errmsg(), missing), "missing file: %s", lr_errmsg());
+    T_ASSERT(!rt, "handle set on failure");
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/garbage.lrt", g_dir);
+    char junk[4096];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 37 + 11);
+    T_OK(lr_write_file_atomic(bad, junk, sizeof junk));
+    T_ASSERT(lr_rt_open(bad, &o, &rt) == LR_EFORMAT && strstr(lr_errmsg(), bad), "garbage file: %s", lr_errmsg());
+    T_ASSERT(lr_rt_open("", &o, &rt) == LR_EINVAL, "empty path: %s", lr_errmsg());
+    o.backend = 7;
+    T_ASSERT(lr_rt_open(g_demo, &o, &rt) == LR_EINVAL && strstr(lr_errmsg(), "backend"), "backend 7: %s", lr_errmsg());
+    unlink(bad);
+    return T_PASS;
+}
+
+/* Without a GPU (or before the GPU engine exists) the GPU backend says so. */
+static int test_gpu_backend_error(void)
+{
+    lr_rt *rt = NULL;
+    lr_rt_opts o = { .backend = LR_BACKEND_GPU };
+    T_ASSERT(demo(), "demo model");
+    int rc = lr_rt_open(g_demo, &o, &rt);
+    if (rc == LR_OK) {
+        lr_rt_close(rt);
+        T_SKIP_IF(1, "a GPU engine is present: nothing to check here");
+    }
+    T_ASSERT(rc == LR_ENODEV || rc == LR_EUNSUPPORTED, "GPU backend: %s (%s)", lr_status_name(rc), lr_errmsg());
+    T_ASSERT(strstr(lr_errmsg(), "GPU"), "message does not name the GPU: %s", lr_errmsg());
+    T_ASSERT(!rt, "handle set on failure");
+    return T_PASS;
+}
+
+static int test_info_and_text(void)
+{
+    lr_rt *rt = open_cpu(demo(), 1, 0);
+    T_ASSERT(rt, "open");
+    lr_rt_info in;
+    lr_rt_get_info(rt, &in);
+    T_ASSERT(in.has_tokenizer && in.chatml && in.vocab == 512 && in.eos == 511 && !strcmp(in.backend, "cpu") &&
+                 in.max_context == 512 && in.n_layers == 2,
+             "info: tok %d chatml %d vocab %d eos %d backend %s ctx %d", in.has_tokenizer, in.chatml, in.vocab, in.eos,
+             in.backend, in.max_context);
+    const char *s = "the theory of everything, in 3 words: \xc3\xa9t\xc3\xa9!";
+    int32_t *ids;
+    int n;
+    T_OK(lr_rt_tokenize(rt, s, strlen(s), 0, &ids, &n));
+    T_ASSERT(n > 5 && n < (int)strlen(s), "%d tokens for %zu bytes (merges unused?)", n, strlen(s));
+    char *back;
+    size_t len;
+    T_OK(lr_rt_decode(rt, ids, n, &back, &len));
+    T_ASSERT(len == strlen(s) && !memcmp(back, s, len), "round trip: \"%s\"", back);
+    free(back);
+    free(ids);
+    /* Specials become one id only when allowed. */
+    T_OK(lr_rt_tokenize(rt, "<|im_start|>", 12, 1, &ids, &n));
+    T_ASSERT(n == 1 && ids[0] == 510, "<|im_start|> with specials: %d ids, first %d", n, ids[0]);
+    free(ids);
+    T_OK(lr_rt_tokenize(rt, "<|im_start|>", 12, 0, &ids, &n));
+    T_ASSERT(n > 1, "<|im_start|> as text became %d id", n);
+    free(ids);
+    lr_rt_close(rt);
+    return T_PASS;
+}
+
+typedef struct {
+    int32_t ids[256];
+    int n, calls, flushes, stop_at;
+    char text[4096];
+    size_t len;
+} collect;
+
+static int on_tok(void *user, int32_t id, const char *text, size_t len)
+{
+    collect *c = user;
+    c->calls++;
+    if (id < 0) c->flushes++;
+    else if (c->n < 256) c->ids[c->n++] = id;
+    if (text && c->len + len < sizeof c->text) {
+        memcpy(c->text + c->len, text, len);
+        c->len += len;
+    }
+    return c->stop_at && c->n >= c->stop_at;
+}
+
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        int k = s[i] < 0x80 ? 1 : (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
+        if (!k || i + (size_t)k > n) return 0;
+        for (int j = 1; j < k; j++)
+            if ((s[i + (size_t)j] & 0xC0) != 0x80) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+static int gen(lr_rt *rt, const int32_t *p, int n, float temp, int max, collect *c)
+{
+    lr_gen_params g = { .max_tokens = max, .temperature = temp, .top_k = 40, .top_p = 0.95f, .ignore_eos = 1,
+                        .on_token = on_tok, .user = c };
+    return lr_rt_generate(rt, p, n, &g);
+}
+
+static const int32_t k_prompt[5] = { 116, 104, 101, 32, 262 };
+
+static int test_generate_deterministic(void)
+{
+    collect a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+    lr_rt *rt = open_cpu(demo(), 5, 0);
+    T_ASSERT(rt, "open");
+    T_OK(gen(rt, k_prompt, 5, 0, 24, &a));
+    lr_rt_stats st;
+    lr_rt_get_stats(rt, &st);
+    T_ASSERT(st.prompt_tokens == 5 && st.generated == 24 && st.stop == LR_STOP_LENGTH && a.n == 24,
+             "stats: %d prompt, %d generated, stop %d; %d callbacks", st.prompt_tokens, st.generated, st.stop, a.n);
+    T_ASSERT(st.ttft_s > 0 && st.decode_tok_s > 0 && st.total_s >= st.ttft_s && st.launches_per_token == 0,
+             "timing: ttft %g tok/s %g total %g", st.ttft_s, st.decode_tok_s, st.total_s);
+    T_ASSERT(valid_utf8((unsigned char *)a.text, a.len), "streamed text is not valid UTF-8");
+    T_ASSERT(lr_rt_position(rt) == 5 + 24, "position %d", lr_rt_position(rt));
+    T_OK(lr_rt_reset(rt));
+    T_OK(gen(rt, k_prompt, 5, 0, 24, &b));
+    T_ASSERT(!memcmp(a.ids, b.ids, sizeof a.ids), "greedy run differs after reset");
+    T_OK(lr_rt_reset(rt));
+    T_OK(gen(rt, k_prompt, 5, 0.9f, 24, &c));
+    lr_rt_close(rt);
+    rt = open_cpu(demo(), 5, 0);
+    T_ASSERT(rt, "open");
+    T_OK(gen(rt, k_prompt, 5, 0, 24, &d)); /* greedy first, as above, to consume no randomness */
+    memset(&d, 0, sizeof d);
+    T_OK(lr_rt_reset(rt));
+    T_OK(gen(rt, k_prompt, 5, 0.9f, 24, &d));
+    T_ASSERT(!memcmp(c.ids, d.ids, sizeof c.ids), "same seed, same calls, different samples");
+    lr_rt_close(rt);
+    return T_PASS;
+}
+
+/* Generating 10 then 10 more continues exactly like generating 20 at once;
+ * the callback can stop; the context runs out gracefully. */
+static int test_continue_and_stops(void)
+{
+    collect all = { 0 }, p1 = { 0 }, p2 = { 0 }, st3 = { .stop_at = 3 };
+    lr_rt *rt = open_cpu(demo(), 1, 0);
+    T_ASSERT(rt, "open");
+    T_OK(gen(rt, k_prompt, 5, 0, 20, &all));
+    T_OK(lr_rt_reset(rt));
+    T_OK(gen(rt, k_prompt, 5, 0, 10, &p1));
+    T_OK(gen(rt, NULL, 0, 0, 10, &p2));
+    T_ASSERT(!memcmp(all.ids, p1.ids, 10 * 4) && !memcmp(all.ids + 10, p2.ids, 10 * 4), "continuation differs");
+    T_OK(lr_rt_reset(rt));
+    T_ASSERT(lr_rt_generate(rt, NULL, 0, &(lr_gen_params){ .max_tokens = 1 }) == LR_EINVAL, "empty context accepted");
+    T_OK(gen(rt, k_prompt, 5, 0, 0, &st3));
+    lr_rt_stats s;
+    lr_rt_get_stats(rt, &s);
+    T_ASSERT(s.stop == LR_STOP_CALLBACK && s.generated == 3, "callback stop: %d, %d generated", s.stop, s.generated);
+    int32_t bad = 600;
+    T_ASSERT(lr_rt_generate(rt, &bad, 1, &(lr_gen_params){ 0 }) == LR_EINVAL, "token 600 accepted");
+    lr_rt_close(rt);
+
+    rt = open_cpu(demo(), 1, 12);
+    T_ASSERT(rt, "open");
+    int32_t longp[13] = { 0 };
+    T_ASSERT(lr_rt_generate(rt, longp, 13, &(lr_gen_params){ 0 }) == LR_ERANGE && strstr(lr_errmsg(), "context"),
+             "13 tokens in a context of 12: %s", lr_errmsg());
+    collect full = { 0 };
+    T_OK(gen(rt, k_prompt, 5, 0, 100, &full));
+    lr_rt_get_stats(rt, &s);
+    /* 5 prompt + 7 fed = 12 positions, and the 8th sampled from the last logits. */
+    T_ASSERT(s.stop == LR_STOP_CONTEXT && s.generated == 8, "full context: stop %d after %d", s.stop, s.generated);
+    lr_rt_close(rt);
+    return T_PASS;
+}
+
+/* A model file without a tokenizer: ids in, ids out, text calls refused. */
+static int test_no_tokenizer(void)
+{
+    T_ASSERT(demo(), "demo model");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/notok.lrt", g_dir);
+    lr_model_config cfg;
+    lr_synth_opts so = { .seed = 3, .nthreads = 2, .gain_bits = 1 };
+    T_OK(lr_synth_config("micro", &cfg));
+    T_OK(lr_synth_write(path, &cfg, &so));
+    lr_rt *rt = open_cpu(path, 1, 0);
+    T_ASSERT(rt, "open");
+    int32_t *ids;
+    int n;
+    T_ASSERT(lr_rt_tokenize(rt, "hi", 2, 0, &ids, &n) == LR_EINVAL && strstr(lr_errmsg(), "no tokenizer"), "tokenize: %s",
+             lr_errmsg());
+    collect c = { 0 };
+    int32_t p[2] = { 1, 2 };
+    T_OK(gen(rt, p, 2, 0.5f, 6, &c));
+    T_ASSERT(c.n == 6 && c.len == 0, "%d tokens, %zu bytes of text", c.n, c.len);
+    lr_rt_close(rt);
+    unlink(path);
+    return T_PASS;
+}
+
+static int test_chat_template(void)
+{
+    char *s;
+    T_OK(lr_chat_prompt("Be brief.", "Hi!", 0, &s));
+    T_ASSERT(!strcmp(s, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n"
+                        "<|im_start|>assistant\n"),
+             "got %s", s);
+    free(s);
+    T_OK(lr_chat_prompt(NULL, "Hi!", 1, &s));
+    T_ASSERT(!strcmp(s, "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"), "got %s", s);
+    free(s);
+    lr_chat_msg m[3] = { { "user", "a" }, { "assistant", "b" }, { "user", "c" } };
+    T_OK(lr_chat_render(m, 3, 0, 0, &s));
+    T_ASSERT(!strcmp(s, "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nb<|im_end|>\n"
+                        "<|im_start|>user\nc<|im_end|>\n"),
+             "got %s", s);
+    free(s);
+    m[1].role = "robot";
+    T_ASSERT(lr_chat_render(m, 3, 1, 0, &s) == LR_EINVAL, "role robot accepted");
+    return T_PASS;
+}
+
+/* The demo tokenizer loads, has 512 ids and ChatML specials. */
+static int test_demo_tokenizer(void)
+{
+    char *json;
+    size_t n;
+    T_OK(lr_demo_tokenizer_json(&json, &n));
+    lr_tok *t;
+    T_OK(lr_tok_load_hf_mem(json, n, NULL, 0, "demo", &t));
+    free(json);
+    T_ASSERT(lr_tok_vocab_size(t) == 512, "vocab %d", lr_tok_vocab_size(t));
+    T_ASSERT(lr_chat_tokenizer_is_chatml(t), "no ChatML specials");
+    T_ASSERT(lr_tok_find(t, " t", 2) >= 256 && lr_tok_find(t, "th", 2) >= 256, "merges missing");
+    lr_tok_free(t);
+    return T_PASS;
+}
+
+static int cleanup(void)
+{
+    if (!g_demo[0]) return T_PASS;
+    unlink(g_demo);
+    char d[4200];
+    snprintf(d, sizeof d, "%s/models", g_dir);
+    rmdir(d);
+    rmdir(g_dir);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_demo_model_once), T_CASE(test_open_errors), T_CASE(test_gpu_backend_error), T_CASE(test_info_and_text),
+       T_CASE(test_generate_deterministic), T_CASE(test_continue_and_stops), T_CASE(test_no_tokenizer),
+       T_CASE(test_chat_template), T_CASE(test_demo_tokenizer), T_CASE(cleanup))

@@ -1,0 +1,77 @@
+/* ChatML rendering (rt/chat.h). */
+#include "rt/chat.h"
+#include "loader/tokenizer/tokenizer.h"
+#include "util/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void put(sbuf *b, const char *t)
+{
+    size_t m = strlen(t);
+    if (b->oom) return;
+    if (b->n + m + 1 > b->cap) {
+        size_t cap = (b->n + m + 1) * 2;
+        char *s = realloc(b->s, cap);
+        if (!s) { b->oom = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, t, m + 1);
+    b->n += m;
+}
+
+int lr_chat_render(const lr_chat_msg *msgs, int n, int add_generation_prompt, int no_think, char **out)
+{
+    *out = NULL;
+    sbuf b = { 0 };
+    put(&b, "");
+    for (int i = 0; i < n; i++) {
+        const char *r = msgs[i].role;
+        if (!r || (strcmp(r, "system") && strcmp(r, "user") && strcmp(r, "assistant"))) {
+            free(b.s);
+            return LR_FAIL(LR_EINVAL, "chat: message %d has role \"%s\" (system, user or assistant)", i, r ? r : "(null)");
+        }
+        put(&b, "<|im_start|>");
+        put(&b, r);
+        put(&b, "\n");
+        put(&b, msgs[i].content ? msgs[i].content : "");
+        put(&b, "<|im_end|>\n");
+    }
+    if (add_generation_prompt) {
+        put(&b, "<|im_start|>assistant\n");
+        if (no_think) put(&b, "<think>\n\n</think>\n\n");
+    }
+    if (b.oom) {
+        free(b.s);
+        return LR_FAIL(LR_ENOMEM, "chat: out of memory");
+    }
+    *out = b.s;
+    return LR_OK;
+}
+
+int lr_chat_prompt(const char *system, const char *user, int no_think, char **out)
+{
+    lr_chat_msg m[2];
+    int n = 0;
+    if (system && *system) m[n++] = (lr_chat_msg){ "system", system };
+    m[n++] = (lr_chat_msg){ "user", user };
+    return lr_chat_render(m, n, 1, no_think, out);
+}
+
+static int is_special(const lr_tok *tok, const char *s)
+{
+    int32_t id = lr_tok_find(tok, s, strlen(s));
+    return id >= 0 && lr_tok_is_special(tok, id);
+}
+
+int lr_chat_tokenizer_is_chatml(const lr_tok *tok)
+{
+    return tok && is_special(tok, "<|im_start|>") && is_special(tok, "<|im_end|>");
+}

@@ -1,0 +1,427 @@
+/* The GPU decode engine: Llama/Qwen3 at batch 1 on the driver API and JIT
+ * templates. One step is a fixed sequence of launches that reads the token
+ * and position from device memory, so it is captured once as a CUDA graph and
+ * replayed for every token (the step is re-captured only when the debug hook
+ * is set, which runs it eagerly layer by layer).
+ *
+ * Per layer: [residual add +] RMSNorm -> rotation -> fused q|k|v GEMV ->
+ * q/k norm + RoPE + KV write -> attention -> rotation -> o GEMV -> residual
+ * add + RMSNorm -> rotation -> fused gate|up GEMV -> SwiGLU -> rotation ->
+ * down GEMV. Then the final norm and the int8 head read in place.
+ * Projections sharing an input and a rotation are fused into one matrix
+ * (rows concatenated) at load time: 4 GEMVs per layer instead of 7. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/kernels.h"
+#include "kernels/ops.h"
+#include "kernels/rotation.h"
+#include "loader/arch.h"
+#include "rt/cu.h"
+#include "rt/engine.h"
+#include "util/err.h"
+#include "util/half.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
+
+/* One (possibly fused) projection y = W (R x). */
+typedef struct proj {
+    int rows, cols;
+    int rot;               /* index into the engine's rotations, -1 for none */
+    int leech;             /* 1: Leech layout; 0: f16 */
+    lr_leech_dev *ld;
+    CUdeviceptr w16;       /* f16 rows x cols */
+    CUfunction f16fn;
+    lr_launch_geom g;
+} proj;
+
+typedef struct layer {
+    CUdeviceptr attn_norm, ffn_norm, q_norm, k_norm; /* f32; q/k norms 0 for Llama */
+    CUdeviceptr kc, vc;                               /* f16 [ctx][n_kv][head_dim] */
+    proj p[NPROJ];
+} layer;
+
+typedef struct rotation { int n; uint64_t seed; lr_rot_dev dev; } rotation;
+
+typedef struct gpu_engine {
+    lr_engine base;
+    lr_model_config c;
+    int q_dim, kv_dim;
+    layer *L;
+    rotation rots[16];
+    int nrots;
+    CUdeviceptr emb_q, emb_sb, head_q, head_sb, out_norm;
+    CUdeviceptr d_tok, d_pos, x, xn, xr, qkv, att, o, gu, h, down, logits;
+    CUfunction f_embed, f_norm, f_rope, f_att, f_silu, f_head;
+    CUstream s;
+    CUgraphExec graph;
+    int graph_nodes;
+    float *host_logits;
+    float *host_x, *host_y;
+    size_t bytes_weights;
+} gpu_engine;
+
+/* ---- loading ---- */
+
+static int upload(CUdeviceptr *d, const void *src, size_t n, size_t *acc)
+{
+    int rc = lr_cu_alloc(d, n);
+    if (!rc) rc = lr_cu_h2d(*d, src, n);
+    if (!rc && acc) *acc += n;
+    return rc;
+}
+
+/* A 1-D norm weight as f32 on the device (f32/f16/bf16 in the file). */
+static int upload_norm(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *d)
+{
+    *d = 0;
+    if (!t) return LR_OK;
+    float *v = malloc(sizeof(float) * t->nelem);
+    if (!v) return LR_FAIL(LR_ENOMEM, "out of memory");
+    for (uint64_t i = 0; i < t->nelem; i++) {
+        if (t->codec == LR_CODEC_F32) v[i] = ((const float *)t->u.dense)[i];
+        else if (t->codec == LR_CODEC_F16) v[i] = lr_half_to_float(((const uint16_t *)t->u.dense)[i]);
+        else if (t->codec == LR_CODEC_BF16) v[i] = lr_bf16_to_float(((const uint16_t *)t->u.dense)[i]);
+        else { free(v); return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: norm codec %s", t->name, lr_codec_name(t->codec)); }
+    }
+    int rc = upload(d, v, sizeof(float) * t->nelem, &e->bytes_weights);
+    free(v);
+    return rc;
+}
+
+static int upload_int8g(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *q, CUdeviceptr *sb)
+{
+    if (t->codec != LR_CODEC_INT8G || t->u.i8.group != 64)
+        return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: the GPU engine reads embedding/head as int8 groups of 64 (got %s)",
+                       t->name, lr_codec_name(t->codec));
+    int rc = upload(q, t->u.i8.q, t->rows * t->cols, &e->bytes_weights);
+    if (!rc) rc = upload(sb, t->u.i8.scale_bias, t->rows * (t->cols / 64) * 4, &e->bytes_weights);
+    return rc;
+}
+
+static int rotation_for(gpu_engine *e, const lr_tensor_view *t, int *idx)
+{
+    *idx = -1;
+    if (t->codec != LR_CODEC_LEECH || t->u.leech.rot_kind == LR_ROT_NONE) return LR_OK;
+    if (t->u.leech.rot_kind != LR_ROT_HADAMARD)
+        return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: rotation kind %d", t->name, t->u.leech.rot_kind);
+    for (int i = 0; i < e->nrots; i++)
+        if (e->rots[i].n == (int)t->cols && e->rots[i].seed == t->u.leech.rot_seed) { *idx = i; return LR_OK; }
+    if (e->nrots == 16) return LR_FAIL(LR_EUNSUPPORTED, "more than 16 distinct input rotations");
+    rotation *r = &e->rots[e->nrots];
+    lr_rot host;
+    int rc = lr_rot_init(&host, (int)t->cols, t->u.leech.rot_seed);
+    if (!rc) rc = lr_rot_dev_create(&r->dev, &host, LR_ROT_AUTO, 0, 0);
+    lr_rot_free(&host);
+    if (rc) return lr_wrap(rc, "tensor %s: rotation", t->name);
+    r->n = (int)t->cols;
+    r->seed = t->u.leech.rot_seed;
+    *idx = e->nrots++;
+    return LR_OK;
+}
+
+/* Same input treatment: fusable into one row-concatenated matrix. */
+static int same_input(const lr_tensor_view *a, const lr_tensor_view *b)
+{
+    if (a->codec != b->codec || a->cols != b->cols) return 0;
+    if (a->codec != LR_CODEC_LEECH) return 1;
+    return a->u.leech.rot_kind == b->u.leech.rot_kind && a->u.leech.rot_seed == b->u.leech.rot_seed &&
+           a->u.leech.gain_bits == b->u.leech.gain_bits && a->u.leech.max_shell == b->u.leech.max_shell;
+}
+
+static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, proj *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int i = 1; i < n; i++)
+        if (!same_input(parts[0], parts[i]))
+            return LR_FAIL(LR_EUNSUPPORTED, "tensors %s and %s share an input but not a codec/rotation: the GPU engine "
+                           "fuses them", parts[0]->name, parts[i]->name);
+    p->cols = (int)parts[0]->cols;
+    for (int i = 0; i < n; i++) p->rows += (int)parts[i]->rows;
+    int rc = rotation_for(e, parts[0], &p->rot);
+    if (rc) return rc;
+    if (parts[0]->codec == LR_CODEC_LEECH) {
+        p->leech = 1;
+        rc = lr_leech_dev_upload(parts, n, 0, &p->ld);
+        if (!rc) e->bytes_weights += lr_leech_dev_bytes(p->ld);
+        return rc ? lr_wrap(rc, "uploading %s", parts[0]->name) : rc;
+    }
+    if (parts[0]->codec != LR_CODEC_F16 && parts[0]->codec != LR_CODEC_F32 && parts[0]->codec != LR_CODEC_BF16)
+        return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: codec %s not served by the GPU engine", parts[0]->name,
+                       lr_codec_name(parts[0]->codec));
+    size_t nel = (size_t)p->rows * p->cols;
+    uint16_t *w = malloc(nel * 2);
+    if (!w) return LR_FAIL(LR_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        const lr_tensor_view *t = parts[i];
+        for (uint64_t j = 0; j < t->nelem; j++, k++) {
+            if (t->codec == LR_CODEC_F16) w[k] = ((const uint16_t *)t->u.dense)[j];
+            else if (t->codec == LR_CODEC_F32) w[k] = lr_float_to_half(((const float *)t->u.dense)[j]);
+            else w[k] = lr_float_to_half(lr_bf16_to_float(((const uint16_t *)t->u.dense)[j]));
+        }
+    }
+    rc = upload(&p->w16, w, nel * 2, &e->bytes_weights);
+    free(w);
+    lr_jit_spec s;
+    if (!rc) rc = lr_gemv_f16_spec(&s, &p->g, p->rows, p->cols, lr_gemv_f16_default_geom(p->rows, p->cols),
+                                   lr_cu_smem_budget(), 0);
+    if (!rc) rc = lr_jit_get(&s, &p->f16fn);
+    return rc;
+}
+
+static const lr_tensor_view *need(const lr_model *m, int l, const char *role, int *rc)
+{
+    const lr_tensor_view *t = lr_model_layer_tensor(m, l, role);
+    if (!t && !*rc) *rc = LR_FAIL(LR_EFORMAT, "%s: layer %d has no %s", lr_model_path(m), l, role);
+    return t;
+}
+
+static int get_fn(const char *op, int head_dim, CUfunction *f)
+{
+    lr_jit_spec s;
+    lr_op_spec(&s, op, head_dim);
+    return lr_jit_get(&s, f);
+}
+
+/* ---- the step ---- */
+
+static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
+
+static int L1(CUfunction f, unsigned grid, unsigned threads, CUstream s, void **args, int *count)
+{
+    (*count)++;
+    return lr_cu_launch(f, (lr_dim3){ grid, 1, 1 }, (lr_dim3){ threads, 1, 1 }, 0, s, args);
+}
+
+/* y = W (R x); scratch holds R x. */
+static int run_proj(gpu_engine *e, const proj *p, CUdeviceptr x, CUdeviceptr y, int *count)
+{
+    int rc;
+    CUdeviceptr in = x;
+    if (p->rot >= 0) {
+        if ((rc = lr_rot_dev_launch(&e->rots[p->rot].dev, x, e->xr, 1, e->s))) return rc;
+        (*count)++;
+        in = e->xr;
+    }
+    (*count)++;
+    if (p->leech) return lr_leech_dev_gemv(p->ld, in, y, e->s);
+    int rows = p->rows, cols = p->cols;
+    void *args[] = { (void *)&p->w16, &in, &y, &rows, &cols };
+    return lr_cu_launch(p->f16fn, p->g.grid, p->g.block, p->g.smem, e->s, args);
+}
+
+static int norm(gpu_engine *e, CUdeviceptr y, CUdeviceptr w, int *count)
+{
+    int n = (int)e->c.hidden;
+    float eps = (float)e->c.norm_eps;
+    CUdeviceptr x = e->x, out = e->xn;
+    void *args[] = { &x, &y, &w, &out, &n, &eps };
+    return L1(e->f_norm, 1, 1024, e->s, args, count);
+}
+
+static int layer_hook(gpu_engine *e, int l, int with_down)
+{
+    /* The stream after layer l is x (+ the pending down output). */
+    int n = (int)e->c.hidden, rc = lr_cu_stream_sync(e->s);
+    if (!rc) rc = lr_cu_d2h(e->host_x, e->x, (size_t)n * 4);
+    if (!rc && with_down) rc = lr_cu_d2h(e->host_y, e->down, (size_t)n * 4);
+    if (rc) return rc;
+    if (with_down)
+        for (int i = 0; i < n; i++) e->host_x[i] += e->host_y[i];
+    e->base.on_layer(e->base.on_layer_user, l, e->base.pos, e->host_x, n);
+    return LR_OK;
+}
+
+/* Enqueues the whole step; with hooks it syncs and reports after each layer. */
+static int enqueue_step(gpu_engine *e, int hooks, int *count)
+{
+    const lr_model_config *c = &e->c;
+    int rc, hidden = (int)c->hidden, group = 64;
+    *count = 0;
+    {
+        void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->x, &hidden, &group };
+        if ((rc = L1(e->f_embed, cdiv((unsigned)hidden, 256), 256, e->s, a, count))) return rc;
+    }
+    if (hooks && (rc = layer_hook(e, -1, 0))) return rc;
+    int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim, inter = (int)c->intermediate;
+    float eps = (float)c->norm_eps, theta = (float)c->rope_theta, scale = (float)(1.0 / sqrt((double)hd));
+    for (uint32_t l = 0; l < c->n_layers; l++) {
+        layer *L = &e->L[l];
+        if ((rc = norm(e, l ? e->down : 0, L->attn_norm, count))) return rc;
+        if ((rc = run_proj(e, &L->p[PROJ_QKV], e->xn, e->qkv, count))) return rc;
+        {
+            void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
+            if ((rc = L1(e->f_rope, (unsigned)(nh + nkv), hd > 128 ? (unsigned)hd : 128, e->s, a, count))) return rc;
+        }
+        {
+            void *a[] = { &e->qkv, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &scale };
+            if ((rc = L1(e->f_att, (unsigned)nh, 256, e->s, a, count))) return rc;
+        }
+        if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
+        if ((rc = norm(e, e->o, L->ffn_norm, count))) return rc;
+        if ((rc = run_proj(e, &L->p[PROJ_GU], e->xn, e->gu, count))) return rc;
+        {
+            void *a[] = { &e->gu, &e->h, &inter };
+            if ((rc = L1(e->f_silu, cdiv((unsigned)inter, 256), 256, e->s, a, count))) return rc;
+        }
+        if ((rc = run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count))) return rc;
+        if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
+    }
+    if ((rc = norm(e, e->down, e->out_norm, count))) return rc;
+    if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc; /* x: the final residual */
+    int vocab = (int)c->vocab;
+    void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
+    return L1(e->f_head, cdiv((unsigned)vocab, 16), 256, e->s, a, count);
+}
+
+static void gpu_close(lr_engine *b);
+
+static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
+{
+    *out = NULL;
+    int rc = lr_cu_init(o ? o->device : 0);
+    if (rc) return lr_wrap(rc, "GPU backend");
+    gpu_engine *e = calloc(1, sizeof *e);
+    if (!e) return LR_FAIL(LR_ENOMEM, "out of memory");
+    e->base.model = m;
+    e->c = *lr_model_cfg(m);
+    const lr_model_config *c = &e->c;
+    e->base.max_context = o && o->max_context > 0 ? o->max_context : (int)c->max_context;
+    e->q_dim = (int)(c->n_heads * c->head_dim);
+    e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
+    if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)
+        rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: head_dim %u (needs a multiple of 32) or hidden %u (multiple of 64)",
+                     c->head_dim, c->hidden);
+    if (!rc) rc = lr_cu_stream_create(&e->s);
+    e->L = calloc(c->n_layers, sizeof *e->L);
+    if (!e->L && !rc) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    const lr_tensor_view *emb = lr_model_tensor(m, "token_embd"), *head = lr_model_tensor(m, "output");
+    if (!rc && !emb) rc = LR_FAIL(LR_EFORMAT, "%s: no token_embd", lr_model_path(m));
+    if (!rc) rc = upload_int8g(e, emb, &e->emb_q, &e->emb_sb);
+    if (!rc && head) rc = upload_int8g(e, head, &e->head_q, &e->head_sb);
+    else if (!rc) e->head_q = e->emb_q, e->head_sb = e->emb_sb; /* tied: read the embedding in place */
+    if (!rc) rc = upload_norm(e, lr_model_tensor(m, "output_norm"), &e->out_norm);
+    size_t kvbytes = (size_t)e->base.max_context * (size_t)e->kv_dim * 2;
+    for (uint32_t l = 0; l < c->n_layers && !rc; l++) {
+        layer *L = &e->L[l];
+        const lr_tensor_view *qkv[3] = { need(m, (int)l, "attn_q", &rc), need(m, (int)l, "attn_k", &rc),
+                                         need(m, (int)l, "attn_v", &rc) };
+        const lr_tensor_view *ao = need(m, (int)l, "attn_output", &rc);
+        const lr_tensor_view *gu[2] = { need(m, (int)l, "ffn_gate", &rc), need(m, (int)l, "ffn_up", &rc) };
+        const lr_tensor_view *dn = need(m, (int)l, "ffn_down", &rc);
+        if (rc) break;
+        if ((rc = upload_norm(e, need(m, (int)l, "attn_norm", &rc), &L->attn_norm)) ||
+            (rc = upload_norm(e, need(m, (int)l, "ffn_norm", &rc), &L->ffn_norm)) ||
+            (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_q_norm"), &L->q_norm)) ||
+            (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_k_norm"), &L->k_norm)))
+            break;
+        if ((rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV])) || (rc = build_proj(e, &ao, 1, &L->p[PROJ_O])) ||
+            (rc = build_proj(e, gu, 2, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN])))
+            break;
+        if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) break;
+    }
+    size_t H = c->hidden, maxw = H;
+    if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;
+    if (c->intermediate > maxw) maxw = c->intermediate;
+    if (!rc) rc = lr_cu_alloc(&e->d_tok, 4);
+    if (!rc) rc = lr_cu_alloc(&e->d_pos, 4);
+    if (!rc) rc = lr_cu_alloc(&e->x, H * 4);
+    if (!rc) rc = lr_cu_alloc(&e->xn, H * 4);
+    if (!rc) rc = lr_cu_alloc(&e->xr, maxw * 4);
+    if (!rc) rc = lr_cu_alloc(&e->qkv, (size_t)(e->q_dim + 2 * e->kv_dim) * 4);
+    if (!rc) rc = lr_cu_alloc(&e->att, (size_t)e->q_dim * 4);
+    if (!rc) rc = lr_cu_alloc(&e->o, H * 4);
+    if (!rc) rc = lr_cu_alloc(&e->gu, (size_t)c->intermediate * 8);
+    if (!rc) rc = lr_cu_alloc(&e->h, (size_t)c->intermediate * 4);
+    if (!rc) rc = lr_cu_alloc(&e->down, H * 4);
+    if (!rc) rc = lr_cu_alloc(&e->logits, (size_t)c->vocab * 4);
+    if (!rc) rc = get_fn("op_embed_int8g", 0, &e->f_embed);
+    if (!rc) rc = get_fn("op_add_rmsnorm", 0, &e->f_norm);
+    if (!rc) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
+    if (!rc) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
+    if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
+    if (!rc) rc = get_fn("op_head_int8g", 0, &e->f_head);
+    e->host_logits = malloc((size_t)c->vocab * 4);
+    e->host_x = malloc(H * 4);
+    e->host_y = malloc(H * 4);
+    if (!rc && (!e->host_logits || !e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    /* Capture the step once; replays read token and position from device memory. */
+    if (!rc) {
+        int n = 0;
+        rc = lr_cu_graph_begin(e->s);
+        if (!rc) {
+            int r2 = enqueue_step(e, 0, &n);
+            CUgraphExec g = NULL;
+            rc = lr_cu_graph_end(e->s, &g);
+            if (r2) rc = r2, lr_cu_graph_destroy(g);
+            else e->graph = g, e->graph_nodes = n;
+        }
+    }
+    if (rc) {
+        rc = lr_wrap(rc, "GPU engine for %s", lr_model_path(m));
+        e->base.ops = &lr_engine_gpu_ops;
+        gpu_close(&e->base);
+        return rc;
+    }
+    e->base.ops = &lr_engine_gpu_ops;
+    e->base.launches_per_step = e->graph_nodes;
+    *out = &e->base;
+    return LR_OK;
+}
+
+static int gpu_reset(lr_engine *b)
+{
+    b->pos = 0; /* the cache rows past pos are never read */
+    return LR_OK;
+}
+
+static int gpu_step(lr_engine *b, int32_t token, const float **logits)
+{
+    gpu_engine *e = (gpu_engine *)b;
+    *logits = NULL;
+    if (b->pos >= b->max_context) return LR_FAIL(LR_ERANGE, "context full (%d positions)", b->max_context);
+    if (token < 0 || (uint32_t)token >= e->c.vocab) return LR_FAIL(LR_EINVAL, "token %d outside the vocabulary", token);
+    int32_t pos = b->pos;
+    int rc = lr_cu_h2d(e->d_tok, &token, 4);
+    if (!rc) rc = lr_cu_h2d(e->d_pos, &pos, 4);
+    int n = 0;
+    if (!rc) rc = b->on_layer ? enqueue_step(e, 1, &n) : lr_cu_graph_launch(e->graph, e->s);
+    if (!rc) rc = lr_cu_stream_sync(e->s);
+    if (!rc) rc = lr_cu_d2h(e->host_logits, e->logits, (size_t)e->c.vocab * 4);
+    if (rc) return lr_wrap(rc, "GPU step at position %d", pos);
+    b->pos++;
+    *logits = e->host_logits;
+    return LR_OK;
+}
+
+static void gpu_close(lr_engine *b)
+{
+    gpu_engine *e = (gpu_engine *)b;
+    if (!e) return;
+    lr_cu_graph_destroy(e->graph);
+    if (e->L)
+        for (uint32_t l = 0; l < e->c.n_layers; l++) {
+            layer *L = &e->L[l];
+            lr_cu_free(L->attn_norm); lr_cu_free(L->ffn_norm); lr_cu_free(L->q_norm); lr_cu_free(L->k_norm);
+            lr_cu_free(L->kc); lr_cu_free(L->vc);
+            for (int k = 0; k < NPROJ; k++) {
+                if (L->p[k].ld) lr_leech_dev_free(L->p[k].ld);
+                lr_cu_free(L->p[k].w16);
+            }
+        }
+    for (int i = 0; i < e->nrots; i++) lr_rot_dev_destroy(&e->rots[i].dev);
+    if (e->head_q != e->emb_q) { lr_cu_free(e->head_q); lr_cu_free(e->head_sb); }
+    lr_cu_free(e->emb_q); lr_cu_free(e->emb_sb); lr_cu_free(e->out_norm);
+    CUdeviceptr bufs[] = { e->d_tok, e->d_pos, e->x, e->xn, e->xr, e->qkv, e->att, e->o, e->gu, e->h, e->down, e->logits };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) lr_cu_free(bufs[i]);
+    lr_cu_stream_destroy(e->s);
+    free(e->L); free(e->host_logits); free(e->host_x); free(e->host_y);
+    free(e);
+}
+
+const lr_engine_ops lr_engine_gpu_ops = { "gpu", gpu_open, gpu_reset, gpu_step, gpu_close };

@@ -1,0 +1,149 @@
+/* Token sampling (rt/sampler.h). Weights are exp((logit - max) / T) in f64;
+ * candidates are ordered by weight, then by id, so ties never depend on a
+ * sort's whims. Top-k keeps a min-heap of k candidates (O(vocab log k));
+ * top-p alone first drops every token below (1 - p) / (n - 1) of the mass:
+ * all of those together weigh less than 1 - p, so the nucleus never reaches
+ * them, and only the few survivors are sorted. */
+#include "rt/sampler.h"
+#include "util/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+struct lr_cand {
+    double w;
+    int32_t id;
+};
+
+static int valid(const lr_sampler_params *p)
+{
+    return !isnan(p->temperature) && !isnan(p->top_p);
+}
+
+int lr_sampler_init(lr_sampler *s, int vocab, const lr_sampler_params *p, uint64_t seed)
+{
+    s->cand = NULL;
+    if (vocab < 1) return LR_FAIL(LR_EINVAL, "sampler: vocabulary of %d tokens", vocab);
+    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature or top-p is NaN");
+    s->p = *p;
+    s->vocab = vocab;
+    lr_rng_seed(&s->rng, seed);
+    s->cand = malloc((size_t)vocab * sizeof *s->cand);
+    if (!s->cand) return LR_FAIL(LR_ENOMEM, "sampler: out of memory");
+    return LR_OK;
+}
+
+void lr_sampler_free(lr_sampler *s)
+{
+    free(s->cand);
+    s->cand = NULL;
+}
+
+int lr_sampler_set(lr_sampler *s, const lr_sampler_params *p)
+{
+    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature or top-p is NaN");
+    s->p = *p;
+    return LR_OK;
+}
+
+int32_t lr_argmax(const float *logits, int n)
+{
+    int32_t best = -1;
+    for (int i = 0; i < n; i++)
+        if (!isnan(logits[i]) && (best < 0 || logits[i] > logits[best])) best = i;
+    return best < 0 ? 0 : best;
+}
+
+/* a ranks before b: heavier, or as heavy with a lower id. */
+static int before(const struct lr_cand *a, const struct lr_cand *b)
+{
+    return a->w > b->w || (a->w == b->w && a->id < b->id);
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const struct lr_cand *a = x, *b = y;
+    return before(a, b) ? -1 : before(b, a) ? 1 : 0;
+}
+
+/* Min-heap on rank: the root is the worst of the k kept. */
+static void sift_down(struct lr_cand *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && before(&h[w], &h[l])) w = l;
+        if (r < n && before(&h[w], &h[r])) w = r;
+        if (w == i) return;
+        struct lr_cand t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
+static void sift_up(struct lr_cand *h, int i)
+{
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!before(&h[p], &h[i])) return;
+        struct lr_cand t = h[i];
+        h[i] = h[p];
+        h[p] = t;
+        i = p;
+    }
+}
+
+int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
+{
+    int n = s->vocab, k = s->p.top_k;
+    double T = s->p.temperature, p = s->p.top_p;
+    if (T <= 0 || k == 1) return lr_argmax(logits, n);
+    int use_k = k > 0 && k < n, use_p = p > 0 && p < 1;
+    float mx = logits[lr_argmax(logits, n)];
+    if (isnan(mx)) return 0;
+    struct lr_cand *c = s->cand;
+    double total = 0;
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        double w = isnan(logits[i]) ? 0 : logits[i] == mx ? 1 : exp(((double)logits[i] - mx) / T);
+        total += w;
+        struct lr_cand x = { w, i };
+        if (!use_k) {
+            c[nc++] = x;
+        } else if (nc < k) {
+            c[nc] = x;
+            sift_up(c, nc++);
+        } else if (before(&x, &c[0])) {
+            c[0] = x;
+            sift_down(c, nc, 0);
+        }
+    }
+    double mass = total;
+    if (use_k) {
+        mass = 0;
+        for (int i = 0; i < nc; i++) mass += c[i].w;
+    } else if (use_p && n > 1) {
+        double cut = (1 - p) / (n - 1) * total;
+        int m = 0;
+        for (int i = 0; i < nc; i++)
+            if (c[i].w >= cut) c[m++] = c[i];
+        nc = m;
+    }
+    if (use_k || use_p) qsort(c, (size_t)nc, sizeof *c, cmp_cand);
+    if (use_p) {
+        double cum = 0;
+        int m = 0;
+        while (m < nc && cum < p * mass) cum += c[m++].w;
+        nc = m > 0 ? m : 1;
+    }
+    double kept = 0;
+    for (int i = 0; i < nc; i++) kept += c[i].w;
+    double r = lr_rng_unit(&s->rng) * kept, cum = 0;
+    for (int i = 0; i < nc; i++) {
+        cum += c[i].w;
+        if (r < cum) return c[i].id;
+    }
+    for (int i = nc - 1; i >= 0; i--) /* rounding at the very end: the last with weight */
+        if (c[i].w > 0) return c[i].id;
+    return c[0].id;
+}

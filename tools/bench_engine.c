@@ -1,0 +1,104 @@
+/* bench_engine: decode tokens/s of the GPU engine on synthetic Qwen3 models
+ * (or a given artifact), greedy, batch 1, step graph replayed per token.
+ * Writes CSV rows with the common columns plus tok_s. */
+#include "loader/synthetic.h"
+#include "rt/cu.h"
+#include "rt/engine.h"
+#include "util/benchcsv.h"
+#include "util/err.h"
+#include "util/progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench_engine [-c CONFIGS | -m MODEL] [-n TOKENS] [--csv FILE]\n"
+               "  -c LIST      synthetic Qwen3 configs to generate and time (default 4B)\n"
+               "  -m MODEL     time this artifact instead\n"
+               "  -n TOKENS    decode steps timed (default 128, after 8 warm-up steps)\n"
+               "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
+               "  -h, --help\n");
+}
+
+static int argmax(const float *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[b]) b = i;
+    return b;
+}
+
+static int run(const char *path, const char *label, int n, lr_csv *csv)
+{
+    lr_model *m;
+    double t0 = lr_now();
+    int rc = lr_model_open(path, LR_MODEL_SKIP_DATA, &m);
+    if (rc) return rc;
+    lr_engine_opts o = { .max_context = n + 16 };
+    lr_engine *e;
+    rc = lr_engine_gpu_ops.open(m, &o, &e);
+    if (rc) { lr_model_close(m); return rc; }
+    double t_open = lr_now() - t0;
+    const lr_model_config *c = lr_model_cfg(m);
+    const float *lg;
+    int tok = 1;
+    for (int i = 0; i < 8 && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : argmax(lg, (int)c->vocab);
+    double t1 = lr_now();
+    for (int i = 0; i < n && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : argmax(lg, (int)c->vocab);
+    double dt = lr_now() - t1;
+    if (!rc) {
+        double tps = n / dt;
+        printf("%-6s %3u layers: open %.1f s, %.1f tok/s (%.3f ms/token, %.0f launches/token)\n", label, c->n_layers,
+               t_open, tps, 1e3 * dt / n, e->launches_per_step);
+        lr_csv_row(csv, "engine_leech_p14,%s,step,,,,%.1f,,,,%.2f", label, 1e6 * dt / n, tps);
+    }
+    e->ops->close(e);
+    lr_model_close(m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cfgs = "4B", *model = NULL, *csvp = NULL;
+    int n = 128;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!v) { fprintf(stderr, "bench_engine: %s needs a value\n", a); usage(stderr); return 2; }
+        i++;
+        if (!strcmp(a, "-c")) cfgs = v;
+        else if (!strcmp(a, "-m")) model = v;
+        else if (!strcmp(a, "-n")) n = atoi(v);
+        else if (!strcmp(a, "--csv")) csvp = v;
+        else { fprintf(stderr, "bench_engine: unknown option %s\n", a); usage(stderr); return 2; }
+    }
+    if (n < 1) n = 1;
+    if (lr_cu_init(0)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    const lr_device_info *d = lr_cu_device();
+    char dev[200];
+    snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
+    lr_csv csv;
+    if (lr_csv_open(&csv, csvp, LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    int rc = 0;
+    if (model) rc = run(model, "model", n, &csv);
+    else {
+        char list[256];
+        snprintf(list, sizeof list, "%s", cfgs);
+        for (char *s = strtok(list, ","); s && !rc; s = strtok(NULL, ",")) {
+            lr_model_config c;
+            if ((rc = lr_synth_config(s, &c))) break;
+            char path[256];
+            snprintf(path, sizeof path, "/tmp/bench_engine_%s_%d.lrt", s, (int)getpid());
+            lr_synth_opts o = { .seed = 1, .gain_bits = 1 };
+            if ((rc = lr_synth_write(path, &c, &o))) break;
+            rc = run(path, s, n, &csv);
+            unlink(path);
+        }
+    }
+    lr_csv_close(&csv);
+    if (rc) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    return 0;
+}

@@ -1,0 +1,106 @@
+/* import: a Hugging Face folder or a GGUF file -> a leechrt artifact
+ * (loader/import/import.h, docs/import.md). */
+#include "loader/import/import.h"
+#include "loader/import/source.h"
+#include "loader/model.h"
+#include "util/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
+            "              [--no-rotate] [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
+            "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
+            "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
+            "norms f32. The output is written to a temp file and renamed only when complete and valid.\n"
+            "  --hf DIR          Hugging Face folder: config.json, *.safetensors, tokenizer.json\n"
+            "  --gguf FILE       GGUF file (f32, f16, bf16, q8_0, q4_0, q4_1 tensors)\n"
+            "  -o OUT            output artifact\n"
+            "  --gain-bits G     Leech gain bits 0..2 (default 1)\n"
+            "  --keep f16        store the projections as f16 instead of Leech (side-by-side runs)\n"
+            "  --embed f16       store token_embd and output as f16 instead of int8 groups\n"
+            "  --no-rotate       quantize without the input rotation (ablation)\n"
+            "  --threads N       worker threads (default: all cores)\n"
+            "  --seed N          rotation seed base (default 1)\n"
+            "  --layers N        import only the first N layers (a truncated model, for tests)\n"
+            "  --list            print the source's config and tensors, write nothing\n");
+}
+
+static void print_config(const lr_src *s)
+{
+    const lr_model_config *c = &s->cfg;
+    printf("%s (%s): %s \"%s\", hidden %u, layers %u, heads %u/%u x %u, ffn %u, vocab %u, context %u,\n"
+           "  rope theta %g, norm eps %g, %s head, bos %d, eos %d, tokenizer %s (%zu bytes)\n",
+           s->label, s->kind, c->arch, c->name, c->hidden, c->n_layers, c->n_heads, c->n_kv_heads, c->head_dim,
+           c->intermediate, c->vocab, c->max_context, c->rope_theta, c->norm_eps, c->tied_head ? "tied" : "untied",
+           c->bos_id == LR_NO_TOKEN ? -1 : (int)c->bos_id, c->eos_id == LR_NO_TOKEN ? -1 : (int)c->eos_id,
+           s->tok_kind == LR_TOK_NONE ? "none" : "tokenizer.json", s->tok_bytes);
+}
+
+int main(int argc, char **argv)
+{
+    const char *hf = NULL, *gguf = NULL, *out = NULL;
+    int list = 0;
+    lr_import_opts o = { .gain_bits = 1, .seed = 1, .progress = 1 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--no-rotate")) { o.no_rotate = 1; continue; }
+        if (!strcmp(a, "--list")) { list = 1; continue; }
+        if (!v) { fprintf(stderr, "import: %s needs a value\n", a); usage(stderr); return 2; }
+        char *end = NULL;
+        if (!strcmp(a, "--hf")) hf = v;
+        else if (!strcmp(a, "--gguf")) gguf = v;
+        else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
+        else if (!strcmp(a, "--gain-bits")) o.gain_bits = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--threads")) o.nthreads = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--layers")) o.max_layers = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--seed")) o.seed = strtoull(v, &end, 0);
+        else if (!strcmp(a, "--keep") || !strcmp(a, "--embed")) {
+            if (strcmp(v, "f16")) { fprintf(stderr, "import: %s %s (only f16)\n", a, v); return 2; }
+            if (!strcmp(a, "--keep")) o.keep_f16 = 1;
+            else o.embed_f16 = 1;
+        } else { fprintf(stderr, "import: unknown option %s\n", a); usage(stderr); return 2; }
+        if (end && *end) { fprintf(stderr, "import: %s %s is not a number\n", a, v); return 2; }
+        i++;
+    }
+    if (!hf == !gguf || (!out && !list)) { usage(stderr); return 2; }
+    if (o.gain_bits < 0 || o.gain_bits > 2) { fprintf(stderr, "import: --gain-bits %d (0..2)\n", o.gain_bits); return 2; }
+    if (o.nthreads < 0 || o.max_layers < 0) { fprintf(stderr, "import: negative --threads or --layers\n"); return 2; }
+
+    lr_src *s;
+    if (hf ? lr_src_open_hf(hf, &s) : lr_src_open_gguf(gguf, &s)) {
+        fprintf(stderr, "import: %s\n", lr_errmsg());
+        return 1;
+    }
+    print_config(s);
+    if (list) {
+        for (int i = 0; i < s->n; i++) {
+            const lr_src_tensor *t = &s->t[i];
+            if (t->ndim == 2) printf("  %-22s [%llu, %llu]  %s\n", t->name, (unsigned long long)t->rows,
+                                     (unsigned long long)t->cols, t->origin);
+            else printf("  %-22s [%llu]  %s\n", t->name, (unsigned long long)t->cols, t->origin);
+        }
+        lr_src_close(s);
+        return 0;
+    }
+    fflush(stdout);
+    lr_import_stats st;
+    int rc = lr_import_write(s, out, &o, &st);
+    lr_src_close(s);
+    if (rc) {
+        fprintf(stderr, "import: %s\n", lr_errmsg());
+        return 1;
+    }
+    printf("%s: %d tensors (%d leech, %d f16, %d int8g, %d f32), %llu weights, %.1f MB, %.1f s (quantize %.1f s)\n",
+           out, st.tensors, st.leech, st.f16, st.int8g, st.f32, (unsigned long long)st.weights,
+           (double)st.payload_bytes / 1e6, st.seconds, st.quant_seconds);
+    if (st.leech)
+        printf("  leech relative squared error (sampled rows): %.4f overall, worst %.4f (%s)\n", st.rel_err,
+               st.worst_rel_err, st.worst);
+    return 0;
+}

@@ -1,0 +1,167 @@
+/* leechrt: the launcher. Generates text from a model file through the public
+ * API (rt/leechrt.h), streaming tokens as they come; with no -m it runs the
+ * demo model (rt/demo_model.h), generating it on first use. */
+#include "rt/chat.h"
+#include "rt/demo_model.h"
+#include "rt/leechrt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: leechrt [-m MODEL] [-p PROMPT] [-n TOKENS] [--cpu] [--temp T] [--top-k K] [--top-p P]\n"
+            "               [--seed S] [--chat | --no-chat] [--system S] [--no-think] [--ctx N] [--threads N]\n"
+            "Generates text with a leechrt model file, printing tokens as they come; tokens/s and\n"
+            "time to first token go to standard error at the end.\n"
+            "  -m, --model MODEL  model file (.lrt); without it, a tiny demo model with random\n"
+            "                     weights is generated into the cache folder on first run (its text\n"
+            "                     is meaningless: it only shows that everything runs)\n"
+            "  -p, --prompt TEXT  prompt (default \"Once upon a time\")\n"
+            "  -n, --tokens N     tokens to generate at most (default 128; stops earlier at end of text)\n"
+            "      --cpu          run on the CPU reference engine (exact, slow) instead of the GPU\n"
+            "      --temp T       temperature (default 0.7; 0 = greedy)\n"
+            "      --top-k K      sample among the K most likely tokens (default 40; 0 = all)\n"
+            "      --top-p P      sample from the smallest set with probability >= P (default 0.9; 1 = all)\n"
+            "      --seed S       random seed (default: the time; printed at the end)\n"
+            "      --chat         wrap the prompt in the ChatML chat template (the default when the\n"
+            "                     tokenizer has <|im_start|> and <|im_end|>)\n"
+            "      --no-chat      use the prompt as raw text\n"
+            "      --system S     system prompt (chat template)\n"
+            "      --no-think     Qwen3: start the reply with an empty <think></think> block\n"
+            "      --ctx N        context length (default: the model's)\n"
+            "      --threads N    CPU engine threads (default: all cores)\n"
+            "  -h, --help         this help\n");
+}
+
+typedef struct {
+    int pieces;
+} out_state;
+
+static int on_token(void *user, int32_t id, const char *text, size_t len)
+{
+    out_state *o = user;
+    (void)id;
+    if (text && len) fwrite(text, 1, len, stdout);
+    else if (!text) printf(" [%d]", id); /* a model without tokenizer: show ids */
+    fflush(stdout);
+    o->pieces++;
+    return 0;
+}
+
+static int parse_num(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "leechrt: %s %s: expected a number in [%g, %g]\n", flag, v, lo, hi);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
+    double ntok = 128, temp = 0.7, top_k = 40, top_p = 0.9, ctx = 0, threads = 0, seed = -1;
+    int cpu = 0, chat = -1, no_think = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--cpu")) { cpu = 1; continue; }
+        if (!strcmp(a, "--chat")) { chat = 1; continue; }
+        if (!strcmp(a, "--no-chat")) { chat = 0; continue; }
+        if (!strcmp(a, "--no-think")) { no_think = 1; continue; }
+        int known = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--prompt") ||
+                    !strcmp(a, "-n") || !strcmp(a, "--tokens") || !strcmp(a, "--temp") || !strcmp(a, "--top-k") ||
+                    !strcmp(a, "--top-p") || !strcmp(a, "--seed") || !strcmp(a, "--system") ||
+                    !strcmp(a, "--ctx") || !strcmp(a, "--threads");
+        if (!known) { fprintf(stderr, "leechrt: unknown option %s (see --help)\n", a); return 2; }
+        if (!v) { fprintf(stderr, "leechrt: %s needs a value (see --help)\n", a); return 2; }
+        i++;
+        int ok = 1;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
+        else if (!strcmp(a, "--system")) system = v;
+        else if (!strcmp(a, "-n") || !strcmp(a, "--tokens")) ok = parse_num(a, v, 1, 1e9, &ntok);
+        else if (!strcmp(a, "--temp")) ok = parse_num(a, v, 0, 100, &temp);
+        else if (!strcmp(a, "--top-k")) ok = parse_num(a, v, 0, 1e9, &top_k);
+        else if (!strcmp(a, "--top-p")) ok = parse_num(a, v, 0, 1, &top_p);
+        else if (!strcmp(a, "--seed")) ok = parse_num(a, v, 0, 1.8e19, &seed);
+        else if (!strcmp(a, "--ctx")) ok = parse_num(a, v, 1, 1 << 24, &ctx);
+        else if (!strcmp(a, "--threads")) ok = parse_num(a, v, 0, 4096, &threads);
+        if (!ok) return 2;
+    }
+
+    char demo[4096];
+    if (!model) {
+        int created;
+        fprintf(stderr, "leechrt: no -m given: using the demo model (tiny, random weights: its text is meaningless)\n");
+        if (lr_demo_model_ensure(demo, sizeof demo, &created)) {
+            fprintf(stderr, "leechrt: %s\n", lr_errmsg());
+            return 1;
+        }
+        fprintf(stderr, "leechrt: %s %s\n", created ? "generated" : "found", demo);
+        model = demo;
+    }
+
+    uint64_t s = seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL);
+    lr_rt_opts o = { .backend = cpu ? LR_BACKEND_CPU : LR_BACKEND_GPU, .seed = s, .max_context = (int)ctx,
+                     .cpu_threads = (int)threads };
+    lr_rt *rt;
+    int rc = lr_rt_open(model, &o, &rt);
+    if (rc == LR_ENODEV) {
+        fprintf(stderr, "leechrt: no usable NVIDIA GPU: run with --cpu for the CPU engine (%s)\n", lr_errmsg());
+        return 1;
+    }
+    if (rc == LR_EUNSUPPORTED && !cpu) {
+        fprintf(stderr, "leechrt: the GPU backend cannot run this: run with --cpu for the CPU engine (%s)\n", lr_errmsg());
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "leechrt: %s\n", lr_errmsg());
+        return 1;
+    }
+    lr_rt_info info;
+    lr_rt_get_info(rt, &info);
+    if (chat < 0) chat = info.chatml;
+
+    char *text = NULL;
+    if (chat && (rc = lr_chat_prompt(system, prompt, no_think, &text))) goto fail;
+    int32_t *ids = NULL;
+    int n = 0;
+    const char *t = chat ? text : prompt;
+    if ((rc = lr_rt_tokenize(rt, t, strlen(t), chat, &ids, &n))) goto fail;
+    if (!chat) {
+        fputs(prompt, stdout);
+        fflush(stdout);
+    }
+    out_state st = { 0 };
+    lr_gen_params g = { .max_tokens = (int)ntok, .temperature = (float)temp, .top_k = (int)top_k,
+                        .top_p = (float)top_p, .on_token = on_token, .user = &st };
+    rc = lr_rt_generate(rt, ids, n, &g);
+    free(ids);
+    free(text);
+    text = NULL;
+    if (rc) goto fail;
+    lr_rt_stats ss;
+    lr_rt_get_stats(rt, &ss);
+    printf("\n");
+    fflush(stdout);
+    fprintf(stderr, "[%s, %s] %d prompt tokens, %d generated in %.2f s: %.2f tokens/s, time to first token %.3f s",
+            info.name, info.backend, ss.prompt_tokens, ss.generated, ss.total_s, ss.decode_tok_s, ss.ttft_s);
+    if (ss.launches_per_token > 0) fprintf(stderr, ", %.0f launches/token", ss.launches_per_token);
+    fprintf(stderr, " (seed %llu%s)\n", (unsigned long long)s,
+            ss.stop == LR_STOP_CONTEXT ? ", context full" : ss.stop == LR_STOP_EOS ? ", end of text" : "");
+    lr_rt_close(rt);
+    return 0;
+fail:
+    fprintf(stderr, "\nleechrt: %s\n", lr_errmsg());
+    free(text);
+    lr_rt_close(rt);
+    return 1;
+}

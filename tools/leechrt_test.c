@@ -1,0 +1,146 @@
+/* The built launcher and ppl programs, run as a user would: --help, bad
+ * flags, the demo model on first run, seeded output, the no-GPU message, a
+ * missing model, perplexity of a small text. The programs are found beside
+ * this test's build folder (BUILD/test/x -> BUILD/bin/), or in $LEECHRT_BIN. */
+#include "test/t.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_bin[4096], g_tmp[] = "/tmp/lr-launcher-test-XXXXXX";
+
+static int find_bin(void)
+{
+    if (g_bin[0]) return 1;
+    const char *env = getenv("LEECHRT_BIN");
+    if (env && *env) {
+        snprintf(g_bin, sizeof g_bin, "%s", env);
+    } else {
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0) return 0;
+        self[n] = 0;
+        char *build = dirname(dirname(self)); /* BUILD/test/leechrt_test -> BUILD */
+        snprintf(g_bin, sizeof g_bin, "%s/bin", build);
+    }
+    if (!mkdtemp(g_tmp)) return 0;
+    setenv("LEECHRT_CACHE_DIR", g_tmp, 1); /* the demo model lands here, not in ~/.cache */
+    return 1;
+}
+
+/* Runs `BIN/prog args`, returns the exit status; stdout and stderr are kept
+ * in out/err (NUL-terminated, truncated). */
+static int run(const char *prog_args, char *out, size_t on, char *err, size_t en)
+{
+    char cmd[8192], fo[4200], fe[4200];
+    snprintf(fo, sizeof fo, "%s/stdout", g_tmp);
+    snprintf(fe, sizeof fe, "%s/stderr", g_tmp);
+    snprintf(cmd, sizeof cmd, "%s/%s >%s 2>%s </dev/null", g_bin, prog_args, fo, fe);
+    int st = system(cmd);
+    const char *files[2] = { fo, fe };
+    char *bufs[2] = { out, err };
+    size_t ns[2] = { on, en };
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "rb");
+        size_t k = f ? fread(bufs[i], 1, ns[i] - 1, f) : 0;
+        bufs[i][k] = 0;
+        if (f) fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static char out[65536], err[65536];
+
+static int test_help_and_bad_flags(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    T_ASSERT(run("leechrt --help", out, sizeof out, err, sizeof err) == 0, "--help: %s", err);
+    T_ASSERT(strstr(out, "usage: leechrt") && strstr(out, "--cpu") && strstr(out, "--top-p"), "help text: %s", out);
+    T_ASSERT(run("leechrt --frobnicate", out, sizeof out, err, sizeof err) == 2, "bad flag exit code");
+    T_ASSERT(strstr(err, "--frobnicate"), "bad flag message: %s", err);
+    T_ASSERT(run("leechrt -n", out, sizeof out, err, sizeof err) == 2, "missing value exit code");
+    T_ASSERT(run("leechrt --temp hot", out, sizeof out, err, sizeof err) == 2, "bad number exit code");
+    T_ASSERT(run("ppl --help", out, sizeof out, err, sizeof err) == 0 && strstr(out, "usage: ppl"), "ppl --help");
+    T_ASSERT(run("ppl --bogus", out, sizeof out, err, sizeof err) == 2, "ppl bad flag exit code");
+    return T_PASS;
+}
+
+static int test_demo_model_seeded(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    static char out2[65536];
+    int rc = run("leechrt --cpu -n 12 --seed 9 -p 'the cat'", out, sizeof out, err, sizeof err);
+    T_ASSERT(rc == 0, "exit %d: %s", rc, err);
+    T_ASSERT(strstr(err, "meaningless") && strstr(err, "generated"), "first run does not say it made the demo model: %s", err);
+    T_ASSERT(strstr(err, "tokens/s") && strstr(err, "time to first token"), "no stats line: %s", err);
+    rc = run("leechrt --cpu -n 12 --seed 9 -p 'the cat'", out2, sizeof out2, err, sizeof err);
+    T_ASSERT(rc == 0 && strstr(err, "found"), "second run: exit %d: %s", rc, err);
+    T_ASSERT(!strcmp(out, out2), "same seed, different text:\n%s\n%s", out, out2);
+    rc = run("leechrt --cpu -n 5 --temp 0 --no-chat -p 'once'", out, sizeof out, err, sizeof err);
+    T_ASSERT(rc == 0 && !strncmp(out, "once", 4), "raw prompt is echoed: exit %d, %s", rc, out);
+    return T_PASS;
+}
+
+/* Without a GPU the default backend fails in one line that points to --cpu. */
+static int test_no_gpu_message(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char model[4200], args[4400];
+    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
+    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
+        T_ASSERT(0, "making the demo model: %s", err);
+    snprintf(args, sizeof args, "leechrt -m %s -n 2", model);
+    int rc = run(args, out, sizeof out, err, sizeof err);
+    T_SKIP_IF(rc == 0, "a GPU engine ran");
+    T_ASSERT(rc == 1, "exit %d", rc);
+    T_ASSERT(strstr(err, "--cpu"), "the message does not suggest --cpu: %s", err);
+    T_ASSERT(strchr(err, '\n') == err + strlen(err) - 1, "not one line: %s", err);
+    return T_PASS;
+}
+
+static int test_missing_model(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    int rc = run("leechrt --cpu -m /nonexistent/model.lrt", out, sizeof out, err, sizeof err);
+    T_ASSERT(rc == 1 && strstr(err, "/nonexistent/model.lrt"), "exit %d: %s", rc, err);
+    return T_PASS;
+}
+
+static int test_ppl(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char text[4200], model[4200], args[9000];
+    snprintf(text, sizeof text, "%s/text.txt", g_tmp);
+    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
+    FILE *f = fopen(text, "w");
+    T_ASSERT(f, "text file");
+    for (int i = 0; i < 6; i++) fprintf(f, "the quick brown fox jumps over the lazy dog. ");
+    fclose(f);
+    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
+        T_ASSERT(0, "making the demo model: %s", err);
+    snprintf(args, sizeof args, "ppl --cpu -m %s -f %s -c 32", model, text);
+    int rc = run(args, out, sizeof out, err, sizeof err);
+    T_ASSERT(rc == 0, "exit %d: %s", rc, err);
+    double ppl = 0;
+    const char *p = strstr(out, "ppl ");
+    T_ASSERT(p && sscanf(p, "ppl %lf", &ppl) == 1, "no ppl in: %s", out);
+    /* Random weights, 512 tokens: close to uniform, nowhere near 0 or 10^4. */
+    T_ASSERT(ppl > 50 && ppl < 5000, "ppl %g", ppl);
+    T_ASSERT(strstr(out, "windows of 32") && strstr(out, "tokens/s"), "summary: %s", out);
+    unlink(text);
+    return T_PASS;
+}
+
+static int cleanup(void)
+{
+    if (!g_tmp[0] || g_tmp[strlen(g_tmp) - 1] == 'X') return T_PASS;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    return system(cmd) == 0 ? T_PASS : T_FAIL;
+}
+
+T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
+       T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
