@@ -10,7 +10,7 @@ CLANG   ?= clang
 CUDA    ?= /usr/local/cuda
 OPT     ?= -O2
 DEPINC  ?=
-CFLAGS  = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -MMD -MP
+CFLAGS  = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS  = -lffi -lxxhash -ljansson -lz -ldl -lm -lpthread
 FUZZFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -DLR_FUZZING -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined
 

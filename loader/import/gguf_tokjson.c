@@ -132,7 +132,7 @@ int lr_gguf_tokenizer_json(const lr_gguf *g, char **json, size_t *n)
 {
     *json = NULL;
     *n = 0;
-    json_t *root;
+    json_t *root = NULL;
     int rc = build(g, &root);
     if (rc) return rc;
     char *text = json_dumps(root, JSON_COMPACT);
