@@ -226,9 +226,10 @@ static int norm(gpu_engine *e, CUdeviceptr y, CUdeviceptr w, int *count)
 
 static int layer_hook(gpu_engine *e, int l, int with_down)
 {
-    /* The stream after layer l is x (+ the pending down output). */
+    /* The stream after layer l is x (+ the pending down output); after the
+     * last layer the hook reports the final-normed vector the head reads. */
     int n = (int)e->c.hidden, rc = lr_cu_stream_sync(e->s);
-    if (!rc) rc = lr_cu_d2h(e->host_x, e->x, (size_t)n * 4);
+    if (!rc) rc = lr_cu_d2h(e->host_x, l == (int)e->c.n_layers ? e->xn : e->x, (size_t)n * 4);
     if (!rc && with_down) rc = lr_cu_d2h(e->host_y, e->down, (size_t)n * 4);
     if (rc) return rc;
     if (with_down)
@@ -273,7 +274,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
     }
     if ((rc = norm(e, e->down, e->out_norm, count))) return rc;
-    if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc; /* x: the final residual */
+    if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
     return L1(e->f_head, cdiv((unsigned)vocab, 16), 256, e->s, a, count);
