@@ -10,7 +10,7 @@ CLANG   ?= clang
 CUDA    ?= /usr/local/cuda
 OPT     ?= -O2
 DEPINC  ?=
-CFLAGS  = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -MMD -MP $(EXTRA_CFLAGS)
+CFLAGS  = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -fPIC -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS  = -lffi -lxxhash -ljansson -lz -ldl -lm -lpthread
 FUZZFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -DLR_FUZZING -I. -I$(BUILD)/gen -I$(CUDA)/include $(DEPINC) -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
@@ -28,7 +28,9 @@ TOOLS   = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 REPLAYS = $(patsubst %.c,$(BUILD)/fuzz/%-replay,$(notdir $(FUZZSRC)))
 FUZZERS = $(patsubst %.c,$(BUILD)/fuzz/%,$(notdir $(FUZZSRC)))
 
-all: $(LIB) $(TOOLS) $(TESTS) $(REPLAYS)
+SOLIB   = $(BUILD)/libleechrt.so
+
+all: $(LIB) $(SOLIB) $(TOOLS) $(TESTS) $(REPLAYS)
 fuzzers: $(FUZZERS)
 
 $(BUILD)/gen/embed_templates: tools/build/embed_templates.c
@@ -40,7 +42,7 @@ $(BUILD)/gen/templates_embed.c: $(BUILD)/gen/embed_templates $(TEMPLATES)
 
 $(BUILD)/obj/gen/templates_embed.o: $(BUILD)/gen/templates_embed.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) -c -o $@ $<
+	$(CC) -std=c11 $(OPT) -fPIC -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -49,6 +51,10 @@ $(BUILD)/obj/%.o: %.c
 $(LIB): $(LIBOBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The same objects (position-independent) as a shared library for embedding.
+$(SOLIB): $(LIBOBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -64,10 +70,22 @@ $(BUILD)/fuzz/%-replay: %.c test/fuzz_replay.c $(LIB)
 	@mkdir -p $(dir $@) $(BUILD)/dep
 	$(CC) $(CFLAGS) $(LDFLAGS) -MF $(BUILD)/dep/$*-replay.d -o $@ $< test/fuzz_replay.c $(LIB) $(LDLIBS)
 
-# libFuzzer builds compile the whole library with sanitizers into one binary.
-$(BUILD)/fuzz/%: %.c $(LIBSRC) $(BUILD)/gen/templates_embed.c
+# libFuzzer builds: the library compiled once with clang and the sanitizers
+# (coverage instrumented, no fuzzer main), then each target links against it.
+FUZZOBJ = $(LIBSRC:%.c=$(BUILD)/fuzzobj/%.o) $(BUILD)/fuzzobj/gen/templates_embed.o
+FUZZLIB = $(BUILD)/libleechrt-fuzz.a
+$(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBSRC) $(BUILD)/gen/templates_embed.c $(LDLIBS)
+	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(BUILD)/fuzzobj/gen/templates_embed.o: $(BUILD)/gen/templates_embed.c
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=c11 -O1 -c -o $@ $<
+$(FUZZLIB): $(FUZZOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/fuzz/%: %.c $(FUZZLIB)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZLIB) $(LDLIBS)
 
 clean:
 	rm -rf $(BUILD)

@@ -30,6 +30,11 @@ static char g_msg[512];
 static void open_nvrtc(void)
 {
     const char *env = getenv("LEECHRT_NVRTC");
+    /* "none": behave as an appliance without NVRTC (pre-warmed cache only). */
+    if (env && !strcmp(env, "none")) {
+        snprintf(g_msg, sizeof g_msg, "NVRTC disabled (LEECHRT_NVRTC=none): only pre-compiled kernels can load");
+        return;
+    }
     const char *names[] = { env, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
                             "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so" };
     void *lib = NULL;

@@ -45,9 +45,10 @@ extern const lr_gemv_arm lr_arm_leech_p14;
  * y[r] = row_scale[r] * (sum_sc xs_sc sum_b s_b dot_b + sum_e dw_e x[col_e])
  *        + sum_j tail[r][j] x[24 nblk + j]
  * with dot_b the exact integer dot of the block's int8 weights and x's
- * 16-bit fixed point xi = rint(x * (32639 / m_sc)) (m_sc = max |x| over the
- * 192 columns of super-chunk sc, xs_sc = m_sc / 32639, both f32 as the
- * kernel computes them). The reference mirrors the quantization exactly and
+ * 16-bit integers xi = rint(x * 2^k_sc), |xi| <= 32639: k_sc the power of two
+ * putting m_sc = max |x| over the 192 columns of super-chunk sc into
+ * (16319, 32639] (k in [-126, 126]), xs_sc = 2^-k_sc (0 when m_sc = 0). x
+ * must be 16-byte aligned. The reference mirrors the quantization exactly and
  * accumulates in f64: the kernel differs by its f32 epilogue only. */
 extern const lr_kernel_desc lr_gemv_leech_i8_desc;
 void lr_gemv_leech_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
@@ -59,14 +60,17 @@ void lr_gemv_leech_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float
 /* x as the kernel quantizes it: xi[24 nblk rounded up to 192] and xs[sc]. */
 void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *xs);
 /* Tuning table "leech_i8" (threads, rpw = row groups per CTA, extra0 =
- * prefetch -1/0/1), else 256 threads, 1 row group, prefetch. */
+ * prefetch -1/0/1), else 256 threads, prefetch, 2 row groups per CTA from
+ * 8,448 rows (1 below). */
 lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols);
 int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                           int smem_budget);
 /* Verify tolerance relative to sum |w x| (f32 epilogue only). */
 #define LR_GEMV_LEECH_I8_TOL 2e-5
-/* Against exact dense f64 weights and exact x: x's 16-bit quantization per
- * 192 columns (|error| <= m_sc / 65278 per element). */
+/* Against exact dense f64 weights and exact x, for x uniform in [-1, 1]:
+ * x's 15-16-bit quantization per 192 columns. For any x the bound is
+ * 1e-6 sum |w x| + sum_c |w_c| xs_sc / 2 (half a step per element; a
+ * super-chunk mixing 1e3 and 1e-6 reaches ~1e-4 of sum |w x|). */
 #define LR_GEMV_LEECH_I8_DENSE_TOL 1e-4
 
 /* Arguments for lr_call_* over a layout (exception arrays never empty). */

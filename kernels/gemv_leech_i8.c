@@ -26,6 +26,17 @@ const lr_kernel_desc lr_gemv_leech_i8_desc = {
     .host_mag = (lr_host_fn)lr_gemv_leech_i8_host_mag,
 };
 
+/* The kernel's x_exp: 2^k with m 2^k in (16319, 32639], k in [-126, 126]. */
+static int x_exp(float m)
+{
+    uint32_t bits;
+    memcpy(&bits, &m, 4);
+    int e = (int)((bits >> 23) & 255) - 127, k = 14 - e;
+    k = k < -126 ? -126 : k > 126 ? 126 : k;
+    volatile float p = m * ldexpf(1.0f, k); /* exact: a power of two */
+    return p > (float)LR_I8_X_RANGE ? k - 1 : k;
+}
+
 void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *xs)
 {
     int nblk = cols / 24, sc_n = (nblk + 7) / 8;
@@ -33,14 +44,12 @@ void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *x
         float m = 0.f;
         for (int c = sc * 192; c < sc * 192 + 192; c++)
             if (c < 24 * nblk) m = fmaxf(m, fabsf(x[c]));
-        /* the kernel's f32 operations, correctly rounded on both sides */
-        volatile float inv = m > 0.f ? (float)LR_I8_X_RANGE / m : 0.f;
-        xs[sc] = m > 0.f ? m / (float)LR_I8_X_RANGE : 0.f;
+        int k = m > 0.f ? x_exp(m) : 0;
+        float inv = m > 0.f ? ldexpf(1.0f, k) : 0.f;
+        xs[sc] = m > 0.f ? ldexpf(1.0f, -k) : 0.f;
         for (int c = sc * 192; c < sc * 192 + 192; c++) {
             volatile float p = c < 24 * nblk ? x[c] * inv : 0.f;
-            float r = rintf(p);
-            int v = (int)r;
-            xi[c] = v < -LR_I8_X_RANGE ? -LR_I8_X_RANGE : v > LR_I8_X_RANGE ? LR_I8_X_RANGE : v;
+            xi[c] = (int32_t)rintf(p);
         }
     }
 }
@@ -98,7 +107,9 @@ void lr_gemv_leech_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float
 
 lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 256, 1, 1 };
+    /* Every CTA quantizes x for itself (~1 instruction per weight at 16 rows
+     * per CTA): two row groups per CTA once that still leaves two CTAs per SM. */
+    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_i8", rows, cols, t)) {
         if (t[0]) g.threads = t[0];

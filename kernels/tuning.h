@@ -22,5 +22,8 @@ extern const int lr_tuning_table_n;
 /* 1 and the knobs when the current device (or, with no device initialized,
  * none) has an entry for (arm, rows, cols); 0 otherwise. */
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
+/* Look up as if running on this device (name prefix, cc) when no device is
+ * initialized: lets a machine without a GPU warm the cubin cache for one. */
+void lr_tuning_set_target(const char *device_name, int cc);
 
 #endif

@@ -53,8 +53,7 @@ struct lr_engine {
     void *on_layer_user;
 };
 
-/* The backends. The GPU table is a stub answering LR_ENODEV (no device) or
- * LR_EUNSUPPORTED until rt/engine_gpu.c replaces rt/engine_gpu_stub.c. */
+/* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
 extern const lr_engine_ops lr_engine_cpu_ops;
 extern const lr_engine_ops lr_engine_gpu_ops;
 

@@ -407,8 +407,10 @@ static int cpu_layer_step(cpu_engine *e, cpu_layer *L, int pos)
     if ((rc = matvec(e, &L->q, e->xn, e->q)) || (rc = matvec(e, &L->k, e->xn, e->k)) ||
         (rc = matvec(e, &L->v, e->xn, e->v)))
         return rc;
-    for (uint32_t i = 0; L->q_norm && i < c->n_heads; i++) rmsnorm(e->q + i * hd, e->q + i * hd, L->q_norm, hd, c->norm_eps);
-    for (uint32_t i = 0; L->k_norm && i < c->n_kv_heads; i++) rmsnorm(e->k + i * hd, e->k + i * hd, L->k_norm, hd, c->norm_eps);
+    for (uint32_t i = 0; L->q_norm && i < c->n_heads; i++)
+        rmsnorm(e->q + i * hd, e->q + i * hd, L->q_norm, hd, c->norm_eps);
+    for (uint32_t i = 0; L->k_norm && i < c->n_kv_heads; i++)
+        rmsnorm(e->k + i * hd, e->k + i * hd, L->k_norm, hd, c->norm_eps);
     rope(e->q, (int)c->n_heads, hd, pos, c->rope_theta);
     rope(e->k, (int)c->n_kv_heads, hd, pos, c->rope_theta);
     memcpy(L->kc + (size_t)pos * e->kvdim, e->k, (size_t)e->kvdim * sizeof(float));

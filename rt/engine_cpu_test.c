@@ -182,8 +182,14 @@ static void ref_logits(const dref *r, const int32_t *tok, int p, double *logits)
             mv(&L->q, xn, q);
             mv(&L->k, xn, k);
             mv(&L->v, xn, V + (size_t)t * kvd);
-            for (int i = 0; i < nh; i++) { norm(q + i * hd, L->qn, hd, c->norm_eps, q + i * hd); rope_ref(q + i * hd, hd, t, c->rope_theta); }
-            for (int i = 0; i < nkv; i++) { norm(k + i * hd, L->kn, hd, c->norm_eps, k + i * hd); rope_ref(k + i * hd, hd, t, c->rope_theta); }
+            for (int i = 0; i < nh; i++) {
+                norm(q + i * hd, L->qn, hd, c->norm_eps, q + i * hd);
+                rope_ref(q + i * hd, hd, t, c->rope_theta);
+            }
+            for (int i = 0; i < nkv; i++) {
+                norm(k + i * hd, L->kn, hd, c->norm_eps, k + i * hd);
+                rope_ref(k + i * hd, hd, t, c->rope_theta);
+            }
         }
         for (int t = 0; t < p; t++) {
             for (int i = 0; i < nh; i++) {

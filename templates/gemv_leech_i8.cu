@@ -3,8 +3,8 @@
 // one mma.m16n8k32.s8 with 16 rows of W as A (four PRMTs from the class
 // table give 16 signed int8 weights per lane; 3-bit selectors from the
 // packed codes with one LOP or SHF each, two spare selectors per three words
-// with seven) and x as B: x quantized per 192 columns to 16-bit fixed point
-// and split in two int8 digits, hi in the even columns of B, lo in the odd,
+// with seven) and x as B: x scaled per 192 columns by a power of two to
+// 16-bit integers (|xi| <= 32639) and split in two int8 digits, hi in the even columns of B, lo in the odd,
 // so each lane gets c0 = row . hi, c1 = row . lo and the exact integer dot
 // c0 * 256 + c1. Per block one I2F + FFMA by the block's f32 scale (class
 // table), per super-chunk one FFMA by the x scale. Exceptions (five-valued
@@ -67,16 +67,33 @@ LR_DEV u32 wd(const seg_regs &s, int i)
 }
 LR_DEV u32 hd(const seg_regs &s, int i) { return (i & 1) ? s.h[i >> 1].y : s.h[i >> 1].x; }
 
+// a & m in an asm statement, so the compiler keeps one masked word for both
+// halves instead of re-deriving each half with its own mask and shift.
+LR_DEV u32 and_keep(u32 a, u32 m)
+{
+    u32 d;
+    asm("lop3.b32 %0, %1, %2, 0, 0xC0;" : "=r"(d) : "r"(a), "r"(m));
+    return d;
+}
+
+// (a & m) | b, one LOP3.
+LR_DEV u32 and_or(u32 a, u32 m, u32 b)
+{
+    u32 d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(m), "r"(b));
+    return d;
+}
+
 // Selector s (0..7) of group G: PRMT reads bits 0..15 only.
 LR_DEV u32 selector(const seg_regs &s, int G, int k)
 {
     const u32 A = wd(s, 3 * G), B = wd(s, 3 * G + 1), C = wd(s, 3 * G + 2);
     if (k < 6) {
-        const u32 w = k < 2 ? A : k < 4 ? B : C;
-        const u32 m = w & 0x77777777u;
+        const u32 m = and_keep(k < 2 ? A : k < 4 ? B : C, 0x77777777u);
         return (k & 1) ? m >> 16 : m;
     }
-    const u32 t = ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((C >> 1) & 0x44444444u);
+    // bit j of each nibble from word j's bit 3 of that nibble
+    const u32 t = and_or(C >> 1, 0x44444444u, and_or(B >> 2, 0x22222222u, and_keep(A >> 3, 0x11111111u)));
     return k == 6 ? t : t >> 16;
 }
 
@@ -86,7 +103,8 @@ LR_DEV u32 header(const seg_regs &s, int j)
     if (j < 6) return hd(s, j) & 0xfff0u;
     if (j < 12) return (hd(s, j - 6) >> 16) & 0xfff0u;
     const int w = j >= 14 ? 3 : 0;
-    const u32 t = ((hd(s, w) << 4) & 0x00f000f0u) | ((hd(s, w + 1) << 8) & 0x0f000f00u) | ((hd(s, w + 2) << 12) & 0xf000f000u);
+    const u32 t = and_or(hd(s, w + 2) << 12, 0xf000f000u,
+                         and_or(hd(s, w + 1) << 8, 0x0f000f00u, and_keep(hd(s, w) << 4, 0x00f000f0u)));
     return (j & 1) ? t >> 16 : t & 0xffffu;
 }
 
@@ -113,30 +131,48 @@ LR_DEV float warp_max(float v)
     return v;
 }
 
-// Quantizes super-chunk sc of x into shared memory (one warp).
+// x's scale for a super-chunk with max |x| = m: the power of two 2^k with
+// m 2^k in (16319, 32639] (k in [-126, 126]; m = 0: scale 0), so scaling is
+// exact and needs no division; the host mirrors it bit for bit.
+LR_DEV int x_exp(float m)
+{
+    const int e = ((__float_as_int(m) >> 23) & 255) - 127;
+    int k = min(max(14 - e, -126), 126);
+    if (__fmul_rn(m, __int_as_float((k + 127) << 23)) > (float)XR) k--;
+    return k;
+}
+
+// Quantizes super-chunk sc of x into shared memory (one warp): 48 groups of
+// 4 columns, lanes < 24 take two. x must be 16-byte aligned. The int8 digits
+// of xi are bytes: lo = byte 0 of xi (xi - 256 hi, in [-128, 127]), hi =
+// byte 1 of xi + 128.
 LR_DEV void prep_x(const float *__restrict__ x, u8 *xd, float *xsc, int sc, int lane)
 {
-    float v[6], m = 0.f;
+    float4 v[2];
+    float m = 0.f;
 #pragma unroll
-    for (int i = 0; i < 6; i++) {
-        const int c = sc * 192 + lane + 32 * i;
-        v[i] = c < NBLK * 24 ? x[c] : 0.f;
-        m = fmaxf(m, fabsf(v[i]));
+    for (int t = 0; t < 2; t++) {
+        const int c = sc * 192 + 4 * (lane + 24 * t);
+        v[t] = lane < 24 && c < NBLK * 24 ? *(const float4 *)(x + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+        m = fmaxf(m, fmaxf(fmaxf(fabsf(v[t].x), fabsf(v[t].y)), fmaxf(fabsf(v[t].z), fabsf(v[t].w))));
     }
     m = warp_max(m);
-    const float inv = m > 0.f ? __fdiv_rn((float)XR, m) : 0.f;
-    if (lane == 0) xsc[sc] = m > 0.f ? __fdiv_rn(m, (float)XR) : 0.f;
+    const int k = x_exp(m);
+    const float inv = m > 0.f ? __int_as_float((k + 127) << 23) : 0.f;
+    if (lane == 0) xsc[sc] = m > 0.f ? __int_as_float((127 - k) << 23) : 0.f;
     u8 *base = xd + sc * 8 * 64;
+    if (lane < 24)
 #pragma unroll
-    for (int i = 0; i < 6; i++) {
-        const int c = lane + 32 * i, b = c / 24, k = c % 24;
-        int xi = __float2int_rn(__fmul_rn(v[i], inv));
-        xi = min(max(xi, -XR), XR);
-        const int hi = (xi + 128) >> 8, lo = xi - hi * 256;
-        const int off = b * 64 + 8 * ((k & 15) >> 2) + 4 * (k >> 4) + (k & 3);
-        base[off] = (u8)hi;
-        base[off + 32] = (u8)lo;
-    }
+        for (int t = 0; t < 2; t++) {
+            const int grp = lane + 24 * t, b = grp / 6, p = grp % 6; // block, 4-column group in it
+            const int x0 = __float2int_rn(__fmul_rn(v[t].x, inv)), x1 = __float2int_rn(__fmul_rn(v[t].y, inv));
+            const int x2 = __float2int_rn(__fmul_rn(v[t].z, inv)), x3 = __float2int_rn(__fmul_rn(v[t].w, inv));
+            const u32 lo = prmt(prmt(x0, x1, 0x0040u), prmt(x2, x3, 0x0040u), 0x5410u);
+            const u32 hi = prmt(prmt(x0 + 128, x1 + 128, 0x0051u), prmt(x2 + 128, x3 + 128, 0x0051u), 0x5410u);
+            u8 *o = base + b * 64 + 8 * (p & 3) + 4 * (p >> 2);
+            *(u32 *)o = hi;
+            *(u32 *)(o + 32) = lo;
+        }
     // k 24..31 (q = 2, 3, second word) are zero in both digits
     const int b = lane >> 2, d = (lane >> 1) & 1, qq = 2 + (lane & 1);
     *(u32 *)(base + b * 64 + d * 32 + 8 * qq + 4) = 0u;

@@ -44,7 +44,7 @@ for r in "$B"/fuzz/*-replay; do
   [ -x "$r" ] || continue
   n=$(basename "$r" -replay)
   [ -n "$F" ] && [[ $n != *$F* ]] && continue
-  src=$(find . -path ./"$B" -prune -o -name "$n.c" -print | head -1)
+  src=$(find . -path ./"$B" -prune -o -path './.*' -prune -o -path './build*' -prune -o -name "$n.c" -print | head -1)
   dir=$(dirname "$src")/corpus/${n%_fuzz}
   echo "== $n replay ($dir)"
   timeout 600 "$r" "$dir" >"$log" 2>&1; rc=$?
@@ -58,7 +58,7 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     [ -x "$z" ] || continue
     n=$(basename "$z")
     [ -n "$F" ] && [[ $n != *$F* ]] && continue
-    src=$(find . -path ./"$B" -prune -o -name "$n.c" -print | head -1)
+    src=$(find . -path ./"$B" -prune -o -path './.*' -prune -o -path './build*' -prune -o -name "$n.c" -print | head -1)
     dir=$(dirname "$src")/corpus/${n%_fuzz}
     work=$(mktemp -d); mkdir -p "$B/fuzz-crashes"
     echo "== $n libFuzzer ${FUZZ_SECONDS}s"

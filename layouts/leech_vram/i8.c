@@ -381,6 +381,7 @@ int lr_i8_unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L)
     if (!rc) {
         size_t at = 0;
         for (int g = 0; g < L->rg; g++) {
+            if (!lists[g].n) continue;
             memcpy(rows + at, lists[g].row, lists[g].n * sizeof *rows);
             memcpy(ex + at, lists[g].e, lists[g].n * sizeof *ex);
             at += lists[g].n;

@@ -48,9 +48,8 @@ int lr_int8g_encode_row(const float *w, uint64_t cols, int group, int8_t *q, uin
         /* f16 rounding may shrink the scale below what the range needs: step
          * it up so the ends stay inside [-128, 127]. */
         float need = fmaxf(mx - b, b - mn);
-        while (s > 0 && s * 127.0f < need && sh < 0x7bff) s = lr_half_to_float(++sh);
-        if (!(s > 0) && need > 0) /* range below the smallest f16 scale: keep the mid value */
-            s = 0;
+        if (sh == 0 && need > 0) s = lr_half_to_float(sh = 1); /* below the smallest f16: its subnormal */
+        while (s * 127.0f < need && sh < 0x7bff) s = lr_half_to_float(++sh);
         for (int i = 0; i < group; i++) {
             float v = s > 0 ? rintf((w[g0 + (uint64_t)i] - b) / s) : 0.0f;
             q[g0 + (uint64_t)i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
@@ -166,13 +165,13 @@ static int write_streamed(lr_writer *w, const lr_src *src, const lr_src_tensor *
 static int sample_error(const lr_leech_matrix *m, const float *W, double *err, double *ref)
 {
     *err = *ref = 0;
-    int groups = (m->rows + 7) / 8, stride = groups > ERR_SAMPLE_GROUPS ? groups / ERR_SAMPLE_GROUPS : 1;
+    int groups = (m->rows + 7) / 8, take = groups < ERR_SAMPLE_GROUPS ? groups : ERR_SAMPLE_GROUPS;
     size_t bits = (size_t)(LR_LEECH_INDEX_BITS + m->gain_bits);
     float *R = malloc((size_t)8 * (size_t)m->cols * sizeof *R);
     if (!R) return LR_FAIL(LR_ENOMEM, "out of memory");
     int rc = LR_OK;
-    for (int g = 0; g < groups && !rc; g += stride) {
-        int r0 = 8 * g, n = m->rows - r0 < 8 ? m->rows - r0 : 8;
+    for (int k = 0; k < take && !rc; k++) {
+        int r0 = 8 * (int)((long)k * groups / take), n = m->rows - r0 < 8 ? m->rows - r0 : 8;
         lr_leech_matrix v = *m;
         v.rows = n;
         v.row_scale = m->row_scale + r0;

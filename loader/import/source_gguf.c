@@ -182,6 +182,7 @@ static int map_name(const lr_model_config *c, const char *gn, char name[64], int
     memcpy(base, gn, l - 7);
     base[l - 7] = 0;
     *layer = -1;
+    *role = NULL;
     static const char *const globals[] = { "token_embd", "output_norm", "output" };
     for (int i = 0; i < 3; i++)
         if (!strcmp(base, globals[i])) *role = globals[i];

@@ -1,0 +1,212 @@
+/* cache: the cubin cache tool. list / verify / clear / trim the on-disk
+ * cache, and warm it: compile every kernel the GPU engine and the benchmarks
+ * need for a set of Qwen3 shapes and a named architecture, on a machine
+ * without a GPU, so an appliance starts with no compile at all. */
+#include "jit/jit.h"
+#include "jit/nvrtc.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/kernels.h"
+#include "kernels/ops.h"
+#include "kernels/rotation.h"
+#include "kernels/tuning.h"
+#include "layouts/leech_vram/ctab.h"
+#include "util/err.h"
+#include "util/progress.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cache [--dir DIR] COMMAND [options]\n"
+               "  list                     entries with size, age and validity\n"
+               "  verify                   check every entry (header, key, payload hash); exit 1 if any is bad\n"
+               "  clear                    remove every entry\n"
+               "  trim MB                  remove least-recently-used entries down to MB megabytes\n"
+               "  warm [options]           compile the kernels a model set needs (no GPU needed)\n"
+               "     --arch sm_90          target architecture (default: sm_90)\n"
+               "     --driver N            driver version the cubins will run under (default: this\n"
+               "                           machine's driver, else 13000)\n"
+               "     --device NAME         device name for the tuning table (default \"NVIDIA H200\")\n"
+               "     --models LIST         Qwen3 sizes (default 4B,8B,14B,32B)\n"
+               "     --smem-budget B       shared-memory budget the kernels are planned for (default 232448)\n"
+               "     --threads N           parallel compiles (default: all cores)\n"
+               "  --dir DIR                cache folder (default $LEECHRT_CACHE_DIR or ~/.cache/leechrt)\n"
+               "  -h, --help\n");
+}
+
+#define MAXSPEC 1024
+static lr_jit_spec g_specs[MAXSPEC];
+static int g_nspecs, g_next, g_fail, g_hits;
+static const char *g_arch;
+static int g_driver;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static lr_progress g_prog;
+
+static void add(const lr_jit_spec *s)
+{
+    char a[1024], b[1024];
+    lr_jit_kernel_name(s, a, sizeof a);
+    for (int i = 0; i < g_nspecs; i++) {
+        lr_jit_kernel_name(&g_specs[i], b, sizeof b);
+        if (!strcmp(a, b) && !strcmp(s->tmpl, g_specs[i].tmpl)) return;
+    }
+    if (g_nspecs < MAXSPEC) g_specs[g_nspecs++] = *s;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&g_mu);
+        int i = g_next++;
+        pthread_mutex_unlock(&g_mu);
+        if (i >= g_nspecs) return NULL;
+        void *cubin;
+        size_t n;
+        int hit = 0;
+        int rc = lr_jit_cubin(&g_specs[i], g_arch, g_driver, &cubin, &n, &hit);
+        pthread_mutex_lock(&g_mu);
+        if (rc) {
+            g_fail++;
+            fprintf(stderr, "cache: %s\n", lr_errmsg());
+        } else {
+            free(cubin);
+            g_hits += hit;
+        }
+        pthread_mutex_unlock(&g_mu);
+        lr_progress_add(&g_prog, 1);
+    }
+}
+
+static int has(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; (p = strstr(p, item)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
+
+/* Every kernel one model size needs: GEMVs for the 7 projections and the
+ * fused q|k|v and gate|up, in both served formats; rotations of every input
+ * width; the decode-step ops. */
+static int plan_model(int si, int budget)
+{
+    int R[9], C[9];
+    for (int k = 0; k < 7; k++) R[k] = lr_qwen3_shapes[si + k].rows, C[k] = lr_qwen3_shapes[si + k].cols;
+    R[7] = R[0] + R[1] + R[2], C[7] = C[0], R[8] = R[4] + R[5], C[8] = C[4];
+    int ntab, rc = lr_ctab_entries(12, 1, &ntab);
+    if (rc) return rc;
+    for (int k = 0; k < 9; k++) {
+        lr_jit_spec s;
+        lr_launch_geom g;
+        if ((rc = lr_gemv_f16_spec(&s, &g, R[k], C[k], lr_gemv_f16_default_geom(R[k], C[k]), budget, 0))) return rc;
+        add(&s);
+        if ((rc = lr_gemv_leech_p14_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14_default_geom(R[k], C[k]), budget)))
+            return rc;
+        add(&s);
+        lr_rot_plan p;
+        if ((rc = lr_rot_plan_make(C[k], budget, LR_ROT_AUTO, 0, 0, &p)) || (rc = lr_rot_plan_spec(&p, &s))) return rc;
+        add(&s);
+    }
+    static const char *ops[] = { "op_embed_int8g", "op_add_rmsnorm", "op_rope_kv", "op_attention", "op_silu_mul",
+                                 "op_head_int8g", "op_argmax" };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        lr_jit_spec s;
+        lr_op_spec(&s, ops[i], 128);
+        add(&s);
+    }
+    return LR_OK;
+}
+
+static int warm(int argc, char **argv)
+{
+    const char *models = "4B,8B,14B,32B", *device = "NVIDIA H200";
+    int budget = 232448, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), cc = 0;
+    g_arch = "sm_90";
+    g_driver = lr_cu_driver_version();
+    if (!g_driver) g_driver = 13000;
+    lr_clear_error();
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) { fprintf(stderr, "cache warm: %s needs a value\n", a); return 2; }
+        i++;
+        if (!strcmp(a, "--arch")) g_arch = v;
+        else if (!strcmp(a, "--driver")) g_driver = atoi(v);
+        else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "--models")) models = v;
+        else if (!strcmp(a, "--smem-budget")) budget = atoi(v);
+        else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else { fprintf(stderr, "cache warm: unknown option %s\n", a); return 2; }
+    }
+    if (sscanf(g_arch, "sm_%d", &cc) != 1) { fprintf(stderr, "cache warm: bad --arch %s\n", g_arch); return 2; }
+    if (!lr_nvrtc_available()) { fprintf(stderr, "cache warm: NVRTC is needed to warm a cache\n"); return 1; }
+    lr_tuning_set_target(device, cc);
+    lr_jit_spec s;
+    lr_probe_spec(&s, 512, 8);
+    add(&s);
+    for (int si = 0; si < lr_qwen3_nshapes; si += 7)
+        if (has(models, lr_qwen3_shapes[si].model) && plan_model(si, budget)) {
+            fprintf(stderr, "cache warm: %s\n", lr_errmsg());
+            return 1;
+        }
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    printf("warming %d kernels for %s (driver %d, %s, budget %d B) into %s\n", g_nspecs, g_arch, g_driver, device,
+           budget, lr_jit_cache()->dir);
+    lr_progress_start(&g_prog, "compiling", (uint64_t)g_nspecs);
+    pthread_t t[64];
+    for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+    lr_progress_finish(&g_prog);
+    printf("%d kernels: %d already cached, %d compiled, %d failed\n", g_nspecs, g_hits, g_nspecs - g_hits - g_fail, g_fail);
+    return g_fail ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    const char *dir = NULL;
+    if (argc > 2 && !strcmp(argv[1], "--dir")) dir = argv[2], i = 3;
+    if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        usage(i >= argc ? stderr : stdout);
+        return i >= argc ? 2 : 0;
+    }
+    lr_jit_set_cache_dir(dir);
+    lr_cache *c = lr_jit_cache();
+    const char *cmd = argv[i];
+    if (!strcmp(cmd, "warm")) return warm(argc - i - 1, argv + i + 1);
+    if (c->disabled) { fprintf(stderr, "cache: %s is not usable\n", c->dir); return 1; }
+    if (!strcmp(cmd, "list") || !strcmp(cmd, "verify")) {
+        lr_cache_entry *v;
+        int n, bad = 0;
+        uint64_t total = 0;
+        if (lr_cache_list(c, &v, &n)) { fprintf(stderr, "cache: %s\n", lr_errmsg()); return 1; }
+        for (int k = 0; k < n; k++) {
+            total += v[k].bytes;
+            bad += !v[k].valid;
+            if (!strcmp(cmd, "list") || !v[k].valid)
+                printf("%s %9llu B %s\n", v[k].name, (unsigned long long)v[k].bytes, v[k].valid ? "ok" : "CORRUPT");
+        }
+        printf("%d entries, %.1f MB, %d corrupt, in %s\n", n, total / 1e6, bad, c->dir);
+        free(v);
+        return bad && !strcmp(cmd, "verify") ? 1 : 0;
+    }
+    if (!strcmp(cmd, "clear") || !strcmp(cmd, "trim")) {
+        int removed;
+        uint64_t cap = 0;
+        if (!strcmp(cmd, "trim")) {
+            if (i + 1 >= argc || atoll(argv[i + 1]) < 0) { fprintf(stderr, "cache trim: needs MB\n"); return 2; }
+            cap = (uint64_t)atoll(argv[i + 1]) << 20;
+        }
+        if (lr_cache_trim(c, cap, &removed)) { fprintf(stderr, "cache: %s\n", lr_errmsg()); return 1; }
+        printf("removed %d entries from %s\n", removed, c->dir);
+        return 0;
+    }
+    fprintf(stderr, "cache: unknown command %s\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,89 @@
+/* The cache tool and the appliance path: `cache warm` on a machine without a
+ * GPU fills a cache that a process with no NVRTC at all can use. */
+#include "jit/jit.h"
+#include "jit/nvrtc.h"
+#include "kernels/ops.h"
+#include "test/t.h"
+#include "util/err.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_bin[1024], g_dir[256], g_self[1024];
+
+static int sh(const char *fmt, const char *arg)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, fmt, g_bin, g_dir, arg);
+    return system(cmd);
+}
+
+static int test_warm_then_run_without_nvrtc(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
+    snprintf(g_dir, sizeof g_dir, "/tmp/lrcache.XXXXXX");
+    T_ASSERT(mkdtemp(g_dir), "mkdtemp");
+    T_ASSERT(sh("%s --dir %s warm --models %s >/dev/null", "4B") == 0, "warm failed");
+    T_ASSERT(sh("%s --dir %s verify >/dev/null%s", "") == 0, "verify failed after warm");
+    T_ASSERT(sh("%s --dir %s warm --bogus %s >/dev/null 2>&1", "1") != 0, "bad flag accepted");
+    /* A child with NVRTC disabled must find the warmed kernels and fail
+     * clearly on one that was never warmed. */
+    char cmd0[2048];
+    snprintf(cmd0, sizeof cmd0, "LEECHRT_NVRTC=none %s --appliance-child %s", g_self, g_dir);
+    int st = system(cmd0);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "appliance child exit %d", WEXITSTATUS(st));
+    /* corrupt one entry: verify must notice, clear must empty it */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "f=$(ls %s/*.cubin | head -1); printf garbage >> $f", g_dir);
+    T_ASSERT(system(cmd) == 0, "corrupt");
+    T_ASSERT(sh("%s --dir %s verify >/dev/null%s", "") != 0, "verify missed a corrupt entry");
+    T_ASSERT(sh("%s --dir %s clear >/dev/null%s", "") == 0, "clear failed");
+    T_ASSERT(sh("%s --dir %s verify | grep -q '^0 entries'%s", "") == 0, "cache not empty after clear");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    T_ASSERT(system(cmd) == 0, "cleanup");
+    return T_PASS;
+}
+
+static int test_help(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
+    T_ASSERT(sh("%s --help >/dev/null%s%s", "") == 0, "--help failed");
+    T_ASSERT(sh("%s nonsense >/dev/null 2>&1%s%s", "") != 0, "unknown command accepted");
+    return T_PASS;
+}
+
+/* Runs in a fresh process with NVRTC disabled: the warmed kernels must load
+ * from the cache, and one never warmed must fail clearly. */
+static int appliance_child(const char *dir)
+{
+    lr_jit_set_cache_dir(dir);
+    if (lr_nvrtc_available()) return 10;
+    lr_jit_spec s;
+    lr_op_spec(&s, "op_attention", 128);
+    void *cubin;
+    size_t n;
+    int hit = 0;
+    if (lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, &hit) != LR_OK || !hit) return 11;
+    free(cubin);
+    lr_op_spec(&s, "op_attention", 96); /* never warmed */
+    int rc = lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, &hit);
+    return rc == LR_ENVRTC && strstr(lr_errmsg(), "NVRTC") ? 0 : 12;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--appliance-child")) return appliance_child(argv[2]);
+    snprintf(g_self, sizeof g_self, "%s", argv[0]);
+    /* build/test/cache_test -> build/bin/cache */
+    const char *env = getenv("LEECHRT_BIN");
+    if (env) snprintf(g_bin, sizeof g_bin, "%s/cache", env);
+    else {
+        snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
+        char *slash = strrchr(g_bin, '/');
+        if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin/cache");
+    }
+    static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc) };
+    return t_main(__FILE__, cases, 2, argc, argv);
+}

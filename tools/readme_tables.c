@@ -1,0 +1,206 @@
+/* readme_tables: the README's result tables, generated from the CSVs in
+ * bench/results/ (every number in the README comes from a committed CSV; a
+ * test regenerates the tables and fails if the README drifted).
+ *   readme_tables [RESULTS_DIR]          print the tables (markdown)
+ *   readme_tables --check README [DIR]   exit 1 if README's block differs */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 4096
+#define MAXF 24
+typedef struct { int n; char *f[MAXR][MAXF]; int nf[MAXR]; char *hdr[MAXF]; int nh; } csv;
+
+static char *g_dir = "bench/results";
+static char g_out[1 << 17];
+static size_t g_len;
+
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void out(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_len += (size_t)vsnprintf(g_out + g_len, sizeof g_out - g_len, fmt, ap);
+    va_end(ap);
+}
+
+static int split(char *line, char **f)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = 0;
+    for (char *p = line;; p++) {
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p || n == MAXF) break;
+        *p = 0;
+    }
+    return n;
+}
+
+static int load(const char *name, csv *c)
+{
+    char path[1024], line[4096];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    FILE *f = fopen(path, "r");
+    memset(c, 0, sizeof *c);
+    if (!f) return -1;
+    if (fgets(line, sizeof line, f)) c->nh = split(strdup(line), c->hdr);
+    while (c->n < MAXR && fgets(line, sizeof line, f)) {
+        /* a repeated header (appended runs) is skipped */
+        if (!strncmp(line, "date,", 5)) continue;
+        c->nf[c->n] = split(strdup(line), c->f[c->n]);
+        c->n++;
+    }
+    fclose(f);
+    return 0;
+}
+
+static const char *get(const csv *c, int r, const char *col)
+{
+    for (int i = 0; i < c->nh; i++)
+        if (!strcmp(c->hdr[i], col)) return i < c->nf[r] ? c->f[r][i] : "";
+    return "";
+}
+
+static int in(const char *v, const char *list)
+{
+    size_t n = strlen(v);
+    for (const char *p = list; (p = strstr(p, v)); p += n ? n : 1)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
+
+static void source(const csv *c, const char *name)
+{
+    if (c->n) out("\n_Source: `bench/results/%s` (%s, commit %s, %s)._\n\n", name, get(c, 0, "device"), get(c, 0, "commit"),
+                  get(c, 0, "date"));
+}
+
+static void gemv_table(const char *file, const char *title, const char *models, const char *arms)
+{
+    csv c;
+    if (load(file, &c)) return;
+    out("\n### %s\n", title);
+    source(&c, file);
+    double bound = 0;
+    for (int r = 0; r < c.n; r++)
+        if (!strcmp(get(&c, r, "arm"), "read_bound")) bound = atof(get(&c, r, "gbps"));
+    out("Read bound measured in the same process: %.0f GB/s.\n\n", bound);
+    out("| model | arm | launches | b/w | µs | GB/s | %% of read bound | vs f16 |\n|---|---|---|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++) {
+        const char *m = get(&c, r, "matrix"), *a = get(&c, r, "arm"), *model = get(&c, r, "model");
+        if (strncmp(m, "layer", 5) || !in(a, arms) || !in(model, models)) continue;
+        double f16 = 0;
+        for (int k = 0; k < c.n; k++)
+            if (!strcmp(get(&c, k, "arm"), "f16") && !strcmp(get(&c, k, "matrix"), m) && !strcmp(get(&c, k, "model"), model))
+                f16 = atof(get(&c, k, "us"));
+        double us = atof(get(&c, r, "us"));
+        const char *gb = get(&c, r, "gbps"), *pct = get(&c, r, "pct_read_bound");
+        out("| %s | %s | %s | %s | %.1f | %s | %s | %.2fx |\n", model, a, strcmp(m, "layer") ? "4 (fused)" : "7",
+            atof(get(&c, r, "bits_per_weight")) > 0 ? get(&c, r, "bits_per_weight") : "-", us, *gb ? gb : "-",
+            *pct ? pct : "-", f16 > 0 && us > 0 ? f16 / us : 0);
+    }
+}
+
+static void codec_table(void)
+{
+    csv c;
+    if (load("leech_codec_cpu.csv", &c)) return;
+    out("\n### Leech codec on the CPU\n");
+    source(&c, "leech_codec_cpu.csv");
+    out("| arm | data | setting | b/w | MSE per weight | blocks/s/core |\n|---|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++)
+        out("| %s | %s | %s | %s | %s | %s |\n", get(&c, r, "arm"), get(&c, r, "model"), get(&c, r, "matrix"),
+            get(&c, r, "bits_per_weight"), *get(&c, r, "mse") ? get(&c, r, "mse") : "-",
+            *get(&c, r, "blocks_per_s_per_core") ? get(&c, r, "blocks_per_s_per_core") : "-");
+}
+
+static void rotation_table(void)
+{
+    csv c;
+    if (load("h200_rotation.csv", &c)) return;
+    out("\n### Rotation, 4 per layer (separate launches)\n");
+    source(&c, "h200_rotation.csv");
+    out("| arm | model | smem budget (B) | µs per layer | %% of the FP16 layer |\n|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++)
+        if (!strcmp(get(&c, r, "matrix"), "layer") && !strncmp(get(&c, r, "arm"), "rot_", 4))
+            out("| %s | %s | %s | %s | %s |\n", get(&c, r, "arm"), get(&c, r, "model"), get(&c, r, "smem_budget"),
+                get(&c, r, "us"), get(&c, r, "share_pct"));
+}
+
+static void engine_table(void)
+{
+    csv c;
+    if (!load("h200_engine.csv", &c)) {
+        out("\n### Decode (GPU engine, synthetic Qwen3, greedy, batch 1)\n");
+        source(&c, "h200_engine.csv");
+        out("| arm | model | ms per token | tok/s |\n|---|---|---|---|\n");
+        for (int r = 0; r < c.n; r++)
+            out("| %s | %s | %.3f | %s |\n", get(&c, r, "arm"), get(&c, r, "model"), atof(get(&c, r, "us")) / 1e3,
+                get(&c, r, "tok_s"));
+    }
+    if (!load("h200_load.csv", &c)) {
+        out("\n### Load (parse, validate, verify, upload; page cache)\n");
+        source(&c, "h200_load.csv");
+        out("| model | whole-model b/w | wall s (median) |\n|---|---|---|\n");
+        for (int r = 0; r < c.n; r++)
+            out("| %s | %s | %.3f |\n", get(&c, r, "model"), get(&c, r, "bits_per_weight"), atof(get(&c, r, "us")) / 1e6);
+    }
+}
+
+static void generate(void)
+{
+    g_len = 0;
+    gemv_table("h200_gemv_14b.csv", "GEMV, one Qwen3-14B decoder layer (one process)", "14B", "f16,noweights,leech_p14");
+    gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
+    codec_table();
+    rotation_table();
+    engine_table();
+}
+
+#define BEGIN "<!-- tables:begin (generated by tools/readme_tables from bench/results; do not edit) -->\n"
+#define END "<!-- tables:end -->"
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: readme_tables [RESULTS_DIR] | readme_tables --check README [RESULTS_DIR] | --update README [DIR]\n");
+        return 0;
+    }
+    int check = argc > 2 && !strcmp(argv[1], "--check"), update = argc > 2 && !strcmp(argv[1], "--update");
+    if (check || update) {
+        if (argc > 3) g_dir = argv[3];
+    } else if (argc > 1) g_dir = argv[1];
+    generate();
+    if (!check && !update) {
+        fputs(g_out, stdout);
+        return 0;
+    }
+    FILE *f = fopen(argv[2], "r");
+    if (!f) { fprintf(stderr, "readme_tables: cannot read %s\n", argv[2]); return 2; }
+    static char readme[1 << 20];
+    size_t n = fread(readme, 1, sizeof readme - 1, f);
+    fclose(f);
+    readme[n] = 0;
+    char *b = strstr(readme, BEGIN), *e = b ? strstr(b, END) : NULL;
+    if (!b || !e) { fprintf(stderr, "readme_tables: %s has no tables block\n", argv[2]); return 2; }
+    b += strlen(BEGIN);
+    if (check) {
+        if ((size_t)(e - b) != g_len || memcmp(b, g_out, g_len)) {
+            fprintf(stderr, "readme_tables: %s tables differ from bench/results: run tools/readme_tables --update %s\n",
+                    argv[2], argv[2]);
+            return 1;
+        }
+        return 0;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", argv[2]);
+    FILE *o = fopen(tmp, "w");
+    if (!o) return 2;
+    fwrite(readme, 1, (size_t)(b - readme), o);
+    fwrite(g_out, 1, g_len, o);
+    fputs(e, o);
+    if (fclose(o) != 0 || rename(tmp, argv[2]) != 0) return 2;
+    return 0;
+}
