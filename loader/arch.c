@@ -12,11 +12,22 @@ static const char *const k_qwen3_roles[] = {
     "ffn_norm", "ffn_gate", "ffn_up", "ffn_down",
 };
 
-int lr_arch_known(const char *arch) { return strcmp(arch, "qwen3") == 0; }
+/* Llama (and Mistral, SmolLM): the same layer without the per-head q/k norms. */
+static const char *const k_llama_roles[] = {
+    "attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down",
+};
+
+static int is_llama(const char *arch) { return strcmp(arch, "llama") == 0; }
+
+int lr_arch_known(const char *arch) { return strcmp(arch, "qwen3") == 0 || is_llama(arch); }
 
 const char *const *lr_arch_layer_roles(const char *arch, int *n)
 {
     if (!lr_arch_known(arch)) { *n = 0; return NULL; }
+    if (is_llama(arch)) {
+        *n = (int)(sizeof k_llama_roles / sizeof k_llama_roles[0]);
+        return k_llama_roles;
+    }
     *n = (int)(sizeof k_qwen3_roles / sizeof k_qwen3_roles[0]);
     return k_qwen3_roles;
 }
@@ -41,7 +52,7 @@ int lr_arch_check_config(const lr_model_config *c, const char *label)
     if (!memchr(c->name, 0, sizeof c->name))
         return LR_FAIL(LR_EFORMAT, "%s: config: model name not NUL-terminated", label);
     if (!lr_arch_known(c->arch))
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: config: unknown architecture \"%s\" (known: qwen3)", label, c->arch);
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: config: unknown architecture \"%s\" (known: qwen3, llama)", label, c->arch);
     int rc;
     if ((rc = check_range(label, "hidden", c->hidden, 1, LR_MAX_HIDDEN)) ||
         (rc = check_range(label, "layers", c->n_layers, 1, LR_MAX_LAYERS)) ||
@@ -100,8 +111,10 @@ int lr_arch_tensors(const lr_model_config *c, lr_arch_tensor **list, int *n)
         put(&t[k++], l, "attn_q", LR_KIND_MATRIX, q, h);
         put(&t[k++], l, "attn_k", LR_KIND_MATRIX, kv, h);
         put(&t[k++], l, "attn_v", LR_KIND_MATRIX, kv, h);
-        put(&t[k++], l, "attn_q_norm", LR_KIND_NORM, c->head_dim, 0);
-        put(&t[k++], l, "attn_k_norm", LR_KIND_NORM, c->head_dim, 0);
+        if (!is_llama(c->arch)) {
+            put(&t[k++], l, "attn_q_norm", LR_KIND_NORM, c->head_dim, 0);
+            put(&t[k++], l, "attn_k_norm", LR_KIND_NORM, c->head_dim, 0);
+        }
         put(&t[k++], l, "attn_output", LR_KIND_MATRIX, h, q);
         put(&t[k++], l, "ffn_norm", LR_KIND_NORM, h, 0);
         put(&t[k++], l, "ffn_gate", LR_KIND_MATRIX, ff, h);

@@ -23,18 +23,19 @@
 
 /* ---- configs ---- */
 
-typedef struct { const char *name; uint32_t hidden, layers, heads, kv, head_dim, inter, vocab; int tied; } synth_cfg;
+typedef struct { const char *name; uint32_t hidden, layers, heads, kv, head_dim, inter, vocab; int tied; const char *arch; } synth_cfg;
 static const synth_cfg k_cfgs[] = {
-    { "0.6B", 1024, 28, 16, 8, 128, 3072, 151936, 1 },
-    { "4B", 2560, 36, 32, 8, 128, 9728, 151936, 1 },
-    { "8B", 4096, 36, 32, 8, 128, 12288, 151936, 0 },
-    { "14B", 5120, 40, 40, 8, 128, 17408, 151936, 0 },
-    { "32B", 5120, 64, 64, 8, 128, 25600, 151936, 0 },
-    { "tiny", 256, 2, 4, 2, 64, 768, 512, 0 },
-    { "micro", 64, 1, 2, 1, 32, 96, 64, 1 },
+    { "0.6B", 1024, 28, 16, 8, 128, 3072, 151936, 1, NULL },
+    { "4B", 2560, 36, 32, 8, 128, 9728, 151936, 1, NULL },
+    { "8B", 4096, 36, 32, 8, 128, 12288, 151936, 0, NULL },
+    { "14B", 5120, 40, 40, 8, 128, 17408, 151936, 0, NULL },
+    { "32B", 5120, 64, 64, 8, 128, 25600, 151936, 0, NULL },
+    { "tiny", 256, 2, 4, 2, 64, 768, 512, 0, NULL },
+    { "micro", 64, 1, 2, 1, 32, 96, 64, 1, NULL },
+    { "tiny-llama", 256, 2, 4, 2, 64, 768, 512, 0, "llama" }, /* no q/k norms: the Llama path */
 };
 
-const char *lr_synth_config_names(void) { return "0.6B, 4B, 8B, 14B, 32B, tiny, micro"; }
+const char *lr_synth_config_names(void) { return "0.6B, 4B, 8B, 14B, 32B, tiny, micro, tiny-llama"; }
 
 int lr_synth_config(const char *name, lr_model_config *c)
 {
@@ -42,8 +43,8 @@ int lr_synth_config(const char *name, lr_model_config *c)
     for (size_t i = 0; i < sizeof k_cfgs / sizeof k_cfgs[0]; i++) {
         const synth_cfg *s = &k_cfgs[i];
         if (strcmp(s->name, name)) continue;
-        snprintf(c->arch, sizeof c->arch, "qwen3");
-        snprintf(c->name, sizeof c->name, "qwen3-%s-synthetic", s->name);
+        snprintf(c->arch, sizeof c->arch, "%s", s->arch ? s->arch : "qwen3");
+        snprintf(c->name, sizeof c->name, "%s-%s-synthetic", c->arch, s->name);
         c->hidden = s->hidden;
         c->n_layers = s->layers;
         c->n_heads = s->heads;

@@ -11,7 +11,8 @@
 
 /* Named configs: the Qwen3 family "0.6B" "4B" "8B" "14B" "32B", plus "tiny"
  * (hidden 256, 2 layers, untied: unit tests) and "micro" (hidden 64, 1
- * layer, tied: the fuzz seed corpus). LR_EINVAL for an unknown name. */
+ * layer, tied: the fuzz seed corpus) and "tiny-llama" (tiny as a Llama: no q/k
+ * norms). LR_EINVAL for an unknown name. */
 int lr_synth_config(const char *name, lr_model_config *cfg);
 /* "0.6B, 4B, 8B, 14B, 32B, tiny, micro" */
 const char *lr_synth_config_names(void);

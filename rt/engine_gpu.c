@@ -292,7 +292,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->base.model = m;
     e->c = *lr_model_cfg(m);
     const lr_model_config *c = &e->c;
-    e->base.max_context = o && o->max_context > 0 ? o->max_context : (int)c->max_context;
+    e->base.max_context = o && o->max_context > 0 && o->max_context < (int)c->max_context ? o->max_context
+                                                                                           : (int)c->max_context;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)

@@ -104,6 +104,7 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 
 static int test_gate_tiny_64_tokens(void) { return gate("tiny", 0, 80, 2e-2); }
 static int test_gate_4b_widths(void) { return gate("4B", 2, 12, 2e-2); }
+static int test_gate_llama(void) { return gate("tiny-llama", 0, 64, 2e-2); }
 
 static int test_context_limit(void)
 {
@@ -124,4 +125,4 @@ static int test_context_limit(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_context_limit))
+T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_context_limit))

@@ -9,6 +9,7 @@
 #include "rt/cu.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/strlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,15 +43,6 @@ static int layer_enqueue(void *arg, int i, void *stream)
         if (rc) return rc;
     }
     return LR_OK;
-}
-
-static int has(const char *list, const char *item)
-{
-    if (!list) return 1;
-    size_t n = strlen(item);
-    for (const char *p = list; (p = strstr(p, item)); p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -112,10 +104,10 @@ int main(int argc, char **argv)
     const char *mnames[] = { "q", "k", "v", "o", "gate", "up", "down" };
     for (int ai = 0; ai < n_arms; ai++) {
         const lr_gemv_arm *arm = all[ai];
-        if (arms && !has(arms, arm->name)) continue;
+        if (arms && !lr_list_has(arms, arm->name)) continue;
         for (int si = 0; si < lr_qwen3_nshapes; si += 7) {
             const char *model = lr_qwen3_shapes[si].model;
-            if (!has(models, model)) continue;
+            if (!lr_list_has(models, model)) continue;
             /* 7 matrices + fused qkv + fused gate/up */
             mat m[9] = { { 0 } };
             int shape_r[9], shape_c[9];
@@ -125,8 +117,8 @@ int main(int argc, char **argv)
             const char *names[9] = { "q", "k", "v", "o", "gate", "up", "down", "qkv", "gateup" };
             int ok = 1;
             for (int k = 0; k < 9 && ok; k++) {
-                int want = (k < 7 && (has(mats, names[k]) || has(mats, "layer"))) ||
-                           (k >= 7 && (has(mats, names[k]) || has(mats, "layer_fused")));
+                int want = (k < 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer"))) ||
+                           (k >= 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer_fused")));
                 if (!want) continue;
                 /* Enough distinct copies that a pass reads >= 4x the L2. */
                 double mb = (double)shape_r[k] * shape_c[k] * (arm->bits_per_weight > 0 ? arm->bits_per_weight : 16) / 8;
@@ -165,7 +157,7 @@ int main(int argc, char **argv)
             }
             /* whole layers: 7 launches, and the fused 4 (qkv, o, gateup, down) */
             for (int fused = 0; fused < 2 && ok; fused++) {
-                if (!has(mats, fused ? "layer_fused" : "layer")) continue;
+                if (!lr_list_has(mats, fused ? "layer_fused" : "layer")) continue;
                 mat seq[7];
                 int ns = 0, copies = 64;
                 int idx_plain[] = { 0, 1, 2, 3, 4, 5, 6 }, idx_fused[] = { 7, 3, 8, 6 };

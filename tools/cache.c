@@ -11,6 +11,7 @@
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
 #include "util/err.h"
+#include "util/strlist.h"
 #include "util/progress.h"
 
 #include <pthread.h>
@@ -82,14 +83,6 @@ static void *worker(void *arg)
     }
 }
 
-static int has(const char *list, const char *item)
-{
-    size_t n = strlen(item);
-    for (const char *p = list; (p = strstr(p, item)); p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
-    return 0;
-}
-
 /* Every kernel one model size needs: GEMVs for the 7 projections and the
  * fused q|k|v and gate|up, in both served formats; rotations of every input
  * width; the decode-step ops. */
@@ -149,7 +142,7 @@ static int warm(int argc, char **argv)
     lr_probe_spec(&s, 512, 8);
     add(&s);
     for (int si = 0; si < lr_qwen3_nshapes; si += 7)
-        if (has(models, lr_qwen3_shapes[si].model) && plan_model(si, budget)) {
+        if (lr_list_has(models, lr_qwen3_shapes[si].model) && plan_model(si, budget)) {
             fprintf(stderr, "cache warm: %s\n", lr_errmsg());
             return 1;
         }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strlist.h"
+
 #define MAXR 4096
 #define MAXF 24
 typedef struct { int n; char *f[MAXR][MAXF]; int nf[MAXR]; char *hdr[MAXF]; int nh; } csv;
@@ -63,14 +65,6 @@ static const char *get(const csv *c, int r, const char *col)
     return "";
 }
 
-static int in(const char *v, const char *list)
-{
-    size_t n = strlen(v);
-    for (const char *p = list; (p = strstr(p, v)); p += n ? n : 1)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
-    return 0;
-}
-
 static void source(const csv *c, const char *name)
 {
     if (c->n) out("\n_Source: `bench/results/%s` (%s, commit %s, %s)._\n\n", name, get(c, 0, "device"), get(c, 0, "commit"),
@@ -90,7 +84,7 @@ static void gemv_table(const char *file, const char *title, const char *models, 
     out("| model | arm | launches | b/w | µs | GB/s | %% of read bound | vs f16 |\n|---|---|---|---|---|---|---|---|\n");
     for (int r = 0; r < c.n; r++) {
         const char *m = get(&c, r, "matrix"), *a = get(&c, r, "arm"), *model = get(&c, r, "model");
-        if (strncmp(m, "layer", 5) || !in(a, arms) || !in(model, models)) continue;
+        if (strncmp(m, "layer", 5) || !lr_list_has(arms, a) || !lr_list_has(models, model)) continue;
         double f16 = 0;
         for (int k = 0; k < c.n; k++)
             if (!strcmp(get(&c, k, "arm"), "f16") && !strcmp(get(&c, k, "matrix"), m) && !strcmp(get(&c, k, "model"), model))

@@ -11,6 +11,7 @@
 #include "util/atomic_file.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/strlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,15 +43,6 @@ static int parse_list(const char *s, int *v, int max)
         if (s) s++;
     }
     return n;
-}
-
-static int has(const char *list, const char *item)
-{
-    if (!list) return 1;
-    size_t n = strlen(item);
-    for (const char *p = list; (p = strstr(p, item)); p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
-    return 0;
 }
 
 typedef struct { const lr_gemv_arm *arm; void *st; int copies; CUdeviceptr x, y; } one_run;
@@ -144,12 +136,12 @@ int main(int argc, char **argv)
     const char *names[9] = { "q", "k", "v", "o", "gate", "up", "down", "qkv", "gateup" };
     for (int si = 0; si < lr_qwen3_nshapes; si += 7) {
         const char *model = lr_qwen3_shapes[si].model;
-        if (!has(models, model)) continue;
+        if (!lr_list_has(models, model)) continue;
         int R[9], C[9];
         for (int k = 0; k < 7; k++) R[k] = lr_qwen3_shapes[si + k].rows, C[k] = lr_qwen3_shapes[si + k].cols;
         R[7] = R[0] + R[1] + R[2], C[7] = C[0], R[8] = R[4] + R[5], C[8] = C[4];
         for (int k = 0; k < 9; k++) {
-            if (!has(mats, names[k])) continue;
+            if (!lr_list_has(mats, names[k])) continue;
             int dup = 0; /* k and v share a shape; up and gate too */
             for (int j = 0; j < g_nnew; j++) dup |= g_new[j].rows == R[k] && g_new[j].cols == C[k];
             if (dup) continue;
