@@ -3,10 +3,10 @@
 
 #include <string.h>
 
-extern const lr_gemv_arm lr_arm_f16, lr_arm_noweights, lr_arm_cublas, lr_arm_leech_p14;
+extern const lr_gemv_arm lr_arm_f16, lr_arm_noweights, lr_arm_cublas, lr_arm_leech_p14, lr_arm_leech_i8;
 
 static const lr_gemv_arm *const g_arms[] = {
-    &lr_arm_f16, &lr_arm_cublas, &lr_arm_noweights, &lr_arm_leech_p14,
+    &lr_arm_f16, &lr_arm_cublas, &lr_arm_noweights, &lr_arm_leech_p14, &lr_arm_leech_i8,
 };
 
 const lr_gemv_arm *const *lr_gemv_arms(int *n)

@@ -15,6 +15,7 @@ typedef struct lr_leech_geom {
     int threads;  /* per CTA */
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */
     int prefetch; /* 1: next super-chunk's loads issued before decoding this one */
+    int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
 } lr_leech_geom;
 
 /* ---- Planes14, fragment order (templates/gemv_leech_p14.cu) ----
@@ -53,15 +54,25 @@ extern const lr_gemv_arm lr_arm_leech_p14;
 extern const lr_kernel_desc lr_gemv_leech_i8_desc;
 void lr_gemv_leech_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                            const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                           float *y, int32_t rows, int32_t cols);
+                           const uint8_t *xq, float *y, int32_t rows, int32_t cols);
 void lr_gemv_leech_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                               float *y, int32_t rows, int32_t cols);
+                               const uint8_t *xq, float *y, int32_t rows, int32_t cols);
+/* The x quantizer of the LR_XQ=1 form (templates/gemv_leech_i8_xq.cu):
+ * xq = per block the 64-byte int8 digit record (hi digits of k 0..31 then
+ * lo, 8 bytes per lane quad q: k 4q..4q+3, 16+4q..16+4q+3; k >= 24 zero),
+ * SC * 512 bytes, then the SC f32 scales 2^-k_sc. The GEMV's xq argument
+ * (ignored by the references, which quantize x themselves, and by the
+ * LR_XQ=0 kernel). */
+extern const lr_kernel_desc lr_gemv_leech_i8_xq_desc;
+void lr_gemv_leech_i8_xq_host(const float *x, uint8_t *xq, int32_t cols);
+size_t lr_gemv_leech_i8_xq_bytes(int cols);
+int lr_gemv_leech_i8_xq_spec(lr_jit_spec *s, lr_launch_geom *g, int cols, int threads);
 /* x as the kernel quantizes it: xi[24 nblk rounded up to 192] and xs[sc]. */
 void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *xs);
 /* Tuning table "leech_i8" (threads, rpw = row groups per CTA, extra0 =
- * prefetch -1/0/1), else 256 threads, prefetch, 2 row groups per CTA from
- * 8,448 rows (1 below). */
+ * prefetch -1/0/1, extra1 = xq 0/1), else 256 threads, prefetch, x
+ * quantized per CTA, 2 row groups per CTA from 8,448 rows (1 below). */
 lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols);
 int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                           int smem_budget);
@@ -73,8 +84,9 @@ int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols,
  * super-chunk mixing 1e3 and 1e-6 reaches ~1e-4 of sum |w x|). */
 #define LR_GEMV_LEECH_I8_DENSE_TOL 1e-4
 
-/* Arguments for lr_call_* over a layout (exception arrays never empty). */
-void lr_gemv_leech_i8_args(lr_i8 *L, float *x, float *y, lr_arg a[11]);
+/* Arguments for lr_call_* over a layout (exception arrays never empty; xq
+ * NULL: a one-byte dummy, for the LR_XQ=0 kernel). */
+void lr_gemv_leech_i8_args(lr_i8 *L, float *x, uint8_t *xq, float *y, lr_arg a[12]);
 
 extern const lr_gemv_arm lr_arm_leech_i8;
 

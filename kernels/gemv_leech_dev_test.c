@@ -167,6 +167,9 @@ static int test_artifact_fused_host(void)
         const lr_tensor_view *v[3];
         for (int i = 0; i < 3; i++) lr_tensor_name(n[i], l, qkv[i]), v[i] = tv(n[i]);
         T_ASSERT(v[0] && v[1] && v[2], "q/k/v views");
+        int kind;
+        uint64_t seed;
+        T_OK(lr_p14_views_rotation(v, 3, &kind, &seed)); /* the synthetic seeds follow the input width */
         if (host_fused(v, 3, l ? "blk.1 q|k|v (host reference)" : "blk.0 q|k|v (host reference)")) return T_FAIL;
         lr_tensor_name(n[0], l, "ffn_gate"), lr_tensor_name(n[1], l, "ffn_up");
         v[0] = tv(n[0]), v[1] = tv(n[1]);
@@ -372,9 +375,9 @@ static int test_gpu_artifact_fused(void)
     lr_leech_dev *d;
     T_OK(lr_leech_dev_upload(qkv, 3, 0, &d));
     int rc = lr_leech_dev_rotation(d, &kind, &seed);
-    printf("    q|k|v rotation: %s\n", rc ? lr_errmsg() : "shared");
-    lr_clear_error();
     lr_leech_dev_free(d);
+    T_ASSERT(!rc && kind == qkv[0]->u.leech.rot_kind && seed == qkv[0]->u.leech.rot_seed, "q|k|v rotation: %s",
+             rc ? lr_errmsg() : "other seed");
     return T_PASS;
 }
 

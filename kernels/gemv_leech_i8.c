@@ -16,12 +16,13 @@
 
 const lr_kernel_desc lr_gemv_leech_i8_desc = {
     .name = "gemv_leech_i8",
-    .nparams = 11,
+    .nparams = 12,
     .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN }, { "tab", LR_T_PTR, LR_E_U8, LR_IN },
                 { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
                 { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN }, { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
                 { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN }, { "x", LR_T_PTR, LR_E_F32, LR_IN },
-                { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "rows", LR_T_I32, 0, 0 }, { "cols", LR_T_I32, 0, 0 } },
+                { "xq", LR_T_PTR, LR_E_U8, LR_IN }, { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "rows", LR_T_I32, 0, 0 },
+                { "cols", LR_T_I32, 0, 0 } },
     .host = (lr_host_fn)lr_gemv_leech_i8_host,
     .host_mag = (lr_host_fn)lr_gemv_leech_i8_host_mag,
 };
@@ -93,28 +94,77 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
 
 void lr_gemv_leech_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                            const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                           float *y, int32_t rows, int32_t cols)
+                           const uint8_t *xq, float *y, int32_t rows, int32_t cols)
 {
+    (void)xq;
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
 }
 
 void lr_gemv_leech_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                               float *y, int32_t rows, int32_t cols)
+                               const uint8_t *xq, float *y, int32_t rows, int32_t cols)
 {
+    (void)xq;
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
+}
+
+const lr_kernel_desc lr_gemv_leech_i8_xq_desc = {
+    .name = "gemv_leech_i8_xq",
+    .nparams = 3,
+    .params = { { "x", LR_T_PTR, LR_E_F32, LR_IN }, { "xq", LR_T_PTR, LR_E_U8, LR_OUT }, { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)lr_gemv_leech_i8_xq_host,
+};
+
+size_t lr_gemv_leech_i8_xq_bytes(int cols)
+{
+    size_t sc = (size_t)(cols / 24 + 7) / 8;
+    return sc * 512 + sc * 4;
+}
+
+void lr_gemv_leech_i8_xq_host(const float *x, uint8_t *xq, int32_t cols)
+{
+    int sc_n = (cols / 24 + 7) / 8;
+    int32_t *xi = malloc(sizeof(int32_t) * ((size_t)sc_n * 192 + 1));
+    float *xs = malloc(sizeof(float) * ((size_t)sc_n + 1));
+    if (!xi || !xs) { free(xi), free(xs); return; }
+    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
+    memset(xq, 0, (size_t)sc_n * 512);
+    for (int c = 0; c < sc_n * 192; c++) {
+        int sc = c / 192, b = (c % 192) / 24, k = c % 24;
+        uint8_t *o = xq + (size_t)sc * 512 + b * 64 + 8 * ((k & 15) >> 2) + 4 * (k >> 4) + (k & 3);
+        int hi = (xi[c] + 128) >> 8;
+        o[0] = (uint8_t)hi;
+        o[32] = (uint8_t)(xi[c] - 256 * hi);
+    }
+    memcpy(xq + (size_t)sc_n * 512, xs, sizeof(float) * (size_t)sc_n);
+    free(xi), free(xs);
+}
+
+int lr_gemv_leech_i8_xq_spec(lr_jit_spec *s, lr_launch_geom *g, int cols, int threads)
+{
+    if (cols < 24 || threads % 32 || threads < 32 || threads > 1024)
+        return LR_FAIL(LR_EINVAL, "gemv_leech_i8_xq cols %d threads %d", cols, threads);
+    int sc = (cols / 24 + 7) / 8, wpc = threads / 32;
+    lr_jit_spec_init(s, "gemv_leech_i8_xq.cu", "gemv_leech_i8_xq");
+    lr_jit_spec_set(s, "cols", cols);
+    lr_jit_spec_set(s, "threads", threads);
+    g->grid = (lr_dim3){ (unsigned)((sc + wpc - 1) / wpc), 1, 1 };
+    g->block = (lr_dim3){ (unsigned)threads, 1, 1 };
+    g->smem = 0;
+    return LR_OK;
 }
 
 lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols)
 {
     /* Every CTA quantizes x for itself (~1 instruction per weight at 16 rows
      * per CTA): two row groups per CTA once that still leaves two CTAs per SM. */
-    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1 };
+    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_i8", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
         if (t[1]) g.rg = t[1];
         if (t[4]) g.prefetch = t[4] > 0;
+        g.xq = t[5] > 0;
     }
     return g;
 }
@@ -138,6 +188,7 @@ int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols,
     lr_jit_spec_set(s, "rg", geom.rg);
     lr_jit_spec_set(s, "ntab", ntab);
     lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
+    lr_jit_spec_set(s, "xq", geom.xq ? 1 : 0);
     g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
@@ -154,6 +205,10 @@ typedef struct {
     CUdeviceptr w, tab, scale, tail;
     CUfunction fn;
     lr_launch_geom g;
+    int xq;                        /* x quantized by a first launch into dxq */
+    CUdeviceptr dxq;
+    CUfunction fq;
+    lr_launch_geom gq;
 } i8_state;
 
 static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
@@ -162,7 +217,7 @@ static void i8_destroy(void *p)
 {
     i8_state *s = p;
     if (!s) return;
-    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail), lr_cu_free(s->dxq);
     lr_i8_free(&s->L);
     free(s);
 }
@@ -177,9 +232,15 @@ static int i8_prepare(int rows, int cols, int copies, uint64_t seed, const lr_ge
     if (o && o->threads) geom.threads = o->threads;
     if (o && o->rpw) geom.rg = o->rpw;
     if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
+    if (o && o->extra[1]) geom.xq = o->extra[1] > 0;
+    s->xq = geom.xq;
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
     if (!rc) rc = lr_i8_unfold(&m, 0, &s->L);
+    lr_jit_spec qspec;
+    if (!rc && s->xq) rc = lr_gemv_leech_i8_xq_spec(&qspec, &s->gq, cols, 256);
+    if (!rc && s->xq) rc = lr_jit_get(&qspec, &s->fq);
+    if (!rc && s->xq) rc = lr_cu_alloc(&s->dxq, lr_gemv_leech_i8_xq_bytes(cols));
     lr_leech_random_free(&m);
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_i8_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
@@ -208,10 +269,11 @@ static int i8_prepare(int rows, int cols, int copies, uint64_t seed, const lr_ge
     return LR_OK;
 }
 
-void lr_gemv_leech_i8_args(lr_i8 *L, float *x, float *y, lr_arg a[11])
+void lr_gemv_leech_i8_args(lr_i8 *L, float *x, uint8_t *xq, float *y, lr_arg a[12])
 {
     static uint16_t one_h;
-    memset(a, 0, 11 * sizeof *a);
+    static uint8_t one_b;
+    memset(a, 0, 12 * sizeof *a);
     a[0].host = L->data, a[0].count = L->bytes;
     a[1].host = L->tab, a[1].count = (size_t)L->nentries * 16;
     a[2].host = L->row_scale, a[2].count = (size_t)L->rows;
@@ -220,9 +282,10 @@ void lr_gemv_leech_i8_args(lr_i8 *L, float *x, float *y, lr_arg a[11])
     a[5].host = L->exc_col, a[5].count = L->nexc ? L->nexc : 1;
     a[6].host = L->exc_dw, a[6].count = L->nexc ? L->nexc : 1;
     a[7].host = x, a[7].count = (size_t)L->cols;
-    a[8].host = y, a[8].count = (size_t)L->rows;
-    a[9].v.i32 = L->rows;
-    a[10].v.i32 = L->cols;
+    a[8].host = xq ? (void *)xq : &one_b, a[8].count = xq ? lr_gemv_leech_i8_xq_bytes(L->cols) : 1;
+    a[9].host = y, a[9].count = (size_t)L->rows;
+    a[10].v.i32 = L->rows;
+    a[11].v.i32 = L->cols;
 }
 
 static int i8_verify(void *p, uint64_t seed, double *err)
@@ -233,12 +296,25 @@ static int i8_verify(void *p, uint64_t seed, double *err)
     lr_rng r;
     lr_rng_seed(&r, seed ^ 0x5eed);
     lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
-    lr_arg a[11];
-    lr_gemv_leech_i8_args(&s->L, x, y, a);
+    uint8_t *xq = NULL;
+    int rc = LR_OK;
     lr_verify_report rep;
-    int rc = lr_call_verify(&lr_gemv_leech_i8_desc, s->fn, a, s->g, LR_GEMV_LEECH_I8_TOL, &rep);
+    if (s->xq) {
+        /* the quantizer (bit-exact) first, then the GEMV on the host's xq */
+        xq = malloc(lr_gemv_leech_i8_xq_bytes(s->cols));
+        if (!xq) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+        lr_arg q[3] = { 0 };
+        q[0].host = x, q[0].count = (size_t)s->cols;
+        q[1].host = xq, q[1].count = lr_gemv_leech_i8_xq_bytes(s->cols);
+        q[2].v.i32 = s->cols;
+        if (!rc) rc = lr_call_verify(&lr_gemv_leech_i8_xq_desc, s->fq, q, s->gq, 0, &rep);
+        if (!rc) lr_gemv_leech_i8_xq_host(x, xq, s->cols);
+    }
+    lr_arg a[12];
+    lr_gemv_leech_i8_args(&s->L, x, xq, y, a);
+    if (!rc) rc = lr_call_verify(&lr_gemv_leech_i8_desc, s->fn, a, s->g, LR_GEMV_LEECH_I8_TOL, &rep);
     *err = rep.max_rel_err;
-    free(x), free(y);
+    free(x), free(y), free(xq);
     return rc;
 }
 
@@ -246,9 +322,14 @@ static int i8_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream s
 {
     i8_state *s = p;
     CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
-    CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
+    CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw, xq = s->xq ? s->dxq : x;
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    if (s->xq) {
+        void *qa[] = { &x, &s->dxq, &cols };
+        int rc = lr_cu_launch(s->fq, s->gq.grid, s->gq.block, 0, st, qa);
+        if (rc) return rc;
+    }
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &xq, &y, &rows, &cols };
     return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
 }
 

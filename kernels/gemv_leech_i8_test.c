@@ -1,9 +1,10 @@
 /* I8x GEMV: x's quantization, the host reference against exact dense f64
  * weights (LR_GEMV_LEECH_I8_DENSE_TOL), the ffi path against a direct call,
- * the specialization's bounds; on a GPU, lr_call_verify at
+ * the xq records, the specialization's bounds; on a GPU, lr_call_verify at
  * LR_GEMV_LEECH_I8_TOL on every Qwen3 projection shape, odd shapes, fused
  * (row-concatenated) shapes, x with all-zero and wide-range super-chunks,
- * several launch geometries, and the benchmark arm. */
+ * several launch geometries, the stand-alone x quantizer (bit-exact) and the
+ * LR_XQ=1 form, and the benchmark arm in both forms. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/kernels.h"
@@ -78,9 +79,10 @@ static int test_reference_vs_dense(void)
             if (make(rows, cols, 100 + s, &L, &m)) return T_FAIL;
             float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *mag = malloc(sizeof(float) * rows);
             fill_x(x, cols, 7 + s, pat);
-            lr_gemv_leech_i8_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols);
-            lr_gemv_leech_i8_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag, rows,
-                                      cols);
+            lr_gemv_leech_i8_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, y, rows,
+                                  cols);
+            lr_gemv_leech_i8_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, mag,
+                                      rows, cols);
             double worst = 0;
             int32_t *xi = malloc(sizeof(int32_t) * (size_t)(L.sc * 192 + 1));
             float *xs = malloc(sizeof(float) * (size_t)(L.sc + 1));
@@ -123,13 +125,42 @@ static int test_ffi_matches_direct(void)
     if (make(21, 24 * 11 + 3, 5, &L, &m)) return T_FAIL;
     float x[267], y1[21], y2[21];
     fill_x(x, 267, 11, 0);
-    lr_arg a[11];
-    lr_gemv_leech_i8_args(&L, x, y1, a);
+    lr_arg a[12];
+    lr_gemv_leech_i8_args(&L, x, NULL, y1, a);
     T_OK(lr_call_host(&lr_gemv_leech_i8_desc, a));
-    lr_gemv_leech_i8_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y2, 21, 267);
+    lr_gemv_leech_i8_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, y2, 21, 267);
     T_ASSERT(!memcmp(y1, y2, sizeof y1), "ffi and direct calls differ");
     lr_i8_free(&L);
     lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+/* The xq records hold the digits of quantize_x where the kernel's B
+ * fragments read them, zeros at k >= 24, and the scales after. */
+static int test_xq_records(void)
+{
+    int cols = 24 * 8 * 2 + 24 * 3 + 5;
+    float x[24 * 19 + 5];
+    int32_t xi[192 * 3];
+    float xs[3];
+    fill_x(x, cols, 5, 1);
+    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
+    size_t n = lr_gemv_leech_i8_xq_bytes(cols);
+    T_ASSERT(n == 3 * 512 + 3 * 4, "xq bytes %zu", n);
+    uint8_t *xq = malloc(n);
+    lr_gemv_leech_i8_xq_host(x, xq, cols);
+    for (int sc = 0; sc < 3; sc++)
+        for (int b = 0; b < 8; b++)
+            for (int q = 0; q < 4; q++)
+                for (int h = 0; h < 2; h++)
+                    for (int j = 0; j < 4; j++) {
+                        int k = 16 * h + 4 * q + j, off = sc * 512 + b * 64 + 8 * q + 4 * h + j;
+                        int hi = (int8_t)xq[off], lo = (int8_t)xq[off + 32];
+                        int want = k < 24 ? xi[sc * 192 + b * 24 + k] : 0;
+                        T_ASSERT(256 * hi + lo == want, "sc %d block %d k %d: digits %d %d, xi %d", sc, b, k, hi, lo, want);
+                    }
+    T_ASSERT(!memcmp(xq + 3 * 512, xs, sizeof xs), "scales");
+    free(xq);
     return T_PASS;
 }
 
@@ -163,13 +194,18 @@ static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed, i
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
     fill_x(x, cols, seed * 3 + 1, pattern);
-    lr_arg a[11];
-    lr_gemv_leech_i8_args(&L, x, y, a);
+    uint8_t *xq = NULL;
+    if (geom.xq) {
+        xq = malloc(lr_gemv_leech_i8_xq_bytes(cols));
+        lr_gemv_leech_i8_xq_host(x, xq, cols);
+    }
+    lr_arg a[12];
+    lr_gemv_leech_i8_args(&L, x, xq, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_i8_desc, fn, a, g, LR_GEMV_LEECH_I8_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d x%d: max rel err %.2e, %u exceptions\n", rows, cols, geom.threads,
-           geom.rg, geom.prefetch, pattern, rep.max_rel_err, L.nexc);
-    free(x), free(y);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d xq=%d x%d: max rel err %.2e, %u exceptions\n", rows, cols,
+           geom.threads, geom.rg, geom.prefetch, geom.xq, pattern, rep.max_rel_err, L.nexc);
+    free(x), free(y), free(xq);
     lr_i8_free(&L);
     T_OK(rc);
     return T_PASS;
@@ -207,9 +243,43 @@ static int test_gpu_odd_shapes(void)
 static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    lr_leech_geom gs[] = { { 128, 1, 0 }, { 256, 2, 1 }, { 512, 1, 1 }, { 64, 4, 1 }, { 256, 3, 0 }, { 1024, 1, 1 } };
-    for (int i = 0; i < 6; i++)
+    lr_leech_geom gs[] = { { 128, 1, 0, 0 }, { 256, 2, 1, 0 }, { 512, 1, 1, 1 }, { 64, 4, 1, 0 },
+                           { 256, 3, 0, 1 },  { 1024, 1, 1, 0 }, { 256, 2, 1, 1 } };
+    for (int i = 0; i < 7; i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i, i & 1)) return T_FAIL;
+    return T_PASS;
+}
+
+/* The stand-alone quantizer is bit-exact, and the LR_XQ=1 GEMV on odd and
+ * fused shapes. */
+static int test_gpu_xq(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    int cols[] = { 24, 25, 1001, 5120, 17408 + 5, 25600 };
+    for (int i = 0; i < 6; i++) {
+        lr_jit_spec spec;
+        lr_launch_geom g;
+        CUfunction fn;
+        T_OK(lr_gemv_leech_i8_xq_spec(&spec, &g, cols[i], i & 1 ? 64 : 256));
+        T_OK(lr_jit_get(&spec, &fn));
+        float *x = malloc(sizeof(float) * cols[i]);
+        uint8_t *xq = malloc(lr_gemv_leech_i8_xq_bytes(cols[i]));
+        fill_x(x, cols[i], 50 + i, i & 1);
+        lr_arg a[3] = { 0 };
+        a[0].host = x, a[0].count = (size_t)cols[i];
+        a[1].host = xq, a[1].count = lr_gemv_leech_i8_xq_bytes(cols[i]);
+        a[2].v.i32 = cols[i];
+        lr_verify_report rep;
+        int rc = lr_call_verify(&lr_gemv_leech_i8_xq_desc, fn, a, g, 0, &rep);
+        free(x), free(xq);
+        T_OK(rc);
+    }
+    int shapes[][2] = { { 77, 1001 }, { 7168, 5120 }, { 5121, 17408 + 5 }, { 1, 24 } };
+    for (int i = 0; i < 4; i++) {
+        lr_leech_geom geom = lr_gemv_leech_i8_default_geom(shapes[i][0], shapes[i][1]);
+        geom.xq = 1;
+        if (verify_shape(shapes[i][0], shapes[i][1], geom, 4000 + i, i & 1)) return T_FAIL;
+    }
     return T_PASS;
 }
 
@@ -228,9 +298,28 @@ static int test_gpu_arm(void)
     T_OK(lr_arm_leech_i8.prepare(500, 2560, 1, 44, &o, &st));
     T_OK(lr_arm_leech_i8.verify(st, 45, &err));
     lr_arm_leech_i8.destroy(st);
+    /* x quantized by its own launch first (extra1 = 1): both verified, then
+     * one launch pair through the arm's launch on a stream */
+    lr_gemv_arm_opts o2 = { .extra = { 0, 1 } };
+    T_OK(lr_arm_leech_i8.prepare(1000, 5120 + 24, 2, 46, &o2, &st));
+    T_OK(lr_arm_leech_i8.verify(st, 47, &err));
+    CUdeviceptr dx, dy;
+    CUstream sm;
+    T_OK(lr_cu_stream_create(&sm));
+    T_OK(lr_cu_alloc(&dx, sizeof(float) * (5120 + 24)));
+    T_OK(lr_cu_alloc(&dy, sizeof(float) * 1000));
+    T_OK(lr_cu_memset8(dx, 0, sizeof(float) * (5120 + 24)));
+    T_OK(lr_arm_leech_i8.launch(st, 1, dx, dy, sm));
+    T_OK(lr_cu_stream_sync(sm));
+    float yb[1000];
+    T_OK(lr_cu_d2h(yb, dy, sizeof yb));
+    for (int i = 0; i < 1000; i++) T_ASSERT(yb[i] == 0, "zero x gives y[%d] = %g", i, yb[i]);
+    lr_cu_free(dx), lr_cu_free(dy);
+    lr_cu_stream_destroy(sm);
+    lr_arm_leech_i8.destroy(st);
     return T_PASS;
 }
 
 T_MAIN(T_CASE(test_quantize_x), T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct),
-       T_CASE(test_spec_bounds), T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries),
-       T_CASE(test_gpu_arm))
+       T_CASE(test_xq_records), T_CASE(test_spec_bounds), T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes),
+       T_CASE(test_gpu_geometries), T_CASE(test_gpu_xq), T_CASE(test_gpu_arm))

@@ -13,21 +13,25 @@
 // the 192-column super-chunks (each warp quantizes the x of its own
 // super-chunks) and reduce through shared memory. Integer products are
 // exact; the f32 epilogue is the only rounding besides x's quantization.
-// Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB, LR_PREFETCH.
-// @spec gemv_leech_i8 rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1
-// @spec gemv_leech_i8 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=0
-#include "lr_common.cuh"
+// With LR_XQ=1 x arrives already quantized (xq: the 64-byte digit records
+// of every block, then the f32 scales: templates/gemv_leech_i8_xq.cu, or
+// the producer of x) and each warp only copies its super-chunks' records.
+// Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB, LR_PREFETCH,
+// LR_XQ.
+// @spec gemv_leech_i8 rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 xq=0
+// @spec gemv_leech_i8 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=0 xq=1
+#include "gemv_leech_i8.cuh"
 
 #ifndef LR_PREFETCH
 #define LR_PREFETCH 1
 #endif
+#ifndef LR_XQ
+#define LR_XQ 0 // 1: x arrives quantized (xq, from gemv_leech_i8_xq) instead of being quantized per CTA
+#endif
 #define WARPS (LR_THREADS / 32)
-#define NBLK (LR_COLS / 24)
 #define TAIL (LR_COLS % 24)
 #define RGN ((LR_ROWS + 15) / 16)
-#define SC ((NBLK + 7) / 8)
 #define SEG 1344
-#define XR 32639 // 127 * 256 + 127
 
 // Shared memory: class table | x digits (64 bytes per block: hi then lo,
 // 8 bytes per q: k 4q..4q+3 and 16+4q..16+4q+3) | x scales | reduction.
@@ -108,13 +112,6 @@ LR_DEV u32 header(const seg_regs &s, int j)
     return (j & 1) ? t >> 16 : t & 0xffffu;
 }
 
-LR_DEV u32 prmt(u32 a, u32 b, u32 sel)
-{
-    u32 d;
-    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
-    return d;
-}
-
 // D = A B (s32), m16n8k32, s8 inputs, zero accumulator.
 LR_DEV void mma_s8(int (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
 {
@@ -124,64 +121,11 @@ LR_DEV void mma_s8(int (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
 }
 
-LR_DEV float warp_max(float v)
-{
-#pragma unroll
-    for (int o = 16; o; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-// x's scale for a super-chunk with max |x| = m: the power of two 2^k with
-// m 2^k in (16319, 32639] (k in [-126, 126]; m = 0: scale 0), so scaling is
-// exact and needs no division; the host mirrors it bit for bit.
-LR_DEV int x_exp(float m)
-{
-    const int e = ((__float_as_int(m) >> 23) & 255) - 127;
-    int k = min(max(14 - e, -126), 126);
-    if (__fmul_rn(m, __int_as_float((k + 127) << 23)) > (float)XR) k--;
-    return k;
-}
-
-// Quantizes super-chunk sc of x into shared memory (one warp): 48 groups of
-// 4 columns, lanes < 24 take two. x must be 16-byte aligned. The int8 digits
-// of xi are bytes: lo = byte 0 of xi (xi - 256 hi, in [-128, 127]), hi =
-// byte 1 of xi + 128.
-LR_DEV void prep_x(const float *__restrict__ x, u8 *xd, float *xsc, int sc, int lane)
-{
-    float4 v[2];
-    float m = 0.f;
-#pragma unroll
-    for (int t = 0; t < 2; t++) {
-        const int c = sc * 192 + 4 * (lane + 24 * t);
-        v[t] = lane < 24 && c < NBLK * 24 ? *(const float4 *)(x + c) : make_float4(0.f, 0.f, 0.f, 0.f);
-        m = fmaxf(m, fmaxf(fmaxf(fabsf(v[t].x), fabsf(v[t].y)), fmaxf(fabsf(v[t].z), fabsf(v[t].w))));
-    }
-    m = warp_max(m);
-    const int k = x_exp(m);
-    const float inv = m > 0.f ? __int_as_float((k + 127) << 23) : 0.f;
-    if (lane == 0) xsc[sc] = m > 0.f ? __int_as_float((127 - k) << 23) : 0.f;
-    u8 *base = xd + sc * 8 * 64;
-    if (lane < 24)
-#pragma unroll
-        for (int t = 0; t < 2; t++) {
-            const int grp = lane + 24 * t, b = grp / 6, p = grp % 6; // block, 4-column group in it
-            const int x0 = __float2int_rn(__fmul_rn(v[t].x, inv)), x1 = __float2int_rn(__fmul_rn(v[t].y, inv));
-            const int x2 = __float2int_rn(__fmul_rn(v[t].z, inv)), x3 = __float2int_rn(__fmul_rn(v[t].w, inv));
-            const u32 lo = prmt(prmt(x0, x1, 0x0040u), prmt(x2, x3, 0x0040u), 0x5410u);
-            const u32 hi = prmt(prmt(x0 + 128, x1 + 128, 0x0051u), prmt(x2 + 128, x3 + 128, 0x0051u), 0x5410u);
-            u8 *o = base + b * 64 + 8 * (p & 3) + 4 * (p >> 2);
-            *(u32 *)o = hi;
-            *(u32 *)(o + 32) = lo;
-        }
-    // k 24..31 (q = 2, 3, second word) are zero in both digits
-    const int b = lane >> 2, d = (lane >> 1) & 1, qq = 2 + (lane & 1);
-    *(u32 *)(base + b * 64 + d * 32 + 8 * qq + 4) = 0u;
-}
-
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
-          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
+          const float *__restrict__ exc_dw, const float *__restrict__ x, const u8 *__restrict__ xq, float *__restrict__ y,
+          int rows_, int cols_)
 {
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
@@ -191,14 +135,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
     const int rg0 = blockIdx.x * LR_RG;
 
-    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
-    for (int sc = warp; sc < SC; sc += WARPS) prep_x(x, xd, xsc, sc, lane);
-    __syncthreads();
-
-    float acc[LR_RG][2];
-#pragma unroll
-    for (int r = 0; r < LR_RG; r++) acc[r][0] = acc[r][1] = 0.f;
-
+    // The first segments are requested before the prologue (class table, x), so
+    // their DRAM latency overlaps it.
     seg_regs cur[LR_RG];
     int sc = warp;
     auto load_all = [&](seg_regs (&dst)[LR_RG], int k) {
@@ -207,6 +145,21 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         for (int r = 0; r < LR_RG; r++) load_seg(dst[r], W + ((size_t)min(rg0 + r, RGN - 1) * SC + k) * SEG, lane);
     };
     if (sc < SC) load_all(cur, sc);
+    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+#if LR_XQ
+    for (int k = warp; k < SC; k += WARPS) {
+        ((uint4 *)(xd + k * 512))[lane] = ((const uint4 *)(xq + k * 512))[lane];
+        if (lane == 0) xsc[k] = ((const float *)(xq + SC * 512))[k];
+    }
+#else
+    for (int k = warp; k < SC; k += WARPS) lr_i8_prep_x(x, xd, xsc, k, lane);
+#endif
+    __syncthreads();
+
+    float acc[LR_RG][2];
+#pragma unroll
+    for (int r = 0; r < LR_RG; r++) acc[r][0] = acc[r][1] = 0.f;
+
     const int dsel = (g & 1) * 32 + 8 * q; // this lane's B column: hi (even g) or lo (odd g)
     for (; sc < SC; sc += WARPS) {
 #if LR_PREFETCH
@@ -225,10 +178,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 const uint4 e0 = *(const uint4 *)(tab + header(cur[r], b));
                 const uint4 e1 = *(const uint4 *)(tab + header(cur[r], 8 + b));
                 const int i01 = 2 * b, i23 = 16 + 2 * b;
-                const u32 a0 = prmt(e0.x, e0.y, selector(cur[r], i01 >> 3, i01 & 7));
-                const u32 a1 = prmt(e1.x, e1.y, selector(cur[r], i01 >> 3, (i01 & 7) + 1));
-                const u32 a2 = prmt(e0.x, e0.y, selector(cur[r], i23 >> 3, i23 & 7));
-                const u32 a3 = prmt(e1.x, e1.y, selector(cur[r], i23 >> 3, (i23 & 7) + 1));
+                const u32 a0 = lr_i8_prmt(e0.x, e0.y, selector(cur[r], i01 >> 3, i01 & 7));
+                const u32 a1 = lr_i8_prmt(e1.x, e1.y, selector(cur[r], i01 >> 3, (i01 & 7) + 1));
+                const u32 a2 = lr_i8_prmt(e0.x, e0.y, selector(cur[r], i23 >> 3, i23 & 7));
+                const u32 a3 = lr_i8_prmt(e1.x, e1.y, selector(cur[r], i23 >> 3, (i23 & 7) + 1));
                 int d[4];
                 mma_s8(d, a0, a1, a2, a3, bf.x, bf.y);
                 part[r][0] = fmaf(__int_as_float((int)e0.z), (float)(d[0] * 256 + d[1]), part[r][0]);

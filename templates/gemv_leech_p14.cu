@@ -64,6 +64,19 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const int rg0 = blockIdx.x * LR_RG;
     const u32 m0707 = lr_opaque(0x0707u), m7070 = lr_opaque(0x7070u);
 
+    // The first segments are requested before the prologue (class table, x), so
+    // their DRAM latency overlaps it.
+    seg_regs cur[LR_RG];
+    int sc = warp;
+    // Out-of-range row groups and super-chunks load a valid segment (clamped)
+    // whose results are never stored: no branches, no zeroing in the loop.
+    auto load_all = [&](seg_regs (&dst)[LR_RG], int k) {
+        k = min(k, SC - 1);
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++)
+            load_seg(dst[r], W + ((size_t)min(rg0 + r, RGN - 1) * SC + k) * SEG, lane);
+    };
+    if (sc < SC) load_all(cur, sc);
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
     // x -> f16 pairs in fragment order: u32 index ((tp * 4 + q) * 4 + s),
     // s = 0/1: tile 2 tp, cols 2q and 2q + 8; s = 2/3: tile 2 tp + 1.
@@ -79,17 +92,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
     for (int r = 0; r < LR_RG; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
 
-    seg_regs cur[LR_RG];
-    int sc = warp;
-    // Out-of-range row groups and super-chunks load a valid segment (clamped)
-    // whose results are never stored: no branches, no zeroing in the loop.
-    auto load_all = [&](seg_regs (&dst)[LR_RG], int k) {
-        k = min(k, SC - 1);
-#pragma unroll
-        for (int r = 0; r < LR_RG; r++)
-            load_seg(dst[r], W + ((size_t)min(rg0 + r, RGN - 1) * SC + k) * SEG, lane);
-    };
-    if (sc < SC) load_all(cur, sc);
     for (; sc < SC; sc += WARPS) {
 #if LR_PREFETCH
         seg_regs nxt[LR_RG];

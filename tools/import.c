@@ -13,7 +13,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
+            "              [--no-rotate] [--quant-layers A:B] [--threads N] [--seed N] [--layers N] [--list]\n"
+            "              [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
             "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
             "norms f32. The output is written to a temp file and renamed only when complete and valid.\n"
@@ -24,6 +25,8 @@ static void usage(FILE *f)
             "  --keep f16        store the projections as f16 instead of Leech (side-by-side runs)\n"
             "  --embed f16       store token_embd and output as f16 instead of int8 groups\n"
             "  --no-rotate       quantize without the input rotation (ablation)\n"
+            "  --quant-layers A:B  Leech only for layers A..B-1, the other projections f16\n"
+            "                    (sensitivity studies)\n"
             "  --threads N       worker threads (default: all cores)\n"
             "  --seed N          rotation seed base (default 1)\n"
             "  --layers N        import only the first N layers (a truncated model, for tests)\n"
@@ -60,6 +63,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--threads")) o.nthreads = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--layers")) o.max_layers = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, &end, 0);
+        else if (!strcmp(a, "--quant-layers")) {
+            if (sscanf(v, "%d:%d", &o.quant_lo, &o.quant_hi) != 2 || o.quant_lo < 0 || o.quant_hi <= o.quant_lo) {
+                fprintf(stderr, "import: --quant-layers %s (A:B with 0 <= A < B)\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--keep") || !strcmp(a, "--embed")) {
             if (strcmp(v, "f16")) { fprintf(stderr, "import: %s %s (only f16)\n", a, v); return 2; }
             if (!strcmp(a, "--keep")) o.keep_f16 = 1;

@@ -288,7 +288,8 @@ static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg
                 codec = LR_CODEC_F16;
             }
         } else {
-            codec = o->keep_f16 ? LR_CODEC_F16 : LR_CODEC_LEECH;
+            int outside = o->quant_hi > 0 && (at->layer < o->quant_lo || at->layer >= o->quant_hi);
+            codec = o->keep_f16 || outside ? LR_CODEC_F16 : LR_CODEC_LEECH;
         }
         rc = codec == LR_CODEC_LEECH ? write_leech(w, src, t, o, a) : write_streamed(w, src, t, codec, o->nthreads);
         if (rc) break;
@@ -310,6 +311,8 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
     memset(st, 0, sizeof *st);
     if (o->gain_bits < 0 || o->gain_bits > 2) return LR_FAIL(LR_EINVAL, "gain bits %d (0..2)", o->gain_bits);
     if (o->max_layers < 0) return LR_FAIL(LR_EINVAL, "max layers %d", o->max_layers);
+    if (o->quant_lo < 0 || o->quant_hi < 0 || (o->quant_hi && o->quant_lo >= o->quant_hi))
+        return LR_FAIL(LR_EINVAL, "quantized layers [%d, %d) is not a range", o->quant_lo, o->quant_hi);
     lr_model_config cfg = src->cfg;
     if (o->max_layers && (uint32_t)o->max_layers < cfg.n_layers) cfg.n_layers = (uint32_t)o->max_layers;
     if (!lr_arch_known(cfg.arch))

@@ -22,6 +22,8 @@ typedef struct lr_import_opts {
     int no_rotate;       /* Leech without the input rotation (ablation) */
     int nthreads;        /* 0 = all cores */
     int max_layers;      /* 0 = all; else only the first N layers (a smaller, different model: tests) */
+    int quant_lo, quant_hi; /* quant_hi > 0: only layers [quant_lo, quant_hi) get Leech, the
+                               other projections f16 (sensitivity studies) */
     uint64_t seed;       /* rotation seeds derive from it and the input width */
     int progress;        /* per-tensor progress bars on a terminal */
 } lr_import_opts;

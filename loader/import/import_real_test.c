@@ -7,7 +7,7 @@
  *
  * Time budget: the f16 import covers all 30 layers (seconds); the Leech
  * import quantizes the first 2 layers unless LEECHRT_SLOW_TESTS=1 (all 30:
- * about 100 s on 2 cores). Timings are printed. */
+ * about 75 s on 2 cores). Timings are printed. */
 #include "loader/arch.h"
 #include "loader/gguf/gguf.h"
 #include "loader/import/gguf_tokjson.h"

@@ -674,6 +674,17 @@ static int test_import_atomic_and_layers(void)
     T_ASSERT(lr_model_cfg(am)->n_layers == 1 && !lr_model_tensor(am, "blk.1.attn_q") && lr_model_tensor(am, "output"),
              "one layer");
     lr_model_close(am);
+    /* --quant-layers 1:2: layer 1's projections Leech, layer 0's f16. */
+    lr_import_opts oq = { .gain_bits = 1, .nthreads = 1, .seed = 1, .quant_lo = 1, .quant_hi = 2 };
+    lr_import_stats st;
+    T_OK(import_hf(&m, hf, out, &oq, &st));
+    T_ASSERT(st.leech == 7 && st.f16 == 7, "%d leech, %d f16", st.leech, st.f16);
+    T_OK(lr_model_open(out, 0, &am));
+    T_ASSERT(lr_model_tensor(am, "blk.0.ffn_up")->codec == LR_CODEC_F16 &&
+             lr_model_tensor(am, "blk.1.ffn_up")->codec == LR_CODEC_LEECH, "codecs by layer");
+    lr_model_close(am);
+    oq.quant_lo = 2, oq.quant_hi = 2;
+    T_ASSERT(import_hf(&m, hf, out, &oq, NULL) == LR_EINVAL, "empty layer range");
     /* A NaN in layer 1: the error names the tensor; the old file stays, no temp file is left. */
     struct stat before, after;
     T_ASSERT(stat(out, &before) == 0, "stat");
