@@ -87,9 +87,23 @@ $(BUILD)/fuzz/%: %.c $(FUZZLIB)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZLIB) $(LDLIBS)
 
+# An appliance launcher: the kernels of a warmed cache compiled into the
+# binary, so it starts without NVRTC or a cache folder.
+#   build/bin/cache --dir DIR warm --models 14B && make appliance CACHE=DIR
+APPLIANCE = $(BUILD)/bin/leechrt-appliance
+$(BUILD)/gen/embed_cache: tools/build/embed_cache.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $<
+appliance: $(BUILD)/gen/embed_cache $(BUILD)/obj/tools/leechrt.o $(LIB) $(BUILD)/bin/cache
+	@test -n "$(CACHE)" || { echo "make appliance CACHE=DIR (a warmed cubin cache)"; exit 2; }
+	$(BUILD)/bin/cache --dir $(CACHE) verify
+	$(BUILD)/gen/embed_cache $(CACHE) $(BUILD)/gen/embedded_cubins.c
+	$(CC) $(CFLAGS) -c -o $(BUILD)/obj/gen/embedded_cubins.o $(BUILD)/gen/embedded_cubins.c
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $(APPLIANCE) $(BUILD)/obj/tools/leechrt.o $(BUILD)/obj/gen/embedded_cubins.o $(LIB) $(LDLIBS)
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all fuzzers clean
+.PHONY: all fuzzers clean appliance
 .SECONDARY:
 -include $(shell find $(BUILD)/obj $(BUILD)/dep -name '*.d' 2>/dev/null)

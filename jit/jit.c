@@ -1,4 +1,5 @@
 #include "jit/jit.h"
+#include "jit/embedded.h"
 #include "jit/nvrtc.h"
 #include "util/err.h"
 #include "util/progress.h"
@@ -71,6 +72,10 @@ static int nvrtc_version_for_key(lr_nvrtc_version *v)
         }
         return LR_OK;
     }
+    /* cubins compiled into the binary carry their NVRTC version */
+    if (lr_embedded_cubin_count > 0 &&
+        sscanf(lr_embedded_nvrtc_version, "%d.%d.%d", &v->major, &v->minor, &v->build) == 3)
+        return LR_OK;
     FILE *f = fopen(path, "r");
     int ok = f && fscanf(f, "%d.%d.%d", &v->major, &v->minor, &v->build) == 3;
     if (f) fclose(f);
@@ -127,6 +132,18 @@ static int cubin_for(const lr_jit_spec *s, const char *arch, int drv, lr_key *ke
         free(src);
         return rc;
     }
+    for (int i = 0; i < lr_embedded_cubin_count; i++)
+        if (!memcmp(lr_embedded_cubin_table[i].key, key->b, 16)) {
+            const lr_embedded_cubin *e = &lr_embedded_cubin_table[i];
+            free(src);
+            size_t len = e->len; /* the cache entry's payload: the cubin */
+            if (!(*cubin = malloc(len))) return LR_FAIL(LR_ENOMEM, "out of memory");
+            memcpy(*cubin, e->data, len);
+            *n = len;
+            if (hit) *hit = 1;
+            __atomic_add_fetch(&g_stats.disk_hits, 1, __ATOMIC_RELAXED);
+            return LR_OK;
+        }
     lr_cache *c = lr_jit_cache();
     if (lr_cache_get(c, key, cubin, n) == LR_OK) {
         free(src);

@@ -46,6 +46,32 @@ static int test_warm_then_run_without_nvrtc(void)
     return T_PASS;
 }
 
+/* An appliance binary: the warmed kernels compiled in, no NVRTC, no cache. */
+static int test_appliance_embeds_kernels(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
+    T_SKIP_IF(access("tools/build/appliance_check.c", R_OK) != 0, "not run from the repository root");
+    char build[1024], cmd[8192];
+    snprintf(build, sizeof build, "%s", g_bin);
+    *strrchr(build, '/') = 0; /* .../bin */
+    *strrchr(build, '/') = 0; /* the build folder */
+    snprintf(g_dir, sizeof g_dir, "/tmp/lrapp.XXXXXX");
+    T_ASSERT(mkdtemp(g_dir), "mkdtemp");
+    snprintf(cmd, sizeof cmd,
+             "set -e; d=%s; b=%s; $b/bin/cache --dir $d/c warm --models 4B >/dev/null; "
+             "cc -std=c11 -O0 -o $d/embed tools/build/embed_cache.c; $d/embed $d/c $d/emb.c 2>/dev/null; "
+             "cc -std=c11 -D_GNU_SOURCE -I. -I%s/include -o $d/check tools/build/appliance_check.c $d/emb.c $b/libleechrt.a "
+             "-lffi -lxxhash -ljansson -lz -ldl -lm -lpthread; mkdir $d/empty; "
+             "LEECHRT_NVRTC=none $d/check $d/empty >/dev/null",
+             g_dir, build, getenv("CUDA") ? getenv("CUDA") : "/usr/local/cuda");
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    T_ASSERT(system(cmd) == 0, "cleanup");
+    T_ASSERT(rc == 0, "appliance check failed (exit %d)", rc);
+    return T_PASS;
+}
+
 static int test_help(void)
 {
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
@@ -84,6 +110,7 @@ int main(int argc, char **argv)
         char *slash = strrchr(g_bin, '/');
         if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin/cache");
     }
-    static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc) };
-    return t_main(__FILE__, cases, 2, argc, argv);
+    static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc),
+                                    T_CASE(test_appliance_embeds_kernels) };
+    return t_main(__FILE__, cases, 3, argc, argv);
 }
