@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int lr_afile_open(lr_afile *a, const char *path)
@@ -14,6 +15,10 @@ int lr_afile_open(lr_afile *a, const char *path)
         return LR_FAIL(LR_EINVAL, "%s: path too long", path);
     int fd = mkstemp(a->tmp);
     if (fd < 0) return LR_FAIL(LR_EIO, "%s: cannot create temp file: %s", path, strerror(errno));
+    /* mkstemp makes the file 0600; the result should be an ordinary file. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     a->f = fdopen(fd, "wb");
     if (!a->f) {
         close(fd);
