@@ -83,6 +83,8 @@ static void make_desc(const lr_arch_tensor *a, int index, const lr_synth_opts *o
         d->codec = LR_CODEC_INT8G;
         d->i8.group = 64;
         d->i8.sb_kind = LR_INT8G_SB_F16;
+    } else if (o->proj_f16) {
+        d->codec = LR_CODEC_F16;
     } else {
         d->codec = LR_CODEC_LEECH;
         d->leech.max_shell = 12;
@@ -137,6 +139,7 @@ static uint64_t job_bytes(const gen *g, const job *j)
     const lr_tensor_desc *d = &g->desc[j->tensor];
     uint64_t n = j->r1 - j->r0, cols = d->dims[1];
     if (d->codec == LR_CODEC_F32) return d->dims[0] * 4;
+    if (d->codec == LR_CODEC_F16) return n * cols * 2;
     if (d->codec == LR_CODEC_INT8G) return j->part == 0 ? n * cols : n * (cols / 64) * 4;
     if (j->part == 0) return n * 4;
     if (j->part == 2) return n * (cols % 24) * 2;
@@ -211,6 +214,9 @@ static int fill_job(gen *g, const job *j, uint8_t *out)
     if (d->codec == LR_CODEC_F32) { /* norms near 1 */
         float *f = (float *)out;
         for (uint64_t i = 0; i < d->dims[0]; i++) f[i] = (float)(1.0 + 0.05 * lr_rng_gauss(&r));
+    } else if (d->codec == LR_CODEC_F16) { /* dense projections: std 1/sqrt(cols) */
+        uint16_t *w = (uint16_t *)out;
+        for (uint64_t i = 0; i < n * cols; i++) w[i] = lr_float_to_half((float)(lr_rng_gauss(&r) / sqrt((double)cols)));
     } else if (d->codec == LR_CODEC_INT8G && j->part == 0) {
         /* Uniform int8 in [-127, 127] (std ~73); 8 weights per draw. */
         for (uint64_t i = 0; i < n * cols; i += 8) {

@@ -23,6 +23,7 @@ typedef struct lr_synth_opts {
     const char *tokenizer_path;  /* tokenizer.json or tokenizer.json.gz; NULL = none */
     uint32_t align;              /* 0 = automatic (see lr_writer_set_default_align) */
     int gain_bits;               /* Leech gain bits, 0..2 (the tool uses 1) */
+    int proj_f16;                /* 1: projections as f16 (the dense arm beside Leech), not Leech */
     struct lr_progress *progress;/* may be NULL; started here with the payload bytes */
 } lr_synth_opts;
 

@@ -21,13 +21,15 @@ static int argmax(const float *v, int n)
     return b;
 }
 
+static int g_proj_f16;
+
 static int make_model(const char *cfgname, int layers, char *path, size_t n, lr_model **m)
 {
     lr_model_config c;
     T_OK(lr_synth_config(cfgname, &c));
     if (layers) c.n_layers = (uint32_t)layers;
     snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d_%d.lrt", cfgname, layers, (int)getpid());
-    lr_synth_opts o = { .seed = 11, .gain_bits = 1 };
+    lr_synth_opts o = { .seed = 11, .gain_bits = 1, .proj_f16 = g_proj_f16 };
     T_OK(lr_synth_write(path, &c, &o));
     T_OK(lr_model_open(path, 0, m));
     return T_PASS;
@@ -105,6 +107,14 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 static int test_gate_tiny_64_tokens(void) { return gate("tiny", 0, 80, 2e-2); }
 static int test_gate_4b_widths(void) { return gate("4B", 2, 12, 2e-2); }
 static int test_gate_llama(void) { return gate("tiny-llama", 0, 64, 2e-2); }
+/* the dense arm: f16 projections through the FP16 GEMV */
+static int test_gate_f16_projections(void)
+{
+    g_proj_f16 = 1;
+    int rc = gate("tiny", 0, 64, 2e-3);
+    g_proj_f16 = 0;
+    return rc;
+}
 
 static int test_context_limit(void)
 {
@@ -125,4 +135,4 @@ static int test_context_limit(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_context_limit))
+T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_f16_projections), T_CASE(test_context_limit))

@@ -19,6 +19,7 @@ static void usage(FILE *f)
                "  -c LIST      synthetic Qwen3 configs to generate and time (default 4B)\n"
                "  -m MODEL     time this artifact instead\n"
                "  -n TOKENS    decode steps timed (default 128, after 8 warm-up steps)\n"
+               "  --proj P     synthetic projections: leech (Planes14 on the GPU), f16, or both (default)\n"
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
                "  -h, --help\n");
 }
@@ -31,7 +32,7 @@ static int argmax(const float *v, int n)
     return b;
 }
 
-static int run(const char *path, const char *label, int n, lr_csv *csv)
+static int run(const char *path, const char *label, const char *arm, int n, lr_csv *csv)
 {
     lr_model *m;
     double t0 = lr_now();
@@ -51,9 +52,9 @@ static int run(const char *path, const char *label, int n, lr_csv *csv)
     double dt = lr_now() - t1;
     if (!rc) {
         double tps = n / dt;
-        printf("%-6s %3u layers: open %.1f s, %.1f tok/s (%.3f ms/token, %.0f launches/token)\n", label, c->n_layers,
-               t_open, tps, 1e3 * dt / n, e->launches_per_step);
-        lr_csv_row(csv, "engine_leech_p14,%s,step,,,,%.1f,,,,%.2f", label, 1e6 * dt / n, tps);
+        printf("%-12s %-6s %3u layers: open %.1f s, %.1f tok/s (%.3f ms/token, %.0f launches/token)\n", arm, label,
+               c->n_layers, t_open, tps, 1e3 * dt / n, e->launches_per_step);
+        lr_csv_row(csv, "%s,%s,step,,,,%.1f,,,,%.2f", arm, label, 1e6 * dt / n, tps);
     }
     e->ops->close(e);
     lr_model_close(m);
@@ -62,7 +63,7 @@ static int run(const char *path, const char *label, int n, lr_csv *csv)
 
 int main(int argc, char **argv)
 {
-    const char *cfgs = "4B", *model = NULL, *csvp = NULL;
+    const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both";
     int n = 128;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -73,6 +74,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-n")) n = atoi(v);
         else if (!strcmp(a, "--csv")) csvp = v;
+        else if (!strcmp(a, "--proj")) {
+            if (strcmp(v, "leech") && strcmp(v, "f16") && strcmp(v, "both")) { fprintf(stderr, "bench_engine: --proj leech|f16|both\n"); return 2; }
+            proj = v;
+        }
         else { fprintf(stderr, "bench_engine: unknown option %s\n", a); usage(stderr); return 2; }
     }
     if (n < 1) n = 1;
@@ -83,7 +88,7 @@ int main(int argc, char **argv)
     lr_csv csv;
     if (lr_csv_open(&csv, csvp, LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;
-    if (model) rc = run(model, "model", n, &csv);
+    if (model) rc = run(model, "model", "engine", n, &csv);
     else {
         char list[256];
         snprintf(list, sizeof list, "%s", cfgs);
@@ -92,10 +97,13 @@ int main(int argc, char **argv)
             if ((rc = lr_synth_config(s, &c))) break;
             char path[256];
             snprintf(path, sizeof path, "/tmp/bench_engine_%s_%d.lrt", s, (int)getpid());
-            lr_synth_opts o = { .seed = 1, .gain_bits = 1 };
-            if ((rc = lr_synth_write(path, &c, &o))) break;
-            rc = run(path, s, n, &csv);
-            unlink(path);
+            for (int f16 = 0; f16 < 2 && !rc; f16++) {
+                if ((f16 && !strcmp(proj, "leech")) || (!f16 && !strcmp(proj, "f16"))) continue;
+                lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16 };
+                if ((rc = lr_synth_write(path, &c, &o))) break;
+                rc = run(path, s, f16 ? "engine_f16" : "engine_leech_p14", n, &csv);
+                unlink(path);
+            }
         }
     }
     lr_csv_close(&csv);

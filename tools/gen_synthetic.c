@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gen_synthetic -c CONFIG -o OUT.lrt [--seed N] [--tokenizer PATH] [--threads N]\n"
-            "                     [--gain-bits G] [--align 64|4096] [--help]\n"
+            "                     [--gain-bits G] [--proj f16] [--align 64|4096] [--help]\n"
             "Writes a synthetic leechrt model artifact (docs/format.md): Leech-archive projections\n"
             "(random valid indices, lognormal row scales, G gain bits, default 1), int8 embedding\n"
             "and head (groups of 64, f16 scale+bias), f32 norms near 1.\n"
@@ -40,6 +40,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tokenizer")) o.tokenizer_path = v;
         else if (!strcmp(a, "--threads")) o.nthreads = atoi(v);
         else if (!strcmp(a, "--gain-bits")) o.gain_bits = atoi(v);
+        else if (!strcmp(a, "--proj")) {
+            if (strcmp(v, "f16") && strcmp(v, "leech")) { fprintf(stderr, "gen_synthetic: --proj takes f16 or leech\n"); return 2; }
+            o.proj_f16 = !strcmp(v, "f16");
+        }
         else if (!strcmp(a, "--align")) o.align = (uint32_t)atoi(v);
         else { fprintf(stderr, "gen_synthetic: unknown option %s\n", a); usage(stderr); return 2; }
         i++;
