@@ -13,8 +13,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--quant-layers A:B] [--threads N] [--seed N] [--layers N] [--list]\n"
-            "              [--help]\n"
+            "              [--no-rotate] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N]] [--threads N]\n"
+            "              [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
             "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
             "norms f32. The output is written to a temp file and renamed only when complete and valid.\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f)
             "  --no-rotate       quantize without the input rotation (ablation)\n"
             "  --quant-layers A:B  Leech only for layers A..B-1, the other projections f16\n"
             "                    (sensitivity studies)\n"
+            "  --gptq CALIB.txt  quantize with GPTQ: Hessians of each projection's input from the model\n"
+            "                    run on this text (sequentially, through the already quantized layers)\n"
+            "  --calib-tokens N  calibration tokens for --gptq (default 16384)\n"
             "  --threads N       worker threads (default: all cores)\n"
             "  --seed N          rotation seed base (default 1)\n"
             "  --layers N        import only the first N layers (a truncated model, for tests)\n"
@@ -60,6 +63,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--gguf")) gguf = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--gain-bits")) o.gain_bits = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--gptq")) o.gptq_calib = v;
+        else if (!strcmp(a, "--calib-tokens")) o.calib_tokens = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--threads")) o.nthreads = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--layers")) o.max_layers = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, &end, 0);
@@ -79,6 +84,10 @@ int main(int argc, char **argv)
     }
     if (!hf == !gguf || (!out && !list)) { usage(stderr); return 2; }
     if (o.gain_bits < 0 || o.gain_bits > 2) { fprintf(stderr, "import: --gain-bits %d (0..2)\n", o.gain_bits); return 2; }
+    if (o.calib_tokens < 0 || (o.calib_tokens && !o.gptq_calib)) {
+        fprintf(stderr, "import: --calib-tokens needs --gptq and a positive count\n");
+        return 2;
+    }
     if (o.nthreads < 0 || o.max_layers < 0) { fprintf(stderr, "import: negative --threads or --layers\n"); return 2; }
 
     lr_src *s;
@@ -108,6 +117,8 @@ int main(int argc, char **argv)
     printf("%s: %d tensors (%d leech, %d f16, %d int8g, %d f32), %llu weights, %.1f MB, %.1f s (quantize %.1f s)\n",
            out, st.tensors, st.leech, st.f16, st.int8g, st.f32, (unsigned long long)st.weights,
            (double)st.payload_bytes / 1e6, st.seconds, st.quant_seconds);
+    if (st.calib_tokens)
+        printf("  gptq: %d calibration tokens, forward pass and Hessians %.1f s\n", st.calib_tokens, st.calib_seconds);
     if (st.leech)
         printf("  leech relative squared error (sampled rows): %.4f overall, worst %.4f (%s)\n", st.rel_err,
                st.worst_rel_err, st.worst);

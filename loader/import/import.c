@@ -4,6 +4,8 @@
  * statistics). Bytes go to the writer in host order: the artifact is
  * little-endian and so is every host leechrt runs on. */
 #include "loader/import/import.h"
+#include "loader/import/calib.h"
+#include "loader/import/gptq.h"
 #include "kernels/rotation.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech/shapegain.h"
@@ -193,9 +195,63 @@ static int sample_error(const lr_leech_matrix *m, const float *W, double *err, d
 typedef struct {
     lr_import_stats *st;
     double err, ref; /* sampled Leech error and reference sums */
+    lr_calib *calib; /* GPTQ: the calibration pass; NULL for plain quantization */
 } acc;
 
-static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const lr_import_opts *o, acc *a)
+/* Q H Q^T of a symmetric H (n x n): rotate the rows (H Q^T), then the rows
+ * of its transpose (Q H). */
+static int rotate_hessian(const lr_rot *rot, double *H, int n)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            int rc = lr_rot_apply(rot, H + (size_t)i * n, H + (size_t)i * n);
+            if (rc) return rc;
+        }
+        for (int i = 0; i < n; i++)
+            for (int k = i + 1; k < n; k++) {
+                double t = H[(size_t)i * n + k];
+                H[(size_t)i * n + k] = H[(size_t)k * n + i];
+                H[(size_t)k * n + i] = t;
+            }
+    }
+    return LR_OK;
+}
+
+/* GPTQ of the rotated W against its input's Hessian; the reconstruction,
+ * rotated back, goes to the calibration pass for the layers after it. */
+static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *W, const lr_rot *rot,
+                         const lr_import_opts *o, acc *a, lr_progress *p, lr_leech_matrix *m)
+{
+    const double *H0;
+    int n, rows = (int)t->rows, cols = (int)t->cols;
+    double t0 = lr_now();
+    int rc = lr_calib_hessian(a->calib, t->layer, role, &H0, &n);
+    a->st->calib_seconds += lr_now() - t0;
+    if (rc) return rc;
+    if (n != cols) return LR_FAIL(LR_EINVAL, "tensor %s: Hessian %d wide for %d columns", t->name, n, cols);
+    double *H = malloc((size_t)n * n * sizeof *H);
+    float *R = malloc((size_t)rows * cols * sizeof *R);
+    double *d = malloc((size_t)cols * sizeof *d);
+    if (!H || !R || !d) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
+    if (!rc) memcpy(H, H0, (size_t)n * n * sizeof *H);
+    if (!rc && rot) rc = rotate_hessian(rot, H, n);
+    t0 = lr_now();
+    if (!rc) rc = lr_gptq_leech(W, rows, cols, H, LR_GPTQ_DAMP, o->gain_bits, o->nthreads, p, m);
+    a->st->quant_seconds += lr_now() - t0;
+    if (!rc) rc = lr_leech_reconstruct(m, R);
+    for (int r = 0; r < rows && !rc && rot; r++) {
+        float *row = R + (size_t)r * cols;
+        for (int i = 0; i < cols; i++) d[i] = row[i];
+        rc = lr_rot_apply_t(rot, d, d);
+        for (int i = 0; i < cols; i++) row[i] = (float)d[i];
+    }
+    if (!rc) rc = lr_calib_set_weights(a->calib, t->layer, role, R);
+    free(H), free(R), free(d);
+    return rc ? lr_wrap(rc, "tensor %s: gptq", t->name) : LR_OK;
+}
+
+static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const char *role, const lr_import_opts *o,
+                       acc *a)
 {
     if (t->rows > INT32_MAX || t->cols > INT32_MAX)
         return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: %llu x %llu is too large to quantize", t->name,
@@ -226,16 +282,19 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
         rows_job j = { src, t, 0, t->rows, 0, W, LR_CODEC_LEECH, NULL, NULL, rotate ? &rot : NULL };
         rc = run_rows(&j, o->nthreads);
     }
-    if (rotate) lr_rot_free(&rot);
     lr_leech_matrix m;
     memset(&m, 0, sizeof m);
-    if (!rc) {
+    if (!rc && a->calib) {
+        lr_progress p = { .label = t->name };
+        rc = quantize_gptq(t, role, W, rotate ? &rot : NULL, o, a, o->progress ? &p : NULL, &m);
+    } else if (!rc) {
         lr_progress p = { .label = t->name };
         double t0 = lr_now();
         rc = lr_leech_quantize(W, (int)t->rows, (int)t->cols, o->gain_bits, 12, o->nthreads, o->progress ? &p : NULL, &m);
         a->st->quant_seconds += lr_now() - t0;
         if (rc) rc = lr_wrap(rc, "tensor %s", t->name);
     }
+    if (rotate) lr_rot_free(&rot);
     double e = 0, r = 0;
     if (!rc) rc = sample_error(&m, W, &e, &r);
     if (!rc) {
@@ -291,7 +350,7 @@ static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg
             int outside = o->quant_hi > 0 && (at->layer < o->quant_lo || at->layer >= o->quant_hi);
             codec = o->keep_f16 || outside ? LR_CODEC_F16 : LR_CODEC_LEECH;
         }
-        rc = codec == LR_CODEC_LEECH ? write_leech(w, src, t, o, a) : write_streamed(w, src, t, codec, o->nthreads);
+        rc = codec == LR_CODEC_LEECH ? write_leech(w, src, t, at->role, o, a) : write_streamed(w, src, t, codec, o->nthreads);
         if (rc) break;
         st->tensors++;
         st->weights += rows * cols;
@@ -322,8 +381,20 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
     lr_writer *w;
     int rc = lr_writer_open(path, &cfg, src->tok_kind, src->tok, src->tok_bytes, &w);
     if (rc) return rc;
-    acc a = { st, 0, 0 };
+    acc a = { st, 0, 0, NULL };
+    if (o->gptq_calib && !o->keep_f16) {
+        double t1 = lr_now();
+        rc = lr_calib_open(src, &cfg, o->gptq_calib, o->calib_tokens > 0 ? o->calib_tokens : LR_IMPORT_CALIB_TOKENS,
+                           o->nthreads, &a.calib);
+        st->calib_seconds += lr_now() - t1;
+        if (rc) {
+            lr_writer_abort(w);
+            return rc;
+        }
+        st->calib_tokens = lr_calib_tokens(a.calib);
+    }
     rc = write_all(w, src, &cfg, o, &a);
+    lr_calib_close(a.calib);
     st->payload_bytes = lr_writer_bytes(w);
     if (rc) lr_writer_abort(w);
     else rc = lr_writer_finish(w);

@@ -26,7 +26,12 @@ typedef struct lr_import_opts {
                                other projections f16 (sensitivity studies) */
     uint64_t seed;       /* rotation seeds derive from it and the input width */
     int progress;        /* per-tensor progress bars on a terminal */
+    const char *gptq_calib; /* non-NULL: quantize with GPTQ (loader/import/gptq.h) on Hessians from
+                               this calibration text (loader/import/calib.h) */
+    int calib_tokens;    /* calibration tokens (0 = LR_IMPORT_CALIB_TOKENS) */
 } lr_import_opts;
+
+#define LR_IMPORT_CALIB_TOKENS 16384
 
 typedef struct lr_import_stats {
     int tensors, leech, f16, int8g, f32;
@@ -36,6 +41,8 @@ typedef struct lr_import_stats {
      * and the worst single tensor. */
     double rel_err, worst_rel_err;
     char worst[64];
+    int calib_tokens;     /* GPTQ: calibration tokens used (0 without GPTQ) */
+    double calib_seconds; /* GPTQ: time in the calibration forward pass and Hessians */
 } lr_import_stats;
 
 /* The rotation seed of a given input width. */

@@ -214,5 +214,39 @@ static int test_smollm2_import_leech(void)
     return T_PASS;
 }
 
+/* GPTQ on the real model (LEECHRT_SLOW_TESTS=1 only: ~4 minutes on 2
+ * cores): all 30 layers, 4096 calibration tokens of Python's reference
+ * documentation (pydoc_data.topics, written out with python3). */
+static int test_smollm2_import_gptq(void)
+{
+    const char *slow = getenv("LEECHRT_SLOW_TESTS");
+    T_SKIP_IF(!slow || strcmp(slow, "1"), "GPTQ on the real model runs only with LEECHRT_SLOW_TESTS=1");
+    const char *path = model_path();
+    T_SKIP_IF(!path, g_why);
+    char txt[256], cmd[600];
+    snprintf(txt, sizeof txt, "/tmp/leechrt-calib-%d.txt", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import sys; from pydoc_data.topics import topics; "
+             "open(sys.argv[1], \"w\").write(\"\\n\\n\".join(topics[k] for k in sorted(topics)))' '%s'", txt);
+    T_SKIP_IF(system(cmd) != 0, "python3 could not write the calibration text");
+    lr_import_opts o = { .gain_bits = 1, .seed = 1, .gptq_calib = txt, .calib_tokens = 4096 };
+    lr_import_stats st;
+    char out[256];
+    int rc = import_one("gptq", &o, &st, out, sizeof out);
+    unlink(txt);
+    T_OK(rc);
+    lr_model *m;
+    rc = lr_model_open(out, 0, &m);
+    unlink(out);
+    T_OK(rc);
+    lr_model_close(m);
+    /* GPTQ trades plain squared error for output error: larger than plain's ~0.077, but bounded. */
+    T_ASSERT(st.leech == 30 * 7 && st.calib_tokens == 4096 && st.rel_err > 0.05 && st.rel_err < 0.5,
+             "%d leech, %d tokens, rel err %g", st.leech, st.calib_tokens, st.rel_err);
+    printf("    SmolLM2-135M GPTQ import: %.1f s (calibration %.1f s, quantize %.1f s), rel err %.4f\n", st.seconds,
+           st.calib_seconds, st.quant_seconds, st.rel_err);
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_smollm2_source), T_CASE(test_smollm2_tokenizer), T_CASE(test_smollm2_import_f16),
-       T_CASE(test_smollm2_import_leech))
+       T_CASE(test_smollm2_import_leech), T_CASE(test_smollm2_import_gptq))

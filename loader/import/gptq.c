@@ -1,0 +1,249 @@
+/* GPTQ with the Leech shape-gain block quantizer (gptq.h). Rows are
+ * independent once H is factored, so threads take groups of rows; a group
+ * walks the blocks left to right and shares each row of U it reads. */
+#include "loader/import/gptq.h"
+#include "layouts/leech/leech.h"
+#include "loader/parallel.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/progress.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SHELL 12
+#define GROUP_ROWS 8        /* rows a job walks together (U rows reused) */
+#define CENTROID_ROWS 256   /* rows sampled for the gain centroids */
+
+int lr_gptq_factor(const double *H, int n, double damp, double **Uo, double **Vo)
+{
+    *Uo = *Vo = NULL;
+    if (!H || n <= 0) return LR_FAIL(LR_EINVAL, "gptq: %d x %d Hessian", n, n);
+    size_t nn = (size_t)n * (size_t)n;
+    double *L = malloc(nn * sizeof *L), *U = calloc(nn, sizeof *U), *V = calloc(nn, sizeof *V);
+    if (!L || !U || !V) {
+        free(L), free(U), free(V);
+        return LR_FAIL(LR_ENOMEM, "gptq: %d x %d factors", n, n);
+    }
+    for (size_t i = 0; i < nn; i++)
+        if (!isfinite(H[i])) {
+            free(L), free(U), free(V);
+            return LR_FAIL(LR_EINVAL, "gptq: Hessian entry [%zu][%zu] is not finite", i / (size_t)n, i % (size_t)n);
+        }
+    double mean = 0;
+    for (int i = 0; i < n; i++) mean += H[(size_t)i * n + i];
+    mean /= n;
+    int ident = !(mean > 0);
+    /* A = J Hd J (rows and columns reversed), lower-triangular part only. */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++) {
+            size_t a = (size_t)(n - 1 - i) * n + (size_t)(n - 1 - j);
+            double v = ident ? (i == j) : H[a];
+            if (i == j) v += ident ? damp : damp * mean;
+            L[(size_t)i * n + j] = v;
+        }
+    int rc = LR_OK;
+    /* Cholesky A = L L^T, row by row (dot products of contiguous rows). */
+    for (int i = 0; i < n && !rc; i++) {
+        double *li = L + (size_t)i * n;
+        for (int j = 0; j <= i; j++) {
+            const double *lj = L + (size_t)j * n;
+            double s = li[j];
+            for (int k = 0; k < j; k++) s -= li[k] * lj[k];
+            if (j < i) {
+                li[j] = s / lj[j];
+            } else if (!(s > 0) || !isfinite(s)) {
+                rc = LR_FAIL(LR_EINVAL, "gptq: damped Hessian is not positive definite (pivot %d: %g)", n - 1 - i, s);
+            } else {
+                li[i] = sqrt(s);
+            }
+        }
+    }
+    if (!rc) {
+        /* V = J L J (upper, V V^T = Hd). */
+        for (int i = 0; i < n; i++)
+            for (int j = i; j < n; j++) V[(size_t)i * n + j] = L[(size_t)(n - 1 - i) * n + (size_t)(n - 1 - j)];
+        /* U = V^-1 (upper), rows from the bottom: U_i = (e_i - sum_{k>i} V_ik U_k) / V_ii. */
+        for (int i = n - 1; i >= 0; i--) {
+            double *ui = U + (size_t)i * n;
+            const double *vi = V + (size_t)i * n;
+            ui[i] = 1.0;
+            for (int k = i + 1; k < n; k++) {
+                double f = vi[k];
+                const double *uk = U + (size_t)k * n;
+                for (int j = k; j < n; j++) ui[j] -= f * uk[j];
+            }
+            double d = 1.0 / vi[i];
+            for (int j = i; j < n; j++) ui[j] *= d;
+        }
+    }
+    free(L);
+    if (rc) {
+        free(U), free(V);
+        return rc;
+    }
+    *Uo = U, *Vo = V;
+    return LR_OK;
+}
+
+typedef struct {
+    const float *W;
+    int rows, cols, nblk, tail, k;
+    const double *U, *V;
+    const float *centroid;
+    const float *row_scale;
+    uint64_t *idx;
+    uint8_t *gain;
+    uint16_t *tail_f16;
+    lr_progress *progress;
+} gjob;
+
+static int gptq_group(void *ctx, int job)
+{
+    gjob *j = ctx;
+    int r0 = job * GROUP_ROWS, nr = j->rows - r0 < GROUP_ROWS ? j->rows - r0 : GROUP_ROWS, cols = j->cols;
+    double *w = malloc((size_t)nr * (size_t)cols * sizeof *w);
+    if (!w) return LR_FAIL(LR_ENOMEM, "gptq: out of memory");
+    for (int r = 0; r < nr; r++)
+        for (int c = 0; c < cols; c++) w[(size_t)r * cols + c] = j->W[(size_t)(r0 + r) * cols + c];
+    double ep[GROUP_ROWS][24];
+    int rc = LR_OK;
+    for (int b = 0; b < j->nblk && !rc; b++) {
+        int c0 = 24 * b;
+        for (int r = 0; r < nr && !rc; r++) {
+            double *wr = w + (size_t)r * cols + c0, s = j->row_scale[r0 + r];
+            float blk[24];
+            for (int i = 0; i < 24; i++) blk[i] = (float)wr[i];
+            int8_t p[24];
+            size_t at = (size_t)(r0 + r) * (size_t)j->nblk + (size_t)b;
+            if ((rc = lr_leech_nearest_angular(blk, MAX_SHELL, p)) || (rc = lr_leech_rank(p, MAX_SHELL, &j->idx[at]))) {
+                rc = lr_wrap(rc, "gptq: row %d block %d", r0 + r, b);
+                break;
+            }
+            double ip = 0, pn = sqrt((double)lr_leech_norm(p));
+            for (int i = 0; i < 24; i++) ip += (double)blk[i] * p[i];
+            double t = s > 0 ? ip / (pn * s) : 0.0;
+            int g = 0;
+            for (int q = 1; q < j->k; q++)
+                if (fabs(t - j->centroid[q]) < fabs(t - j->centroid[g])) g = q;
+            j->gain[at] = (uint8_t)g;
+            /* The decoder's value: p_i * (centroid * s / |p|) rounded to f32. */
+            float f = (float)((double)j->centroid[g] * s / pn);
+            double e[24];
+            for (int i = 0; i < 24; i++) e[i] = wr[i] - (double)((float)p[i] * f);
+            /* e V_SS (V upper): ep_k = sum_{i <= k} e_i V[c0+i][c0+k]. */
+            for (int k = 0; k < 24; k++) {
+                double a = 0;
+                for (int i = 0; i <= k; i++) a += e[i] * j->V[(size_t)(c0 + i) * cols + (size_t)(c0 + k)];
+                ep[r][k] = a;
+            }
+        }
+        if (rc) break;
+        /* w_R -= ep U_SR for the columns after the block. */
+        int cr = c0 + 24;
+        for (int i = 0; i < 24 && cr < cols; i++) {
+            const double *u = j->U + (size_t)(c0 + i) * cols;
+            for (int r = 0; r < nr; r++) {
+                double f = ep[r][i], *wr = w + (size_t)r * cols;
+                for (int c = cr; c < cols; c++) wr[c] -= f * u[c];
+            }
+        }
+    }
+    for (int r = 0; r < nr && !rc; r++)
+        for (int i = 0; i < j->tail; i++) {
+            double v = w[(size_t)r * cols + (size_t)(24 * j->nblk + i)];
+            if (!isfinite(v) || fabs(v) > 65504.0) {
+                rc = LR_FAIL(LR_EINVAL, "gptq: row %d tail column %d: %g after error feedback", r0 + r, i, v);
+                break;
+            }
+            j->tail_f16[(size_t)(r0 + r) * (size_t)j->tail + (size_t)i] = lr_float_to_half((float)v);
+        }
+    free(w);
+    if (!rc && j->progress) lr_progress_add(j->progress, (uint64_t)nr);
+    return rc;
+}
+
+/* Row scales (shapegain.c's formula) and gain centroids from the plain
+ * quantizer on up to CENTROID_ROWS evenly spaced rows. */
+static int scales_and_centroids(const float *W, int rows, int cols, int gain_bits, int nthreads, float *scale,
+                                float *centroid)
+{
+    int nblk = cols / 24;
+    for (int r = 0; r < rows; r++) {
+        const float *w = W + (size_t)r * cols;
+        double ss = 0;
+        for (int i = 0; i < 24 * nblk; i++) ss += (double)w[i] * w[i];
+        scale[r] = nblk ? (float)sqrt(ss / nblk) : 0.0f;
+    }
+    int take = rows < CENTROID_ROWS ? rows : CENTROID_ROWS;
+    const float *S = W;
+    float *sub = NULL;
+    if (take < rows) {
+        if (!(sub = malloc((size_t)take * cols * sizeof *sub))) return LR_FAIL(LR_ENOMEM, "gptq: out of memory");
+        for (int k = 0; k < take; k++)
+            memcpy(sub + (size_t)k * cols, W + (size_t)((long)k * rows / take) * cols, (size_t)cols * sizeof *sub);
+        S = sub;
+    }
+    lr_leech_matrix m;
+    int rc = lr_leech_quantize(S, take, cols, gain_bits, MAX_SHELL, nthreads, NULL, &m);
+    if (!rc) memcpy(centroid, m.centroid, sizeof m.centroid);
+    lr_leech_matrix_free(&m);
+    free(sub);
+    return rc;
+}
+
+int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double damp, int gain_bits, int nthreads,
+                  struct lr_progress *progress, lr_leech_matrix *out)
+{
+    if (!out) return LR_FAIL(LR_EINVAL, "gptq: NULL output");
+    memset(out, 0, sizeof *out);
+    if (!W || !H || rows <= 0 || cols <= 0) return LR_FAIL(LR_EINVAL, "gptq: %d x %d matrix", rows, cols);
+    if (gain_bits < 0 || gain_bits > 2) return LR_FAIL(LR_EINVAL, "gptq: gain_bits %d", gain_bits);
+    if (cols < 24) return LR_FAIL(LR_EINVAL, "gptq: %d columns (at least one 24-column block)", cols);
+    lr_leech_matrix m = { 0 };
+    m.rows = rows, m.cols = cols, m.nblk = cols / 24, m.tail = cols % 24, m.max_shell = MAX_SHELL;
+    m.gain_bits = gain_bits;
+    size_t nb = (size_t)rows * (size_t)m.nblk;
+    m.archive_bytes = lr_leech_archive_bytes(nb, gain_bits);
+    m.row_scale = malloc((size_t)rows * sizeof *m.row_scale);
+    m.archive = malloc(m.archive_bytes);
+    if (m.tail) m.tail_f16 = malloc((size_t)rows * (size_t)m.tail * sizeof *m.tail_f16);
+    uint64_t *idx = malloc(nb * sizeof *idx);
+    uint8_t *gain = malloc(nb);
+    double *U = NULL, *V = NULL;
+    int rc = LR_OK;
+    if (!m.row_scale || !m.archive || (m.tail && !m.tail_f16) || !idx || !gain)
+        rc = LR_FAIL(LR_ENOMEM, "gptq: %d x %d matrix", rows, cols);
+    if (!rc) rc = scales_and_centroids(W, rows, cols, gain_bits, nthreads, m.row_scale, m.centroid);
+    if (!rc) rc = lr_gptq_factor(H, cols, damp, &U, &V);
+    if (!rc) {
+        if (progress) lr_progress_start(progress, progress->label ? progress->label : "gptq", (uint64_t)rows);
+        gjob j = { W, rows, cols, m.nblk, m.tail, 1 << gain_bits, U, V, m.centroid, m.row_scale, idx, gain,
+                   m.tail_f16, progress };
+        rc = lr_parallel_for(nthreads, (rows + GROUP_ROWS - 1) / GROUP_ROWS, gptq_group, &j);
+        if (progress) lr_progress_finish(progress);
+    }
+    if (!rc) rc = lr_leech_archive_pack(idx, gain, nb, gain_bits, m.archive, m.archive_bytes);
+    free(U), free(V), free(idx), free(gain);
+    if (rc) lr_leech_matrix_free(&m);
+    else *out = m;
+    return rc;
+}
+
+double lr_gptq_objective(const float *W, const float *R, int rows, int cols, const double *H)
+{
+    double *d = malloc((size_t)cols * sizeof *d), sum = 0;
+    if (!d) return NAN;
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++) d[c] = (double)W[(size_t)r * cols + c] - R[(size_t)r * cols + c];
+        for (int a = 0; a < cols; a++) {
+            double s = 0;
+            const double *h = H + (size_t)a * cols;
+            for (int b = 0; b < cols; b++) s += h[b] * d[b];
+            sum += d[a] * s;
+        }
+    }
+    free(d);
+    return sum;
+}

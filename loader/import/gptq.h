@@ -1,0 +1,47 @@
+/* GPTQ with the Leech shape-gain quantizer (the published recipe's error
+ * feedback, docs/import.md "GPTQ"). For a linear layer y = W x whose inputs
+ * have the second moment H = E[x x^T], GPTQ picks the quantized W~ to make
+ * tr((W - W~) H (W - W~)^T) small: it quantizes the 24-column blocks of a
+ * row left to right and, after each block, moves the remaining columns to
+ * compensate that block's error (the optimal correction given H).
+ *
+ * With H^-1 = U^T U (U upper triangular, the Cholesky factor of H^-1) and
+ * V = U^-1, after block S = [j, j+24) with error e = w_S - q_S (a row
+ * vector) the remaining columns R = [j+24, cols) become
+ *     w_R -= (e V_SS) U_SR
+ * (for one column this is GPTQ's w_R -= e / U_jj * U_jR). V comes from the
+ * Cholesky factor of H with rows and columns reversed (V V^T = H) and U by
+ * inverting it: no explicit H^-1.
+ *
+ * The block quantizer is the plain one's (layouts/leech/shapegain.h): the
+ * angular nearest ball point of the (updated) block, then the gain centroid
+ * nearest to <b,u>/s. Row scales s (RMS block norm) and the gain centroids
+ * are fixed beforehand from the unquantized W, so with H = I (no feedback)
+ * the result is plain quantization's. Everything in f64. */
+#ifndef LR_IMPORT_GPTQ_H
+#define LR_IMPORT_GPTQ_H
+#include "layouts/leech/shapegain.h"
+
+#define LR_GPTQ_DAMP 1e-2 /* damping: this times the mean of diag(H) added to the diagonal */
+
+struct lr_progress;
+
+/* The factors for H (n x n, symmetric positive semi-definite, row-major
+ * f64): Hd = H + damp * mean(diag H) * I (H = I when diag H is all zero);
+ * U (n x n upper, H_d^-1 = U^T U) and V = U^-1 (upper). U and V are
+ * malloc'd n*n arrays (free them). LR_EINVAL when Hd is not positive
+ * definite (non-finite input). */
+int lr_gptq_factor(const double *H, int n, double damp, double **U, double **V);
+
+/* Quantizes W (rows x cols f32, already in the rotated basis) with GPTQ
+ * against H (cols x cols, the same basis): gain_bits 0..2, max shell 12,
+ * nthreads (0 = all cores), progress may be NULL. The last cols % 24
+ * columns are stored f16 after their error feedback. The result is an
+ * lr_leech_matrix like lr_leech_quantize's. */
+int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double damp, int gain_bits, int nthreads,
+                  struct lr_progress *progress, lr_leech_matrix *out);
+
+/* tr((W - R) H (W - R)^T) for rows x cols W and R (f32), H cols x cols. */
+double lr_gptq_objective(const float *W, const float *R, int rows, int cols, const double *H);
+
+#endif
