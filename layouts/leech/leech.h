@@ -61,6 +61,17 @@ int lr_leech_class_of(const int8_t x[24], int max_shell, int *cls);
  * for idx >= ball points. */
 int lr_leech_index_class(uint64_t idx, int max_shell, int *cls);
 
+/* ---- index -> what a VRAM layout stores (layouts/leech/codes.c) ---- */
+/* Decodes idx[0..n): cls[k] = the class (-1 for the origin), and 24 code
+ * bytes per block, codes[24 k + i] = level | (x_i < 0) << 3, level = the
+ * index of |x_i| in the class's ascending lr_leech_class.vals (0 for the
+ * origin). Straight from the index, without forming x; bit-identical to
+ * lr_leech_unrank_codes_ref (lr_leech_unrank + lr_leech_index_class + a search of
+ * vals), the reference it is tested against. LR_ERANGE naming the first
+ * index outside the ball (blocks before it are decoded). */
+int lr_leech_unrank_codes(const uint64_t *idx, size_t n, int max_shell, int16_t *cls, uint8_t *codes);
+int lr_leech_unrank_codes_ref(const uint64_t *idx, size_t n, int max_shell, int16_t *cls, uint8_t *codes);
+
 /* ---- exact nearest point (layouts/leech/nearest.c) ---- */
 /* The lattice point of the ball closest to x in Euclidean distance (x in the
  * integer embedding's units). */

@@ -321,7 +321,25 @@ typedef struct {
     exc_list *lists; /* one per row group */
 } unfold_ctx;
 
-static int unfold_groups(void *p, int g0, int g1)
+static int exc_push(exc_list *xl, uint32_t row, const lr_i8_exc *e, size_t ne)
+{
+    if (xl->n + ne > xl->cap) {
+        size_t cap = xl->cap ? 2 * xl->cap : 64;
+        while (cap < xl->n + ne) cap *= 2;
+        uint32_t *nr = realloc(xl->row, cap * sizeof *nr);
+        if (nr) xl->row = nr;
+        lr_i8_exc *ne2 = realloc(xl->e, cap * sizeof *ne2);
+        if (ne2) xl->e = ne2;
+        if (!nr || !ne2) return LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
+        xl->cap = cap;
+    }
+    for (size_t i = 0; i < ne; i++) xl->row[xl->n] = row, xl->e[xl->n++] = e[i];
+    return LR_OK;
+}
+
+/* The reference: every block unranked to its point and stored with
+ * lr_i8_put. */
+static int unfold_groups_ref(void *p, int g0, int g1)
 {
     unfold_ctx *c = p;
     for (int g = g0; g < g1; g++) {
@@ -335,23 +353,128 @@ static int unfold_groups(void *p, int g0, int g1)
                 int ne, rc = lr_leech_unrank(c->idx[k], c->m->max_shell, x);
                 if (!rc) rc = lr_i8_put(c->L, r, b, x, c->gain[k], ex, &ne);
                 if (rc) return lr_wrap(rc, "i8 unfold: row %d block %d", r, b);
-                if (xl->n + (size_t)ne > xl->cap) {
-                    size_t cap = xl->cap ? 2 * xl->cap : 64;
-                    while (cap < xl->n + (size_t)ne) cap *= 2;
-                    uint32_t *nr = realloc(xl->row, cap * sizeof *nr);
-                    if (nr) xl->row = nr;
-                    lr_i8_exc *ne2 = realloc(xl->e, cap * sizeof *ne2);
-                    if (ne2) xl->e = ne2;
-                    if (!nr || !ne2) return LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
-                    xl->cap = cap;
-                }
-                for (int i = 0; i < ne; i++) xl->row[xl->n] = (uint32_t)r, xl->e[xl->n++] = ex[i];
+                if ((rc = exc_push(xl, (uint32_t)r, ex, (size_t)ne))) return rc;
             }
     }
     return LR_OK;
 }
 
-int lr_i8_unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L)
+/* Four coordinates' codes (lr_leech_unrank_codes: level | sign << 3, level
+ * <= 4) as one PRMT selector: nibble n = min(level, 3) | sign << 2. */
+static uint32_t selector(const uint8_t *codes)
+{
+    uint32_t x;
+    memcpy(&x, codes, 4);
+    uint32_t l = x & 0x07070707u, four = (l >> 2) & 0x01010101u; /* level 4 (a top value) is stored as 3 */
+    uint32_t c = (l & 0x03030303u) | four * 3u | ((x >> 1) & 0x04040404u);
+    c |= c >> 4; /* bytes 0 and 2 now hold nibble pairs */
+    return (c & 0xFFu) | ((c >> 8) & 0xFF00u);
+}
+
+/* One segment from its 16 x 8 blocks' codes (row-major [16][192]) and entry
+ * indices ([16][8]): headers and code words written once, every byte. */
+static void write_segment(uint8_t *seg, const uint8_t *codes, const uint16_t *ent)
+{
+    for (int g = 0; g < 8; g++) {
+        uint32_t H[6] = { 0 };
+        for (int j = 0; j < 16; j++) {
+            uint32_t e = ent[(g + 8 * (j / 8)) * 8 + j % 8];
+            if (j < 6) H[j] |= e << 4;
+            else if (j < 12) H[j - 6] |= e << 20;
+            else {
+                int w0 = j >= 14 ? 3 : 0, sh = ((j - 12) & 1) * 16;
+                H[w0] |= (e & 15) << sh, H[w0 + 1] |= ((e >> 4) & 15) << sh, H[w0 + 2] |= ((e >> 8) & 15) << sh;
+            }
+        }
+        memcpy(seg + 24 * g, H, sizeof H);
+        for (int q = 0; q < 4; q++) {
+            uint32_t w[12] = { 0 };
+            for (int G = 0; G < (q < 2 ? 4 : 2); G++) /* columns 24..31 (q >= 2, G >= 2) are not stored */
+                for (int bl = 0; bl < 4; bl++)
+                    for (int h = 0; h < 2; h++) {
+                        int blk = 4 * (G & 1) + bl, col = 24 * blk + 16 * (G >> 1) + 4 * q;
+                        uint32_t sel = selector(codes + 192 * (g + 8 * h) + col);
+                        if (bl < 3) w[3 * G + bl] |= sel << (16 * h); /* selectors 0-5 */
+                        else                                          /* 6, 7: code bit j in word 3G + j, bit 3 */
+                            for (int j = 0; j < 3; j++) w[3 * G + j] |= ((sel >> j) & 0x1111u) << (3 + 16 * h);
+                    }
+            for (int wi = 0; wi < (q < 2 ? 12 : 6); wi++) memcpy(seg + word_off(g, q, wi), &w[wi], 4);
+        }
+    }
+}
+
+/* Per thread: one segment's blocks. */
+typedef struct {
+    uint64_t idx[LR_I8_ROWS * LR_I8_BLKS];
+    int16_t cls[LR_I8_ROWS * LR_I8_BLKS];
+    uint16_t ent[LR_I8_ROWS * LR_I8_BLKS];
+    uint8_t codes[LR_I8_ROWS * LR_I8_BLKS * 24];
+    exc_list row[LR_I8_ROWS]; /* the group's exceptions, per row */
+} i8_buf;
+
+/* Row group g: its indices checked in the reference's order (the same first
+ * error), then per segment the 16 x 8 blocks decoded straight to codes
+ * (lr_leech_unrank_codes) and written once; a five-valued class's top
+ * coordinates go to their row's exceptions (column order: segments and
+ * blocks ascend), the rows' lists to the group's in row order. */
+static int unfold_group(unfold_ctx *c, int g, i8_buf *fb, const lr_leech_class *cls)
+{
+    const lr_leech_matrix *m = c->m;
+    lr_i8 *L = c->L;
+    const uint64_t np = lr_leech_ball_points(m->max_shell);
+    int r0 = g * LR_I8_ROWS, nr = m->rows - r0 < LR_I8_ROWS ? m->rows - r0 : LR_I8_ROWS, rc;
+    for (int r = r0; r < r0 + nr; r++)
+        for (int b = 0; b < m->nblk; b++)
+            if (c->idx[(size_t)r * m->nblk + b] >= np) {
+                int8_t x[24];
+                rc = lr_leech_unrank(c->idx[(size_t)r * m->nblk + b], m->max_shell, x); /* the reference's message */
+                return lr_wrap(rc ? rc : LR_FAIL(LR_ERANGE, "index out of the ball"), "i8 unfold: row %d block %d", r, b);
+            }
+    for (int rr = 0; rr < LR_I8_ROWS; rr++) fb->row[rr].n = 0;
+    for (int s = 0; s < L->sc; s++) {
+        int b0 = s * LR_I8_BLKS, nb = m->nblk - b0 < LR_I8_BLKS ? m->nblk - b0 : LR_I8_BLKS;
+        memset(fb->idx, 0, sizeof fb->idx); /* pad rows and blocks: the origin */
+        for (int rr = 0; rr < nr; rr++)
+            memcpy(fb->idx + rr * LR_I8_BLKS, c->idx + (size_t)(r0 + rr) * m->nblk + b0, (size_t)nb * sizeof *fb->idx);
+        if ((rc = lr_leech_unrank_codes(fb->idx, LR_I8_ROWS * LR_I8_BLKS, m->max_shell, fb->cls, fb->codes))) return rc;
+        for (int rr = 0; rr < LR_I8_ROWS; rr++)
+            for (int b = 0; b < LR_I8_BLKS; b++) {
+                int k = rr * LR_I8_BLKS + b, cl = fb->cls[k];
+                int e = cl < 0 ? 0 : lr_ctab_entry(cl, c->gain[(size_t)(r0 + rr) * m->nblk + b0 + b], L->gain_bits);
+                fb->ent[k] = (uint16_t)e;
+                if (cl < 0 || cls[cl].nvals != 5) continue;
+                lr_i8_exc ex[24];
+                int ne = 0;
+                float sc = entry_scale(L->tab, e);
+                for (int i = 0; i < 24; i++) {
+                    uint8_t code = fb->codes[24 * k + i];
+                    if ((code & 7) != 4) continue;
+                    int d = (cls[cl].vals[4] - cls[cl].vals[3]) * (code & 8 ? -1 : 1);
+                    ex[ne].col = (uint32_t)(24 * (b0 + b) + i), ex[ne++].dw = (float)d * sc;
+                }
+                if ((rc = exc_push(&fb->row[rr], (uint32_t)(r0 + rr), ex, (size_t)ne))) return rc;
+            }
+        write_segment(L->data + ((size_t)g * L->sc + s) * LR_I8_SEG, fb->codes, fb->ent);
+    }
+    for (int rr = 0; rr < nr; rr++)
+        if ((rc = exc_push(&c->lists[g], (uint32_t)(r0 + rr), fb->row[rr].e, fb->row[rr].n))) return rc;
+    return LR_OK;
+}
+
+static int unfold_groups(void *p, int g0, int g1)
+{
+    unfold_ctx *c = p;
+    const lr_leech_class *cls;
+    int nc, rc = lr_leech_classes(c->m->max_shell, &cls, &nc);
+    i8_buf *fb = rc ? NULL : calloc(1, sizeof *fb);
+    if (!rc && !fb) rc = LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
+    for (int g = g0; g < g1 && !rc; g++) rc = unfold_group(c, g, fb, cls);
+    for (int rr = 0; fb && rr < LR_I8_ROWS; rr++) free(fb->row[rr].row), free(fb->row[rr].e);
+    free(fb);
+    return rc;
+}
+
+static int unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L, int (*groups)(void *, int, int))
 {
     if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
         return LR_FAIL(LR_EINVAL, "i8 unfold: cols %d, nblk %d, tail %d disagree", m->cols, m->nblk, m->tail);
@@ -367,7 +490,7 @@ int lr_i8_unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L)
     if (!rc) {
         /* row groups: rows g and g + 8 share words */
         unfold_ctx c = { m, L, idx, gain, lists };
-        rc = lr_vram_parallel(L->rg, nthreads, unfold_groups, &c);
+        rc = lr_vram_parallel(L->rg, nthreads, groups, &c);
     }
     size_t total = 0;
     for (int g = 0; lists && g < L->rg; g++) total += lists[g].n;
@@ -398,6 +521,9 @@ int lr_i8_unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L)
     if (rc) lr_i8_free(L);
     return rc;
 }
+
+int lr_i8_unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L) { return unfold(m, nthreads, L, unfold_groups); }
+int lr_i8_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_i8 *L) { return unfold(m, nthreads, L, unfold_groups_ref); }
 
 typedef struct { const lr_i8 *L; } val_ctx;
 

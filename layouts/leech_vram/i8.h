@@ -97,8 +97,13 @@ void lr_i8_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols
 /* Entry index of block (row, blk) read from the raw bytes. */
 int lr_i8_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk);
 
-/* Archive -> layout on nthreads threads (0 = all cores). */
+/* Archive -> layout on nthreads threads (0 = all cores). Blocks are decoded
+ * straight to their codes (lr_leech_unrank_codes) and each segment is
+ * written once; lr_i8_unfold_ref, the reference it is tested against byte
+ * for byte (segments, exceptions) and error for error, unranks every block
+ * and stores it with lr_i8_put (6x slower). */
 int lr_i8_unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L);
+int lr_i8_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_i8 *L);
 /* Every record and exception decodes; the lists are well formed. */
 int lr_i8_validate(const lr_i8 *L);
 /* Bits per weight of the layout (segments + exceptions + row pointers;

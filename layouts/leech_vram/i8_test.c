@@ -11,6 +11,7 @@
 #include "layouts/leech_vram/random.h"
 #include "test/t.h"
 #include "util/err.h"
+#include "util/rng.h"
 
 #include <math.h>
 #include <time.h>
@@ -195,6 +196,82 @@ static int test_rejects_damage(void)
     return T_PASS;
 }
 
+static int same_layout(const lr_i8 *A, const lr_i8 *B, const char *what)
+{
+    T_ASSERT(A->bytes == B->bytes && A->nentries == B->nentries && A->rows == B->rows, "%s: geometry", what);
+    for (size_t i = 0; i < A->bytes; i++)
+        T_ASSERT(A->data[i] == B->data[i], "%s: segment byte %zu (segment %zu, offset %zu): %02x, reference %02x", what, i,
+                 i / LR_I8_SEG, i % LR_I8_SEG, A->data[i], B->data[i]);
+    T_ASSERT(!memcmp(A->tab, B->tab, (size_t)A->nentries * 16), "%s: class table", what);
+    T_ASSERT(!memcmp(A->row_scale, B->row_scale, (size_t)A->rg * LR_I8_ROWS * sizeof(float)), "%s: row scales", what);
+    T_ASSERT(!A->tail || !memcmp(A->tail_f16, B->tail_f16, (size_t)A->rows * A->tail * 2), "%s: tail", what);
+    T_ASSERT(A->nexc == B->nexc, "%s: %u exceptions, reference %u", what, A->nexc, B->nexc);
+    T_ASSERT(!memcmp(A->exc_ptr, B->exc_ptr, ((size_t)A->rows + 1) * 4), "%s: exception rows", what);
+    T_ASSERT(!memcmp(A->exc_col, B->exc_col, (size_t)A->nexc * 4) && !memcmp(A->exc_dw, B->exc_dw, (size_t)A->nexc * 4),
+             "%s: exception columns / values", what);
+    return T_PASS;
+}
+
+/* The fast unfold equals the reference byte for byte (segments, table,
+ * scales, tail, the exception lists): random and adversarial matrices with
+ * every class present (class-uniform and ball-uniform indices), gain widths
+ * 0-2, odd shapes, 1 and 3 threads. */
+static int test_unfold_matches_reference(void)
+{
+    int shapes[][2] = { { 40, 24 * 20 + 5 }, { 33, 24 * 21 }, { 1, 24 }, { 1, 25 }, { 17, 24 * 9 + 23 }, { 16, 24 * 8 },
+                        { 3, 24 * 7 }, { 70, 24 * 13 + 1 } };
+    for (int i = 0; i < 9; i++)
+        for (int gb = 0; gb <= 2; gb++)
+            for (int adv = 0; adv <= 1; adv++) {
+                lr_leech_matrix m;
+                uint64_t seed = 100 + 10 * (uint64_t)i + 3 * (uint64_t)gb + (uint64_t)adv;
+                if (i < 8) T_OK(lr_leech_random_matrix(shapes[i][0], shapes[i][1], 12, gb, adv, seed, &m));
+                else { /* ball-uniform indices */
+                    if (adv) continue;
+                    T_OK(lr_leech_random_matrix(48, 24 * 40 + 3, 12, gb, 0, seed, &m));
+                    size_t n = (size_t)m.rows * m.nblk;
+                    uint64_t *idx = malloc(n * sizeof *idx);
+                    uint8_t *gain = malloc(n);
+                    lr_rng r;
+                    lr_rng_seed(&r, seed);
+                    for (size_t k = 0; k < n; k++)
+                        idx[k] = lr_rng_below(&r, lr_leech_ball_points(12)), gain[k] = (uint8_t)lr_rng_below(&r, 1u << gb);
+                    T_OK(lr_leech_archive_pack(idx, gain, n, gb, m.archive, m.archive_bytes));
+                    free(idx), free(gain);
+                }
+                lr_i8 A, B;
+                T_OK(lr_i8_unfold(&m, 1 + i % 3, &A));
+                T_OK(lr_i8_unfold_ref(&m, 1, &B));
+                char what[64];
+                snprintf(what, sizeof what, "%dx%d, %d gain bits%s%s", m.rows, m.cols, gb, adv ? ", adversarial" : "",
+                         i == 8 ? ", ball-uniform" : "");
+                if (same_layout(&A, &B, what)) return T_FAIL;
+                T_ASSERT(i == 8 || m.rows * m.nblk < 301 || A.nexc > 0, "%s: no exceptions exercised", what);
+                lr_i8_free(&A), lr_i8_free(&B);
+                lr_leech_random_free(&m);
+            }
+    return T_PASS;
+}
+
+/* A row scale that is not finite fails the same way in both. */
+static int test_unfold_errors_match_reference(void)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(40, 24 * 12, 12, 1, 0, 300, &m));
+    m.row_scale[9] = NAN;
+    lr_i8 L;
+    char want[512];
+    int rr = lr_i8_unfold_ref(&m, 2, &L);
+    snprintf(want, sizeof want, "%s", strchr(lr_errmsg(), ' ') ? strchr(lr_errmsg(), ' ') : lr_errmsg());
+    lr_clear_error();
+    int rf = lr_i8_unfold(&m, 2, &L);
+    T_ASSERT(rr != LR_OK && rf == rr, "status %d, reference %d", rf, rr);
+    T_ASSERT(strstr(lr_errmsg(), want), "message %s, reference%s", lr_errmsg(), want);
+    lr_clear_error();
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
 static int test_bits_and_speed(void)
 {
     lr_leech_matrix m;
@@ -219,4 +296,5 @@ static int test_bits_and_speed(void)
 }
 
 T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_every_class_ball13), T_CASE(test_gain_widths_and_shapes),
-       T_CASE(test_rejects_damage), T_CASE(test_bits_and_speed))
+       T_CASE(test_rejects_damage), T_CASE(test_unfold_matches_reference), T_CASE(test_unfold_errors_match_reference),
+       T_CASE(test_bits_and_speed))

@@ -1,7 +1,9 @@
 /* Fuzz target: arbitrary archives through the I8x unfolder. An archive
  * with an index outside the ball is rejected (LR_ERANGE); every accepted one
- * unfolds to a layout that validates and whose blocks decode to the
- * archive's points and gains.
+ * unfolds to a layout that validates, whose blocks decode to the archive's
+ * points and gains, and which equals the reference unfold
+ * (lr_i8_unfold_ref) byte for byte, exceptions included; the reference
+ * fails with the same status where the fast one does.
  * Input: [rows-1][nblk-1][gain_bits] then archive bytes (zero-padded). */
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/i8.h"
@@ -27,8 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m.archive = calloc(m.archive_bytes, 1);
     if (!m.archive) return 0;
     memcpy(m.archive, data + 3, size - 3 < m.archive_bytes ? size - 3 : m.archive_bytes);
-    lr_i8 L;
-    int rc = lr_i8_unfold(&m, 1 + data[0] % 3, &L);
+    lr_i8 L, R;
+    int rc = lr_i8_unfold(&m, 1 + data[0] % 3, &L), rr = lr_i8_unfold_ref(&m, 1, &R);
+    if (rr != rc) __builtin_trap();
+    if (rc == LR_OK) {
+        if (R.bytes != L.bytes || memcmp(R.data, L.data, L.bytes) || R.nexc != L.nexc ||
+            memcmp(R.exc_ptr, L.exc_ptr, ((size_t)L.rows + 1) * 4) || memcmp(R.exc_col, L.exc_col, (size_t)L.nexc * 4) ||
+            memcmp(R.exc_dw, L.exc_dw, (size_t)L.nexc * 4))
+            __builtin_trap();
+        lr_i8_free(&R);
+    }
     if (rc == LR_OK) {
         uint64_t *idx = malloc(nb * sizeof *idx);
         uint8_t *gain = malloc(nb);

@@ -293,24 +293,31 @@ static int unpack_range(const lr_leech_matrix *m, size_t k0, size_t n, uint64_t 
     return LR_OK;
 }
 
-int lr_p14_fill(const lr_leech_matrix *const *parts, const lr_p14 *Lc, int rg0, int rg1)
+/* What every fill does first: the range check, and for the range starting
+ * at 0 the class tables and the gaps between the image's sections. */
+static int fill_begin(const lr_p14 *L, int rg0, int rg1)
+{
+    if (rg0 < 0 || rg1 > L->rg || rg0 > rg1) return LR_FAIL(LR_EINVAL, "p14 fill: row groups [%d, %d) of %d", rg0, rg1, L->rg);
+    if (rg0 != 0 || rg0 == rg1) return LR_OK;
+    int rc = LR_OK;
+    memset(L->img + L->bytes, 0, L->off_scale - L->bytes);
+    for (int t = 0; t < L->ntabs && !rc; t++)
+        rc = lr_ctab_build(L->max_shell, L->gain_bits, L->tab_centroid[t], L->tab + (size_t)t * L->nent1 * LR_CTAB_ENTRY,
+                           (size_t)L->nent1 * LR_CTAB_ENTRY);
+    size_t scale_end = L->off_scale + (size_t)L->rg * LR_P14_ROWS * sizeof(float);
+    memset(L->img + scale_end, 0, L->off_tail - scale_end);
+    size_t tail_end = L->off_tail + (size_t)L->rows * L->tail * 2;
+    memset(L->img + tail_end, 0, L->img_bytes - tail_end);
+    return rc;
+}
+
+/* The reference: every block unranked to its point and stored with
+ * lr_p14_put. */
+int lr_p14_fill_ref(const lr_leech_matrix *const *parts, const lr_p14 *Lc, int rg0, int rg1)
 {
     lr_p14 *L = (lr_p14 *)Lc; /* puts touch only the image, which the caller owns */
-    if (rg0 < 0 || rg1 > L->rg || rg0 > rg1) return LR_FAIL(LR_EINVAL, "p14 fill: row groups [%d, %d) of %d", rg0, rg1, L->rg);
-    if (rg0 == rg1) return LR_OK;
-    int rc = LR_OK;
-    if (rg0 == 0) {
-        /* tables and the gaps between sections */
-        memset(L->img + L->bytes, 0, L->off_scale - L->bytes);
-        for (int t = 0; t < L->ntabs && !rc; t++)
-            rc = lr_ctab_build(L->max_shell, L->gain_bits, L->tab_centroid[t], L->tab + (size_t)t * L->nent1 * LR_CTAB_ENTRY,
-                               (size_t)L->nent1 * LR_CTAB_ENTRY);
-        size_t scale_end = L->off_scale + (size_t)L->rg * LR_P14_ROWS * sizeof(float);
-        memset(L->img + scale_end, 0, L->off_tail - scale_end);
-        size_t tail_end = L->off_tail + (size_t)L->rows * L->tail * 2;
-        memset(L->img + tail_end, 0, L->img_bytes - tail_end);
-        if (rc) return rc;
-    }
+    int rc = fill_begin(L, rg0, rg1);
+    if (rc || rg0 == rg1) return rc;
     size_t nb = (size_t)LR_P14_ROWS * L->nblk + 8;
     uint64_t *idx = malloc(2 * nb * sizeof *idx);
     uint8_t *gain = malloc(2 * nb);
@@ -344,6 +351,126 @@ int lr_p14_fill(const lr_leech_matrix *const *parts, const lr_p14 *Lc, int rg0, 
         }
     }
     free(idx), free(gain);
+    return rc;
+}
+
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* The fragment words of a segment from its codes (row-major [16][192],
+ * code = level | sign << 3, as lr_leech_unrank_codes writes them). Word t
+ * of lane 4 g + q holds columns c, c+1 (the low 16 bits' bytes) and c+8,
+ * c+9 (the high), c = 16 t + 2 q, of rows g (level in bits 0-2 of each
+ * byte) and g + 8 (bits 4-6); the sign bits sit one byte over: byte order
+ * (c+8, c, c+9, c+1) at bit 7 (row g) and bit 3 (row g + 8). Eight bytes of
+ * a row at a time: the level and sign bits of both rows are merged per
+ * byte first, then spread into the four lanes' words. */
+static void frag_words(uint8_t *frag, const uint8_t *codes)
+{
+    const uint64_t L7 = 0x0707070707070707ull, S8 = 0x0808080808080808ull;
+    for (int g = 0; g < 8; g++) {
+        const uint8_t *A = codes + 192 * g, *B = codes + 192 * (g + 8);
+        for (int t = 0; t < 12; t++) {
+            uint64_t pa = rd64(A + 16 * t), ha = rd64(A + 16 * t + 8), pb = rd64(B + 16 * t), hb = rd64(B + 16 * t + 8);
+            uint64_t lp = (pa & L7) | (pb & L7) << 4, lh = (ha & L7) | (hb & L7) << 4; /* levels, columns c.. / c+8.. */
+            uint64_t sp = (pa & S8) << 4 | (pb & S8), sh = (ha & S8) << 4 | (hb & S8);  /* signs */
+            uint8_t *w = frag + 512 * (t / 4) + 64 * g + 4 * (t % 4);
+            for (int q = 0; q < 4; q++, lp >>= 16, lh >>= 16, sp >>= 16, sh >>= 16) {
+                uint32_t lv = (uint32_t)(lp & 0xFFFF) | (uint32_t)(lh & 0xFFFF) << 16;
+                uint32_t sg = (uint32_t)(sh & 0xFF) | (uint32_t)(sp & 0xFF) << 8 | (uint32_t)(sh & 0xFF00) << 8 |
+                              (uint32_t)(sp & 0xFF00) << 16;
+                wr32(w + 16 * q, lv | sg);
+            }
+        }
+    }
+}
+
+/* Per thread: a row group's indices and gains, and one segment's. */
+typedef struct {
+    uint64_t *idx, *tmp_idx;
+    uint8_t *gain, *tmp_gain;
+    uint64_t sidx[LR_P14_ROWS * LR_P14_BLKS];
+    uint8_t sgain[LR_P14_ROWS * LR_P14_BLKS];
+    int16_t cls[LR_P14_ROWS * LR_P14_BLKS];
+    uint8_t codes[LR_P14_ROWS * LR_P14_BLKS * 24];
+    int part[LR_P14_ROWS]; /* -1: pad row */
+} fill_buf;
+
+/* Row group g of a layout: unpack its rows, check them in the reference's
+ * order (a row's blocks, then its scale: the same first error), then per
+ * segment decode the 16 x 8 blocks straight to codes and write the headers
+ * and fragment words once (no read-modify-write, no per-coordinate search). */
+static int fill_group(const lr_leech_matrix *const *parts, lr_p14 *L, int g, fill_buf *fb)
+{
+    int r0 = g * LR_P14_ROWS, r1 = r0 + LR_P14_ROWS < L->rows ? r0 + LR_P14_ROWS : L->rows, rc = LR_OK;
+    const uint64_t np = lr_leech_ball_points(L->max_shell);
+    for (int r = r0; r < r0 + LR_P14_ROWS; r++) L->row_scale[r] = 0, fb->part[r - r0] = -1;
+    for (int r = r0; r < r1;) {
+        int p = lr_p14_part_of(L, r), pe = L->part_row0[p + 1] < r1 ? L->part_row0[p + 1] : r1;
+        const lr_leech_matrix *m = parts[p];
+        int lr0 = r - L->part_row0[p], n = pe - r;
+        size_t at = (size_t)(r - r0) * L->nblk;
+        if ((rc = unpack_range(m, (size_t)lr0 * m->nblk, (size_t)n * m->nblk, fb->idx + at, fb->gain + at, fb->tmp_idx,
+                               fb->tmp_gain)))
+            return rc;
+        for (int i = 0; i < n; i++) {
+            const uint64_t *ri = fb->idx + at + (size_t)i * L->nblk;
+            for (int b = 0; b < L->nblk; b++)
+                if (ri[b] >= np) {
+                    int8_t x[24];
+                    rc = lr_leech_unrank(ri[b], m->max_shell, x); /* the reference's message */
+                    return lr_wrap(rc ? rc : LR_FAIL(LR_ERANGE, "index %llu", (unsigned long long)ri[b]),
+                                   "p14 unfold: part %d row %d block %d", p, lr0 + i, b);
+                }
+            float sc = m->row_scale[lr0 + i];
+            if (!isfinite(sc)) return LR_FAIL(LR_EINVAL, "p14 unfold: part %d row %d scale not finite", p, lr0 + i);
+            L->row_scale[r + i] = sc;
+            fb->part[r + i - r0] = p;
+            if (L->tail)
+                memcpy(L->tail_f16 + (size_t)(r + i) * L->tail, m->tail_f16 + (size_t)(lr0 + i) * L->tail, (size_t)L->tail * 2);
+        }
+        r = pe;
+    }
+    for (int s = 0; s < L->sc; s++) {
+        int b0 = s * LR_P14_BLKS, nbs = L->nblk - b0 < LR_P14_BLKS ? L->nblk - b0 : LR_P14_BLKS;
+        memset(fb->sidx, 0, sizeof fb->sidx); /* pad rows and blocks: the origin */
+        for (int rr = 0; rr < r1 - r0; rr++)
+            for (int b = 0; b < nbs; b++) {
+                size_t k = (size_t)rr * L->nblk + b0 + b;
+                fb->sidx[rr * LR_P14_BLKS + b] = fb->idx[k], fb->sgain[rr * LR_P14_BLKS + b] = fb->gain[k];
+            }
+        if ((rc = lr_leech_unrank_codes(fb->sidx, LR_P14_ROWS * LR_P14_BLKS, L->max_shell, fb->cls, fb->codes))) return rc;
+        uint8_t *seg = L->data + ((size_t)g * L->sc + s) * LR_P14_SEG;
+        for (int rr = 0; rr < LR_P14_ROWS; rr++) {
+            int tab0 = fb->part[rr] < 0 ? 0 : L->part_tab[fb->part[rr]] * L->nent1;
+            for (int b = 0; b < LR_P14_BLKS; b++) {
+                int k = rr * LR_P14_BLKS + b, c = fb->cls[k];
+                uint16_t h = (uint16_t)((c < 0 ? 0 : tab0 + lr_ctab_entry(c, fb->sgain[k], L->gain_bits)) * LR_CTAB_ENTRY);
+                memcpy(seg + 2 * (((rr % 8) * 2 + rr / 8) * 8 + b), &h, 2);
+            }
+        }
+        frag_words(seg + LR_P14_HDR, fb->codes);
+    }
+    return LR_OK;
+}
+
+int lr_p14_fill(const lr_leech_matrix *const *parts, const lr_p14 *Lc, int rg0, int rg1)
+{
+    lr_p14 *L = (lr_p14 *)Lc; /* writes touch only the image, which the caller owns */
+    int rc = fill_begin(L, rg0, rg1);
+    if (rc || rg0 == rg1) return rc;
+    size_t nb = (size_t)LR_P14_ROWS * L->nblk + 8;
+    fill_buf *fb = malloc(sizeof *fb);
+    if (fb) {
+        fb->idx = malloc(2 * nb * sizeof *fb->idx), fb->tmp_idx = fb->idx ? fb->idx + nb : NULL;
+        fb->gain = malloc(2 * nb), fb->tmp_gain = fb->gain ? fb->gain + nb : NULL;
+    }
+    if (!fb || !fb->idx || !fb->gain) {
+        if (fb) free(fb->idx), free(fb->gain);
+        free(fb);
+        return LR_FAIL(LR_ENOMEM, "p14 fill: out of memory");
+    }
+    for (int g = rg0; g < rg1 && !rc; g++) rc = fill_group(parts, L, g, fb);
+    free(fb->idx), free(fb->gain), free(fb);
     return rc;
 }
 

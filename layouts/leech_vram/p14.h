@@ -80,8 +80,12 @@ void lr_p14_bind(lr_p14 *L, void *img);
  * segments, row scales and tail rows: disjoint bytes per row group, so
  * ranges may run concurrently); the range starting at 0 also writes the
  * class tables and the padding between sections. Any prior content of the
- * image is overwritten. */
+ * image is overwritten. Blocks are decoded straight to their codes
+ * (lr_leech_unrank_codes) and each segment is written once.
+ * lr_p14_fill_ref is the reference it is tested against, byte for byte and
+ * error for error: lr_leech_unrank + lr_p14_put per block (5x slower). */
 int lr_p14_fill(const lr_leech_matrix *const *parts, const lr_p14 *L, int rg0, int rg1);
+int lr_p14_fill_ref(const lr_leech_matrix *const *parts, const lr_p14 *L, int rg0, int rg1);
 
 /* Stores one block (lattice point x, gain g) at (row, blk). LR_EINVAL when x
  * is not a point of the ball. Rows g and g + 8 of a row group share words:

@@ -11,6 +11,7 @@
 #include "test/t.h"
 #include "util/err.h"
 #include "util/half.h"
+#include "util/rng.h"
 
 #include <math.h>
 #include <time.h>
@@ -157,6 +158,145 @@ static int test_rejects_damage(void)
     return T_PASS;
 }
 
+/* A full image filled by the fast path and by the reference. */
+static int fill_both(const lr_leech_matrix *const *parts, int nparts, uint8_t **fast, uint8_t **ref, lr_p14 *L,
+                     int split)
+{
+    T_OK(lr_p14_plan(parts, nparts, L));
+    lr_p14 A = *L, B = *L;
+    *fast = malloc(L->img_bytes), *ref = malloc(L->img_bytes);
+    T_ASSERT(*fast && *ref, "out of memory");
+    memset(*fast, 0xA5, L->img_bytes), memset(*ref, 0x5A, L->img_bytes); /* every byte must be written */
+    lr_p14_bind(&A, *fast), lr_p14_bind(&B, *ref);
+    T_OK(lr_p14_fill_ref(parts, &B, 0, L->rg));
+    /* the fast path in ranges, as the loader's jobs call it */
+    for (int g = 0; g < L->rg; g += split) T_OK(lr_p14_fill(parts, &A, g, g + split < L->rg ? g + split : L->rg));
+    *L = A;
+    return T_PASS;
+}
+
+static int fast_is_ref(const lr_leech_matrix *const *parts, int nparts, int split, const char *what)
+{
+    uint8_t *fast, *ref;
+    lr_p14 L;
+    if (fill_both(parts, nparts, &fast, &ref, &L, split)) return T_FAIL;
+    for (size_t i = 0; i < L.img_bytes; i++)
+        T_ASSERT(fast[i] == ref[i], "%s: image byte %zu of %zu (segments end at %zu): %02x, reference %02x", what, i,
+                 L.img_bytes, L.bytes, fast[i], ref[i]);
+    T_OK(lr_p14_validate(&L));
+    free(fast), free(ref);
+    return T_PASS;
+}
+
+/* The fast fill equals the reference byte for byte: random and adversarial
+ * matrices with every class present (class-uniform and ball-uniform
+ * indices), gain widths 0-2, odd shapes (partial row groups and
+ * super-chunks, tails), concatenated parts with different centroids whose
+ * rows straddle row groups, fills in ranges. */
+static int test_fill_matches_reference(void)
+{
+    int shapes[][2] = { { 40, 24 * 20 + 5 }, { 33, 24 * 21 }, { 1, 24 }, { 1, 25 }, { 17, 24 * 9 + 23 }, { 16, 24 * 8 },
+                        { 3, 24 * 7 }, { 70, 24 * 13 + 1 } };
+    for (int i = 0; i < 8; i++)
+        for (int gb = 0; gb <= 2; gb++)
+            for (int adv = 0; adv <= 1; adv++) {
+                lr_leech_matrix m;
+                T_OK(lr_leech_random_matrix(shapes[i][0], shapes[i][1], 12, gb, adv, 100 + 10 * (uint64_t)i + 3 * (uint64_t)gb + (uint64_t)adv, &m));
+                const lr_leech_matrix *ps[1] = { &m };
+                char what[64];
+                snprintf(what, sizeof what, "%dx%d, %d gain bits%s", m.rows, m.cols, gb, adv ? ", adversarial" : "");
+                if (fast_is_ref(ps, 1, 1 + i % 3, what)) return T_FAIL;
+                lr_leech_random_free(&m);
+            }
+    /* indices uniform over the ball (the synthetic models' distribution) */
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(48, 24 * 40 + 3, 12, 1, 0, 77, &m));
+    size_t n = (size_t)m.rows * m.nblk;
+    uint64_t *idx = malloc(n * sizeof *idx);
+    uint8_t *gain = malloc(n);
+    lr_rng r;
+    lr_rng_seed(&r, 78);
+    for (size_t k = 0; k < n; k++) idx[k] = lr_rng_below(&r, lr_leech_ball_points(12)), gain[k] = (uint8_t)(k % 2);
+    T_OK(lr_leech_archive_pack(idx, gain, n, 1, m.archive, m.archive_bytes));
+    const lr_leech_matrix *ps1[1] = { &m };
+    if (fast_is_ref(ps1, 1, 2, "ball-uniform")) return T_FAIL;
+    free(idx), free(gain);
+    lr_leech_random_free(&m);
+    /* parts: rows 37 | 77 | 16 | 5, three centroid vectors, one shared */
+    lr_leech_matrix pm[4];
+    int prow[4] = { 37, 77, 16, 5 };
+    for (int p = 0; p < 4; p++) T_OK(lr_leech_random_matrix(prow[p], 24 * 11 + 7, 12, 1, p == 1, 200 + (uint64_t)p, &pm[p]));
+    memcpy(pm[3].centroid, pm[0].centroid, sizeof pm[0].centroid);
+    const lr_leech_matrix *pp[4] = { &pm[0], &pm[1], &pm[2], &pm[3] };
+    if (fast_is_ref(pp, 4, 3, "parts 37|77|16|5")) return T_FAIL;
+    for (int p = 0; p < 4; p++) lr_leech_random_free(&pm[p]);
+    return T_PASS;
+}
+
+/* An archive field (47 + g bits, MSB first) set to v. */
+static void set_index(lr_leech_matrix *m, size_t k, uint64_t v)
+{
+    size_t bits = 47 + (size_t)m->gain_bits, at = k * bits;
+    for (size_t i = 0; i < 47; i++) {
+        size_t b = at + i;
+        uint8_t mask = (uint8_t)(0x80u >> (b % 8));
+        if ((v >> (46 - i)) & 1) m->archive[b / 8] |= mask;
+        else m->archive[b / 8] &= (uint8_t)~mask;
+    }
+}
+
+/* An error message without its "file.c:line: " places (the two paths
+ * raise the same errors from different lines). */
+static void strip_places(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = in; *p && o + 1 < cap;) {
+        const char *q = p;
+        while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_') q++;
+        if (q > p && q[0] == '.' && q[1] == 'c' && q[2] == ':') {
+            const char *d = q + 3;
+            while (*d >= '0' && *d <= '9') d++;
+            if (d > q + 3 && d[0] == ':' && d[1] == ' ') {
+                p = d + 2;
+                continue;
+            }
+        }
+        out[o++] = *p++;
+    }
+    out[o] = 0;
+}
+
+/* Damaged input fails the same way (status and message) in both: an index
+ * outside the ball (the archive's unpacking rejects it for the row group)
+ * and a row scale that is not finite, in either order, and the scale alone. */
+static int test_fill_errors_match_reference(void)
+{
+    for (int order = 0; order < 3; order++) {
+        lr_leech_matrix m;
+        T_OK(lr_leech_random_matrix(40, 24 * 12, 12, 1, 0, 300, &m));
+        if (order < 2) set_index(&m, (size_t)(order ? 22 : 18) * m.nblk + 5, lr_leech_ball_points(12) + 12345);
+        m.row_scale[order == 2 ? 9 : order ? 21 : 23] = NAN;
+        const lr_leech_matrix *ps[1] = { &m };
+        lr_p14 L;
+        T_OK(lr_p14_plan(ps, 1, &L));
+        uint8_t *img = calloc(L.img_bytes, 1);
+        lr_p14_bind(&L, img);
+        char want[512], got[512];
+        int rr = lr_p14_fill_ref(ps, &L, 0, L.rg);
+        strip_places(lr_errmsg(), want, sizeof want);
+        lr_clear_error();
+        int rf = lr_p14_fill(ps, &L, 0, L.rg);
+        strip_places(lr_errmsg(), got, sizeof got);
+        T_ASSERT(rr != LR_OK && rf == rr, "status %d, reference %d", rf, rr);
+        T_ASSERT(!strcmp(got, want), "message\n      %s\n    reference\n      %s", got, want);
+        printf("    %s\n", want);
+        lr_clear_error();
+        free(img);
+        lr_leech_random_free(&m);
+    }
+    return T_PASS;
+}
+
 static int test_unfold_speed(void)
 {
     lr_leech_matrix m;
@@ -174,4 +314,5 @@ static int test_unfold_speed(void)
 }
 
 T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_every_class_ball13), T_CASE(test_gain_widths),
-       T_CASE(test_small_shapes), T_CASE(test_rejects_damage), T_CASE(test_unfold_speed))
+       T_CASE(test_small_shapes), T_CASE(test_rejects_damage), T_CASE(test_fill_matches_reference),
+       T_CASE(test_fill_errors_match_reference), T_CASE(test_unfold_speed))

@@ -1,6 +1,8 @@
 /* Fuzz target: arbitrary archives through the Planes14 unfolder. An archive
  * with an index outside the ball is rejected (LR_ERANGE); every accepted one
- * unfolds to a layout whose blocks decode to the archive's points.
+ * unfolds to a layout whose blocks decode to the archive's points, and to
+ * the same image as the reference fill (lr_p14_fill_ref), which fails with
+ * the same status where the fast one does.
  * Input: [rows-1][nblk-1][gain_bits] then archive bytes (zero-padded). */
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/p14.h"
@@ -27,6 +29,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(m.archive, data + 3, size - 3 < m.archive_bytes ? size - 3 : m.archive_bytes);
     lr_p14 L;
     int rc = lr_p14_unfold(&m, 1, &L);
+    const lr_leech_matrix *ps[1] = { &m };
+    lr_p14 R;
+    if (lr_p14_plan(ps, 1, &R) == LR_OK) {
+        uint8_t *img = malloc(R.img_bytes);
+        if (img) {
+            lr_p14_bind(&R, img);
+            int rr = lr_p14_fill_ref(ps, &R, 0, R.rg);
+            if (rr != rc || (rc == LR_OK && memcmp(img, L.img, R.img_bytes))) __builtin_trap();
+            free(img);
+        }
+    }
     if (rc == LR_OK) {
         uint64_t *idx = malloc(nb * sizeof *idx);
         uint8_t *gain = malloc(nb);
