@@ -1,0 +1,56 @@
+/* Every program answers --help with usage on stdout and exit 0, and refuses
+ * an unknown flag with exit 2 (or 1) and a message on stderr — never a crash. */
+#include "test/t.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_bin[1024];
+
+static int run(const char *prog, const char *args, char *err, size_t n)
+{
+    char cmd[4096], ef[64] = "/tmp/lrcli.XXXXXX";
+    int fd = mkstemp(ef);
+    if (fd < 0) return -1;
+    close(fd);
+    snprintf(cmd, sizeof cmd, "%s/%s %s >/dev/null 2>%s </dev/null", g_bin, prog, args, ef);
+    int st = system(cmd);
+    FILE *f = fopen(ef, "r");
+    size_t k = f ? fread(err, 1, n - 1, f) : 0;
+    err[k] = 0;
+    if (f) fclose(f);
+    unlink(ef);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int test_help_and_unknown_flags(void)
+{
+    static const char *progs[] = { "bench_gemv", "tune_gemv", "bench_engine", "bench_rotation", "bench_load",
+                                   "bench_unfold", "cache", "inspect", "gen_synthetic", "import", "tokenize",
+                                   "leech_encode_bench", "leech_mse_bench", "readme_tables", "ppl", "leechrt" };
+    int tested = 0;
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        char path[1200], err[4096];
+        snprintf(path, sizeof path, "%s/%s", g_bin, progs[i]);
+        if (access(path, X_OK) != 0) continue;
+        tested++;
+        int rc = run(progs[i], "--help", err, sizeof err);
+        T_ASSERT(rc == 0, "%s --help exited %d: %s", progs[i], rc, err);
+        if (!strcmp(progs[i], "readme_tables")) continue; /* takes a folder as its argument */
+        rc = run(progs[i], "--no-such-flag-xyz", err, sizeof err);
+        T_ASSERT(rc == 1 || rc == 2, "%s with an unknown flag exited %d", progs[i], rc);
+        T_ASSERT(err[0], "%s with an unknown flag printed nothing on stderr", progs[i]);
+    }
+    T_ASSERT(tested >= 10, "only %d programs found next to the test", tested);
+    return T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
+    char *slash = strrchr(g_bin, '/');
+    if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
+    static const t_case cases[] = { T_CASE(test_help_and_unknown_flags) };
+    return t_main(__FILE__, cases, 1, argc, argv);
+}
