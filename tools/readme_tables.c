@@ -155,6 +155,19 @@ static void quality_table(void)
             get(&c, r, "eval_tokens"));
 }
 
+static void sass_table(void)
+{
+    csv c;
+    if (load("sass_instr_per_weight.csv", &c)) return;
+    out("\n### Instructions per weight in the GEMV main loops (SASS, docs/layouts.md)\n");
+    source(&c, "sass_instr_per_weight.csv");
+    out("| arm | shape | b/w | threads | row groups/CTA | instructions/weight | registers |\n|---|---|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++)
+        out("| %s | %sx%s | %s | %s | %s | %s | %s |\n", get(&c, r, "arm"), get(&c, r, "rows"), get(&c, r, "cols"),
+            get(&c, r, "bits_per_weight"), get(&c, r, "threads"), get(&c, r, "row_groups"), get(&c, r, "instr_per_weight"),
+            *get(&c, r, "registers") ? get(&c, r, "registers") : "-");
+}
+
 static void generate(void)
 {
     g_len = 0;
@@ -162,6 +175,7 @@ static void generate(void)
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
     codec_table();
     rotation_table();
+    sass_table();
     engine_table();
     quality_table();
 }
