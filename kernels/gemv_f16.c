@@ -106,3 +106,19 @@ const lr_shape lr_qwen3_shapes[] = {
     { "32B", "down", 5120, 25600 },
 };
 const int lr_qwen3_nshapes = (int)(sizeof lr_qwen3_shapes / sizeof lr_qwen3_shapes[0]);
+
+const char *const lr_layer_matrix_names[LR_LAYER_MATRICES] = { "q", "k", "v", "o", "gate", "up", "down", "qkv", "gateup" };
+
+void lr_qwen3_layer_shapes(int si, int rows[LR_LAYER_MATRICES], int cols[LR_LAYER_MATRICES])
+{
+    for (int k = 0; k < 7; k++) rows[k] = lr_qwen3_shapes[si + k].rows, cols[k] = lr_qwen3_shapes[si + k].cols;
+    rows[7] = rows[0] + rows[1] + rows[2], cols[7] = cols[0];
+    rows[8] = rows[4] + rows[5], cols[8] = cols[4];
+}
+
+int lr_bench_copies(int rows, int cols, double bits_per_weight, int l2_bytes)
+{
+    double bytes = (double)rows * cols * (bits_per_weight > 0 ? bits_per_weight : 16) / 8;
+    int copies = (int)ceil(4.0 * l2_bytes / bytes);
+    return copies < 2 ? 2 : copies > 64 ? 64 : copies;
+}

@@ -40,4 +40,13 @@ typedef struct lr_shape { const char *model, *matrix; int rows, cols; } lr_shape
 extern const lr_shape lr_qwen3_shapes[];
 extern const int lr_qwen3_nshapes;
 
+/* One decoder layer's GEMV shapes starting at lr_qwen3_shapes[si]: the 7
+ * projections, then fused q|k|v and gate|up (names in lr_layer_matrix_names). */
+#define LR_LAYER_MATRICES 9
+extern const char *const lr_layer_matrix_names[LR_LAYER_MATRICES];
+void lr_qwen3_layer_shapes(int si, int rows[LR_LAYER_MATRICES], int cols[LR_LAYER_MATRICES]);
+/* Distinct weight copies a timing loop needs so one pass reads >= 4x the L2
+ * (bits_per_weight 0 counts as 16), clamped to [2, 64]. */
+int lr_bench_copies(int rows, int cols, double bits_per_weight, int l2_bytes);
+
 #endif

@@ -101,7 +101,6 @@ int main(int argc, char **argv)
            "GB/s", "%bound", "max_err");
     int n_arms, failures = 0;
     const lr_gemv_arm *const *all = lr_gemv_arms(&n_arms);
-    const char *mnames[] = { "q", "k", "v", "o", "gate", "up", "down" };
     for (int ai = 0; ai < n_arms; ai++) {
         const lr_gemv_arm *arm = all[ai];
         if (arms && !lr_list_has(arms, arm->name)) continue;
@@ -110,21 +109,15 @@ int main(int argc, char **argv)
             if (!lr_list_has(models, model)) continue;
             /* 7 matrices + fused qkv + fused gate/up */
             mat m[9] = { { 0 } };
-            int shape_r[9], shape_c[9];
-            for (int k = 0; k < 7; k++) shape_r[k] = lr_qwen3_shapes[si + k].rows, shape_c[k] = lr_qwen3_shapes[si + k].cols;
-            shape_r[7] = shape_r[0] + shape_r[1] + shape_r[2], shape_c[7] = shape_c[0];
-            shape_r[8] = shape_r[4] + shape_r[5], shape_c[8] = shape_c[4];
-            const char *names[9] = { "q", "k", "v", "o", "gate", "up", "down", "qkv", "gateup" };
+            int shape_r[LR_LAYER_MATRICES], shape_c[LR_LAYER_MATRICES];
+            lr_qwen3_layer_shapes(si, shape_r, shape_c);
+            const char *const *names = lr_layer_matrix_names;
             int ok = 1;
             for (int k = 0; k < 9 && ok; k++) {
                 int want = (k < 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer"))) ||
                            (k >= 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer_fused")));
                 if (!want) continue;
-                /* Enough distinct copies that a pass reads >= 4x the L2. */
-                double mb = (double)shape_r[k] * shape_c[k] * (arm->bits_per_weight > 0 ? arm->bits_per_weight : 16) / 8;
-                int copies = (int)ceil(4.0 * d->l2_bytes / mb);
-                if (copies < 2) copies = 2;
-                if (copies > 64) copies = 64;
+                int copies = lr_bench_copies(shape_r[k], shape_c[k], arm->bits_per_weight, d->l2_bytes);
                 m[k].arm = arm;
                 m[k].copies = copies;
                 rc = arm->prepare(shape_r[k], shape_c[k], copies, 1000 + (uint64_t)k, &opts, &m[k].st);
@@ -191,7 +184,6 @@ int main(int argc, char **argv)
                 if (m[k].st) arm->destroy(m[k].st);
         }
     }
-    (void)mnames;
     lr_csv_close(&out);
     if (failures) { fprintf(stderr, "bench_gemv: %d failures\n", failures); return 1; }
     return 0;

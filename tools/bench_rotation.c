@@ -87,12 +87,6 @@ static int layer_enqueue(void *arg, int i, void *stream)
     return LR_OK;
 }
 
-static int copies_for(double bytes)
-{
-    int c = (int)ceil(4.0 * lr_cu_device()->l2_bytes / bytes);
-    return c < 2 ? 2 : c > 64 ? 64 : c;
-}
-
 /* FP16 control: the 7 projections of one layer, verified, in one graph. */
 static int measure_layer(model *m, CUdeviceptr x, CUdeviceptr y, int reps)
 {
@@ -101,7 +95,7 @@ static int measure_layer(model *m, CUdeviceptr x, CUdeviceptr y, int reps)
     layer_run L = { arm, { 0 }, 64, x, y };
     int rc = LR_OK;
     for (int k = 0; k < 7 && !rc; k++) {
-        int c = copies_for(2.0 * m->sh[k].rows * m->sh[k].cols);
+        int c = lr_bench_copies(m->sh[k].rows, m->sh[k].cols, 16, lr_cu_device()->l2_bytes);
         if (c < L.copies) L.copies = c;
     }
     for (int k = 0; k < 7 && !rc; k++) {
@@ -302,7 +296,7 @@ int main(int argc, char **argv)
             const char *gname[2] = { "qkv", "gateup" };
             for (int gi = 0; gi < 2; gi++) {
                 int rows = grows[gi], cols = ms[i].hidden;
-                int copies = copies_for(2.0 * rows * cols);
+                int copies = lr_bench_copies(rows, cols, 16, lr_cu_device()->l2_bytes);
                 double plain_us = 0, err = 0;
                 const lr_gemv_arm *f16 = lr_gemv_arm_find("f16");
                 plain_run P = { f16, NULL, copies, x, y };

@@ -88,9 +88,8 @@ static void *worker(void *arg)
  * width; the decode-step ops. */
 static int plan_model(int si, int budget)
 {
-    int R[9], C[9];
-    for (int k = 0; k < 7; k++) R[k] = lr_qwen3_shapes[si + k].rows, C[k] = lr_qwen3_shapes[si + k].cols;
-    R[7] = R[0] + R[1] + R[2], C[7] = C[0], R[8] = R[4] + R[5], C[8] = C[4];
+    int R[LR_LAYER_MATRICES], C[LR_LAYER_MATRICES];
+    lr_qwen3_layer_shapes(si, R, C);
     int ntab, rc = lr_ctab_entries(12, 1, &ntab);
     if (rc) return rc;
     for (int k = 0; k < 9; k++) {

@@ -133,13 +133,12 @@ int main(int argc, char **argv)
     CUdeviceptr x, y;
     if (lr_cu_alloc(&x, 1 << 20) || lr_cu_alloc(&y, 1 << 20)) return 1;
     lr_cu_memset8(x, 0x3c, 1 << 20);
-    const char *names[9] = { "q", "k", "v", "o", "gate", "up", "down", "qkv", "gateup" };
+    const char *const *names = lr_layer_matrix_names;
     for (int si = 0; si < lr_qwen3_nshapes; si += 7) {
         const char *model = lr_qwen3_shapes[si].model;
         if (!lr_list_has(models, model)) continue;
-        int R[9], C[9];
-        for (int k = 0; k < 7; k++) R[k] = lr_qwen3_shapes[si + k].rows, C[k] = lr_qwen3_shapes[si + k].cols;
-        R[7] = R[0] + R[1] + R[2], C[7] = C[0], R[8] = R[4] + R[5], C[8] = C[4];
+        int R[LR_LAYER_MATRICES], C[LR_LAYER_MATRICES];
+        lr_qwen3_layer_shapes(si, R, C);
         for (int k = 0; k < 9; k++) {
             if (!lr_list_has(mats, names[k])) continue;
             int dup = 0; /* k and v share a shape; up and gate too */
@@ -147,9 +146,7 @@ int main(int argc, char **argv)
             if (dup) continue;
             double best = 1e30;
             int bk[LR_TUNE_KNOBS] = { 0 };
-            int copies = (int)ceil(4.0 * d->l2_bytes / ((double)R[k] * C[k] * (arm->bits_per_weight > 0 ? arm->bits_per_weight : 16) / 8));
-            if (copies < 2) copies = 2;
-            if (copies > 64) copies = 64;
+            int copies = lr_bench_copies(R[k], C[k], arm->bits_per_weight, d->l2_bytes);
             for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
             for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) {
                 lr_gemv_arm_opts o = { th[a], rp[b], un[c], 0, { e0[e], e1[f], 0, 0 } };
