@@ -13,6 +13,12 @@ mkdir -p "$OUT"
 B=${BUILD:-build-gpu}
 D=$PWD/.deps
 if [ -d "$D" ]; then
+  # dpkg -x keeps absolute .so symlinks (libz.so -> /lib/...), which dangle on a
+  # machine with another zlib; point them at the copy unpacked beside them.
+  for l in "$D"/usr/lib/x86_64-linux-gnu/*.so; do
+    t=$(readlink "$l" || true)
+    if [ ! -e "$l" ] && [ -e "$D$t" ]; then ln -sf "$D$t" "$l"; fi
+  done
   export DEPINC="-I$D/usr/include -I$D/usr/include/x86_64-linux-gnu"
   export LDFLAGS="-L$D/usr/lib/x86_64-linux-gnu -Wl,-rpath,$D/usr/lib/x86_64-linux-gnu"
 fi
