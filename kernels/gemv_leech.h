@@ -16,6 +16,8 @@ typedef struct lr_leech_geom {
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */
     int prefetch; /* 1: next super-chunk's loads issued before decoding this one */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
+    int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
+                     row-group batches); 0 = one CTA per batch */
 } lr_leech_geom;
 
 /* ---- Planes14, fragment order (templates/gemv_leech_p14.cu) ----

@@ -80,12 +80,13 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
 
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 256, 1, 1, 0 };
+    lr_leech_geom g = { 256, 1, 1, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
         if (t[1]) g.rg = t[1];
         if (t[4]) g.prefetch = t[4] > 0;
+        if (t[5] > 0) g.persist = t[5];
     }
     return g;
 }
@@ -97,7 +98,8 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
     if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rg < 1 || geom.rg > 8)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 geometry threads=%d rg=%d", geom.threads, geom.rg);
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 persist=%d", geom.persist);
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14 %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols, smem,
                        smem_budget);
@@ -108,7 +110,14 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
     lr_jit_spec_set(s, "rg", geom.rg);
     lr_jit_spec_set(s, "ntab", ntab);
     lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
-    g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
+    unsigned batches = (unsigned)((rgn + geom.rg - 1) / geom.rg), grid = batches;
+    if (geom.persist) {
+        /* the kernel loops over batches: any grid is correct, this one fills the card */
+        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
+        unsigned cap = (unsigned)geom.persist * (unsigned)(d && d->sm_count > 0 ? d->sm_count : 132);
+        if (cap < grid) grid = cap;
+    }
+    g->grid = (lr_dim3){ grid, 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
@@ -143,6 +152,8 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     if (o && o->threads) geom.threads = o->threads;
     if (o && o->rpw) geom.rg = o->rpw;
     if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
+    if (o && o->extra[1] >= 0 && o->extra[1] != 0) geom.persist = o->extra[1];
+    if (o && o->extra[1] < 0) geom.persist = 0;
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
     if (!rc) rc = lr_p14_unfold(&m, 0, &s->L);

@@ -108,7 +108,9 @@ static int test_spec_bounds(void)
 
 /* ---- GPU ---- */
 
-static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
+/* grid > 0 caps the grid (the kernel loops over row-group batches, so any
+ * grid must give the same result). */
+static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, unsigned grid)
 {
     lr_p14 L;
     lr_leech_matrix m;
@@ -119,6 +121,7 @@ static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
     CUfunction fn;
     T_OK(lr_gemv_leech_p14_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
     T_OK(lr_jit_get(&spec, &fn));
+    if (grid && g.grid.x > grid) g.grid.x = grid;
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
     uint16_t one = 0;
     lr_rng r;
@@ -128,11 +131,17 @@ static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
     args_for(&L, x, y, &one, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d: max rel err %.2e\n", rows, cols, geom.threads, geom.rg, rep.max_rel_err);
+    printf("    %5d x %5d threads=%d rg=%d persist=%d grid=%u: max rel err %.2e\n", rows, cols, geom.threads, geom.rg,
+           geom.persist, g.grid.x, rep.max_rel_err);
     free(x), free(y);
     lr_p14_free(&L);
     T_OK(rc);
     return T_PASS;
+}
+
+static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
+{
+    return verify_grid(rows, cols, geom, seed, 0);
 }
 
 static int test_gpu_qwen3_shapes(void)
@@ -165,9 +174,29 @@ static int test_gpu_odd_shapes(void)
 static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    lr_leech_geom gs[] = { { 128, 1, 0, 0 }, { 256, 2, 1, 0 }, { 512, 1, 1, 0 }, { 64, 4, 1, 0 }, { 256, 3, 0, 0 } };
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0 }, { 256, 2, 1, 0, 0 }, { 512, 1, 1, 0, 0 }, { 64, 4, 1, 0, 0 },
+                           { 256, 3, 0, 0, 0 } };
     for (int i = 0; i < 5; i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
+    return T_PASS;
+}
+
+/* Persistent grids: CTAs looping over several row-group batches, the
+ * double-buffered reduction and the prefetch across batch boundaries. */
+static int test_gpu_persistent(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
+        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 0, 0, 1 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 1, 0, 2 }, 5 },
+        { 333, 1001, { 512, 1, 1, 0, 1 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 1 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 256, 1, 1, 0, 2 }, 0 }, /* the fused gate|up, 2 CTAs per SM */
+        { 5121, 17413, { 256, 1, 1, 0, 3 }, 0 },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        if (verify_grid(c[i].rows, c[i].cols, c[i].g, 4000 + i, c[i].grid)) return T_FAIL;
     return T_PASS;
 }
 
@@ -184,4 +213,5 @@ static int test_gpu_arm(void)
 }
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds),
-       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_arm))
+       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_persistent),
+       T_CASE(test_gpu_arm))

@@ -291,26 +291,50 @@ int lr_cu_launch(CUfunction f, lr_dim3 g, lr_dim3 b, unsigned smem, CUstream s, 
     return lr_cu_launch_ex(f, g, b, none, smem, s, args);
 }
 
+static _Thread_local int g_pdl;
+
+int lr_cu_pdl_supported(void)
+{
+    const lr_device_info *d = lr_cu_device();
+    return d && d->cc_major >= 9 && LRCU(cuLaunchKernelEx) != NULL;
+}
+
+int lr_cu_set_pdl(int on)
+{
+    int was = g_pdl;
+    g_pdl = on && lr_cu_pdl_supported();
+    return was;
+}
+
 int lr_cu_launch_ex(CUfunction f, lr_dim3 g, lr_dim3 b, lr_dim3 cl, unsigned smem, CUstream s, void **args)
 {
     int rc = ensure_smem(f, smem);
     if (rc) return rc;
-    if (cl.x == 0)
+    if (cl.x == 0 && !g_pdl)
         return LR_CU(LRCU(cuLaunchKernel)(f, g.x, g.y, g.z, b.x, b.y, b.z, smem, s, args, NULL));
     if (!LRCU(cuLaunchKernelEx)) return LR_FAIL(LR_EUNSUPPORTED, "driver lacks cuLaunchKernelEx");
-    CUlaunchAttribute at;
-    memset(&at, 0, sizeof at);
-    at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    at.value.clusterDim.x = cl.x;
-    at.value.clusterDim.y = cl.y ? cl.y : 1;
-    at.value.clusterDim.z = cl.z ? cl.z : 1;
+    CUlaunchAttribute at[2];
+    unsigned n = 0;
+    memset(at, 0, sizeof at);
+    if (cl.x) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at[n].value.clusterDim.x = cl.x;
+        at[n].value.clusterDim.y = cl.y ? cl.y : 1;
+        at[n].value.clusterDim.z = cl.z ? cl.z : 1;
+        n++;
+    }
+    if (g_pdl) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at[n].value.programmaticStreamSerializationAllowed = 1;
+        n++;
+    }
     CUlaunchConfig c;
     memset(&c, 0, sizeof c);
     c.gridDimX = g.x; c.gridDimY = g.y; c.gridDimZ = g.z;
     c.blockDimX = b.x; c.blockDimY = b.y; c.blockDimZ = b.z;
     c.sharedMemBytes = smem;
     c.hStream = s;
-    c.attrs = &at;
-    c.numAttrs = 1;
+    c.attrs = at;
+    c.numAttrs = n;
     return LR_CU(LRCU(cuLaunchKernelEx)(&c, f, args, NULL));
 }

@@ -81,6 +81,14 @@ int lr_cu_func_attr(CUfunction f, CUfunction_attribute a, int *v);
 typedef struct { unsigned x, y, z; } lr_dim3;
 int lr_cu_launch(CUfunction f, lr_dim3 grid, lr_dim3 block, unsigned smem, CUstream s, void **args);
 /* Same with a thread-block cluster (sm_90); cluster.x == 0 means none. */
+/* Programmatic dependent launch for the launches this thread makes from now
+ * on (sm_90+ with cuLaunchKernelEx; elsewhere a no-op): each kernel may start
+ * while the previous one in its stream finishes, and the templates call
+ * lr_pdl_wait() before reading what earlier kernels wrote. Only for streams
+ * whose every kernel is a leechrt template. Returns the previous setting. */
+int lr_cu_set_pdl(int on);
+/* Whether lr_cu_set_pdl(1) takes effect on this device. */
+int lr_cu_pdl_supported(void);
 int lr_cu_launch_ex(CUfunction f, lr_dim3 grid, lr_dim3 block, lr_dim3 cluster, unsigned smem,
                     CUstream s, void **args);
 

@@ -49,9 +49,20 @@ struct lr_engine {
     int pos;                 /* tokens in the cache: the position of the next step */
     int max_context;
     double launches_per_step;/* GPU: kernel launches (graph nodes) of one step; 0 on the CPU */
+    int pdl;                 /* GPU: kernels of a step overlap through programmatic dependent launch */
+    size_t bytes_per_step;   /* GPU: weight bytes one step reads (every matrix and the head) */
     lr_layer_fn on_layer;    /* NULL = off; a GPU backend may run slower while set */
     void *on_layer_user;
 };
+
+/* GPU profiling: the step's launches of each phase (embed, norm, rotation,
+ * each GEMV, rope, attention, SwiGLU, head; lr_engine_gpu_phase_name) for
+ * every layer captured alone as one graph and replayed reps times; us[i] is
+ * microseconds per token. The sum exceeds the step's time by what the phases
+ * overlap and share; the cache stays valid (nothing advances the position,
+ * and the next step rewrites the slot these runs touched). */
+int lr_engine_gpu_phases(lr_engine *e, int reps, double *us, int n);
+const char *lr_engine_gpu_phase_name(int i);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
 extern const lr_engine_ops lr_engine_cpu_ops;

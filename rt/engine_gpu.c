@@ -28,6 +28,11 @@
 
 enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
 
+/* Phases of a step, for lr_engine_gpu_phases. */
+enum { PH_EMBED, PH_NORM, PH_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_O, PH_GU, PH_SILU, PH_DOWN, PH_HEAD, NPH };
+static const char *const phase_names[NPH] = { "embed", "norm", "rotation", "gemv_qkv", "rope_kv", "attention",
+                                              "gemv_o", "gemv_gateup", "silu_mul", "gemv_down", "head" };
+
 /* One (possibly fused) projection y = W (R x). */
 typedef struct proj {
     int rows, cols;
@@ -60,6 +65,9 @@ typedef struct gpu_engine {
     CUstream s;
     CUgraphExec graph;
     int graph_nodes;
+    int pdl;
+    unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
+    int phase;             /* phase of the launches being enqueued */
     float *host_logits;
     float *host_x, *host_y;
     size_t bytes_weights;
@@ -192,8 +200,13 @@ static int get_fn(const char *op, int head_dim, CUfunction *f)
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
-static int L1(CUfunction f, unsigned grid, unsigned threads, CUstream s, void **args, int *count)
+/* Whether the current phase is being enqueued (all of them but when profiling). */
+static int on(const gpu_engine *e) { return (e->phase_mask >> e->phase) & 1u; }
+
+static int L1(gpu_engine *e, CUfunction f, unsigned grid, unsigned threads, void **args, int *count)
 {
+    if (!on(e)) return LR_OK;
+    CUstream s = e->s;
     (*count)++;
     return lr_cu_launch(f, (lr_dim3){ grid, 1, 1 }, (lr_dim3){ threads, 1, 1 }, 0, s, args);
 }
@@ -203,11 +216,17 @@ static int run_proj(gpu_engine *e, const proj *p, CUdeviceptr x, CUdeviceptr y, 
 {
     int rc;
     CUdeviceptr in = x;
+    const int ph = e->phase;
     if (p->rot >= 0) {
-        if ((rc = lr_rot_dev_launch(&e->rots[p->rot].dev, x, e->xr, 1, e->s))) return rc;
-        (*count)++;
+        e->phase = PH_ROT;
+        if (on(e)) {
+            if ((rc = lr_rot_dev_launch(&e->rots[p->rot].dev, x, e->xr, 1, e->s))) return rc;
+            (*count)++;
+        }
+        e->phase = ph;
         in = e->xr;
     }
+    if (!on(e)) return LR_OK;
     (*count)++;
     if (p->leech) return lr_leech_dev_gemv(p->ld, in, y, e->s);
     int rows = p->rows, cols = p->cols;
@@ -221,7 +240,7 @@ static int norm(gpu_engine *e, CUdeviceptr y, CUdeviceptr w, int *count)
     float eps = (float)e->c.norm_eps;
     CUdeviceptr x = e->x, out = e->xn;
     void *args[] = { &x, &y, &w, &out, &n, &eps };
-    return L1(e->f_norm, 1, 1024, e->s, args, count);
+    return L1(e, e->f_norm, 1, 1024, args, count);
 }
 
 static int layer_hook(gpu_engine *e, int l, int with_down)
@@ -244,40 +263,51 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     const lr_model_config *c = &e->c;
     int rc, hidden = (int)c->hidden, group = 64;
     *count = 0;
+    e->phase = PH_EMBED;
     {
         void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->x, &hidden, &group };
-        if ((rc = L1(e->f_embed, cdiv((unsigned)hidden, 256), 256, e->s, a, count))) return rc;
+        if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
     }
     if (hooks && (rc = layer_hook(e, -1, 0))) return rc;
     int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim, inter = (int)c->intermediate;
     float eps = (float)c->norm_eps, theta = (float)c->rope_theta, scale = (float)(1.0 / sqrt((double)hd));
     for (uint32_t l = 0; l < c->n_layers; l++) {
         layer *L = &e->L[l];
+        e->phase = PH_NORM;
         if ((rc = norm(e, l ? e->down : 0, L->attn_norm, count))) return rc;
+        e->phase = PH_QKV;
         if ((rc = run_proj(e, &L->p[PROJ_QKV], e->xn, e->qkv, count))) return rc;
+        e->phase = PH_ROPE;
         {
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
-            if ((rc = L1(e->f_rope, (unsigned)(nh + nkv), hd > 128 ? (unsigned)hd : 128, e->s, a, count))) return rc;
+            if ((rc = L1(e, e->f_rope, (unsigned)(nh + nkv), hd > 128 ? (unsigned)hd : 128, a, count))) return rc;
         }
+        e->phase = PH_ATT;
         {
             void *a[] = { &e->qkv, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &scale };
-            if ((rc = L1(e->f_att, (unsigned)nh, 256, e->s, a, count))) return rc;
+            if ((rc = L1(e, e->f_att, (unsigned)nh, 256, a, count))) return rc;
         }
+        e->phase = PH_O;
         if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
+        e->phase = PH_NORM;
         if ((rc = norm(e, e->o, L->ffn_norm, count))) return rc;
+        e->phase = PH_GU;
         if ((rc = run_proj(e, &L->p[PROJ_GU], e->xn, e->gu, count))) return rc;
+        e->phase = PH_SILU;
         {
             void *a[] = { &e->gu, &e->h, &inter };
-            if ((rc = L1(e->f_silu, cdiv((unsigned)inter, 256), 256, e->s, a, count))) return rc;
+            if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
         }
+        e->phase = PH_DOWN;
         if ((rc = run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count))) return rc;
         if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
     }
+    e->phase = PH_HEAD;
     if ((rc = norm(e, e->down, e->out_norm, count))) return rc;
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    return L1(e->f_head, cdiv((unsigned)vocab, 16), 256, e->s, a, count);
+    return L1(e, e->f_head, cdiv((unsigned)vocab, 16), 256, a, count);
 }
 
 static void gpu_close(lr_engine *b);
@@ -305,6 +335,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     const lr_tensor_view *emb = lr_model_tensor(m, "token_embd"), *head = lr_model_tensor(m, "output");
     if (!rc && !emb) rc = LR_FAIL(LR_EFORMAT, "%s: no token_embd", lr_model_path(m));
     if (!rc) rc = upload_int8g(e, emb, &e->emb_q, &e->emb_sb);
+    size_t emb_bytes = e->bytes_weights; /* one row of it is read per token */
     if (!rc && head) rc = upload_int8g(e, head, &e->head_q, &e->head_sb);
     else if (!rc) e->head_q = e->emb_q, e->head_sb = e->emb_sb; /* tied: read the embedding in place */
     if (!rc) rc = upload_norm(e, lr_model_tensor(m, "output_norm"), &e->out_norm);
@@ -352,12 +383,21 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->host_x = malloc(H * 4);
     e->host_y = malloc(H * 4);
     if (!rc && (!e->host_logits || !e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    /* Programmatic dependent launch between the step's kernels (sm_90+): each
+     * GEMV fetches its first weights while its predecessor finishes.
+     * LEECHRT_PDL=0 turns it off (for comparisons). */
+    e->phase_mask = ~0u;
+    const char *pdl_env = getenv("LEECHRT_PDL");
+    e->pdl = lr_cu_pdl_supported() && !(pdl_env && !strcmp(pdl_env, "0"));
+    e->base.pdl = e->pdl;
     /* Capture the step once; replays read token and position from device memory. */
     if (!rc) {
         int n = 0;
         rc = lr_cu_graph_begin(e->s);
         if (!rc) {
+            int was = lr_cu_set_pdl(e->pdl);
             int r2 = enqueue_step(e, 0, &n);
+            lr_cu_set_pdl(was);
             CUgraphExec g = NULL;
             rc = lr_cu_graph_end(e->s, &g);
             if (r2) rc = r2, lr_cu_graph_destroy(g);
@@ -372,6 +412,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     }
     e->base.ops = &lr_engine_gpu_ops;
     e->base.launches_per_step = e->graph_nodes;
+    e->base.bytes_per_step = e->bytes_weights - (head ? emb_bytes : 0);
     *out = &e->base;
     return LR_OK;
 }
@@ -392,7 +433,13 @@ static int gpu_step(lr_engine *b, int32_t token, const float **logits)
     int rc = lr_cu_h2d(e->d_tok, &token, 4);
     if (!rc) rc = lr_cu_h2d(e->d_pos, &pos, 4);
     int n = 0;
-    if (!rc) rc = b->on_layer ? enqueue_step(e, 1, &n) : lr_cu_graph_launch(e->graph, e->s);
+    if (!rc && b->on_layer) {
+        int was = lr_cu_set_pdl(e->pdl);
+        rc = enqueue_step(e, 1, &n);
+        lr_cu_set_pdl(was);
+    } else if (!rc) {
+        rc = lr_cu_graph_launch(e->graph, e->s);
+    }
     if (!rc) rc = lr_cu_stream_sync(e->s);
     if (!rc) rc = lr_cu_d2h(e->host_logits, e->logits, (size_t)e->c.vocab * 4);
     if (rc) return lr_wrap(rc, "GPU step at position %d", pos);
@@ -400,6 +447,42 @@ static int gpu_step(lr_engine *b, int32_t token, const float **logits)
     *logits = e->host_logits;
     return LR_OK;
 }
+
+int lr_engine_gpu_phases(lr_engine *b, int reps, double *us, int n)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "phase timing needs the GPU engine");
+    gpu_engine *e = (gpu_engine *)b;
+    if (reps < 1) reps = 1;
+    CUevent t0 = NULL, t1 = NULL;
+    int rc = lr_cu_event_create(&t0);
+    if (!rc) rc = lr_cu_event_create(&t1);
+    for (int p = 0; p < NPH && p < n && !rc; p++) {
+        /* One graph holding this phase's launches of the whole step. */
+        int cnt = 0, was = lr_cu_set_pdl(e->pdl);
+        CUgraphExec g = NULL;
+        e->phase_mask = 1u << p;
+        rc = lr_cu_graph_begin(e->s);
+        if (!rc) {
+            int r2 = enqueue_step(e, 0, &cnt);
+            rc = lr_cu_graph_end(e->s, &g);
+            if (r2) rc = r2;
+        }
+        e->phase_mask = ~0u;
+        lr_cu_set_pdl(was);
+        float ms = 0;
+        if (!rc) rc = lr_cu_graph_launch(g, e->s); /* warm-up */
+        if (!rc) rc = lr_cu_event_record(t0, e->s);
+        for (int r = 0; r < reps && !rc; r++) rc = lr_cu_graph_launch(g, e->s);
+        if (!rc) rc = lr_cu_event_record(t1, e->s);
+        if (!rc) rc = lr_cu_event_ms(t0, t1, &ms);
+        if (!rc) us[p] = cnt ? 1e3 * ms / reps : 0;
+        lr_cu_graph_destroy(g);
+    }
+    lr_cu_event_destroy(t0), lr_cu_event_destroy(t1);
+    return rc;
+}
+
+const char *lr_engine_gpu_phase_name(int i) { return i >= 0 && i < NPH ? phase_names[i] : NULL; }
 
 static void gpu_close(lr_engine *b)
 {

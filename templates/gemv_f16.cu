@@ -57,6 +57,13 @@ LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restr
     int rowc[LR_RPW];
 #pragma unroll
     for (int r = 0; r < LR_RPW; r++) rowc[r] = min(row0 + r, LR_ROWS - 1); // clamp: tail rows read a valid row, never store
+#if !LR_NOWEIGHTS
+    // The first weight lines go to L2 while the previous kernel finishes.
+#pragma unroll
+    for (int r = 0; r < LR_RPW; r++)
+        if ((kw * 32 + lane) * 8 < LR_COLS) lr_prefetch_l2(W + (u64)rowc[r] * LR_COLS + (kw * 32 + lane) * 8);
+#endif
+    lr_pdl_enter();
 
     const int tile = LR_XSMEM ? LR_TILE : LR_COLS;
     for (int t0 = 0; t0 < LR_COLS; t0 += tile) {

@@ -4,9 +4,13 @@
 // of weights one SHF, one LOP3, one PRMT from the class-table entry, one
 // HFMA2 for the scale, one SHF+LOP3 for the signs) and x as B (f16,
 // replicated in the 8 columns, read from shared memory in fragment order);
-// f32 accumulation. A CTA owns LR_RG row groups of 16 rows; its warps split
-// the 192-column super-chunks and reduce through shared memory. Row scales
-// and the dense f16 tail (cols % 24) are applied per row in f32.
+// f32 accumulation. A CTA takes batches of LR_RG row groups of 16 rows
+// (batch blockIdx.x, then every gridDim.x-th: a grid smaller than the batch
+// count is persistent, staging the class table and x once for many
+// batches); its warps split the 192-column super-chunks and reduce through
+// shared memory. Each warp's next segment is in flight while it decodes the
+// current one, across batch boundaries too. Row scales and the dense f16
+// tail (cols % 24) are applied per row in f32.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG (row groups per CTA),
 // LR_NTAB (class-table entries), LR_PREFETCH (0/1: load the next
 // super-chunk before decoding this one).
@@ -24,7 +28,9 @@
 #define SC ((NBLK + 7) / 8)
 #define SEG 1792
 
-// Shared memory: class table | x in fragment order (SC * 384 bytes) | reduction.
+#define NRGB ((RGN + LR_RG - 1) / LR_RG)
+// Shared memory: class table | x in fragment order (SC * 384 bytes) |
+// reduction, double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
 
@@ -61,87 +67,96 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     u32 *xs = (u32 *)(smem + TAB_BYTES);
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
-    const int rg0 = blockIdx.x * LR_RG;
     const u32 m0707 = lr_opaque(0x0707u), m7070 = lr_opaque(0x7070u);
 
-    // The first segments are requested before the prologue (class table, x), so
-    // their DRAM latency overlaps it.
-    seg_regs cur[LR_RG];
-    int sc = warp;
     // Out-of-range row groups and super-chunks load a valid segment (clamped)
     // whose results are never stored: no branches, no zeroing in the loop.
-    auto load_all = [&](seg_regs (&dst)[LR_RG], int k) {
+    auto load_all = [&](seg_regs (&dst)[LR_RG], int b, int k) {
         k = min(k, SC - 1);
+        b = min(b, NRGB - 1);
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)
-            load_seg(dst[r], W + ((size_t)min(rg0 + r, RGN - 1) * SC + k) * SEG, lane);
+            load_seg(dst[r], W + ((size_t)min(b * LR_RG + r, RGN - 1) * SC + k) * SEG, lane);
     };
-    if (sc < SC) load_all(cur, sc);
+    // The first segments are requested before the prologue (class table, x),
+    // so their DRAM latency overlaps it.
+    seg_regs cur[LR_RG];
+    int b = blockIdx.x, sc = warp;
+    load_all(cur, b, sc);
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+    // Weights and the class table are immutable: fetched above while the
+    // previous kernel (which writes x) may still run.
+    lr_pdl_enter();
     // x -> f16 pairs in fragment order: u32 index ((tp * 4 + q) * 4 + s),
     // s = 0/1: tile 2 tp, cols 2q and 2q + 8; s = 2/3: tile 2 tp + 1.
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int s = i & 3, qq = (i >> 2) & 3, tp = i >> 4;
         const int c = (tp * 2 + (s >> 1)) * 16 + 2 * qq + 8 * (s & 1);
-        const float a = c < NBLK * 24 ? x[c] : 0.f, b = c + 1 < NBLK * 24 ? x[c + 1] : 0.f;
-        xs[i] = lr_pack_h2(a, b);
+        const float a = c < NBLK * 24 ? x[c] : 0.f, bb = c + 1 < NBLK * 24 ? x[c + 1] : 0.f;
+        xs[i] = lr_pack_h2(a, bb);
     }
     __syncthreads();
 
-    float acc[LR_RG][4];
+    for (int par = 0; b < NRGB; b += gridDim.x, par ^= 1) {
+        float acc[LR_RG][4];
 #pragma unroll
-    for (int r = 0; r < LR_RG; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+        for (int r = 0; r < LR_RG; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
 
-    for (; sc < SC; sc += WARPS) {
+        for (; sc < SC; sc += WARPS) {
+            // the segment after this one: same batch, or this warp's first of the next
+            const int nb = sc + WARPS < SC ? b : b + (int)gridDim.x, nsc = sc + WARPS < SC ? sc + WARPS : warp;
 #if LR_PREFETCH
-        seg_regs nxt[LR_RG];
-        load_all(nxt, sc + WARPS);
+            seg_regs nxt[LR_RG];
+            load_all(nxt, nb, nsc);
 #endif
-        const uint4 *xv = (const uint4 *)(xs + sc * 96) + q;
+            const uint4 *xv = (const uint4 *)(xs + sc * 96) + q;
 #pragma unroll
-        for (int tp = 0; tp < 6; tp++) {
-            const uint4 xb = xv[tp * 4];
+            for (int tp = 0; tp < 6; tp++) {
+                const uint4 xb = xv[tp * 4];
 #pragma unroll
-            for (int tt = 0; tt < 2; tt++) {
-                const int t = tp * 2 + tt;
-                const int bA = (16 * t) / 24, bB = (16 * t + 8) / 24;
-                const u32 b0 = tt ? xb.z : xb.x, b1 = tt ? xb.w : xb.y;
+                for (int tt = 0; tt < 2; tt++) {
+                    const int t = tp * 2 + tt;
+                    const int bA = (16 * t) / 24, bB = (16 * t + 8) / 24;
+                    const u32 b0 = tt ? xb.z : xb.x, b1 = tt ? xb.w : xb.y;
 #pragma unroll
-                for (int r = 0; r < LR_RG; r++) {
-                    const u32 w = word_of(cur[r].w[t >> 2], t & 3);
-                    const u32 a0 = lr_leech_pair<0, 0>(w, entry(cur[r], 0, bA, tab), m0707, m7070);
-                    const u32 a1 = lr_leech_pair<4, 4>(w, entry(cur[r], 1, bA, tab), m0707, m7070);
-                    const u32 a2 = lr_leech_pair<16, 8>(w, entry(cur[r], 0, bB, tab), m0707, m7070);
-                    const u32 a3 = lr_leech_pair<20, 12>(w, entry(cur[r], 1, bB, tab), m0707, m7070);
-                    lr_mma16816(acc[r], a0, a1, a2, a3, b0, b1);
+                    for (int r = 0; r < LR_RG; r++) {
+                        const u32 w = word_of(cur[r].w[t >> 2], t & 3);
+                        const u32 a0 = lr_leech_pair<0, 0>(w, entry(cur[r], 0, bA, tab), m0707, m7070);
+                        const u32 a1 = lr_leech_pair<4, 4>(w, entry(cur[r], 1, bA, tab), m0707, m7070);
+                        const u32 a2 = lr_leech_pair<16, 8>(w, entry(cur[r], 0, bB, tab), m0707, m7070);
+                        const u32 a3 = lr_leech_pair<20, 12>(w, entry(cur[r], 1, bB, tab), m0707, m7070);
+                        lr_mma16816(acc[r], a0, a1, a2, a3, b0, b1);
+                    }
                 }
             }
-        }
 #if LR_PREFETCH
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
+            for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
 #else
-        load_all(cur, sc + WARPS);
+            load_all(cur, nb, nsc);
 #endif
-    }
-
-    // c0 = row g, c2 = row g + 8 (every column n holds the same dot product).
-    if (q == 0)
-#pragma unroll
-        for (int r = 0; r < LR_RG; r++) {
-            red[(warp * LR_RG + r) * 16 + (lane >> 2)] = acc[r][0];
-            red[(warp * LR_RG + r) * 16 + (lane >> 2) + 8] = acc[r][2];
         }
-    __syncthreads();
-    for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
-        const int row = rg0 * 16 + i;
-        if (row >= LR_ROWS) continue;
-        float s = 0.f;
-        for (int w = 0; w < WARPS; w++) s += red[w * LR_RG * 16 + i];
-        s *= row_scale[row];
+        sc = warp;
+
+        // c0 = row g, c2 = row g + 8 (every column n holds the same dot product).
+        float *rb = red + par * (WARPS * LR_RG * 16);
+        if (q == 0)
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) {
+                rb[(warp * LR_RG + r) * 16 + (lane >> 2)] = acc[r][0];
+                rb[(warp * LR_RG + r) * 16 + (lane >> 2) + 8] = acc[r][2];
+            }
+        __syncthreads();
+        for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
+            const int row = b * LR_RG * 16 + i;
+            if (row >= LR_ROWS) continue;
+            float s = 0.f;
+            for (int w = 0; w < WARPS; w++) s += rb[w * LR_RG * 16 + i];
+            s *= row_scale[row];
 #if TAIL
-        for (int j = 0; j < TAIL; j++) s = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[NBLK * 24 + j], s);
+            for (int j = 0; j < TAIL; j++) s = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[NBLK * 24 + j], s);
 #endif
-        y[row] = s;
+            y[row] = s;
+        }
     }
 }

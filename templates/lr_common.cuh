@@ -69,3 +69,35 @@ LR_DEV u32 lr_ld_stream4(const void *p)
     asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
     return v;
 }
+
+// Programmatic dependent launch (sm_90+). A kernel launched with the
+// programmatic-serialization attribute may start while its predecessor in the
+// stream still runs. lr_pdl_wait() returns once every predecessor grid has
+// finished and its writes are visible; so every kernel calls it before it
+// reads anything an earlier kernel writes, and writes nothing before it
+// (only immutable data, weights and tables, may be read before it).
+// lr_pdl_launch_dependents() lets the next kernel start its own prologue.
+// Both are no-ops below sm_90 and for kernels launched normally.
+LR_DEV void lr_pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+LR_DEV void lr_pdl_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Both, for kernels with nothing to do before their inputs are ready.
+LR_DEV void lr_pdl_enter()
+{
+    lr_pdl_launch_dependents();
+    lr_pdl_wait();
+}
+
+// Warms L2 with a line of immutable data (weights) before lr_pdl_wait.
+LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }

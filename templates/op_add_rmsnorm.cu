@@ -7,6 +7,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(float *__restrict__ x, const float *__restrict__ y, const float *__restrict__ w, float *__restrict__ out,
           int n, float eps)
 {
+    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ float red[32];
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += LR_THREADS) {

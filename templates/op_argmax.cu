@@ -7,6 +7,7 @@
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ logits, int n, int *__restrict__ tok)
 {
+    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ float bv[32];
     __shared__ int bi[32];
     float v = -INFINITY;

@@ -13,6 +13,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ q, const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
           float *__restrict__ out, const int *__restrict__ pos_p, int n_heads, int n_kv, float scale)
 {
+    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ float m_s[WARPS], l_s[WARPS], o_s[WARPS][LR_HEAD_DIM];
     const int h = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int kvh = h / (n_heads / n_kv), T = pos_p[0] + 1;

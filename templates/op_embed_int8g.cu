@@ -8,6 +8,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const int *__restrict__ tok, float *__restrict__ out,
           int hidden, int group)
 {
+    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     const u64 t = (u64)tok[0];
     const int ng = hidden / group;
     for (int i = blockIdx.x * LR_THREADS + threadIdx.x; i < hidden; i += gridDim.x * LR_THREADS) {

@@ -22,6 +22,7 @@ LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restr
     extern __shared__ float4 smem4[];
     float *zs = (float *)smem4, *qs = zs + RK * LR_S;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
+    lr_pdl_enter(); // q is immutable; x comes from the previous kernel
     const int j = blockIdx.x;
     const u64 row = (u64)blockIdx.y * LR_N;
     lr_rot_gather<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, x + row, dbits, j);

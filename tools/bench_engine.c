@@ -1,6 +1,7 @@
 /* bench_engine: decode tokens/s of the GPU engine on synthetic Qwen3 models
  * (or a given artifact), greedy, batch 1, step graph replayed per token.
  * Writes CSV rows with the common columns plus tok_s. */
+#include "kernels/read_bound.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
@@ -23,6 +24,8 @@ static void usage(FILE *f)
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
                "  -h, --help\n");
 }
+
+static double g_bound; /* GB/s, measured in this process */
 
 static int argmax(const float *v, int n)
 {
@@ -51,10 +54,23 @@ static int run(const char *path, const char *label, const char *arm, int n, lr_c
     for (int i = 0; i < n && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : argmax(lg, (int)c->vocab);
     double dt = lr_now() - t1;
     if (!rc) {
-        double tps = n / dt;
-        printf("%-12s %-6s %3u layers: open %.1f s, %.1f tok/s (%.3f ms/token, %.0f launches/token)\n", arm, label,
-               c->n_layers, t_open, tps, 1e3 * dt / n, e->launches_per_step);
-        lr_csv_row(csv, "%s,%s,step,,,,%.1f,,,,%.2f", arm, label, 1e6 * dt / n, tps);
+        double tps = n / dt, us = 1e6 * dt / n, gbps = e->bytes_per_step / (us * 1e3);
+        printf("%-16s %-6s %3u layers: open %.1f s, %.1f tok/s (%.3f ms/token, %.0f launches/token, %s), "
+               "%.2f GB weights/token = %.0f GB/s = %.1f%% of the read bound\n",
+               arm, label, c->n_layers, t_open, tps, 1e-3 * us, e->launches_per_step, e->pdl ? "PDL" : "no PDL",
+               e->bytes_per_step / 1e9, gbps, 100 * gbps / g_bound);
+        lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f", arm, label, us, gbps, 100 * gbps / g_bound, tps);
+        /* Where the time goes: each phase of every layer replayed alone. */
+        double ph[16] = { 0 }, sum = 0;
+        if (!(rc = lr_engine_gpu_phases(e, 20, ph, 16))) {
+            printf("  phases (us/token, each alone):");
+            for (int i = 0; lr_engine_gpu_phase_name(i); i++) {
+                printf(" %s %.0f", lr_engine_gpu_phase_name(i), ph[i]);
+                sum += ph[i];
+                lr_csv_row(csv, "%s,%s,%s,,,,%.1f,,,,", arm, label, lr_engine_gpu_phase_name(i), ph[i]);
+            }
+            printf("; sum %.0f vs step %.0f\n", sum, us);
+        }
     }
     e->ops->close(e);
     lr_model_close(m);
@@ -82,6 +98,8 @@ int main(int argc, char **argv)
     }
     if (n < 1) n = 1;
     if (lr_cu_init(0)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    if (lr_read_bound_gbps(0, 10, &g_bound)) { fprintf(stderr, "bench_engine: read bound: %s\n", lr_errmsg()); return 1; }
+    printf("read bound (probe, verified): %.0f GB/s\n", g_bound);
     const lr_device_info *d = lr_cu_device();
     char dev[200];
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);

@@ -148,8 +148,12 @@ int main(int argc, char **argv)
                 else
                     lr_csv_row(&out, "%s,%s,%s,%d,%d,0,%.2f,,,%.2e", arm->name, model, names[k], shape_r[k], shape_c[k], us, err);
             }
-            /* whole layers: 7 launches, and the fused 4 (qkv, o, gateup, down) */
-            for (int fused = 0; fused < 2 && ok; fused++) {
+            /* whole layers: 7 launches, the fused 4 (qkv, o, gateup, down), and
+             * the fused 4 with programmatic dependent launch (sm_90+: each
+             * kernel fetches weights while its predecessor finishes) */
+            for (int variant = 0; variant < 3 && ok; variant++) {
+                int fused = variant > 0, pdl = variant == 2;
+                if (pdl && !lr_cu_pdl_supported()) continue;
                 if (!lr_list_has(mats, fused ? "layer_fused" : "layer")) continue;
                 mat seq[7];
                 int ns = 0, copies = 64;
@@ -165,13 +169,16 @@ int main(int argc, char **argv)
                 }
                 layer_run L = { seq, ns, x, y };
                 double us;
-                if ((rc = lr_time_graph(layer_enqueue, &L, copies, reps, &us))) {
+                int was = lr_cu_set_pdl(pdl);
+                rc = lr_time_graph(layer_enqueue, &L, copies, reps, &us);
+                lr_cu_set_pdl(was);
+                if (rc) {
                     printf("%-10s layer timing FAILED: %s\n", arm->name, lr_errmsg());
                     failures++;
                     break;
                 }
                 double gbps = bytes ? bytes / us / 1e3 : 0;
-                const char *mn = fused ? "layer_fused" : "layer";
+                const char *mn = pdl ? "layer_fused_pdl" : fused ? "layer_fused" : "layer";
                 printf("%-10s %-5s %-7s %6s %6s %6.2f %9.2f %8.0f %7.1f\n", arm->name, model, mn, "", "",
                        arm->bits_per_weight, us, gbps, bytes ? 100 * gbps / bound : 0);
                 if (bytes)

@@ -5,6 +5,7 @@
 #include "jit/jit.h"
 #include "jit/nvrtc.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/gemv_leech_rec.h"
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
 #include "kernels/rotation.h"
@@ -84,7 +85,8 @@ static void *worker(void *arg)
 }
 
 /* Every kernel one model size needs: GEMVs for the 7 projections and the
- * fused q|k|v and gate|up, in both served formats; rotations of every input
+ * fused q|k|v and gate|up, in the served formats (f16, Planes14, I8x) and the
+ * published record layouts the benchmark times beside them; rotations of every input
  * width; the decode-step ops. */
 static int plan_model(int si, int budget)
 {
@@ -100,6 +102,16 @@ static int plan_model(int si, int budget)
         if ((rc = lr_gemv_leech_p14_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14_default_geom(R[k], C[k]), budget)))
             return rc;
         add(&s);
+        if ((rc = lr_gemv_leech_i8_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_i8_default_geom(R[k], C[k]), budget)))
+            return rc;
+        add(&s);
+        if ((rc = lr_gemv_leech_i8_xq_spec(&s, &g, C[k], 256))) return rc;
+        add(&s);
+        /* the published record kernels (benchmark baselines) */
+        for (int kind = 0; kind < 3; kind++) {
+            if ((rc = lr_gemv_leech_rec_spec(&s, &g, kind, R[k], C[k], lr_gemv_leech_rec_default_geom()))) return rc;
+            add(&s);
+        }
         lr_rot_plan p;
         if ((rc = lr_rot_plan_make(C[k], budget, LR_ROT_AUTO, 0, 0, &p)) || (rc = lr_rot_plan_spec(&p, &s))) return rc;
         add(&s);
