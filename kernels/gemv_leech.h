@@ -14,7 +14,9 @@
 typedef struct lr_leech_geom {
     int threads;  /* per CTA */
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */
-    int prefetch; /* 1: next super-chunk's loads issued before decoding this one */
+    int prefetch; /* 0: none; 1: the next super-chunk's loads issued into registers before
+                     decoding this one; k >= 2 (Planes14): a k-stage cp.async ring per warp
+                     in shared memory */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
     int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
                      row-group batches); 0 = one CTA per batch */
@@ -34,8 +36,9 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
  * scale, decoded from the raw layout bytes exactly as the kernel does. */
 float lr_gemv_leech_p14_weight(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int col);
 /* The tuning table's entry for arm "leech_p14" (knobs threads, rpw = row
- * groups per CTA, extra0 = prefetch: -1 off, 0 default, 1 on), else
- * 256 threads, 1 row group, prefetch. */
+ * groups per CTA, extra0 = prefetch: -1 off, 0 default, 1 registers, k >= 2
+ * ring stages; extra1 = persist CTAs per SM, -1/0 off), else 256 threads,
+ * 1 row group, register prefetch. */
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols);
 int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                            int smem_budget);

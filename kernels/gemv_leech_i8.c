@@ -6,6 +6,7 @@
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/i8.h"
 #include "layouts/leech_vram/random.h"
+#include "loader/parallel.h"
 #include "util/err.h"
 #include "util/half.h"
 #include "util/rng.h"
@@ -55,16 +56,23 @@ void lr_gemv_leech_i8_quantize_x(const float *x, int cols, int32_t *xi, float *x
     }
 }
 
-static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
-                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
-                 int rows, int cols, int mag)
+typedef struct {
+    const uint8_t *W, *tab;
+    const float *row_scale, *exc_dw, *x, *xs;
+    const uint16_t *tail;
+    const uint32_t *exc_ptr, *exc_col;
+    const int32_t *xi;
+    float *y;
+    int rows, cols, mag;
+} ref_job;
+
+/* Rows [64 job, 64 job + 64) on every core (the f64 reference is slow). */
+static int ref_rows(void *ctx, int job)
 {
-    int nblk = cols / 24, nt = cols % 24, sc_n = (nblk + 7) / 8;
-    int32_t *xi = malloc(sizeof(int32_t) * ((size_t)sc_n * 192 + 1));
-    float *xs = malloc(sizeof(float) * ((size_t)sc_n + 1));
-    if (!xi || !xs) { free(xi), free(xs); for (int r = 0; r < rows; r++) y[r] = NAN; return; }
-    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
-    for (int r = 0; r < rows; r++) {
+    const ref_job *j = ctx;
+    int nblk = j->cols / 24, nt = j->cols % 24, sc_n = (nblk + 7) / 8, mag = j->mag;
+    int r1 = 64 * job + 64 < j->rows ? 64 * job + 64 : j->rows;
+    for (int r = 64 * job; r < r1; r++) {
         double s = 0, t = 0;
         for (int sc = 0; sc < sc_n; sc++) {
             double ps = 0;
@@ -72,23 +80,37 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
                 float bs = 0;
                 int8_t v[24];
                 int64_t dot = 0;
-                lr_i8_kernel_block(W, tab, rows, cols, r, b, v, &bs);
+                lr_i8_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, v, &bs);
                 for (int k = 0; k < 24; k++)
-                    dot += mag ? llabs((int64_t)v[k] * xi[24 * b + k]) : (int64_t)v[k] * xi[24 * b + k];
+                    dot += mag ? llabs((int64_t)v[k] * j->xi[24 * b + k]) : (int64_t)v[k] * j->xi[24 * b + k];
                 ps += (mag ? fabs(bs) : bs) * (double)dot;
             }
-            s += ps * xs[sc];
+            s += ps * j->xs[sc];
         }
-        for (uint32_t e = exc_ptr[r]; e < exc_ptr[r + 1]; e++) {
-            double v = (double)exc_dw[e] * x[exc_col[e]];
+        for (uint32_t e = j->exc_ptr[r]; e < j->exc_ptr[r + 1]; e++) {
+            double v = (double)j->exc_dw[e] * j->x[j->exc_col[e]];
             s += mag ? fabs(v) : v;
         }
-        for (int j = 0; j < nt; j++) {
-            double v = (double)lr_half_to_float(tail[(size_t)r * nt + j]) * x[24 * nblk + j];
+        for (int k = 0; k < nt; k++) {
+            double v = (double)lr_half_to_float(j->tail[(size_t)r * nt + k]) * j->x[24 * nblk + k];
             t += mag ? fabs(v) : v;
         }
-        y[r] = (float)(s * (mag ? fabs(row_scale[r]) : row_scale[r]) + t);
+        j->y[r] = (float)(s * (mag ? fabs(j->row_scale[r]) : j->row_scale[r]) + t);
     }
+    return 0;
+}
+
+static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
+                 int rows, int cols, int mag)
+{
+    int nblk = cols / 24, sc_n = (nblk + 7) / 8;
+    int32_t *xi = malloc(sizeof(int32_t) * ((size_t)sc_n * 192 + 1));
+    float *xs = malloc(sizeof(float) * ((size_t)sc_n + 1));
+    if (!xi || !xs) { free(xi), free(xs); for (int r = 0; r < rows; r++) y[r] = NAN; return; }
+    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
+    ref_job j = { W, tab, row_scale, exc_dw, x, xs, tail, exc_ptr, exc_col, xi, y, rows, cols, mag };
+    lr_parallel_for(0, (rows + 63) / 64, ref_rows, &j);
     free(xi), free(xs);
 }
 

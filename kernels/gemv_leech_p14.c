@@ -6,6 +6,7 @@
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/random.h"
+#include "loader/parallel.h"
 #include "util/err.h"
 #include "util/half.h"
 #include "util/rng.h"
@@ -48,22 +49,42 @@ float lr_gemv_leech_p14_weight(const uint8_t *W, const uint8_t *tab, int rows, i
     return neg ? -a : a;
 }
 
+typedef struct {
+    const uint8_t *W, *tab;
+    const float *row_scale, *x;
+    const uint16_t *tail;
+    float *y;
+    int rows, cols, mag;
+} ref_job;
+
+/* Rows [64 job, 64 job + 64): the reference is slow (f64, one weight at a
+ * time from the raw bytes), so the rows run on every core. */
+static int ref_rows(void *ctx, int job)
+{
+    const ref_job *j = ctx;
+    int nblk = j->cols / 24, nt = j->cols % 24, mag = j->mag;
+    int r1 = 64 * job + 64 < j->rows ? 64 * job + 64 : j->rows;
+    for (int r = 64 * job; r < r1; r++) {
+        double s = 0, t = 0;
+        for (int c = 0; c < 24 * nblk; c++) {
+            double v = (double)lr_gemv_leech_p14_weight(j->W, j->tab, j->rows, j->cols, r, c) *
+                       lr_half_to_float(lr_float_to_half(j->x[c]));
+            s += mag ? fabs(v) : v;
+        }
+        for (int k = 0; k < nt; k++) {
+            double v = (double)lr_half_to_float(j->tail[(size_t)r * nt + k]) * j->x[24 * nblk + k];
+            t += mag ? fabs(v) : v;
+        }
+        j->y[r] = (float)(s * (mag ? fabs(j->row_scale[r]) : j->row_scale[r]) + t);
+    }
+    return 0;
+}
+
 static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail, const float *x,
                  float *y, int rows, int cols, int mag)
 {
-    int nblk = cols / 24, nt = cols % 24;
-    for (int r = 0; r < rows; r++) {
-        double s = 0, t = 0;
-        for (int c = 0; c < 24 * nblk; c++) {
-            double v = (double)lr_gemv_leech_p14_weight(W, tab, rows, cols, r, c) * lr_half_to_float(lr_float_to_half(x[c]));
-            s += mag ? fabs(v) : v;
-        }
-        for (int j = 0; j < nt; j++) {
-            double v = (double)lr_half_to_float(tail[(size_t)r * nt + j]) * x[24 * nblk + j];
-            t += mag ? fabs(v) : v;
-        }
-        y[r] = (float)(s * (mag ? fabs(row_scale[r]) : row_scale[r]) + t);
-    }
+    ref_job j = { W, tab, row_scale, x, tail, y, rows, cols, mag };
+    lr_parallel_for(0, (rows + 63) / 64, ref_rows, &j);
 }
 
 void lr_gemv_leech_p14_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
@@ -85,7 +106,7 @@ lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
     if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
         if (t[1]) g.rg = t[1];
-        if (t[4]) g.prefetch = t[4] > 0;
+        if (t[4]) g.prefetch = t[4] > 0 ? t[4] : 0;
         if (t[5] > 0) g.persist = t[5];
     }
     return g;
@@ -99,7 +120,10 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 geometry threads=%d rg=%d", geom.threads, geom.rg);
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
     if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 persist=%d", geom.persist);
+    if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 prefetch=%d", geom.prefetch);
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (geom.prefetch >= 2) /* per-warp rings of prefetch stages of rg segments */
+        smem += (size_t)geom.threads / 32 * geom.prefetch * geom.rg * LR_P14_SEG;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14 %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols, smem,
                        smem_budget);
@@ -109,7 +133,14 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
     lr_jit_spec_set(s, "threads", geom.threads);
     lr_jit_spec_set(s, "rg", geom.rg);
     lr_jit_spec_set(s, "ntab", ntab);
-    lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
+    lr_jit_spec_set(s, "prefetch", geom.prefetch);
+    if (geom.prefetch >= 2) {
+        /* Registers must not be what limits the CTAs per SM below what shared
+         * memory allows (an SM has the budget + 1 KB reserved per CTA). */
+        int minb = (int)(((size_t)smem_budget + 1024) / (smem + 1024));
+        if (minb > 2048 / geom.threads / 2) minb = 2048 / geom.threads / 2;
+        if (minb > 1) lr_jit_spec_set(s, "minb", minb);
+    }
     unsigned batches = (unsigned)((rgn + geom.rg - 1) / geom.rg), grid = batches;
     if (geom.persist) {
         /* the kernel loops over batches: any grid is correct, this one fills the card */
@@ -151,8 +182,8 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     lr_leech_geom geom = lr_gemv_leech_p14_default_geom(rows, cols);
     if (o && o->threads) geom.threads = o->threads;
     if (o && o->rpw) geom.rg = o->rpw;
-    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
-    if (o && o->extra[1] >= 0 && o->extra[1] != 0) geom.persist = o->extra[1];
+    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0 ? o->extra[0] : 0;
+    if (o && o->extra[1] > 0) geom.persist = o->extra[1];
     if (o && o->extra[1] < 0) geom.persist = 0;
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);

@@ -5,6 +5,7 @@
 
 #include "jit/jit.h"
 #include "layouts/leech_vram/random.h"
+#include "loader/parallel.h"
 #include "util/err.h"
 #include "util/half.h"
 #include "util/rng.h"
@@ -13,31 +14,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lr_gemv_leech_rec_host(int kind, int mag, const uint8_t *W, const uint32_t *bases, const uint32_t *exc_ptr,
-                            const uint32_t *exc_idx, const uint8_t *exc_rec, const float *tab, const float *gscale,
-                            const float *row_scale, const uint16_t *tail, const float *x, float *y, int32_t rows,
-                            int32_t cols)
+typedef struct {
+    int kind, mag;
+    const uint8_t *W, *exc_rec;
+    const uint32_t *bases, *exc_ptr, *exc_idx;
+    const float *tab, *gscale, *row_scale, *x;
+    const uint16_t *tail;
+    float *y;
+    int rows, cols;
+} ref_job;
+
+/* Rows [64 job, 64 job + 64); the f64 reference runs on every core. */
+static int ref_rows(void *ctx, int job)
 {
-    int nblk = cols / 24, nt = cols % 24;
-    for (int r = 0; r < rows; r++) {
+    const ref_job *c = ctx;
+    const int kind = c->kind, mag = c->mag, nblk = c->cols / 24, nt = c->cols % 24;
+    const float *x = c->x, *gscale = c->gscale;
+    int r1 = 64 * job + 64 < c->rows ? 64 * job + 64 : c->rows;
+    for (int r = 64 * job; r < r1; r++) {
         double s = 0, t = 0;
         size_t b0 = (size_t)r * nblk;
         for (int j = 0; j < nblk; j++) {
             float v[24];
             int g;
             double d = 0;
-            lr_rec_view_block(kind, W, bases, tab, b0 + j, v, &g);
+            lr_rec_view_block(kind, c->W, c->bases, c->tab, b0 + j, v, &g);
             for (int i = 0; i < 24; i++) d += mag ? fabs((double)v[i] * x[24 * j + i]) : (double)v[i] * x[24 * j + i];
             s += d * (mag ? fabs(gscale[g]) : gscale[g]);
         }
         if (kind == LR_REC_P12X)
-            for (uint32_t e = exc_ptr[r]; e < exc_ptr[r + 1]; e++) {
+            for (uint32_t e = c->exc_ptr[r]; e < c->exc_ptr[r + 1]; e++) {
                 float ve[24], va[24];
                 int ge, ga;
-                size_t j = exc_idx[e] - b0;
+                size_t j = c->exc_idx[e] - b0;
                 double de = 0, da = 0;
-                lr_rec_view_rec14(exc_rec + (size_t)LR_REC14_BYTES * e, tab, ve, &ge);
-                lr_rec_view_block(kind, W, bases, tab, exc_idx[e], va, &ga);
+                lr_rec_view_rec14(c->exc_rec + (size_t)LR_REC14_BYTES * e, c->tab, ve, &ge);
+                lr_rec_view_block(kind, c->W, c->bases, c->tab, c->exc_idx[e], va, &ga);
                 for (int i = 0; i < 24; i++) {
                     double xi = x[24 * j + i];
                     de += mag ? fabs(ve[i] * xi) : ve[i] * xi;
@@ -47,11 +59,21 @@ void lr_gemv_leech_rec_host(int kind, int mag, const uint8_t *W, const uint32_t 
                 s += mag ? de * fabs(gscale[ge]) + da * fabs(gscale[ga]) : de * gscale[ge] - da * gscale[ga];
             }
         for (int j = 0; j < nt; j++) {
-            double v = (double)lr_half_to_float(tail[(size_t)r * nt + j]) * x[24 * nblk + j];
+            double v = (double)lr_half_to_float(c->tail[(size_t)r * nt + j]) * x[24 * nblk + j];
             t += mag ? fabs(v) : v;
         }
-        y[r] = (float)(s * (mag ? fabs(row_scale[r]) : row_scale[r]) + t);
+        c->y[r] = (float)(s * (mag ? fabs(c->row_scale[r]) : c->row_scale[r]) + t);
     }
+    return 0;
+}
+
+void lr_gemv_leech_rec_host(int kind, int mag, const uint8_t *W, const uint32_t *bases, const uint32_t *exc_ptr,
+                            const uint32_t *exc_idx, const uint8_t *exc_rec, const float *tab, const float *gscale,
+                            const float *row_scale, const uint16_t *tail, const float *x, float *y, int32_t rows,
+                            int32_t cols)
+{
+    ref_job j = { kind, mag, W, exc_rec, bases, exc_ptr, exc_idx, tab, gscale, row_scale, x, tail, y, rows, cols };
+    lr_parallel_for(0, (rows + 63) / 64, ref_rows, &j);
 }
 
 #define HOST(name, kind, mag)                                                                                        \

@@ -12,10 +12,16 @@
 // current one, across batch boundaries too. Row scales and the dense f16
 // tail (cols % 24) are applied per row in f32.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG (row groups per CTA),
-// LR_NTAB (class-table entries), LR_PREFETCH (0/1: load the next
-// super-chunk before decoding this one).
+// LR_NTAB (class-table entries), LR_PREFETCH: 0 = load a segment when it is
+// needed, 1 = the next one into registers before decoding this one, k >= 2 =
+// a ring of k segments per warp in shared memory filled by cp.async, so k
+// segments are in flight without holding registers (DRAM latency, not
+// issue, limits the register version: each warp has one segment in flight).
+// LR_MINB: CTAs per SM the registers must allow (what shared memory allows).
 // @spec gemv_leech_p14 rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1
 // @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=0
+// @spec gemv_leech_p14 rows=17408 cols=5120 threads=256 rg=1 ntab=603 prefetch=3
+// @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=2
 #include "gemv_leech.cuh"
 
 #ifndef LR_PREFETCH
@@ -29,8 +35,12 @@
 #define SEG 1792
 
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
+#define RING (LR_PREFETCH >= 2)
 // Shared memory: class table | x in fragment order (SC * 384 bytes) |
-// reduction, double-buffered so one barrier per batch suffices.
+// reduction, double-buffered so one barrier per batch suffices | the
+// per-warp segment rings (RING: LR_PREFETCH stages of LR_RG segments).
+#define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
+#define STAGE_BYTES (LR_RG * SEG)
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
 
@@ -48,6 +58,37 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
     for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
 }
 
+// The same registers from a segment staged in shared memory.
+LR_DEV void load_seg_smem(seg_regs &s, const u8 *seg, int lane)
+{
+    const u8 *hp = seg + (lane >> 2) * 32;
+    s.h[0] = *(const uint4 *)hp;
+    s.h[1] = *(const uint4 *)(hp + 16);
+#pragma unroll
+    for (int j = 0; j < 3; j++) s.w[j] = *(const uint4 *)(seg + 256 + 512 * j + 16 * lane);
+}
+
+LR_DEV u32 lr_smem_u32(const void *p)
+{
+    u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// A warp copies one segment (SEG bytes) global -> shared, 16 bytes a lane at
+// a time, bypassing L1.
+LR_DEV void copy_seg(u8 *dst, const u8 *src, int lane)
+{
+    const u32 d = lr_smem_u32(dst);
+#pragma unroll
+    for (int c = lane; c < SEG / 16; c += 32)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * c), "l"(src + 16 * c) : "memory");
+}
+
+LR_DEV void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+template <int N> LR_DEV void cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
 LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
 // Class-table entry of block b (0..7) for row half hh.
@@ -58,7 +99,10 @@ LR_DEV uint4 entry(const seg_regs &s, int hh, int b, const u8 *tab)
     return *(const uint4 *)(tab + off);
 }
 
-extern "C" __global__ void __launch_bounds__(LR_THREADS)
+#ifndef LR_MINB
+#define LR_MINB 1
+#endif
+extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
@@ -67,6 +111,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     u32 *xs = (u32 *)(smem + TAB_BYTES);
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
+#if RING
+    u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + warp * (LR_PREFETCH * STAGE_BYTES);
+#endif
     const u32 m0707 = lr_opaque(0x0707u), m7070 = lr_opaque(0x7070u);
 
     // Out-of-range row groups and super-chunks load a valid segment (clamped)
@@ -82,7 +129,26 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // so their DRAM latency overlaps it.
     seg_regs cur[LR_RG];
     int b = blockIdx.x, sc = warp;
+#if RING
+    // Producer side of the ring: (fb, fsc) is the next segment to fetch, in
+    // the order this warp consumes them; past the end, empty groups keep the
+    // group count (and so cp.async.wait_group) uniform.
+    int fb = b, fsc = warp, slot = 0;
+    auto fetch = [&](int st) {
+        if (fb < NRGB && fsc < SC)
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++)
+                copy_seg(ring + st * STAGE_BYTES + r * SEG, W + ((size_t)min(fb * LR_RG + r, RGN - 1) * SC + fsc) * SEG,
+                         lane);
+        cp_commit();
+        fsc += WARPS;
+        if (fsc >= SC) fsc = warp, fb += gridDim.x;
+    };
+#pragma unroll
+    for (int st = 0; st < LR_PREFETCH; st++) fetch(st);
+#else
     load_all(cur, b, sc);
+#endif
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
     // Weights and the class table are immutable: fetched above while the
     // previous kernel (which writes x) may still run.
@@ -105,7 +171,15 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         for (; sc < SC; sc += WARPS) {
             // the segment after this one: same batch, or this warp's first of the next
             const int nb = sc + WARPS < SC ? b : b + (int)gridDim.x, nsc = sc + WARPS < SC ? sc + WARPS : warp;
-#if LR_PREFETCH
+#if RING
+            cp_wait<LR_PREFETCH - 1>(); // this segment's group has landed
+            __syncwarp();
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) load_seg_smem(cur[r], ring + slot * STAGE_BYTES + r * SEG, lane);
+            __syncwarp(); // every lane has read the stage before it is refilled
+            fetch(slot);
+            slot = slot + 1 == LR_PREFETCH ? 0 : slot + 1;
+#elif LR_PREFETCH
             seg_regs nxt[LR_RG];
             load_all(nxt, nb, nsc);
 #endif
@@ -129,7 +203,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                     }
                 }
             }
-#if LR_PREFETCH
+#if RING
+            (void)nb, (void)nsc;
+#elif LR_PREFETCH
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
 #else
