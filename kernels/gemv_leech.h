@@ -18,6 +18,8 @@ typedef struct lr_leech_geom {
                      decoding this one; k >= 2 (Planes14): a k-stage cp.async ring per warp
                      in shared memory */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
+    int tabg;     /* Planes14: 1 = class table read from global memory through L1,
+                     0 = staged in shared memory */
     int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
                      row-group batches); 0 = one CTA per batch */
 } lr_leech_geom;

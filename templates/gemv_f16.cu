@@ -63,7 +63,7 @@ LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restr
     for (int r = 0; r < LR_RPW; r++)
         if ((kw * 32 + lane) * 8 < LR_COLS) lr_prefetch_l2(W + (u64)rowc[r] * LR_COLS + (kw * 32 + lane) * 8);
 #endif
-    lr_pdl_enter();
+    lr_pdl_wait();
 
     const int tile = LR_XSMEM ? LR_TILE : LR_COLS;
     for (int t0 = 0; t0 < LR_COLS; t0 += tile) {
@@ -113,6 +113,10 @@ LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restr
                 }
         }
     }
+    // The weights are read: the next kernel may start its own prologue (its
+    // CTAs wait for this grid; triggered earlier they would hold SMs this
+    // grid's later CTAs need).
+    lr_pdl_launch_dependents();
 #pragma unroll
     for (int r = 0; r < LR_RPW; r++) acc[r] = lr_warp_sum(acc[r]);
 #if LR_KSPLIT > 1

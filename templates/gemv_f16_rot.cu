@@ -35,7 +35,9 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restrict__ y,
           const u32 *__restrict__ dbits, const float *__restrict__ q, int rows_, int cols_)
 {
-    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
+    // Inputs come from the previous kernel; dependents launch when this
+    // grid ends (a big grid's waiting dependents would take its SMs).
+    lr_pdl_wait();
     extern __shared__ float4 smem4[];
     float *xs = (float *)smem4, *qs = xs + LR_COLS;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];

@@ -127,7 +127,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
           const float *__restrict__ exc_dw, const float *__restrict__ x, const u8 *__restrict__ xq, float *__restrict__ y,
           int rows_, int cols_)
 {
-    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
+    // Inputs come from the previous kernel; dependents launch when this
+    // grid ends (a big grid's waiting dependents would take its SMs).
+    lr_pdl_wait();
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
     u8 *xd = smem + TAB_BYTES;

@@ -18,10 +18,13 @@
 // segments are in flight without holding registers (DRAM latency, not
 // issue, limits the register version: each warp has one segment in flight).
 // LR_MINB: CTAs per SM the registers must allow (what shared memory allows).
+// LR_TABG: 1 = the class table is read from global memory through L1 instead
+// of being staged in shared memory (less shared-memory traffic per CTA).
 // @spec gemv_leech_p14 rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1
 // @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14 rows=17408 cols=5120 threads=256 rg=1 ntab=603 prefetch=3
 // @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=2
+// @spec gemv_leech_p14 rows=17408 cols=5120 threads=256 rg=1 ntab=603 prefetch=1 tabg=1
 #include "gemv_leech.cuh"
 
 #ifndef LR_PREFETCH
@@ -36,12 +39,15 @@
 
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
 #define RING (LR_PREFETCH >= 2)
-// Shared memory: class table | x in fragment order (SC * 384 bytes) |
+#ifndef LR_TABG
+#define LR_TABG 0
+#endif
+// Shared memory: class table (unless LR_TABG) | x in fragment order (SC * 384 bytes) |
 // reduction, double-buffered so one barrier per batch suffices | the
 // per-warp segment rings (RING: LR_PREFETCH stages of LR_RG segments).
 #define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
 #define STAGE_BYTES (LR_RG * SEG)
-#define TAB_BYTES (LR_NTAB * 16)
+#define TAB_BYTES (LR_TABG ? 0 : LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
 
 struct seg_regs {
@@ -96,7 +102,13 @@ LR_DEV uint4 entry(const seg_regs &s, int hh, int b, const u8 *tab)
 {
     const u32 hw = word_of(s.h[hh], b >> 1);
     const u32 off = (b & 1) ? (hw >> 16) : (hw & 0xffffu);
+#if LR_TABG
+    uint4 v;
+    asm("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(tab + off));
+    return v;
+#else
     return *(const uint4 *)(tab + off);
+#endif
 }
 
 #ifndef LR_MINB
@@ -107,7 +119,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
           const u16 *__restrict__ tail, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
     extern __shared__ __align__(16) u8 smem[];
+#if LR_TABG
+    const u8 *tab = gtab;
+#else
     u8 *tab = smem;
+#endif
     u32 *xs = (u32 *)(smem + TAB_BYTES);
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
@@ -149,10 +165,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #else
     load_all(cur, b, sc);
 #endif
+#if !LR_TABG
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+#endif
     // Weights and the class table are immutable: fetched above while the
     // previous kernel (which writes x) may still run.
-    lr_pdl_enter();
+    lr_pdl_wait();
     // x -> f16 pairs in fragment order: u32 index ((tp * 4 + q) * 4 + s),
     // s = 0/1: tile 2 tp, cols 2q and 2q + 8; s = 2/3: tile 2 tp + 1.
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
@@ -213,6 +231,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         }
         sc = warp;
+        // This CTA's last batch is read: let the next kernel start its prologue
+        // (triggered earlier, its waiting CTAs would hold SMs this grid needs).
+        if (b + (int)gridDim.x >= NRGB) lr_pdl_launch_dependents();
 
         // c0 = row g, c2 = row g + 8 (every column n holds the same dot product).
         float *rb = red + par * (WARPS * LR_RG * 16);

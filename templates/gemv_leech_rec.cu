@@ -149,7 +149,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u32 *__restrict__ bases, const u32 *__
           const float *__restrict__ gscale, const float *__restrict__ row_scale, const u16 *__restrict__ tail,
           const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
-    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
+    // Inputs come from the previous kernel; dependents launch when this
+    // grid ends (a big grid's waiting dependents would take its SMs).
+    lr_pdl_wait();
     __shared__ float xs[LR_TILE * 24];
     const int lane = threadIdx.x & 31, row = blockIdx.x * WARPS + (threadIdx.x >> 5);
     // Rows past the end decode the last row (no return before a barrier) and store nothing.

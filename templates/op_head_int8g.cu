@@ -11,7 +11,9 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
           int vocab, int hidden)
 {
-    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
+    // Inputs come from the previous kernel; dependents launch when this
+    // grid ends (a big grid's waiting dependents would take its SMs).
+    lr_pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * WARPS + warp) * LR_RPW, ng = hidden / LR_GROUP;
     float acc[LR_RPW];
