@@ -91,7 +91,8 @@ static void gemv_table(const char *file, const char *title, const char *models, 
                 f16 = atof(get(&c, k, "us"));
         double us = atof(get(&c, r, "us"));
         const char *gb = get(&c, r, "gbps"), *pct = get(&c, r, "pct_read_bound");
-        out("| %s | %s | %s | %s | %.1f | %s | %s | %.2fx |\n", model, a, strcmp(m, "layer") ? "4 (fused)" : "7",
+        out("| %s | %s | %s | %s | %.1f | %s | %s | %.2fx |\n", model, a,
+            !strcmp(m, "layer") ? "7" : !strcmp(m, "layer_fused_pdl") ? "4 (fused, PDL)" : "4 (fused)",
             atof(get(&c, r, "bits_per_weight")) > 0 ? get(&c, r, "bits_per_weight") : "-", us, *gb ? gb : "-",
             *pct ? pct : "-", f16 > 0 && us > 0 ? f16 / us : 0);
     }
@@ -129,10 +130,44 @@ static void engine_table(void)
     if (!load("h200_engine.csv", &c)) {
         out("\n### Decode (GPU engine, synthetic Qwen3, greedy, batch 1)\n");
         source(&c, "h200_engine.csv");
-        out("| arm | model | ms per token | tok/s |\n|---|---|---|---|\n");
-        for (int r = 0; r < c.n; r++)
-            out("| %s | %s | %.3f | %s |\n", get(&c, r, "arm"), get(&c, r, "model"), atof(get(&c, r, "us")) / 1e3,
-                get(&c, r, "tok_s"));
+        out("| arm | model | ms per token | tok/s | weight GB/s | %% of read bound |\n|---|---|---|---|---|---|\n");
+        for (int r = 0; r < c.n; r++) {
+            if (strcmp(get(&c, r, "matrix"), "step")) continue;
+            const char *gb = get(&c, r, "gbps"), *pct = get(&c, r, "pct_read_bound");
+            out("| %s | %s | %.3f | %s | %s | %s |\n", get(&c, r, "arm"), get(&c, r, "model"), atof(get(&c, r, "us")) / 1e3,
+                get(&c, r, "tok_s"), *gb ? gb : "-", *pct ? pct : "-");
+        }
+        /* Per-phase µs per token (each phase of every layer replayed alone). */
+        static const char *ph[] = { "embed", "norm", "rotation", "gemv_qkv", "rope_kv", "attention", "gemv_o",
+                                    "gemv_gateup", "silu_mul", "gemv_down", "head" };
+        const int nph = (int)(sizeof ph / sizeof ph[0]);
+        int any = 0;
+        for (int r = 0; r < c.n && !any; r++) any = !strcmp(get(&c, r, "matrix"), "gemv_qkv");
+        if (any) {
+            out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph; the "
+                "step is longer than the sum by the gaps between dependent kernels):\n\n| arm | model |");
+            for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
+            out(" sum | step |\n|---|---|");
+            for (int i = 0; i < nph + 2; i++) out("---|");
+            out("\n");
+            for (int r = 0; r < c.n; r++) {
+                if (strcmp(get(&c, r, "matrix"), "step")) continue;
+                const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model");
+                double sum = 0;
+                char cells[1024];
+                int len = 0, found = 0;
+                for (int i = 0; i < nph; i++) {
+                    double v = -1;
+                    for (int k = 0; k < c.n; k++)
+                        if (!strcmp(get(&c, k, "arm"), arm) && !strcmp(get(&c, k, "model"), model) &&
+                            !strcmp(get(&c, k, "matrix"), ph[i]) && !strcmp(get(&c, k, "commit"), get(&c, r, "commit")))
+                            v = atof(get(&c, k, "us")), found = 1;
+                    if (v >= 0) sum += v;
+                    len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", v);
+                }
+                if (found) out("| %s | %s |%s %.0f | %.0f |\n", arm, model, cells, sum, atof(get(&c, r, "us")));
+            }
+        }
     }
     if (!load("h200_load.csv", &c)) {
         out("\n### Load (parse, validate, verify, upload; page cache)\n");
@@ -171,7 +206,8 @@ static void sass_table(void)
 static void generate(void)
 {
     g_len = 0;
-    gemv_table("h200_gemv_14b.csv", "GEMV, one Qwen3-14B decoder layer (one process)", "14B", "f16,noweights,leech_p14");
+    gemv_table("h200_gemv_14b.csv", "GEMV, one Qwen3-14B decoder layer (one process)", "14B",
+               "f16,cublas,noweights,leech_p14,leech_i8,leech_p14rec,leech_p12x,leech_slot32");
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
     codec_table();
     rotation_table();
