@@ -65,10 +65,21 @@ static const char *get(const csv *c, int r, const char *col)
     return "";
 }
 
+/* Names the file, device, date and every commit its rows come from (rows of
+ * several runs may share a file; each row carries its own commit). */
 static void source(const csv *c, const char *name)
 {
-    if (c->n) out("\n_Source: `bench/results/%s` (%s, commit %s, %s)._\n\n", name, get(c, 0, "device"), get(c, 0, "commit"),
-                  get(c, 0, "date"));
+    if (!c->n) return;
+    char commits[256] = "";
+    size_t len = 0;
+    for (int r = 0; r < c->n; r++) {
+        const char *k = get(c, r, "commit");
+        if (!*k || strstr(commits, k)) continue;
+        len += (size_t)snprintf(commits + len, sizeof commits - len, "%s%s", len ? ", " : "", k);
+        if (len >= sizeof commits) break;
+    }
+    out("\n_Source: `bench/results/%s` (%s, %s %s, %s)._\n\n", name, get(c, 0, "device"),
+        strchr(commits, ',') ? "commits" : "commit", commits, get(c, 0, "date"));
 }
 
 static void gemv_table(const char *file, const char *title, const char *models, const char *arms)
