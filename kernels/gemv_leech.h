@@ -20,6 +20,7 @@ typedef struct lr_leech_geom {
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
     int tabg;     /* Planes14: 1 = class table read from global memory through L1,
                      0 = staged in shared memory */
+    int nacc;     /* Planes14: independent mma accumulator chains (1..4; 0 = 1) */
     int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
                      row-group batches); 0 = one CTA per batch */
 } lr_leech_geom;

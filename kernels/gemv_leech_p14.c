@@ -101,7 +101,7 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
 
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 256, 1, 1, 0, 0, 0 };
+    lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
@@ -109,6 +109,7 @@ lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
         if (t[4]) g.prefetch = t[4] > 0 ? t[4] : 0;
         if (t[5] > 0) g.persist = t[5];
         if (t[2] == 2) g.tabg = 1;
+        if (t[3] > 1) g.nacc = t[3];
     }
     return g;
 }
@@ -121,6 +122,7 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 geometry threads=%d rg=%d", geom.threads, geom.rg);
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
     if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 persist=%d", geom.persist);
+    if (geom.nacc < 0 || geom.nacc > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 nacc=%d", geom.nacc);
     if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 prefetch=%d", geom.prefetch);
     size_t smem = (geom.tabg ? 0 : (size_t)ntab * 16) + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
     if (geom.prefetch >= 2) /* per-warp rings of prefetch stages of rg segments */
@@ -136,6 +138,7 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
     lr_jit_spec_set(s, "ntab", ntab);
     lr_jit_spec_set(s, "prefetch", geom.prefetch);
     if (geom.tabg) lr_jit_spec_set(s, "tabg", 1);
+    if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
     if (geom.prefetch >= 2) {
         /* Registers must not be what limits the CTAs per SM below what shared
          * memory allows (an SM has the budget + 1 KB reserved per CTA). */
@@ -187,6 +190,7 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0 ? o->extra[0] : 0;
     if (o && o->extra[1] > 0) geom.persist = o->extra[1];
     if (o && o->unroll) geom.tabg = o->unroll == 2; /* knob "unroll": 1 = table in smem, 2 = via L1 */
+    if (o && o->tile) geom.nacc = o->tile;          /* knob "tile": accumulator chains */
     if (o && o->extra[1] < 0) geom.persist = 0;
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);

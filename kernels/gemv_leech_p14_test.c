@@ -103,12 +103,14 @@ static int test_spec_bounds(void)
     geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     /* the cp.async rings count against the budget: 32 warps x 8 stages x 1792 B */
-    lr_leech_geom ring = { 1024, 1, 8, 0, 0, 0 };
+    lr_leech_geom ring = { 1024, 1, 8, 0, 0, 0, 0 };
     T_ASSERT(lr_gemv_leech_p14_spec(&s, &g, 5120, 5120, 603, ring, 232448) == LR_ERANGE, "ring over budget accepted");
     ring.threads = 256, ring.prefetch = 3;
     T_OK(lr_gemv_leech_p14_spec(&s, &g, 5120, 5120, 603, ring, 232448));
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 8 * 16 * 4 + 8 * 3 * 1792, "ring smem %u", g.smem);
-    ring.prefetch = 9;
+    ring.prefetch = 1, ring.nacc = 5;
+    T_ASSERT(lr_gemv_leech_p14_spec(&s, &g, 5120, 5120, 603, ring, 232448) == LR_EINVAL, "nacc 5 accepted");
+    ring.nacc = 0, ring.prefetch = 9;
     T_ASSERT(lr_gemv_leech_p14_spec(&s, &g, 5120, 5120, 603, ring, 232448) == LR_EINVAL, "prefetch 9 accepted");
     ring.prefetch = 1, ring.persist = 2;
     T_OK(lr_gemv_leech_p14_spec(&s, &g, 34816, 5120, 603, ring, 232448));
@@ -186,11 +188,13 @@ static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     /* prefetch 0 (none), 1 (registers), 2..4 (cp.async ring stages) */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0 }, { 512, 1, 1, 0, 0, 0 }, { 64, 4, 1, 0, 0, 0 },
-                           { 256, 3, 0, 0, 0, 0 }, { 256, 1, 2, 0, 0, 0 }, { 256, 1, 3, 0, 0, 0 }, { 128, 2, 4, 0, 0, 0 },
-                           { 512, 3, 2, 0, 0, 0 }, { 256, 1, 1, 0, 1, 0 }, { 128, 2, 0, 0, 1, 0 },
-                           { 256, 1, 3, 0, 1, 0 } }; /* the last three: class table via L1 */
-    for (int i = 0; i < 12; i++)
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 0, 0 }, { 64, 4, 1, 0, 0, 0, 0 },
+                           { 256, 3, 0, 0, 0, 0, 0 }, { 256, 1, 2, 0, 0, 0, 0 }, { 256, 1, 3, 0, 0, 0, 0 }, { 128, 2, 4, 0, 0, 0, 0 },
+                           { 512, 3, 2, 0, 0, 0, 0 }, { 256, 1, 1, 0, 1, 0, 0 }, { 128, 2, 0, 0, 1, 0, 0 },
+                           { 256, 1, 3, 0, 1, 0, 0 }, /* the three before: class table via L1 */
+                           { 128, 1, 1, 0, 0, 2, 0 }, { 256, 2, 1, 0, 0, 3, 0 }, { 256, 1, 3, 0, 0, 4, 0 },
+                           { 128, 1, 0, 0, 1, 2, 0 } }; /* the last four: 2-4 accumulator chains */
+    for (int i = 0; i < 16; i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
     return T_PASS;
 }
@@ -201,20 +205,21 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 0, 1 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 0, 0, 0, 1 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 1, 0, 0, 2 }, 5 },
-        { 333, 1001, { 512, 1, 1, 0, 0, 1 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 1 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 256, 1, 1, 0, 0, 2 }, 0 }, /* the fused gate|up, 2 CTAs per SM */
-        { 5121, 17413, { 256, 1, 1, 0, 0, 3 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 0, 0, 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 0, 0, 0, 0, 1 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 1, 0, 0, 0, 2 }, 5 },
+        { 333, 1001, { 512, 1, 1, 0, 0, 0, 1 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 256, 1, 1, 0, 0, 0, 2 }, 0 }, /* the fused gate|up, 2 CTAs per SM */
+        { 5121, 17413, { 256, 1, 1, 0, 0, 0, 3 }, 0 },
         /* rings refilled across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 3, 0, 0, 1 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 1 }, 3 },
-        { 333, 1001, { 512, 1, 4, 0, 0, 1 }, 1 },
-        { 77, 48, { 256, 1, 3, 0, 0, 1 }, 2 },
-        { 34816, 5120, { 256, 1, 3, 0, 0, 3 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 1, 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 3, 0, 0, 0, 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1 }, 3 },
+        { 333, 1001, { 512, 1, 4, 0, 0, 0, 1 }, 1 },
+        { 77, 48, { 256, 1, 3, 0, 0, 0, 1 }, 2 },
+        { 34816, 5120, { 256, 1, 3, 0, 0, 0, 3 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 1, 0, 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 1, 0, 0, 2, 1 }, 5 },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 4000 + i, c[i].grid)) return T_FAIL;

@@ -20,11 +20,15 @@
 // LR_MINB: CTAs per SM the registers must allow (what shared memory allows).
 // LR_TABG: 1 = the class table is read from global memory through L1 instead
 // of being staged in shared memory (less shared-memory traffic per CTA).
+// LR_NACC: independent accumulator chains per row group (tile t feeds chain
+// t % LR_NACC), so consecutive mma do not wait on each other's result.
 // @spec gemv_leech_p14 rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1
 // @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14 rows=17408 cols=5120 threads=256 rg=1 ntab=603 prefetch=3
 // @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=2
 // @spec gemv_leech_p14 rows=17408 cols=5120 threads=256 rg=1 ntab=603 prefetch=1 tabg=1
+// @spec gemv_leech_p14 rows=17408 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=2
+// @spec gemv_leech_p14 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=2 nacc=3
 #include "gemv_leech.cuh"
 
 #ifndef LR_PREFETCH
@@ -41,6 +45,9 @@
 #define RING (LR_PREFETCH >= 2)
 #ifndef LR_TABG
 #define LR_TABG 0
+#endif
+#ifndef LR_NACC
+#define LR_NACC 1
 #endif
 // Shared memory: class table (unless LR_TABG) | x in fragment order (SC * 384 bytes) |
 // reduction, double-buffered so one barrier per batch suffices | the
@@ -182,9 +189,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     __syncthreads();
 
     for (int par = 0; b < NRGB; b += gridDim.x, par ^= 1) {
-        float acc[LR_RG][4];
+        float acc[LR_RG][LR_NACC][4];
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+        for (int r = 0; r < LR_RG; r++)
+#pragma unroll
+            for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
 
         for (; sc < SC; sc += WARPS) {
             // the segment after this one: same batch, or this warp's first of the next
@@ -217,7 +226,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                         const u32 a1 = lr_leech_pair<4, 4>(w, entry(cur[r], 1, bA, tab), m0707, m7070);
                         const u32 a2 = lr_leech_pair<16, 8>(w, entry(cur[r], 0, bB, tab), m0707, m7070);
                         const u32 a3 = lr_leech_pair<20, 12>(w, entry(cur[r], 1, bB, tab), m0707, m7070);
-                        lr_mma16816(acc[r], a0, a1, a2, a3, b0, b1);
+                        lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, b0, b1);
                     }
                 }
             }
@@ -237,11 +246,15 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 
         // c0 = row g, c2 = row g + 8 (every column n holds the same dot product).
         float *rb = red + par * (WARPS * LR_RG * 16);
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++)
+#pragma unroll
+            for (int a = 1; a < LR_NACC; a++) acc[r][0][0] += acc[r][a][0], acc[r][0][2] += acc[r][a][2];
         if (q == 0)
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
-                rb[(warp * LR_RG + r) * 16 + (lane >> 2)] = acc[r][0];
-                rb[(warp * LR_RG + r) * 16 + (lane >> 2) + 8] = acc[r][2];
+                rb[(warp * LR_RG + r) * 16 + (lane >> 2)] = acc[r][0][0];
+                rb[(warp * LR_RG + r) * 16 + (lane >> 2) + 8] = acc[r][0][2];
             }
         __syncthreads();
         for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {

@@ -26,6 +26,7 @@ static void usage(FILE *f)
                "  --threads LIST    candidate CTA sizes (default 128,256)\n"
                "  --rpw LIST        rows per warp (default 1,2,4)\n"
                "  --unroll LIST     loads in flight (default 2,4)\n"
+               "  --tile LIST       x tile (f16) / accumulator chains (leech_p14); default 0 = the arm's\n"
                "  --extra0 LIST     arm knob 0 (f16: ksplit; default 1,2,4)\n"
                "  --extra1 LIST     arm knob 1 (f16: 1 = x via L1, 2 = x in smem; default 1,2)\n"
                "  --table FILE      write the merged tuning table here (C source)\n"
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 {
     const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;
-    int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, reps = 10;
+    int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, tl[8] = { 0 }, ntl = 1, reps = 10;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -112,6 +113,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--threads")) nth = parse_list(v, th, 8);
         else if (!strcmp(a, "--rpw")) nrp = parse_list(v, rp, 8);
         else if (!strcmp(a, "--unroll")) nun = parse_list(v, un, 8);
+        else if (!strcmp(a, "--tile")) ntl = parse_list(v, tl, 8);
         else if (!strcmp(a, "--extra0")) ne0 = parse_list(v, e0, 8);
         else if (!strcmp(a, "--extra1")) ne1 = parse_list(v, e1, 8);
         else { fprintf(stderr, "tune_gemv: unknown option %s\n", a); usage(stderr); return 2; }
@@ -123,7 +125,7 @@ int main(int argc, char **argv)
     char devname[200];
     snprintf(devname, sizeof devname, "%s (%s)", d->name, d->arch);
     lr_csv out;
-    if (lr_csv_open(&out, csv, LR_CSV_HEADER ",threads,rpw,unroll,extra0,extra1", devname)) {
+    if (lr_csv_open(&out, csv, LR_CSV_HEADER ",threads,rpw,unroll,extra0,extra1,tile", devname)) {
         fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
         return 1;
     }
@@ -148,8 +150,8 @@ int main(int argc, char **argv)
             int bk[LR_TUNE_KNOBS] = { 0 };
             int copies = lr_bench_copies(R[k], C[k], arm->bits_per_weight, d->l2_bytes);
             for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
-            for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) {
-                lr_gemv_arm_opts o = { th[a], rp[b], un[c], 0, { e0[e], e1[f], 0, 0 } };
+            for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++) {
+                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], 0, 0 } };
                 one_run r = { arm, NULL, copies, x, y };
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);
@@ -157,11 +159,11 @@ int main(int argc, char **argv)
                 if (!rc) rc = lr_time_graph(enqueue, &r, copies, reps, &us);
                 if (r.st) arm->destroy(r.st);
                 if (rc) { printf("  %s %dx%d t%d r%d u%d e%d/%d: %s\n", model, R[k], C[k], th[a], rp[b], un[c], e0[e], e1[f], lr_errmsg()); continue; }
-                lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d", arm->name, model, names[k], R[k], C[k],
-                           arm->bits_per_weight, us, err, th[a], rp[b], un[c], e0[e], e1[f]);
+                lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d,%d", arm->name, model, names[k], R[k],
+                           C[k], arm->bits_per_weight, us, err, th[a], rp[b], un[c], e0[e], e1[f], tl[h]);
                 if (us < best) {
                     best = us;
-                    int kn[LR_TUNE_KNOBS] = { th[a], rp[b], un[c], 0, e0[e], e1[f] };
+                    int kn[LR_TUNE_KNOBS] = { th[a], rp[b], un[c], tl[h], e0[e], e1[f] };
                     memcpy(bk, kn, sizeof kn);
                 }
             }
@@ -173,8 +175,8 @@ int main(int argc, char **argv)
                 memcpy(t->knobs, bk, sizeof bk);
                 t->us = best;
                 g_nnew++;
-                printf("%-10s %-5s %-7s %6d x %-6d best %8.2f us  threads %d rpw %d unroll %d extra %d,%d\n", arm->name,
-                       model, names[k], R[k], C[k], best, bk[0], bk[1], bk[2], bk[4], bk[5]);
+                printf("%-10s %-5s %-7s %6d x %-6d best %8.2f us  threads %d rpw %d unroll %d tile %d extra %d,%d\n",
+                       arm->name, model, names[k], R[k], C[k], best, bk[0], bk[1], bk[2], bk[3], bk[4], bk[5]);
                 fflush(stdout);
             }
         }
