@@ -214,6 +214,18 @@ static void sass_table(void)
             *get(&c, r, "registers") ? get(&c, r, "registers") : "-");
 }
 
+static void ncu_table(void)
+{
+    csv c;
+    if (load("h200_ncu_leech_p14.csv", &c)) return;
+    out("\n### Nsight Compute: the Planes14 fused gate|up kernel\n");
+    source(&c, "h200_ncu_leech_p14.csv");
+    out("Kernel: `%s` (one launch, `ncu --clock-control none`).\n\n| metric | value |\n|---|---|\n",
+        get(&c, 0, "kernel"));
+    for (int r = 0; r < c.n; r++)
+        out("| %s | %s %s |\n", get(&c, r, "metric"), get(&c, r, "value"), get(&c, r, "unit"));
+}
+
 static void generate(void)
 {
     g_len = 0;
@@ -223,6 +235,7 @@ static void generate(void)
     codec_table();
     rotation_table();
     sass_table();
+    ncu_table();
     engine_table();
     quality_table();
 }
