@@ -11,38 +11,13 @@
 // @spec gemv_f16 rows=77 cols=1001 threads=128 rpw=1 unroll=2 tile=512 ksplit=2 xsmem=1
 // @spec gemv_f16 rows=1024 cols=5120 threads=256 rpw=2 unroll=4 tile=5120 ksplit=4 xsmem=0
 // @spec gemv_noweights rows=1024 cols=5120 threads=256 rpw=1 unroll=4 tile=5120 ksplit=1 xsmem=0 noweights=1
-#include "lr_common.cuh"
+#include "gemv_f16.cuh"
 
-#ifndef LR_NOWEIGHTS
-#define LR_NOWEIGHTS 0
-#endif
-#ifndef LR_KSPLIT
-#define LR_KSPLIT 1
-#endif
 #ifndef LR_XSMEM
 #define LR_XSMEM 1
 #endif
 #define WARPS (LR_THREADS / 32)
 #define GROUPS (WARPS / LR_KSPLIT)
-#define VEC ((LR_COLS % 8) == 0)
-
-LR_DEV uint4 load_w(const u16 *W, int row, int col)
-{
-#if LR_NOWEIGHTS
-    return make_uint4(0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u);
-#else
-    return lr_ld_stream16(W + (u64)row * LR_COLS + col);
-#endif
-}
-
-LR_DEV void fma8(float &acc, uint4 w, float4 xa, float4 xb)
-{
-    float a, b;
-    lr_h2x2f(w.x, a, b); acc = fmaf(a, xa.x, acc); acc = fmaf(b, xa.y, acc);
-    lr_h2x2f(w.y, a, b); acc = fmaf(a, xa.z, acc); acc = fmaf(b, xa.w, acc);
-    lr_h2x2f(w.z, a, b); acc = fmaf(a, xb.x, acc); acc = fmaf(b, xb.y, acc);
-    lr_h2x2f(w.w, a, b); acc = fmaf(a, xb.z, acc); acc = fmaf(b, xb.w, acc);
-}
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
@@ -77,41 +52,7 @@ LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restr
         } else {
             xp = x + t0;
         }
-        if (VEC) {
-            const int nch = tn / 8, step = 32 * LR_KSPLIT;
-            int ch = kw * 32 + lane;
-            for (; ch + step * (LR_UNROLL - 1) < nch; ch += step * LR_UNROLL) {
-                uint4 w[LR_RPW][LR_UNROLL];
-#pragma unroll
-                for (int r = 0; r < LR_RPW; r++)
-#pragma unroll
-                    for (int u = 0; u < LR_UNROLL; u++) w[r][u] = load_w(W, rowc[r], t0 + (ch + step * u) * 8);
-#pragma unroll
-                for (int u = 0; u < LR_UNROLL; u++) {
-                    const float4 xa = *(const float4 *)&xp[(ch + step * u) * 8];
-                    const float4 xb = *(const float4 *)&xp[(ch + step * u) * 8 + 4];
-#pragma unroll
-                    for (int r = 0; r < LR_RPW; r++) fma8(acc[r], w[r][u], xa, xb);
-                }
-            }
-            for (; ch < nch; ch += step) {
-                const float4 xa = *(const float4 *)&xp[ch * 8];
-                const float4 xb = *(const float4 *)&xp[ch * 8 + 4];
-#pragma unroll
-                for (int r = 0; r < LR_RPW; r++) fma8(acc[r], load_w(W, rowc[r], t0 + ch * 8), xa, xb);
-            }
-        } else {
-            for (int c = kw * 32 + lane; c < tn; c += 32 * LR_KSPLIT)
-#pragma unroll
-                for (int r = 0; r < LR_RPW; r++) {
-#if LR_NOWEIGHTS
-                    float w = 1.f;
-#else
-                    float w = lr_h2f(W[(u64)rowc[r] * LR_COLS + t0 + c]);
-#endif
-                    acc[r] = fmaf(w, xp[c], acc[r]);
-                }
-        }
+        f16_dot_tile(acc, W, rowc, xp, t0, tn, kw, lane);
     }
     // The weights are read: the next kernel may start its own prologue (its
     // CTAs wait for this grid; triggered earlier they would hold SMs this

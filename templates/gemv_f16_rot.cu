@@ -9,27 +9,15 @@
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RPW, LR_UNROLL, LR_KSPLIT.
 // @spec gemv_f16_rot rows=6144 cols=5120 threads=256 rpw=2 unroll=4 ksplit=1
 // @spec gemv_f16_rot rows=77 cols=12 threads=128 rpw=1 unroll=2 ksplit=2
+#include "gemv_f16.cuh"
 #include "rotate_block.cuh"
 
-#ifndef LR_KSPLIT
-#define LR_KSPLIT 1
-#endif
 #define WARPS (LR_THREADS / 32)
 #define GROUPS (WARPS / LR_KSPLIT)
-#define VEC ((LR_COLS % 8) == 0)
 #define RM (LR_COLS & -LR_COLS)
 #define RK (LR_COLS / RM)
 #define ROWS_PER_CTA (GROUPS * LR_RPW)
 #define ROW_GROUPS ((LR_ROWS + ROWS_PER_CTA - 1) / ROWS_PER_CTA)
-
-LR_DEV void fma8(float &acc, uint4 w, float4 xa, float4 xb)
-{
-    float a, b;
-    lr_h2x2f(w.x, a, b); acc = fmaf(a, xa.x, acc); acc = fmaf(b, xa.y, acc);
-    lr_h2x2f(w.y, a, b); acc = fmaf(a, xa.z, acc); acc = fmaf(b, xa.w, acc);
-    lr_h2x2f(w.z, a, b); acc = fmaf(a, xb.x, acc); acc = fmaf(b, xb.y, acc);
-    lr_h2x2f(w.w, a, b); acc = fmaf(a, xb.z, acc); acc = fmaf(b, xb.w, acc);
-}
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restrict__ y,
@@ -56,36 +44,7 @@ LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restr
         int rowc[LR_RPW];
 #pragma unroll
         for (int r = 0; r < LR_RPW; r++) acc[r] = 0.f, rowc[r] = min(row0 + r, LR_ROWS - 1);
-        if (VEC) {
-            const int nch = LR_COLS / 8, step = 32 * LR_KSPLIT;
-            int ch = kw * 32 + lane;
-            for (; ch + step * (LR_UNROLL - 1) < nch; ch += step * LR_UNROLL) {
-                uint4 w[LR_RPW][LR_UNROLL];
-#pragma unroll
-                for (int r = 0; r < LR_RPW; r++)
-#pragma unroll
-                    for (int u = 0; u < LR_UNROLL; u++)
-                        w[r][u] = lr_ld_stream16(W + (u64)rowc[r] * LR_COLS + (ch + step * u) * 8);
-#pragma unroll
-                for (int u = 0; u < LR_UNROLL; u++) {
-                    const float4 xa = *(const float4 *)&xs[(ch + step * u) * 8];
-                    const float4 xb = *(const float4 *)&xs[(ch + step * u) * 8 + 4];
-#pragma unroll
-                    for (int r = 0; r < LR_RPW; r++) fma8(acc[r], w[r][u], xa, xb);
-                }
-            }
-            for (; ch < nch; ch += step) {
-                const float4 xa = *(const float4 *)&xs[ch * 8];
-                const float4 xb = *(const float4 *)&xs[ch * 8 + 4];
-#pragma unroll
-                for (int r = 0; r < LR_RPW; r++)
-                    fma8(acc[r], lr_ld_stream16(W + (u64)rowc[r] * LR_COLS + ch * 8), xa, xb);
-            }
-        } else {
-            for (int c = kw * 32 + lane; c < LR_COLS; c += 32 * LR_KSPLIT)
-#pragma unroll
-                for (int r = 0; r < LR_RPW; r++) acc[r] = fmaf(lr_h2f(W[(u64)rowc[r] * LR_COLS + c]), xs[c], acc[r]);
-        }
+        f16_dot_tile(acc, W, rowc, xs, 0, LR_COLS, kw, lane);
 #pragma unroll
         for (int r = 0; r < LR_RPW; r++) acc[r] = lr_warp_sum(acc[r]);
 #if LR_KSPLIT > 1
