@@ -8,6 +8,7 @@
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/i8.h"
+#include "layouts/leech_vram/layout_testlib.h"
 #include "layouts/leech_vram/random.h"
 #include "test/t.h"
 #include "util/err.h"
@@ -45,56 +46,58 @@ static int kernel_view(const lr_i8 *L, int r, int b, const int8_t x[24], const f
     return T_PASS;
 }
 
+/* ---- the shared bit-exactness driver (layout_testlib.h) ---- */
+
+static int unfold_hook(const lr_leech_matrix *m, int nthreads, void **out)
+{
+    lr_i8 *L = malloc(sizeof *L);
+    T_ASSERT(L, "out of memory");
+    T_OK(lr_i8_unfold(m, nthreads, L));
+    *out = L;
+    return T_PASS;
+}
+
+static int get_hook(const void *L, int r, int b, int8_t x[24], int *g) { return lr_i8_get(L, r, b, x, g); }
+
+static int block_hook(const void *p, const lr_leech_matrix *m, int r, int b, const int8_t want[24], int g)
+{
+    const lr_i8 *L = p;
+    if (kernel_view(L, r, b, want, m->centroid, g)) return T_FAIL;
+    double w[24];
+    T_OK(lr_i8_get_f64(L, m->centroid, r, b, w));
+    int n2 = lr_leech_norm(want);
+    for (int i = 0; i < 24; i++) {
+        double ex = n2 ? (double)want[i] * m->centroid[g] / sqrt((double)n2) * m->row_scale[r] : 0;
+        T_ASSERT(fabs(w[i] - ex) <= 1e-12 * fabs(ex), "row %d block %d coord %d: weight %.17g, want %.17g", r, b, i,
+                 w[i], ex);
+    }
+    return T_PASS;
+}
+
+static int all_hook(const void *p, const lr_leech_matrix *m)
+{
+    const lr_i8 *L = p;
+    T_ASSERT(L->bytes == (size_t)((m->rows + 15) / 16) * ((m->cols / 24 + 7) / 8) * LR_I8_SEG, "bytes %zu", L->bytes);
+    for (size_t i = (size_t)m->rows; i < (size_t)L->rg * 16; i++) T_ASSERT(L->row_scale[i] == 0, "pad row scale");
+    /* pad blocks and pad rows are the origin (header 0) */
+    for (int r = 0; r < L->rg * 16; r++)
+        for (int b = (r < m->rows ? m->nblk : 0); b < L->sc * 8; b++)
+            T_ASSERT(lr_i8_kernel_header(L->data, m->rows, m->cols, r, b) == 0, "pad (%d, %d) header", r, b);
+    T_OK(lr_i8_validate(L));
+    return T_PASS;
+}
+
+static void destroy_hook(void *L)
+{
+    lr_i8_free(L);
+    free(L);
+}
+
+static const lt_layout I8X = { "I8x", unfold_hook, get_hook, block_hook, all_hook, destroy_hook };
+
 static int exact(int rows, int cols, int max_shell, int gain_bits, int adversarial, uint64_t seed)
 {
-    lr_leech_matrix m;
-    T_OK(lr_leech_random_matrix(rows, cols, max_shell, gain_bits, adversarial, seed, &m));
-    uint64_t *idx;
-    uint8_t *gain;
-    T_OK(lr_leech_random_indices(&m, &idx, &gain));
-    lr_i8 L;
-    T_OK(lr_i8_unfold(&m, 2, &L));
-    T_ASSERT(L.bytes == (size_t)((rows + 15) / 16) * ((cols / 24 + 7) / 8) * LR_I8_SEG, "bytes %zu", L.bytes);
-    int nc;
-    const lr_leech_class *cls;
-    T_OK(lr_leech_classes(max_shell, &cls, &nc));
-    char *seen = calloc((size_t)nc, 1);
-    for (int r = 0; r < rows; r++)
-        for (int b = 0; b < m.nblk; b++) {
-            size_t k = (size_t)r * m.nblk + b;
-            int8_t want[24], got[24];
-            int g, c;
-            T_OK(lr_leech_unrank(idx[k], max_shell, want));
-            T_OK(lr_i8_get(&L, r, b, got, &g));
-            T_ASSERT(!memcmp(want, got, 24), "row %d block %d (index %llu) decodes differently", r, b,
-                     (unsigned long long)idx[k]);
-            T_ASSERT(idx[k] == 0 || g == gain[k], "row %d block %d: gain %d, want %d", r, b, g, gain[k]);
-            T_OK(lr_leech_index_class(idx[k], max_shell, &c));
-            if (c >= 0) seen[c] = 1;
-            if (kernel_view(&L, r, b, want, m.centroid, gain[k])) return T_FAIL;
-            double w[24];
-            T_OK(lr_i8_get_f64(&L, m.centroid, r, b, w));
-            int n2 = lr_leech_norm(want);
-            for (int i = 0; i < 24; i++) {
-                double ex = n2 ? (double)want[i] * m.centroid[gain[k]] / sqrt((double)n2) * m.row_scale[r] : 0;
-                T_ASSERT(fabs(w[i] - ex) <= 1e-12 * fabs(ex), "row %d block %d coord %d: weight %.17g, want %.17g", r, b, i,
-                         w[i], ex);
-            }
-        }
-    int missing = 0;
-    for (int c = 0; c < nc; c++) missing += !seen[c];
-    free(seen);
-    T_ASSERT(rows * m.nblk < (adversarial ? 2 * nc + 2 : nc) || missing == 0, "%d classes never exercised", missing);
-    for (size_t i = (size_t)rows; i < (size_t)L.rg * 16; i++) T_ASSERT(L.row_scale[i] == 0, "pad row scale");
-    /* pad blocks and pad rows are the origin (header 0) */
-    for (int r = 0; r < L.rg * 16; r++)
-        for (int b = (r < rows ? m.nblk : 0); b < L.sc * 8; b++)
-            T_ASSERT(lr_i8_kernel_header(L.data, rows, cols, r, b) == 0, "pad (%d, %d) header", r, b);
-    T_OK(lr_i8_validate(&L));
-    lr_i8_free(&L);
-    lr_leech_random_free(&m);
-    free(idx), free(gain);
-    return T_PASS;
+    return lt_exact(&I8X, rows, cols, max_shell, gain_bits, adversarial, seed);
 }
 
 static int test_every_class_ball12(void)

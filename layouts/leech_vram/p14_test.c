@@ -6,6 +6,7 @@
 #include "kernels/gemv_leech.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/layout_testlib.h"
 #include "layouts/leech_vram/p14.h"
 #include "layouts/leech_vram/random.h"
 #include "test/t.h"
@@ -16,54 +17,56 @@
 #include <math.h>
 #include <time.h>
 
+/* ---- the shared bit-exactness driver (layout_testlib.h) ---- */
+
+static int unfold_hook(const lr_leech_matrix *m, int nthreads, void **out)
+{
+    lr_p14 *L = malloc(sizeof *L);
+    T_ASSERT(L, "out of memory");
+    T_OK(lr_p14_unfold(m, nthreads, L));
+    *out = L;
+    return T_PASS;
+}
+
+static int get_hook(const void *L, int r, int b, int8_t x[24], int *g) { return lr_p14_get(L, r, b, x, g); }
+
+/* the kernel view: f16(|x| s) signed, s = f16(centroid / sqrt(16 m)) */
+static int block_hook(const void *p, const lr_leech_matrix *m, int r, int b, const int8_t want[24], int g)
+{
+    const lr_p14 *L = p;
+    float kw[24];
+    T_OK(lr_p14_get_kernel(L, r, b, kw));
+    int n2 = lr_leech_norm(want);
+    for (int i = 0; i < 24; i++) {
+        float raw = lr_gemv_leech_p14_weight(L->data, L->tab, m->rows, m->cols, r, 24 * b + i) * L->row_scale[r];
+        T_ASSERT(raw == kw[i], "row %d block %d coord %d: raw decode %g, layout decode %g", r, b, i, raw, kw[i]);
+        double exact_w = n2 ? want[i] * m->centroid[g] / sqrt((double)n2) * m->row_scale[r] : 0;
+        T_ASSERT(fabs(kw[i] - exact_w) <= 1.5e-3 * fabs(exact_w) + 1e-7, "coord %d: %g vs exact %g", i, kw[i], exact_w);
+    }
+    return T_PASS;
+}
+
+static int all_hook(const void *p, const lr_leech_matrix *m)
+{
+    const lr_p14 *L = p;
+    T_ASSERT(L->bytes == (size_t)((m->rows + 15) / 16) * ((m->cols / 24 + 7) / 8) * LR_P14_SEG, "bytes %zu", L->bytes);
+    /* pad rows and pad blocks are the origin */
+    for (size_t i = (size_t)m->rows; i < (size_t)L->rg * 16; i++) T_ASSERT(L->row_scale[i] == 0, "pad row scale");
+    T_OK(lr_p14_validate(L));
+    return T_PASS;
+}
+
+static void destroy_hook(void *L)
+{
+    lr_p14_free(L);
+    free(L);
+}
+
+static const lt_layout P14 = { "Planes14", unfold_hook, get_hook, block_hook, all_hook, destroy_hook };
+
 static int exact(int rows, int cols, int max_shell, int gain_bits, int adversarial, uint64_t seed)
 {
-    lr_leech_matrix m;
-    T_OK(lr_leech_random_matrix(rows, cols, max_shell, gain_bits, adversarial, seed, &m));
-    uint64_t *idx;
-    uint8_t *gain;
-    T_OK(lr_leech_random_indices(&m, &idx, &gain));
-    lr_p14 L;
-    T_OK(lr_p14_unfold(&m, 2, &L));
-    T_ASSERT(L.bytes == (size_t)((rows + 15) / 16) * ((cols / 24 + 7) / 8) * LR_P14_SEG, "bytes %zu", L.bytes);
-    int nc;
-    const lr_leech_class *cls;
-    T_OK(lr_leech_classes(max_shell, &cls, &nc));
-    char *seen = calloc((size_t)nc, 1);
-    for (int r = 0; r < rows; r++)
-        for (int b = 0; b < m.nblk; b++) {
-            size_t k = (size_t)r * m.nblk + b;
-            int8_t want[24], got[24];
-            int g, c;
-            T_OK(lr_leech_unrank(idx[k], max_shell, want));
-            T_OK(lr_p14_get(&L, r, b, got, &g));
-            T_ASSERT(!memcmp(want, got, 24), "row %d block %d (index %llu) decodes differently", r, b,
-                     (unsigned long long)idx[k]);
-            T_ASSERT(idx[k] == 0 || g == gain[k], "row %d block %d: gain %d, want %d", r, b, g, gain[k]);
-            T_OK(lr_leech_index_class(idx[k], max_shell, &c));
-            if (c >= 0) seen[c] = 1;
-            /* the kernel view: f16(|x| s) signed, s = f16(centroid / sqrt(16 m)) */
-            float kw[24];
-            T_OK(lr_p14_get_kernel(&L, r, b, kw));
-            int n2 = lr_leech_norm(want);
-            for (int i = 0; i < 24; i++) {
-                float raw = lr_gemv_leech_p14_weight(L.data, L.tab, rows, cols, r, 24 * b + i) * L.row_scale[r];
-                T_ASSERT(raw == kw[i], "row %d block %d coord %d: raw decode %g, layout decode %g", r, b, i, raw, kw[i]);
-                double exact_w = n2 ? want[i] * m.centroid[g] / sqrt((double)n2) * m.row_scale[r] : 0;
-                T_ASSERT(fabs(kw[i] - exact_w) <= 1.5e-3 * fabs(exact_w) + 1e-7, "coord %d: %g vs exact %g", i, kw[i], exact_w);
-            }
-        }
-    int missing = 0;
-    for (int c = 0; c < nc; c++) missing += !seen[c];
-    free(seen);
-    T_ASSERT(rows * m.nblk < (adversarial ? 2 * nc + 2 : nc) || missing == 0, "%d classes never exercised", missing);
-    /* pad rows and pad blocks are the origin */
-    for (size_t i = (size_t)rows; i < (size_t)L.rg * 16; i++) T_ASSERT(L.row_scale[i] == 0, "pad row scale");
-    T_OK(lr_p14_validate(&L));
-    lr_p14_free(&L);
-    lr_leech_random_free(&m);
-    free(idx), free(gain);
-    return T_PASS;
+    return lt_exact(&P14, rows, cols, max_shell, gain_bits, adversarial, seed);
 }
 
 static int test_every_class_ball12(void)
