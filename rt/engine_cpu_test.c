@@ -24,7 +24,10 @@ static char g_path[256], g_llama[256];
 static const char *synth_path(const char *name, char *g_path)
 {
     if (g_path[0]) return g_path;
-    if (!strchr(g_dir, 'X') ? 0 : !mkdtemp(g_dir)) return NULL;
+    /* once: mkdtemp's random suffix may itself contain an 'X' */
+    static int made;
+    if (!made && !mkdtemp(g_dir)) return NULL;
+    made = 1;
     snprintf(g_path, 256, "%s/%s.lrt", g_dir, name);
     lr_model_config cfg;
     lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1 };
