@@ -5,6 +5,7 @@
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
+#include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/progress.h"
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
         i++;
         if (!strcmp(a, "-c")) cfgs = v;
         else if (!strcmp(a, "-m")) model = v;
-        else if (!strcmp(a, "-n")) n = atoi(v);
+        else if (!strcmp(a, "-n")) { if (lr_arg_int("bench_engine", a, v, 1, 1048576, &n)) return 2; }
         else if (!strcmp(a, "--csv")) csvp = v;
         else if (!strcmp(a, "--proj")) {
             if (strcmp(v, "leech") && strcmp(v, "f16") && strcmp(v, "both")) { fprintf(stderr, "bench_engine: --proj leech|f16|both\n"); return 2; }

@@ -7,6 +7,7 @@
 #include "kernels/kernels.h"
 #include "kernels/read_bound.h"
 #include "rt/cu.h"
+#include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/strlist.h"
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--arms")) arms = v, i++;
         else if (!strcmp(a, "--matrices")) mats = v, i++;
         else if (!strcmp(a, "--csv")) csv = v, i++;
-        else if (!strcmp(a, "--reps")) reps = atoi(v), i++;
+        else if (!strcmp(a, "--reps")) { i++; if (lr_arg_int("bench_gemv", a, v, 1, 1000000, &reps)) return 2; }
         else if (!strcmp(a, "--smem-budget")) budget = atol(v), i++;
         else if (!strcmp(a, "--geom")) {
             if (sscanf(v, "%d,%d,%d,%d", &opts.threads, &opts.rpw, &opts.unroll, &opts.tile) < 1) {
@@ -74,7 +75,10 @@ int main(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--extra")) {
-            sscanf(v, "%d,%d,%d,%d", &opts.extra[0], &opts.extra[1], &opts.extra[2], &opts.extra[3]);
+            if (sscanf(v, "%d,%d,%d,%d", &opts.extra[0], &opts.extra[1], &opts.extra[2], &opts.extra[3]) < 1) {
+                fprintf(stderr, "bench_gemv: bad --extra %s\n", v);
+                return 2;
+            }
             i++;
         } else { fprintf(stderr, "bench_gemv: unknown option %s\n", a); usage(stderr); return 2; }
     }

@@ -4,6 +4,7 @@
 #include "loader/load.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
+#include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/progress.h"
@@ -66,8 +67,8 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-c")) config = v;
         else if (!strcmp(a, "--csv")) csv = v;
-        else if (!strcmp(a, "--runs")) runs = atoi(v);
-        else if (!strcmp(a, "--threads")) o.nthreads = atoi(v);
+        else if (!strcmp(a, "--runs")) { if (lr_arg_int("bench_load", a, v, 1, 100000, &runs)) return 2; }
+        else if (!strcmp(a, "--threads")) { if (lr_arg_int("bench_load", a, v, 0, 4096, &o.nthreads)) return 2; }
         else if (!strcmp(a, "--layouts")) o.layouts = v;
         else { fprintf(stderr, "bench_load: unknown option %s\n", a); usage(stderr); return 2; }
         i++;

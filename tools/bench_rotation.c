@@ -9,8 +9,10 @@
 #include "kernels/read_bound.h"
 #include "kernels/rotation.h"
 #include "rt/cu.h"
+#include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/strlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,28 +42,6 @@ static void usage(FILE *f)
             "  -h, --help        this text\n"
             "arms: rot_single, rot_slab (rotation alone); gemv_f16 (no rotation), rot+gemv_f16\n"
             "(one rotation launch + the row-concatenated GEMV), gemv_f16_rot (fused prologue).\n");
-}
-
-static int has(const char *list, const char *item)
-{
-    if (!list) return 1;
-    size_t n = strlen(item);
-    for (const char *p = list; (p = strstr(p, item)); p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
-    return 0;
-}
-
-static int parse_ints(const char *s, int *v, int max)
-{
-    int n = 0;
-    while (s && *s && n < max) {
-        char *e;
-        long x = strtol(s, &e, 10);
-        if (e == s) return -1;
-        v[n++] = (int)x;
-        s = *e == ',' ? e + 1 : e;
-    }
-    return n;
 }
 
 /* A model's three input widths and its 7 projection shapes. */
@@ -151,16 +131,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--models")) models_s = v;
         else if (!strcmp(a, "--layer-us")) layer_s = v;
         else if (!strcmp(a, "--csv")) csv = v;
-        else if (!strcmp(a, "--reps")) reps = atoi(v);
-        else if (!strcmp(a, "--per-graph")) per_graph = atoi(v);
-        else if (!strcmp(a, "--s")) s_over = atoi(v);
-        else if (!strcmp(a, "--threads")) t_over = atoi(v);
+        else if (!strcmp(a, "--reps")) { if (lr_arg_int("bench_rotation", a, v, 1, 1000000, &reps)) return 2; }
+        else if (!strcmp(a, "--per-graph")) { if (lr_arg_int("bench_rotation", a, v, 1, 100000, &per_graph)) return 2; }
+        else if (!strcmp(a, "--s")) { if (lr_arg_int("bench_rotation", a, v, 0, 1048576, &s_over)) return 2; }
+        else if (!strcmp(a, "--threads")) { if (lr_arg_int("bench_rotation", a, v, 0, 4096, &t_over)) return 2; }
         else { fprintf(stderr, "bench_rotation: unknown option %s\n", a); usage(stderr); return 2; }
         i++;
     }
     int widths[64], budgets[16];
-    int nw = parse_ints(widths_s, widths, 64), nb = parse_ints(budgets_s, budgets, 16);
-    if (nw <= 0 || nb <= 0) { fprintf(stderr, "bench_rotation: bad --widths or --budgets\n"); return 2; }
+    int nw = lr_arg_int_list("bench_rotation", "--widths", widths_s, 1, 1 << 20, widths, 64);
+    int nb = nw < 0 ? -1 : lr_arg_int_list("bench_rotation", "--budgets", budgets_s, 0, 1 << 24, budgets, 16);
+    if (nw < 0 || nb < 0) return 2;
     if (reps < 3) reps = 3;
     if (per_graph < 1) per_graph = 1;
 
@@ -190,7 +171,7 @@ int main(int argc, char **argv)
     model ms[NMODELS];
     models_of(ms);
     for (int i = 0; i < NMODELS; i++) {
-        if (!has(models_s, ms[i].name)) continue;
+        if (!lr_list_has(models_s, ms[i].name)) continue;
         const char *p = layer_s ? strstr(layer_s, ms[i].name) : NULL;
         if (p && p[strlen(ms[i].name)] == '=') ms[i].layer_us = atof(p + strlen(ms[i].name) + 1);
         else if ((rc = measure_layer(&ms[i], x, y, reps))) {
@@ -210,7 +191,7 @@ int main(int argc, char **argv)
         lr_cu_set_smem_budget(budgets[bi]);
         int budget = lr_cu_smem_budget();
         for (int mode = LR_ROT_SINGLE; mode <= LR_ROT_SLAB; mode++) {
-            if (!has(modes, lr_rot_mode_name(mode))) continue;
+            if (!lr_list_has(modes, lr_rot_mode_name(mode))) continue;
             char arm[32];
             snprintf(arm, sizeof arm, "rot_%s", lr_rot_mode_name(mode));
             for (int wi = 0; wi < nw; wi++) {
@@ -244,7 +225,7 @@ int main(int argc, char **argv)
                        dev.plan.threads, dev.plan.smem, us, err);
                 int assoc = 0;
                 for (int i = 0; i < NMODELS; i++) {
-                    if (!has(models_s, ms[i].name) || !(ms[i].layer_us > 0)) continue;
+                    if (!lr_list_has(models_s, ms[i].name) || !(ms[i].layer_us > 0)) continue;
                     const char *in[3] = { "hidden", "attn_out", "inter" };
                     int w3[3] = { ms[i].hidden, ms[i].attn, ms[i].inter };
                     for (int k = 0; k < 3; k++) {
@@ -266,7 +247,7 @@ int main(int argc, char **argv)
             /* per layer: 4 rotations (q|k|v and gate|up inputs are the same width,
              * rotated once each; o's input; down's input) */
             for (int i = 0; i < NMODELS; i++) {
-                if (!has(models_s, ms[i].name) || !(ms[i].layer_us > 0)) continue;
+                if (!lr_list_has(models_s, ms[i].name) || !(ms[i].layer_us > 0)) continue;
                 double t = 0;
                 int w3[4] = { ms[i].hidden, ms[i].hidden, ms[i].attn, ms[i].inter }, ok = 1;
                 for (int k = 0; k < 4; k++) {
@@ -290,7 +271,7 @@ int main(int argc, char **argv)
         printf("\n%-13s %7s %-5s %-7s %6s %6s %9s %8s %9s %s\n", "arm", "budget", "model", "matrix", "rows", "cols", "us",
                "GB/s", "max_err", "rotation cost % of layer");
         for (int i = 0; i < NMODELS; i++) {
-            if (!has(models_s, ms[i].name)) continue;
+            if (!lr_list_has(models_s, ms[i].name)) continue;
             const lr_shape *s = ms[i].sh;
             int grows[2] = { s[0].rows + s[1].rows + s[2].rows, s[4].rows + s[5].rows };
             const char *gname[2] = { "qkv", "gateup" };

@@ -12,6 +12,7 @@
 #include "layouts/leech_vram/i8.h"
 #include "layouts/leech_vram/p14.h"
 #include "layouts/leech_vram/random.h"
+#include "util/args.h"
 #include "util/err.h"
 #include "util/rng.h"
 
@@ -98,9 +99,9 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--class-uniform")) { class_uniform = 1; continue; }
         if (!v) { fprintf(stderr, "bench_unfold: %s needs a value\n", a); usage(stderr); return 2; }
-        if (!strcmp(a, "--rows")) rows = atoi(v);
-        else if (!strcmp(a, "--cols")) cols = atoi(v);
-        else if (!strcmp(a, "--reps")) reps = atoi(v);
+        if (!strcmp(a, "--rows")) { if (lr_arg_int("bench_unfold", a, v, 1, 1048576, &rows)) return 2; }
+        else if (!strcmp(a, "--cols")) { if (lr_arg_int("bench_unfold", a, v, 1, 1048576, &cols)) return 2; }
+        else if (!strcmp(a, "--reps")) { if (lr_arg_int("bench_unfold", a, v, 1, 1000000, &reps)) return 2; }
         else { fprintf(stderr, "bench_unfold: unknown option %s\n", a); usage(stderr); return 2; }
         i++;
     }

@@ -11,6 +11,7 @@
 #include "kernels/rotation.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
+#include "util/args.h"
 #include "util/err.h"
 #include "util/strlist.h"
 #include "util/progress.h"
@@ -139,11 +140,11 @@ static int warm(int argc, char **argv)
         if (!v) { fprintf(stderr, "cache warm: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--arch")) g_arch = v;
-        else if (!strcmp(a, "--driver")) g_driver = atoi(v);
+        else if (!strcmp(a, "--driver")) { if (lr_arg_int("cache warm", a, v, 1000, 1000000, &g_driver)) return 2; }
         else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--models")) models = v;
-        else if (!strcmp(a, "--smem-budget")) budget = atoi(v);
-        else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else if (!strcmp(a, "--smem-budget")) { if (lr_arg_int("cache warm", a, v, 1024, 16777216, &budget)) return 2; }
+        else if (!strcmp(a, "--threads")) { if (lr_arg_int("cache warm", a, v, 0, 4096, &threads)) return 2; }
         else { fprintf(stderr, "cache warm: unknown option %s\n", a); return 2; }
     }
     if (sscanf(g_arch, "sm_%d", &cc) != 1) { fprintf(stderr, "cache warm: bad --arch %s\n", g_arch); return 2; }

@@ -1,6 +1,7 @@
 /* gen_synthetic: writes a synthetic Qwen3-architecture artifact with
  * deterministic random weights (loader/synthetic.h). */
 #include "loader/synthetic.h"
+#include "util/args.h"
 #include "util/err.h"
 #include "util/progress.h"
 
@@ -38,13 +39,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--tokenizer")) o.tokenizer_path = v;
-        else if (!strcmp(a, "--threads")) o.nthreads = atoi(v);
-        else if (!strcmp(a, "--gain-bits")) o.gain_bits = atoi(v);
+        else if (!strcmp(a, "--threads")) { if (lr_arg_int("gen_synthetic", a, v, 0, 4096, &o.nthreads)) return 2; }
+        else if (!strcmp(a, "--gain-bits")) { if (lr_arg_int("gen_synthetic", a, v, 0, 2, &o.gain_bits)) return 2; }
         else if (!strcmp(a, "--proj")) {
             if (strcmp(v, "f16") && strcmp(v, "leech")) { fprintf(stderr, "gen_synthetic: --proj takes f16 or leech\n"); return 2; }
             o.proj_f16 = !strcmp(v, "f16");
         }
-        else if (!strcmp(a, "--align")) o.align = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--align")) {
+            int al;
+            if (lr_arg_int("gen_synthetic", a, v, 0, 1 << 20, &al)) return 2;
+            o.align = (uint32_t)al;
+        }
         else { fprintf(stderr, "gen_synthetic: unknown option %s\n", a); usage(stderr); return 2; }
         i++;
     }

@@ -1,6 +1,7 @@
 /* inspect: prints a model artifact's header, config, tokenizer and tensor
  * table with bits per weight; --verify checks every checksum and payload. */
 #include "loader/model.h"
+#include "util/args.h"
 #include "util/err.h"
 #include "util/progress.h"
 
@@ -50,7 +51,10 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
         else if (!strcmp(argv[i], "--verify")) verify = 1;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            if (lr_arg_int("inspect", argv[i], argv[i + 1], 0, 4096, &threads)) return 2;
+            i++;
+        }
         else if (argv[i][0] == '-') { fprintf(stderr, "inspect: unknown option %s\n", argv[i]); usage(stderr); return 2; }
         else path = argv[i];
     }

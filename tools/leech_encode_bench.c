@@ -18,6 +18,7 @@
 
 #include "layouts/leech/leech.h"
 #include "layouts/leech/nearest_internal.h"
+#include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/progress.h"
@@ -96,10 +97,10 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(a, "--portable")) portable = 1;
         else if (!v) { fprintf(stderr, "leech_encode_bench: %s needs a value\n", a); usage(stderr); return 2; }
-        else if (!strcmp(a, "--blocks")) nblocks = atoi(v), i++;
+        else if (!strcmp(a, "--blocks")) { i++; if (lr_arg_int("leech_encode_bench", a, v, 1, 1073741824, &nblocks)) return 2; }
         else if (!strcmp(a, "--threads")) threads = v, i++;
         else if (!strcmp(a, "--modes")) modes = v, i++;
-        else if (!strcmp(a, "--max-shell")) max_shell = atoi(v), i++;
+        else if (!strcmp(a, "--max-shell")) { i++; if (lr_arg_int("leech_encode_bench", a, v, 12, 13, &max_shell)) return 2; }
         else if (!strcmp(a, "--csv")) csv = v, i++;
         else { fprintf(stderr, "leech_encode_bench: unknown option %s\n", a); usage(stderr); return 2; }
     }
@@ -111,13 +112,7 @@ int main(int argc, char **argv)
     if (ncpu < 1) ncpu = 1;
     int tlist[64], nt = 0;
     if (threads) {
-        for (const char *p = threads; *p && nt < 64;) {
-            int t = atoi(p);
-            if (t <= 0) { fprintf(stderr, "leech_encode_bench: bad --threads %s\n", threads); return 2; }
-            tlist[nt++] = t;
-            p += strcspn(p, ",");
-            if (*p == ',') p++;
-        }
+        if ((nt = lr_arg_int_list("leech_encode_bench", "--threads", threads, 1, 4096, tlist, 64)) < 0) return 2;
     } else {
         for (int t = 1; t <= ncpu && nt < 64; t++) tlist[nt++] = t;
     }

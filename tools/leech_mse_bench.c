@@ -16,6 +16,7 @@
 
 #include "layouts/leech/leech.h"
 #include "layouts/leech/shapegain.h"
+#include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/progress.h"
@@ -112,15 +113,17 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!v) { fprintf(stderr, "leech_mse_bench: %s needs a value\n", a); usage(stderr); return 2; }
-        else if (!strcmp(a, "--rows")) rows = atoi(v), i++;
-        else if (!strcmp(a, "--cols")) cols = atoi(v), i++;
+        else if (!strcmp(a, "--rows")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 1, 1048576, &rows)) return 2; }
+        else if (!strcmp(a, "--cols")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 1, 1048576, &cols)) return 2; }
         else if (!strcmp(a, "--gain-bits")) gains = v, i++;
-        else if (!strcmp(a, "--threads")) nthreads = atoi(v), i++;
+        else if (!strcmp(a, "--threads")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 0, 4096, &nthreads)) return 2; }
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 0), i++;
         else if (!strcmp(a, "--csv")) csv = v, i++;
         else { fprintf(stderr, "leech_mse_bench: unknown option %s\n", a); usage(stderr); return 2; }
     }
     if (rows <= 0 || cols < 24 || nthreads < 0) { fprintf(stderr, "leech_mse_bench: bad sizes\n"); return 2; }
+    int glist[8], ng = lr_arg_int_list("leech_mse_bench", "--gain-bits", gains, 0, 2, glist, 8);
+    if (ng < 0) return 2;
     int used = nthreads;
     if (!used) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -146,10 +149,8 @@ int main(int argc, char **argv)
            cols % 24, used, dev);
     printf("%-26s %6s %9s %11s %10s %14s\n", "arm", "b/w", "MSE", "D(R) bound", "wall s", "blocks/cpu-s");
 
-    for (const char *p = gains; *p;) {
-        int g = atoi(p);
-        p += strcspn(p, ",");
-        if (*p == ',') p++;
+    for (int gi = 0; gi < ng; gi++) {
+        int g = glist[gi];
         lr_leech_matrix m;
         lr_progress prog = { 0 };
         prog.label = "quantize";

@@ -46,11 +46,47 @@ static int test_help_and_unknown_flags(void)
     return T_PASS;
 }
 
+/* A number flag given garbage (or out of range) is refused with exit 2 and a
+ * message naming the flag, before any work starts (these tools used atoi). */
+static int test_bad_numbers_refused(void)
+{
+    static const struct { const char *prog, *args, *flag; } c[] = {
+        { "bench_gemv", "--reps abc", "--reps" },
+        { "bench_gemv", "--extra x", "--extra" },
+        { "tune_gemv", "--threads 128,x --arm leech_p14", "--threads" },
+        { "tune_gemv", "--tile 1,,2 --arm leech_p14", "--tile" },
+        { "bench_engine", "-n 12z", "-n" },
+        { "bench_rotation", "--widths 5120,abc", "--widths" },
+        { "bench_rotation", "--reps 0", "--reps" },
+        { "bench_load", "--runs -3", "--runs" },
+        { "bench_unfold", "--rows 1e3", "--rows" },
+        { "cache", "warm --threads many", "--threads" },
+        { "cache", "warm --smem-budget 99999999999", "--smem-budget" },
+        { "gen_synthetic", "--gain-bits 7", "--gain-bits" },
+        { "inspect", "--threads x model.lrt", "--threads" },
+        { "leech_encode_bench", "--threads 0", "--threads" },
+        { "leech_mse_bench", "--gain-bits 5", "--gain-bits" },
+    };
+    int tested = 0;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char path[1200], err[4096];
+        snprintf(path, sizeof path, "%s/%s", g_bin, c[i].prog);
+        if (access(path, X_OK) != 0) continue;
+        tested++;
+        int rc = run(c[i].prog, c[i].args, err, sizeof err);
+        T_ASSERT(rc == 2, "%s %s exited %d: %s", c[i].prog, c[i].args, rc, err);
+        T_ASSERT(strstr(err, c[i].flag), "%s %s: the message does not name %s: %s", c[i].prog, c[i].args, c[i].flag,
+                 err);
+    }
+    T_ASSERT(tested >= 10, "only %d cases found programs", tested);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
     char *slash = strrchr(g_bin, '/');
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
-    static const t_case cases[] = { T_CASE(test_help_and_unknown_flags) };
-    return t_main(__FILE__, cases, 1, argc, argv);
+    static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused) };
+    return t_main(__FILE__, cases, 2, argc, argv);
 }

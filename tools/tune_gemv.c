@@ -8,6 +8,7 @@
 #include "kernels/read_bound.h"
 #include "kernels/tuning.h"
 #include "rt/cu.h"
+#include "util/args.h"
 #include "util/atomic_file.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
@@ -33,17 +34,6 @@ static void usage(FILE *f)
                "  --csv FILE        append every candidate as CSV\n"
                "  --reps N          graph replays per timing (default 10)\n"
                "  -h, --help\n");
-}
-
-static int parse_list(const char *s, int *v, int max)
-{
-    int n = 0;
-    while (s && *s && n < max) {
-        v[n++] = atoi(s);
-        s = strchr(s, ',');
-        if (s) s++;
-    }
-    return n;
 }
 
 typedef struct { const lr_gemv_arm *arm; void *st; int copies; CUdeviceptr x, y; } one_run;
@@ -109,13 +99,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--matrices")) mats = v;
         else if (!strcmp(a, "--table")) table = v;
         else if (!strcmp(a, "--csv")) csv = v;
-        else if (!strcmp(a, "--reps")) reps = atoi(v);
-        else if (!strcmp(a, "--threads")) nth = parse_list(v, th, 8);
-        else if (!strcmp(a, "--rpw")) nrp = parse_list(v, rp, 8);
-        else if (!strcmp(a, "--unroll")) nun = parse_list(v, un, 8);
-        else if (!strcmp(a, "--tile")) ntl = parse_list(v, tl, 8);
-        else if (!strcmp(a, "--extra0")) ne0 = parse_list(v, e0, 8);
-        else if (!strcmp(a, "--extra1")) ne1 = parse_list(v, e1, 8);
+        else if (!strcmp(a, "--reps")) { if (lr_arg_int("tune_gemv", a, v, 1, 1000000, &reps)) return 2; }
+        else if (!strcmp(a, "--threads")) { if ((nth = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, th, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--rpw")) { if ((nrp = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, rp, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--unroll")) { if ((nun = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, un, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--tile")) { if ((ntl = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, tl, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--extra0")) { if ((ne0 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e0, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--extra1")) { if ((ne1 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e1, 8)) < 0) return 2; }
         else { fprintf(stderr, "tune_gemv: unknown option %s\n", a); usage(stderr); return 2; }
     }
     const lr_gemv_arm *arm = armname ? lr_gemv_arm_find(armname) : NULL;

@@ -1,0 +1,55 @@
+/* Strict parsing of command-line numbers: the whole value must be a decimal
+ * integer in range, so "-n abc" or "--reps 5x" is refused with a message
+ * naming the program and the flag instead of silently becoming 0 (atoi). */
+#ifndef LR_ARGS_H
+#define LR_ARGS_H
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* 0 and *out = the value if s is an integer in [lo, hi]; -1 otherwise. */
+static inline int lr_parse_int(const char *s, long lo, long hi, int *out)
+{
+    if (!s || !*s) return -1;
+    char *e;
+    errno = 0;
+    long x = strtol(s, &e, 10);
+    if (*e || errno || x < lo || x > hi) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+/* The same with the message on stderr: "prog: flag needs an integer in [lo, hi], got 'v'". */
+static inline int lr_arg_int(const char *prog, const char *flag, const char *v, long lo, long hi, int *out)
+{
+    if (!lr_parse_int(v, lo, hi, out)) return 0;
+    fprintf(stderr, "%s: %s needs an integer in [%ld, %ld], got '%s'\n", prog, flag, lo, hi, v ? v : "");
+    return -1;
+}
+
+/* A comma-separated list of such integers ("128,256"): the count (>= 1), or
+ * -1 with the message when an entry is not one or there are more than max. */
+static inline int lr_arg_int_list(const char *prog, const char *flag, const char *v, long lo, long hi, int *out,
+                                  int max)
+{
+    int n = 0;
+    const char *p = v ? v : "";
+    for (;;) {
+        char item[32];
+        const char *c = p;
+        while (*c && *c != ',') c++;
+        size_t len = (size_t)(c - p);
+        if (n == max || len == 0 || len >= sizeof item) break;
+        for (size_t i = 0; i < len; i++) item[i] = p[i];
+        item[len] = 0;
+        if (lr_parse_int(item, lo, hi, &out[n])) break;
+        n++;
+        if (!*c) return n;
+        p = c + 1;
+    }
+    fprintf(stderr, "%s: %s needs up to %d comma-separated integers in [%ld, %ld], got '%s'\n", prog, flag, max, lo,
+            hi, v ? v : "");
+    return -1;
+}
+
+#endif
