@@ -66,13 +66,12 @@ typedef struct {
     int rows, cols, mag;
 } ref_job;
 
-/* Rows [64 job, 64 job + 64) on every core (the f64 reference is slow). */
-static int ref_rows(void *ctx, int job)
+/* Rows [r0, r1) on every core (the f64 reference is slow). */
+static int ref_rows(void *ctx, int r0, int r1)
 {
     const ref_job *j = ctx;
     int nblk = j->cols / 24, nt = j->cols % 24, sc_n = (nblk + 7) / 8, mag = j->mag;
-    int r1 = 64 * job + 64 < j->rows ? 64 * job + 64 : j->rows;
-    for (int r = 64 * job; r < r1; r++) {
+    for (int r = r0; r < r1; r++) {
         double s = 0, t = 0;
         for (int sc = 0; sc < sc_n; sc++) {
             double ps = 0;
@@ -110,7 +109,7 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
     if (!xi || !xs) { free(xi), free(xs); for (int r = 0; r < rows; r++) y[r] = NAN; return; }
     lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
     ref_job j = { W, tab, row_scale, exc_dw, x, xs, tail, exc_ptr, exc_col, xi, y, rows, cols, mag };
-    lr_parallel_for(0, (rows + 63) / 64, ref_rows, &j);
+    lr_parallel_ranges(rows, 64, ref_rows, &j);
     free(xi), free(xs);
 }
 

@@ -57,14 +57,13 @@ typedef struct {
     int rows, cols, mag;
 } ref_job;
 
-/* Rows [64 job, 64 job + 64): the reference is slow (f64, one weight at a
+/* Rows [r0, r1): the reference is slow (f64, one weight at a
  * time from the raw bytes), so the rows run on every core. */
-static int ref_rows(void *ctx, int job)
+static int ref_rows(void *ctx, int r0, int r1)
 {
     const ref_job *j = ctx;
     int nblk = j->cols / 24, nt = j->cols % 24, mag = j->mag;
-    int r1 = 64 * job + 64 < j->rows ? 64 * job + 64 : j->rows;
-    for (int r = 64 * job; r < r1; r++) {
+    for (int r = r0; r < r1; r++) {
         double s = 0, t = 0;
         for (int c = 0; c < 24 * nblk; c++) {
             double v = (double)lr_gemv_leech_p14_weight(j->W, j->tab, j->rows, j->cols, r, c) *
@@ -84,7 +83,7 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
                  float *y, int rows, int cols, int mag)
 {
     ref_job j = { W, tab, row_scale, x, tail, y, rows, cols, mag };
-    lr_parallel_for(0, (rows + 63) / 64, ref_rows, &j);
+    lr_parallel_ranges(rows, 64, ref_rows, &j);
 }
 
 void lr_gemv_leech_p14_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,

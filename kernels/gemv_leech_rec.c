@@ -24,14 +24,13 @@ typedef struct {
     int rows, cols;
 } ref_job;
 
-/* Rows [64 job, 64 job + 64); the f64 reference runs on every core. */
-static int ref_rows(void *ctx, int job)
+/* Rows [r0, r1); the f64 reference runs on every core. */
+static int ref_rows(void *ctx, int r0, int r1)
 {
     const ref_job *c = ctx;
     const int kind = c->kind, mag = c->mag, nblk = c->cols / 24, nt = c->cols % 24;
     const float *x = c->x, *gscale = c->gscale;
-    int r1 = 64 * job + 64 < c->rows ? 64 * job + 64 : c->rows;
-    for (int r = 64 * job; r < r1; r++) {
+    for (int r = r0; r < r1; r++) {
         double s = 0, t = 0;
         size_t b0 = (size_t)r * nblk;
         for (int j = 0; j < nblk; j++) {
@@ -73,7 +72,7 @@ void lr_gemv_leech_rec_host(int kind, int mag, const uint8_t *W, const uint32_t 
                             int32_t cols)
 {
     ref_job j = { kind, mag, W, exc_rec, bases, exc_ptr, exc_idx, tab, gscale, row_scale, x, tail, y, rows, cols };
-    lr_parallel_for(0, (rows + 63) / 64, ref_rows, &j);
+    lr_parallel_ranges(rows, 64, ref_rows, &j);
 }
 
 #define HOST(name, kind, mag)                                                                                        \

@@ -91,3 +91,20 @@ int lr_parallel_for(int nthreads, int njobs, int (*fn)(void *ctx, int job), void
     pthread_mutex_destroy(&p.lock);
     return p.rc ? lr_err_restore(p.rc, p.msg) : 0;
 }
+
+typedef struct { int n, chunk; int (*fn)(void *, int, int); void *ctx; } range_job;
+
+static int range_one(void *p, int job)
+{
+    const range_job *r = p;
+    int lo = job * r->chunk, hi = lo + r->chunk < r->n ? lo + r->chunk : r->n;
+    return r->fn(r->ctx, lo, hi);
+}
+
+int lr_parallel_ranges(int n, int chunk, int (*fn)(void *ctx, int lo, int hi), void *ctx)
+{
+    if (n <= 0) return 0;
+    if (chunk < 1) chunk = 1;
+    range_job r = { n, chunk, fn, ctx };
+    return lr_parallel_for(0, (n + chunk - 1) / chunk, range_one, &r);
+}

@@ -12,6 +12,9 @@ int lr_cpu_count(void);
  * job starts and its status and message are returned. nthreads 1 runs
  * inline on the caller's thread. */
 int lr_parallel_for(int nthreads, int njobs, int (*fn)(void *ctx, int job), void *ctx);
+/* [0, n) cut into ranges of `chunk` (the last one shorter), fn(ctx, lo, hi)
+ * called for each on every core (lr_parallel_for's error rules). */
+int lr_parallel_ranges(int n, int chunk, int (*fn)(void *ctx, int lo, int hi), void *ctx);
 
 /* Carrying an error across threads by hand: save the current message in a
  * worker, restore it (without a second "file:line:" prefix) in the caller. */

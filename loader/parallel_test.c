@@ -50,4 +50,23 @@ static int test_restore_forms(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_every_job_once), T_CASE(test_error_crosses_threads), T_CASE(test_restore_forms))
+static int mark_range(void *ctx, int lo, int hi)
+{
+    int *hits = ctx;
+    if (hi <= lo || hi - lo > 7) return 1; /* ranges are non-empty and at most the chunk */
+    for (int i = lo; i < hi; i++) __atomic_add_fetch(&hits[i], 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Ranges of 7 over 100 indices (the last one short): each index once. */
+static int test_ranges_cover_once(void)
+{
+    int hits[100] = { 0 };
+    T_OK(lr_parallel_ranges(100, 7, mark_range, hits));
+    for (int i = 0; i < 100; i++) T_ASSERT(hits[i] == 1, "index %d hit %d times", i, hits[i]);
+    T_OK(lr_parallel_ranges(0, 7, mark_range, hits));
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_every_job_once), T_CASE(test_error_crosses_threads), T_CASE(test_restore_forms),
+       T_CASE(test_ranges_cover_once))

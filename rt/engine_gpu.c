@@ -65,7 +65,6 @@ typedef struct gpu_engine {
     CUstream s;
     CUgraphExec graph;
     int graph_nodes;
-    int pdl;
     unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
     int phase;             /* phase of the launches being enqueued */
     float *host_logits;
@@ -388,14 +387,13 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
      * LEECHRT_PDL=0 turns it off (for comparisons). */
     e->phase_mask = ~0u;
     const char *pdl_env = getenv("LEECHRT_PDL");
-    e->pdl = lr_cu_pdl_supported() && !(pdl_env && !strcmp(pdl_env, "0"));
-    e->base.pdl = e->pdl;
+    e->base.pdl = lr_cu_pdl_supported() && !(pdl_env && !strcmp(pdl_env, "0"));
     /* Capture the step once; replays read token and position from device memory. */
     if (!rc) {
         int n = 0;
         rc = lr_cu_graph_begin(e->s);
         if (!rc) {
-            int was = lr_cu_set_pdl(e->pdl);
+            int was = lr_cu_set_pdl(e->base.pdl);
             int r2 = enqueue_step(e, 0, &n);
             lr_cu_set_pdl(was);
             CUgraphExec g = NULL;
@@ -434,7 +432,7 @@ static int gpu_step(lr_engine *b, int32_t token, const float **logits)
     if (!rc) rc = lr_cu_h2d(e->d_pos, &pos, 4);
     int n = 0;
     if (!rc && b->on_layer) {
-        int was = lr_cu_set_pdl(e->pdl);
+        int was = lr_cu_set_pdl(e->base.pdl);
         rc = enqueue_step(e, 1, &n);
         lr_cu_set_pdl(was);
     } else if (!rc) {
@@ -458,7 +456,7 @@ int lr_engine_gpu_phases(lr_engine *b, int reps, double *us, int n)
     if (!rc) rc = lr_cu_event_create(&t1);
     for (int p = 0; p < NPH && p < n && !rc; p++) {
         /* One graph holding this phase's launches of the whole step. */
-        int cnt = 0, was = lr_cu_set_pdl(e->pdl);
+        int cnt = 0, was = lr_cu_set_pdl(e->base.pdl);
         CUgraphExec g = NULL;
         e->phase_mask = 1u << p;
         rc = lr_cu_graph_begin(e->s);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt/engine.h"
 #include "util/strlist.h"
 
 #define MAXR 4096
@@ -149,9 +150,10 @@ static void engine_table(void)
                 get(&c, r, "tok_s"), *gb ? gb : "-", *pct ? pct : "-");
         }
         /* Per-phase µs per token (each phase of every layer replayed alone). */
-        static const char *ph[] = { "embed", "norm", "rotation", "gemv_qkv", "rope_kv", "attention", "gemv_o",
-                                    "gemv_gateup", "silu_mul", "gemv_down", "head" };
-        const int nph = (int)(sizeof ph / sizeof ph[0]);
+        /* the engine's own phase names, in its order */
+        const char *ph[32];
+        int nph = 0;
+        while (nph < 32 && (ph[nph] = lr_engine_gpu_phase_name(nph))) nph++;
         int any = 0;
         for (int r = 0; r < c.n && !any; r++) any = !strcmp(get(&c, r, "matrix"), "gemv_qkv");
         if (any) {
