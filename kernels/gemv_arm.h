@@ -15,6 +15,7 @@
 typedef struct lr_gemv_arm_opts {
     int threads, rpw, unroll, tile;  /* launch geometry; 0 = the arm's default / tuning table */
     int extra[4];                    /* arm-specific knobs for sweeps; 0 = default */
+    int minb;                        /* CTAs per SM the registers must allow (__launch_bounds__); 0 = default */
 } lr_gemv_arm_opts;
 
 typedef struct lr_gemv_arm {

@@ -23,6 +23,9 @@ typedef struct lr_leech_geom {
     int nacc;     /* Planes14: independent mma accumulator chains (1..4; 0 = 1) */
     int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
                      row-group batches); 0 = one CTA per batch */
+    int minb;     /* CTAs per SM the register allocation must allow (the compiler
+                     caps registers per thread, spilling if it must); 0 = the
+                     template's rule */
 } lr_leech_geom;
 
 /* ---- Planes14, fragment order (templates/gemv_leech_p14.cu) ----

@@ -179,13 +179,14 @@ lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols)
 {
     /* Every CTA quantizes x for itself (~1 instruction per weight at 16 rows
      * per CTA): two row groups per CTA once that still leaves two CTAs per SM. */
-    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1, 0, 0, 0, 0 };
+    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_i8", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
         if (t[1]) g.rg = t[1];
         if (t[4]) g.prefetch = t[4] > 0;
         g.xq = t[5] > 0;
+        if (t[6] > 0) g.minb = t[6];
     }
     return g;
 }
@@ -210,6 +211,9 @@ int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols,
     lr_jit_spec_set(s, "ntab", ntab);
     lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
     lr_jit_spec_set(s, "xq", geom.xq ? 1 : 0);
+    if (geom.minb < 0 || geom.minb > 2048 / geom.threads)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_i8 minb=%d for %d threads", geom.minb, geom.threads);
+    if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
     g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
@@ -254,6 +258,7 @@ static int i8_prepare(int rows, int cols, int copies, uint64_t seed, const lr_ge
     if (o && o->rpw) geom.rg = o->rpw;
     if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
     if (o && o->extra[1]) geom.xq = o->extra[1] > 0;
+    if (o && o->minb) geom.minb = o->minb;
     s->xq = geom.xq;
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);

@@ -100,7 +100,7 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
 
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0 };
+    lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
@@ -109,6 +109,7 @@ lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
         if (t[5] > 0) g.persist = t[5];
         if (t[2] == 2) g.tabg = 1;
         if (t[3] > 1) g.nacc = t[3];
+        if (t[6] > 0) g.minb = t[6];
     }
     return g;
 }
@@ -138,7 +139,10 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
     lr_jit_spec_set(s, "prefetch", geom.prefetch);
     if (geom.tabg) lr_jit_spec_set(s, "tabg", 1);
     if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
-    if (geom.prefetch >= 2) {
+    if (geom.minb < 0 || geom.minb > 2048 / geom.threads)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14 minb=%d for %d threads", geom.minb, geom.threads);
+    if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
+    else if (geom.prefetch >= 2) {
         /* Registers must not be what limits the CTAs per SM below what shared
          * memory allows (an SM has the budget + 1 KB reserved per CTA). */
         int minb = (int)(((size_t)smem_budget + 1024) / (smem + 1024));
@@ -191,6 +195,7 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     if (o && o->unroll) geom.tabg = o->unroll == 2; /* knob "unroll": 1 = table in smem, 2 = via L1 */
     if (o && o->tile) geom.nacc = o->tile;          /* knob "tile": accumulator chains */
     if (o && o->extra[1] < 0) geom.persist = 0;
+    if (o && o->minb) geom.minb = o->minb;
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
     if (!rc) rc = lr_p14_unfold(&m, 0, &s->L);

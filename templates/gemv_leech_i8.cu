@@ -121,7 +121,10 @@ LR_DEV void mma_s8(int (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
 }
 
-extern "C" __global__ void __launch_bounds__(LR_THREADS)
+#ifndef LR_MINB
+#define LR_MINB 1
+#endif
+extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
           const float *__restrict__ exc_dw, const float *__restrict__ x, const u8 *__restrict__ xq, float *__restrict__ y,
