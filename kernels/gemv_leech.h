@@ -5,6 +5,7 @@
 #include "jit/spec.h"
 #include "kernels/gemv_arm.h"
 #include "layouts/leech_vram/i8.h"
+#include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/p14.h"
 #include "loader/model.h"
 #include "rt/call.h"
@@ -19,7 +20,8 @@ typedef struct lr_leech_geom {
                      in shared memory */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
     int tabg;     /* Planes14: 1 = class table read from global memory through L1,
-                     0 = staged in shared memory */
+                     0 = staged in shared memory; Planes14S: 1 = the code words'
+                     right shifts by IMAD.HI (FMA pipe) instead of SHF (ALU) */
     int nacc;     /* Planes14: independent mma accumulator chains (1..4; 0 = 1) */
     int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
                      row-group batches); 0 = one CTA per batch */
@@ -100,6 +102,29 @@ int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols,
 void lr_gemv_leech_i8_args(lr_i8 *L, float *x, uint8_t *xq, float *y, lr_arg a[12]);
 
 extern const lr_gemv_arm lr_arm_leech_i8;
+
+/* ---- Planes14S, signed class table, permuted k (templates/gemv_leech_p14s.cu) ----
+ * y[r] = row_scale[r] (sum_c w16[r][c] f16(x_c) + sum_e dw_e x[col_e])
+ *        + sum_j tail[r][j] x[24 nblk + j]
+ * with w16 = f16(v * s), v the pool value (exact), s the entry's f16 scale
+ * (layouts/leech_vram/p14s_view.c); the reference accumulates in f64, so
+ * verify holds LR_GEMV_LEECH_TOL. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_desc;
+void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                             const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                             float *y, int32_t rows, int32_t cols);
+void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                 float *y, int32_t rows, int32_t cols);
+/* Tuning table "leech_p14s" (threads, rpw = row groups per CTA, tile =
+ * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
+ * row group, prefetch. */
+lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
+int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
+                            int smem_budget);
+/* Arguments for lr_call_* over a layout (exception arrays never empty). */
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
+extern const lr_gemv_arm lr_arm_leech_p14s;
 
 /* ---- Engine API: Leech tensors of the artifact as one device matrix ----
  * lr_leech_dev_upload unfolds one or more Leech tensor views with the same

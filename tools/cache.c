@@ -108,6 +108,9 @@ static int plan_model(int si, int budget)
         add(&s);
         if ((rc = lr_gemv_leech_i8_xq_spec(&s, &g, C[k], 256))) return rc;
         add(&s);
+        if ((rc = lr_gemv_leech_p14s_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14s_default_geom(R[k], C[k]), budget)))
+            return rc;
+        add(&s);
         /* the published record kernels (benchmark baselines) */
         for (int kind = 0; kind < 3; kind++) {
             if ((rc = lr_gemv_leech_rec_spec(&s, &g, kind, R[k], C[k], lr_gemv_leech_rec_default_geom()))) return rc;

@@ -1,0 +1,256 @@
+/* Planes14S GEMV: descriptor, host references (the raw layout bytes decoded
+ * the way the kernel decodes them, layouts/leech_vram/p14s_view.c; f64
+ * accumulation), specialization and the benchmark arm. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
+#include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/random.h"
+#include "loader/parallel.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const lr_kernel_desc lr_gemv_leech_p14s_desc = {
+    .name = "gemv_leech_p14s",
+    .nparams = 11,
+    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN }, { "tab", LR_T_PTR, LR_E_U8, LR_IN },
+                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
+                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN }, { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
+                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN }, { "x", LR_T_PTR, LR_E_F32, LR_IN },
+                { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "rows", LR_T_I32, 0, 0 }, { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)lr_gemv_leech_p14s_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14s_host_mag,
+};
+
+typedef struct {
+    const uint8_t *W, *tab;
+    const float *row_scale, *exc_dw, *x;
+    const uint16_t *tail;
+    const uint32_t *exc_ptr, *exc_col;
+    float *y;
+    int rows, cols, mag;
+} ref_job;
+
+/* y[r] = row_scale[r] (sum_c w16 f16(x_c) + sum_e dw_e x[col_e]) + tail . x,
+ * in f64 (|terms| for the magnitude form). */
+static int ref_rows(void *ctx, int r0, int r1)
+{
+    const ref_job *j = ctx;
+    int nblk = j->cols / 24, nt = j->cols % 24, mag = j->mag;
+    for (int r = r0; r < r1; r++) {
+        double s = 0, t = 0;
+        for (int b = 0; b < nblk; b++) {
+            uint16_t w16[24];
+            lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w16);
+            for (int k = 0; k < 24; k++) {
+                double v = (double)lr_half_to_float(w16[k]) * lr_half_to_float(lr_float_to_half(j->x[24 * b + k]));
+                s += mag ? fabs(v) : v;
+            }
+        }
+        for (uint32_t e = j->exc_ptr[r]; e < j->exc_ptr[r + 1]; e++) {
+            double v = (double)j->exc_dw[e] * j->x[j->exc_col[e]];
+            s += mag ? fabs(v) : v;
+        }
+        for (int k = 0; k < nt; k++) {
+            double v = (double)lr_half_to_float(j->tail[(size_t)r * nt + k]) * j->x[24 * nblk + k];
+            t += mag ? fabs(v) : v;
+        }
+        j->y[r] = (float)(s * (mag ? fabs(j->row_scale[r]) : j->row_scale[r]) + t);
+    }
+    return 0;
+}
+
+static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
+                 int rows, int cols, int mag)
+{
+    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag };
+    lr_parallel_ranges(rows, 64, ref_rows, &j);
+}
+
+void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                             const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                             float *y, int32_t rows, int32_t cols)
+{
+    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
+}
+
+void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                 float *y, int32_t rows, int32_t cols)
+{
+    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
+}
+
+lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
+{
+    lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0 };
+    int t[LR_TUNE_KNOBS];
+    if (lr_tuning_lookup("leech_p14s", rows, cols, t)) {
+        if (t[0]) g.threads = t[0];
+        if (t[1]) g.rg = t[1];
+        if (t[4]) g.prefetch = t[4] > 0;
+        if (t[3] > 1) g.nacc = t[3];
+        if (t[6] > 0) g.minb = t[6];
+        if (t[2] == 2) g.tabg = 1;
+    }
+    return g;
+}
+
+int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
+                            int smem_budget)
+{
+    if (rows <= 0 || cols < 24 || ntab <= 0 || ntab > 4096)
+        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s shape %dx%d, %d entries", rows, cols, ntab);
+    if (geom.threads % 32 || geom.threads < 32 || geom.threads > 1024 || geom.rg < 1 || geom.rg > 8)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s geometry threads=%d rg=%d", geom.threads, geom.rg);
+    if (geom.nacc < 0 || geom.nacc > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s nacc=%d", geom.nacc);
+    if (geom.minb < 0 || geom.minb > 2048 / geom.threads)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s minb=%d for %d threads", geom.minb, geom.threads);
+    int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (smem > (size_t)smem_budget)
+        return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
+                       smem, smem_budget);
+    lr_jit_spec_init(s, "gemv_leech_p14s.cu", "gemv_leech_p14s");
+    lr_jit_spec_set(s, "rows", rows);
+    lr_jit_spec_set(s, "cols", cols);
+    lr_jit_spec_set(s, "threads", geom.threads);
+    lr_jit_spec_set(s, "rg", geom.rg);
+    lr_jit_spec_set(s, "ntab", ntab);
+    lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
+    if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
+    if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
+    if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
+    g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
+    g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
+    g->smem = (unsigned)smem;
+    return LR_OK;
+}
+
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
+{
+    static uint16_t one_h;
+    memset(a, 0, 11 * sizeof *a);
+    a[0].host = L->data, a[0].count = L->bytes;
+    a[1].host = L->tab, a[1].count = (size_t)L->nentries * 16;
+    a[2].host = L->row_scale, a[2].count = (size_t)L->rows;
+    a[3].host = L->tail ? (void *)L->tail_f16 : &one_h, a[3].count = L->tail ? (size_t)L->rows * L->tail : 1;
+    a[4].host = L->exc_ptr, a[4].count = (size_t)L->rows + 1;
+    a[5].host = L->exc_col, a[5].count = L->nexc ? L->nexc : 1;
+    a[6].host = L->exc_dw, a[6].count = L->nexc ? L->nexc : 1;
+    a[7].host = x, a[7].count = (size_t)L->cols;
+    a[8].host = y, a[8].count = (size_t)L->rows;
+    a[9].v.i32 = L->rows;
+    a[10].v.i32 = L->cols;
+}
+
+/* ---- benchmark arm ---- */
+
+typedef struct {
+    int rows, cols, copies;
+    lr_p14s L;
+    size_t wbytes; /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
+    size_t off_ptr, off_col, off_dw;
+    CUdeviceptr w, tab, scale, tail;
+    CUfunction fn;
+    lr_launch_geom g;
+} p14s_state;
+
+static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
+
+static void p14s_destroy(void *p)
+{
+    p14s_state *s = p;
+    if (!s) return;
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_p14s_free(&s->L);
+    free(s);
+}
+
+static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    *out = NULL;
+    p14s_state *s = calloc(1, sizeof *s);
+    if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
+    s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
+    lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
+    if (o && o->threads) geom.threads = o->threads;
+    if (o && o->rpw) geom.rg = o->rpw;
+    if (o && o->tile) geom.nacc = o->tile;           /* knob "tile": accumulator chains */
+    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
+    if (o && o->minb) geom.minb = o->minb;
+    if (o && o->unroll) geom.tabg = o->unroll == 2; /* knob "unroll": 2 = right shifts by IMAD.HI */
+    lr_leech_matrix m;
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);
+    lr_leech_random_free(&m);
+    lr_jit_spec spec;
+    if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
+    if (!rc) rc = lr_jit_get(&spec, &s->fn);
+    /* Copies (distinct addresses, same bytes) hold everything a launch streams. */
+    s->off_ptr = al256(s->L.bytes);
+    s->off_col = s->off_ptr + al256(sizeof(uint32_t) * ((size_t)rows + 1));
+    s->off_dw = s->off_col + al256(sizeof(uint32_t) * (s->L.nexc + 1));
+    s->wbytes = s->off_dw + al256(sizeof(float) * (s->L.nexc + 1));
+    if (!rc) rc = lr_cu_alloc(&s->w, s->wbytes * (size_t)s->copies);
+    for (int c = 0; c < s->copies && !rc; c++) {
+        CUdeviceptr b = s->w + (size_t)c * s->wbytes;
+        rc = lr_cu_h2d(b, s->L.data, s->L.bytes);
+        if (!rc) rc = lr_cu_h2d(b + s->off_ptr, s->L.exc_ptr, sizeof(uint32_t) * ((size_t)rows + 1));
+        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_col, s->L.exc_col, sizeof(uint32_t) * s->L.nexc);
+        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_dw, s->L.exc_dw, sizeof(float) * s->L.nexc);
+    }
+    if (!rc) rc = lr_cu_alloc(&s->tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_h2d(s->tab, s->L.tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_alloc(&s->scale, sizeof(float) * (size_t)rows);
+    if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
+    if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
+    if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
+    if (rc) { p14s_destroy(s); return rc; }
+    *out = s;
+    return LR_OK;
+}
+
+static int p14s_verify(void *p, uint64_t seed, double *err)
+{
+    p14s_state *s = p;
+    float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
+    if (!x || !y) { free(x), free(y); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+    lr_rng r;
+    lr_rng_seed(&r, seed ^ 0x5eed);
+    lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&s->L, x, y, a);
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
+    *err = rep.max_rel_err;
+    free(x), free(y);
+    return rc;
+}
+
+static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
+{
+    p14s_state *s = p;
+    CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
+    CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
+    int rows = s->rows, cols = s->cols;
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
+}
+
+static size_t p14s_bytes(void *p)
+{
+    p14s_state *s = p;
+    /* segments + exceptions + row pointers + row scales + tail */
+    return s->L.bytes + 8 * (size_t)s->L.nexc + 4 * ((size_t)s->rows + 1) + sizeof(float) * (size_t)s->rows +
+           (size_t)s->rows * s->L.tail * 2;
+}
+
+const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
+                                        p14s_destroy };

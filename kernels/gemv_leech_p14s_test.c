@@ -1,0 +1,209 @@
+/* Planes14S GEMV: the host reference against exact dense f64 weights (the
+ * f16 roundings of weights and x only), the ffi path against a direct call,
+ * the specialization's bounds; on a GPU, lr_call_verify at LR_GEMV_LEECH_TOL
+ * (every output row against the f64 reference, outputs poisoned) on every
+ * Qwen3 projection shape, odd shapes, the fused q|k|v and gate|up shapes,
+ * launch geometries (prefetch, row groups, accumulator chains, register
+ * caps, the IMAD shift form) and the benchmark arm. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/kernels.h"
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/random.h"
+#include "rt/call.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+#include <math.h>
+
+static int make(int rows, int cols, uint64_t seed, lr_p14s *L, lr_leech_matrix *m)
+{
+    T_OK(lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, m));
+    T_OK(lr_p14s_unfold(m, 0, L));
+    return T_PASS;
+}
+
+static void fill_x(float *x, int cols, uint64_t seed)
+{
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    lr_fill_random(LR_E_F32, x, (size_t)cols, &r, 1.0);
+}
+
+static int test_reference_vs_dense(void)
+{
+    int shapes[][2] = { { 37, 24 * 13 + 7 }, { 16, 24 * 8 }, { 5, 24 * 30 + 23 }, { 40, 24 * 17 } };
+    for (int s = 0; s < 4; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        lr_p14s L;
+        lr_leech_matrix m;
+        if (make(rows, cols, 100 + s, &L, &m)) return T_FAIL;
+        float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *mag = malloc(sizeof(float) * rows);
+        fill_x(x, cols, 7 + s);
+        lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols);
+        lr_gemv_leech_p14s_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag, rows,
+                                    cols);
+        double worst = 0;
+        for (int i = 0; i < rows; i++) {
+            double d = 0, dm = 0;
+            for (int b = 0; b < L.nblk; b++) {
+                double w[24];
+                T_OK(lr_p14s_get_f64(&L, i, b, w));
+                for (int k = 0; k < 24; k++) d += w[k] * x[24 * b + k], dm += fabs(w[k] * x[24 * b + k]);
+            }
+            for (int j = 0; j < L.tail; j++) {
+                double v = (double)lr_half_to_float(m.tail_f16[(size_t)i * L.tail + j]) * x[24 * L.nblk + j];
+                d += v, dm += fabs(v);
+            }
+            double e = dm > 0 ? fabs(d - y[i]) / dm : fabs(d - y[i]);
+            if (e > worst) worst = e;
+            T_ASSERT(e < 1.5e-3, "shape %dx%d row %d: reference %g, dense %g (rel %g)", rows, cols, i, y[i], d, e);
+            T_ASSERT(fabs(mag[i] - dm) <= 2e-3 * dm + 1e-30, "row %d: magnitude %g vs %g", i, mag[i], dm);
+        }
+        printf("    %dx%d: reference vs exact dense max rel %.2e, %u exceptions\n", rows, cols, worst, L.nexc);
+        free(x), free(y), free(mag);
+        lr_p14s_free(&L);
+        lr_leech_random_free(&m);
+    }
+    return T_PASS;
+}
+
+static int test_ffi_matches_direct(void)
+{
+    lr_p14s L;
+    lr_leech_matrix m;
+    if (make(21, 24 * 11 + 3, 5, &L, &m)) return T_FAIL;
+    float x[267], y1[21], y2[21];
+    fill_x(x, 267, 11);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y1, a);
+    T_OK(lr_call_host(&lr_gemv_leech_p14s_desc, a));
+    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y2, 21, 267);
+    T_ASSERT(!memcmp(y1, y2, sizeof y1), "ffi and direct calls differ");
+    lr_p14s_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+static int test_spec_bounds(void)
+{
+    lr_jit_spec s;
+    lr_launch_geom g;
+    lr_leech_geom geom = { 128, 1, 1, 0, 0, 0, 0, 0 };
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 4 * 16 * 4, "smem %u", g.smem);
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 25600, 603, geom, 20000) == LR_ERANGE, "budget ignored");
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 5000, geom, 232448) == LR_EINVAL, "table over 16-bit headers");
+    geom.minb = 17;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "minb past 2048 threads");
+    geom.minb = 0, geom.threads = 48;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* ---- GPU ---- */
+
+static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
+{
+    lr_p14s L;
+    lr_leech_matrix m;
+    if (make(rows, cols, seed, &L, &m)) return T_FAIL;
+    lr_leech_random_free(&m);
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    CUfunction fn;
+    T_OK(lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
+    T_OK(lr_jit_get(&spec, &fn));
+    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
+    fill_x(x, cols, seed * 3 + 1);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y, a);
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d: max rel err %.2e, %u exceptions\n", rows,
+           cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, rep.max_rel_err, L.nexc);
+    free(x), free(y);
+    lr_p14s_free(&L);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static int test_gpu_qwen3_shapes(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    for (int i = 0; i < lr_qwen3_nshapes; i++) {
+        const lr_shape *s = &lr_qwen3_shapes[i];
+        if (verify_shape(s->rows, s->cols, lr_gemv_leech_p14s_default_geom(s->rows, s->cols), 1000 + i)) {
+            fprintf(stderr, "    at %s %s\n", s->model, s->matrix);
+            return T_FAIL;
+        }
+    }
+    return T_PASS;
+}
+
+static int test_gpu_odd_shapes(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    /* rows not a multiple of 8 or 16, cols not a multiple of 24 or 192,
+     * fewer blocks than one super-chunk; the fused q|k|v and gate|up shapes */
+    int shapes[][2] = { { 1, 24 },     { 7, 25 },       { 77, 1001 },         { 129, 24 * 7 },     { 1000, 24 * 8 * 3 + 23 },
+                        { 7168, 5120 }, { 34816, 5120 }, { 5121, 17408 + 5 }, { 12288 + 2048, 4096 } };
+    for (int i = 0; i < 9; i++)
+        if (verify_shape(shapes[i][0], shapes[i][1], lr_gemv_leech_p14s_default_geom(shapes[i][0], shapes[i][1]),
+                         2000 + i))
+            return T_FAIL;
+    return T_PASS;
+}
+
+static int test_gpu_geometries(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb} */
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0 },
+                           { 64, 4, 1, 0, 0, 2, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8 },
+                           { 1024, 1, 1, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3 } };
+    for (int i = 0; i < 9; i++)
+        if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
+    return T_PASS;
+}
+
+static int test_gpu_arm(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    void *st;
+    T_OK(lr_arm_leech_p14s.prepare(1024, 5120, 2, 42, NULL, &st));
+    double err;
+    T_OK(lr_arm_leech_p14s.verify(st, 43, &err));
+    size_t b = lr_arm_leech_p14s.bytes(st);
+    T_ASSERT(b > (size_t)1024 * 5120 * 4.6 / 8 && b < (size_t)1024 * 5120 * 5.1 / 8, "bytes %zu", b);
+    printf("    arm leech_p14s 1024 x 5120: verify %.2e, %.3f b/w read\n", err, 8.0 * b / (1024.0 * 5120));
+    lr_arm_leech_p14s.destroy(st);
+    lr_gemv_arm_opts o = { .threads = 256, .rpw = 2, .tile = 2, .extra = { -1 } };
+    T_OK(lr_arm_leech_p14s.prepare(500, 2560, 1, 44, &o, &st));
+    T_OK(lr_arm_leech_p14s.verify(st, 45, &err));
+    /* one launch through the arm on a stream: x = 0 gives y = 0 */
+    CUdeviceptr dx, dy;
+    CUstream sm;
+    T_OK(lr_cu_stream_create(&sm));
+    T_OK(lr_cu_alloc(&dx, sizeof(float) * 2560));
+    T_OK(lr_cu_alloc(&dy, sizeof(float) * 500));
+    T_OK(lr_cu_memset8(dx, 0, sizeof(float) * 2560));
+    T_OK(lr_cu_memset8(dy, 0x7f, sizeof(float) * 500));
+    T_OK(lr_arm_leech_p14s.launch(st, 0, dx, dy, sm));
+    T_OK(lr_cu_stream_sync(sm));
+    float yb[500];
+    T_OK(lr_cu_d2h(yb, dy, sizeof yb));
+    for (int i = 0; i < 500; i++) T_ASSERT(yb[i] == 0, "zero x gives y[%d] = %g", i, yb[i]);
+    lr_cu_free(dx), lr_cu_free(dy);
+    lr_cu_stream_destroy(sm);
+    lr_arm_leech_p14s.destroy(st);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds),
+       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_arm))

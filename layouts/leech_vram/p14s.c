@@ -1,0 +1,611 @@
+/* Planes14S host side (layouts/leech_vram/p14s.h has the bit layout): class
+ * table, put / get of one block, the exception lists, unfold from an
+ * archive, validation. The kernel's view of the raw bytes is in
+ * p14s_view.c; this file keeps its own bit positions so the tests
+ * cross-check the two. */
+#include "layouts/leech_vram/p14s.h"
+
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/par.h"
+#include "util/err.h"
+#include "util/half.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a class's pool: stored magnitudes and which values need exceptions ---- */
+
+typedef struct {
+    int nnz;          /* distinct nonzero magnitudes (<= 5) */
+    uint8_t nz[5];    /* them, ascending */
+    uint8_t mult[5];  /* coordinates per point taking each */
+    int nu;           /* used pool slots: min(nnz, 4) */
+    uint8_t u[4];     /* stored magnitudes (the pool), strictly ascending */
+    int nexc;         /* exceptions per point of the class */
+} pool_info;
+
+/* The stored magnitude of v: 9, 11 and 13 need 4 significant bits, one more
+ * than the f16 high byte holds. */
+static int st(int v) { return v == 9 || v == 11 || v == 13 ? v - 1 : v; }
+
+/* Slot of the j-th nonzero magnitude: the fifth shares slot 3. */
+static int slot_of(int j) { return j < 4 ? j : 3; }
+
+/* The f16 high byte of a (small, integer) value; *exact = the low byte is
+ * zero and the byte alone gives v back. */
+static uint8_t high_byte(int v, int *exact)
+{
+    uint16_t h = lr_float_to_half((float)v);
+    if (exact) *exact = (h & 0xff) == 0 && lr_half_to_float((uint16_t)(h & 0xff00)) == (float)v;
+    return (uint8_t)(h >> 8);
+}
+
+/* Every assumption the layout makes about a class, checked: a class that
+ * breaks one fails here (and so in tab_build) instead of giving a wrong
+ * layout. */
+static int pool_of(const lr_leech_class *c, int ci, pool_info *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int j = 0; j < c->nvals && j < LR_LEECH_MAX_VALS; j++) {
+        if (!c->vals[j]) continue;
+        if (p->nnz == 5)
+            return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d has more than 5 distinct nonzero magnitudes (a pool of 4 "
+                                            "plus one exception value)", ci);
+        if (p->nnz && c->vals[j] <= p->nz[p->nnz - 1])
+            return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d: magnitudes not ascending", ci);
+        p->nz[p->nnz] = c->vals[j], p->mult[p->nnz++] = c->mult[j];
+    }
+    if (!p->nnz) return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d has no nonzero magnitude", ci);
+    if (p->nnz == 5 && p->mult[4] != 1)
+        return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d: its fifth magnitude %d appears %d times in a point, not once",
+                       ci, p->nz[4], p->mult[4]);
+    p->nu = p->nnz < 4 ? p->nnz : 4;
+    for (int k = 0; k < p->nu; k++) {
+        int exact;
+        p->u[k] = (uint8_t)st(p->nz[k]);
+        high_byte(p->u[k], &exact);
+        if (!exact)
+            return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d: stored magnitude %d is not exact in an f16 high byte", ci,
+                           p->u[k]);
+        if (k && p->u[k] <= p->u[k - 1])
+            return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d: stored magnitudes %d and %d collide", ci, p->u[k - 1],
+                           p->u[k]);
+    }
+    /* one slot may carry at most one value that needs an exception, or the
+     * exception's value alone would have to tell them apart */
+    if (p->nnz == 5 && p->u[3] != p->nz[3])
+        return LR_FAIL(LR_EUNSUPPORTED, "p14s: class %d: magnitudes %d and %d both need exceptions in slot 3", ci,
+                       p->nz[3], p->nz[4]);
+    for (int j = 0; j < p->nnz; j++)
+        if (p->nz[j] != p->u[slot_of(j)]) p->nexc += p->mult[j];
+    return LR_OK;
+}
+
+/* Pool of class ci of a ball (ci >= 0). */
+static int class_pool(int max_shell, int ci, pool_info *p)
+{
+    const lr_leech_class *cls;
+    int nc, rc = lr_leech_classes(max_shell, &cls, &nc);
+    if (rc) return rc;
+    if (ci < 0 || ci >= nc) return LR_FAIL(LR_ERANGE, "p14s: class %d of %d", ci, nc);
+    return pool_of(&cls[ci], ci, p);
+}
+
+/* Index j of nonzero magnitude v in the pool's class, or -1. */
+static int nz_index(const pool_info *p, int v)
+{
+    for (int j = 0; j < p->nnz; j++)
+        if (p->nz[j] == v) return j;
+    return -1;
+}
+
+int lr_p14s_stored(int max_shell, int cls, int v)
+{
+    /* errors (v not a value of the class, no such class) give -1 with the
+     * message set: the API returns the magnitude itself */
+    if (cls < 0) {
+        if (v == 0) return 0; /* the origin */
+        LR_FAIL(LR_EINVAL, "p14s: value %d in the origin", v);
+        return -1;
+    }
+    pool_info p;
+    if (class_pool(max_shell, cls, &p)) return -1;
+    if (v == 0) {
+        const lr_leech_class *c;
+        int nc;
+        if (lr_leech_classes(max_shell, &c, &nc)) return -1;
+        if (c[cls].vals[0] == 0) return 0;
+        LR_FAIL(LR_EINVAL, "p14s: class %d has no zero coordinate", cls);
+        return -1;
+    }
+    int j = nz_index(&p, v);
+    if (j < 0) {
+        LR_FAIL(LR_EINVAL, "p14s: value %d not in class %d", v, cls);
+        return -1;
+    }
+    return p.u[slot_of(j)];
+}
+
+/* ---- bit positions ---- */
+
+static size_t seg_off(int sc_n, int row, int blk)
+{
+    return ((size_t)(row / LR_P14S_ROWS) * sc_n + blk / LR_P14S_BLKS) * LR_P14S_SEG;
+}
+
+/* Header of (row, blk) inside its segment: lane L = 4 g + q at 8 L + 2 (2 h + j). */
+static int header_off(int row, int blk)
+{
+    int g = row % 8, h = (row % 16) / 8, b = blk % 8;
+    return 8 * (4 * g + b / 2) + 2 * (2 * h + b % 2);
+}
+
+/* Byte and bit shift of coordinate k's code nibble in its segment: word t
+ * = 6 (b & 1) + k / 4 of lane (g, q), nibble 2 c + 1 (row g) or 2 c (row g + 8). */
+static void code_pos(int row, int blk, int k, int *off, int *shift)
+{
+    int g = row % 8, h = (row % 16) / 8, b = blk % 8, t = 6 * (b % 2) + k / 4, c = k % 4;
+    int nib = 2 * c + (h == 0);
+    *off = LR_P14S_HDR + 512 * (t >> 2) + 16 * (4 * g + b / 2) + 4 * (t & 3) + nib / 2;
+    *shift = 4 * (nib % 2);
+}
+
+static int read_header(const uint8_t *seg, int row, int blk)
+{
+    int o = header_off(row, blk);
+    return seg[o] | seg[o + 1] << 8;
+}
+
+static void write_header(uint8_t *seg, int row, int blk, int h)
+{
+    int o = header_off(row, blk);
+    seg[o] = (uint8_t)h, seg[o + 1] = (uint8_t)(h >> 8);
+}
+
+static int read_code(const uint8_t *seg, int row, int blk, int k)
+{
+    int off, sh;
+    code_pos(row, blk, k, &off, &sh);
+    return seg[off] >> sh & 15;
+}
+
+static void write_code(uint8_t *seg, int row, int blk, int k, int code)
+{
+    int off, sh;
+    code_pos(row, blk, k, &off, &sh);
+    seg[off] = (uint8_t)((seg[off] & ~(15u << sh)) | (unsigned)code << sh);
+}
+
+/* ---- table ---- */
+
+static float entry_scale(const uint8_t *tab, int e)
+{
+    uint16_t s;
+    memcpy(&s, tab + (size_t)e * 16 + 8, 2);
+    return lr_half_to_float(s);
+}
+
+int lr_p14s_tab_build(int max_shell, int gain_bits, const float *centroid, uint8_t *tab, size_t tab_bytes)
+{
+    const lr_leech_class *cls;
+    int nc, n;
+    int rc = lr_ctab_entries(max_shell, gain_bits, &n);
+    if (rc) return rc;
+    if ((rc = lr_leech_classes(max_shell, &cls, &nc))) return rc;
+    if (tab_bytes < (size_t)n * 16) return LR_FAIL(LR_EINVAL, "p14s table: %zu bytes < %d entries", tab_bytes, n);
+    for (int g = 0; g < 1 << gain_bits; g++)
+        if (!isfinite(centroid[g])) return LR_FAIL(LR_EINVAL, "p14s table: centroid %d not finite", g);
+    memset(tab, 0, (size_t)n * 16); /* the origin's entry stays all zero */
+    for (int c = 0; c < nc; c++) {
+        pool_info p;
+        if ((rc = pool_of(&cls[c], c, &p))) return lr_wrap(rc, "p14s table");
+        for (int g = 0; g < 1 << gain_bits; g++) {
+            uint8_t *e = tab + (size_t)lr_ctab_entry(c, g, gain_bits) * 16;
+            uint16_t s = lr_float_to_half((float)(centroid[g] / sqrt(16.0 * cls[c].shell)));
+            float sf = lr_half_to_float(s), top = (float)p.u[p.nu - 1] * sf;
+            /* the kernel's f16(u s) must stay finite (and so must the exceptions) */
+            if (!isfinite(sf) || (lr_float_to_half(top) & 0x7fff) >= 0x7c00)
+                return LR_FAIL(LR_ERANGE, "p14s table: centroid %d (%g) out of f16 range for class %d", g,
+                               centroid[g], c);
+            for (int k = 0; k < p.nu; k++) {
+                e[k] = high_byte(p.u[k], NULL);
+                e[4 + k] = high_byte(-(int)p.u[k], NULL);
+            }
+            memcpy(e + 8, &s, 2), memcpy(e + 10, &s, 2);
+        }
+    }
+    return LR_OK;
+}
+
+/* ---- alloc ---- */
+
+void lr_p14s_free(lr_p14s *L)
+{
+    if (!L) return;
+    free(L->data), free(L->tab), free(L->row_scale), free(L->tail_f16);
+    free(L->exc_ptr), free(L->exc_col), free(L->exc_dw);
+    memset(L, 0, sizeof *L);
+}
+
+int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits)
+{
+    memset(L, 0, sizeof *L);
+    if (rows <= 0 || cols <= 0 || rows > (1 << 24) || cols > (1 << 24))
+        return LR_FAIL(LR_EINVAL, "p14s: shape %dx%d", rows, cols);
+    if (max_shell != 12 && max_shell != 13) return LR_FAIL(LR_EINVAL, "p14s: max_shell %d", max_shell);
+    int rc = lr_ctab_entries(max_shell, gain_bits, &L->nentries);
+    if (rc) return rc;
+    if (L->nentries > 65536 / 16)
+        return LR_FAIL(LR_ERANGE, "p14s: %d class-table entries do not fit 16-bit byte-offset headers", L->nentries);
+    L->rows = rows, L->cols = cols, L->nblk = cols / 24, L->tail = cols % 24;
+    L->max_shell = max_shell, L->gain_bits = gain_bits;
+    L->rg = (rows + LR_P14S_ROWS - 1) / LR_P14S_ROWS;
+    L->sc = (L->nblk + LR_P14S_BLKS - 1) / LR_P14S_BLKS;
+    L->bytes = (size_t)L->rg * L->sc * LR_P14S_SEG;
+    L->data = malloc(L->bytes ? L->bytes : 1);
+    L->tab = calloc((size_t)L->nentries, 16);
+    L->row_scale = calloc((size_t)L->rg * LR_P14S_ROWS, sizeof(float));
+    L->tail_f16 = L->tail ? calloc((size_t)rows * L->tail, 2) : NULL;
+    L->exc_ptr = calloc((size_t)rows + 1, sizeof(uint32_t));
+    L->exc_col = calloc(1, sizeof(uint32_t));
+    L->exc_dw = calloc(1, sizeof(float));
+    if (!L->data || !L->tab || !L->row_scale || (L->tail && !L->tail_f16) || !L->exc_ptr || !L->exc_col || !L->exc_dw) {
+        lr_p14s_free(L);
+        return LR_FAIL(LR_ENOMEM, "p14s: out of memory for %dx%d", rows, cols);
+    }
+    /* every block the origin: header 0, codes 8 (0x88 per byte) */
+    for (size_t s = 0; s < L->bytes; s += LR_P14S_SEG) {
+        memset(L->data + s, 0, LR_P14S_HDR);
+        memset(L->data + s + LR_P14S_HDR, 0x88, LR_P14S_SEG - LR_P14S_HDR);
+    }
+    return LR_OK;
+}
+
+static int check_pos(const lr_p14s *L, int row, int blk)
+{
+    if (row < 0 || row >= L->rows || blk < 0 || blk >= L->nblk)
+        return LR_FAIL(LR_ERANGE, "p14s: block (%d, %d) outside %dx%d blocks", row, blk, L->rows, L->nblk);
+    return LR_OK;
+}
+
+/* ---- put / get ---- */
+
+int lr_p14s_put(lr_p14s *L, int row, int blk, const int8_t x[24], int gain, lr_p14s_exc exc[24], int *nexc)
+{
+    *nexc = 0;
+    int rc = check_pos(L, row, blk), cls;
+    if (rc) return rc;
+    if (gain < 0 || gain >= 1 << L->gain_bits) return LR_FAIL(LR_EINVAL, "p14s: gain %d", gain);
+    if ((rc = lr_leech_class_of(x, L->max_shell, &cls))) return rc;
+    pool_info p = { 0 };
+    if (cls >= 0 && (rc = class_pool(L->max_shell, cls, &p))) return rc;
+    int e = lr_ctab_entry(cls, gain, L->gain_bits);
+    uint8_t *seg = L->data + seg_off(L->sc, row, blk);
+    float s = entry_scale(L->tab, e);
+    int code[24];
+    for (int i = 0; i < 24; i++) {
+        int a = x[i] < 0 ? -x[i] : x[i];
+        code[i] = LR_P14S_ZERO;
+        if (!a) continue;
+        int j = nz_index(&p, a);
+        if (j < 0) return LR_FAIL(LR_EINVAL, "p14s: |x[%d]| = %d not in class %d", i, a, cls);
+        int sl = slot_of(j), u = p.u[sl];
+        code[i] = sl + 4 * (x[i] < 0);
+        if (u != a) {
+            exc[*nexc].col = (uint32_t)(24 * blk + i);
+            exc[*nexc].dw = (float)((x[i] < 0 ? -1 : 1) * (a - u)) * s;
+            ++*nexc;
+        }
+    }
+    write_header(seg, row, blk, 16 * e);
+    for (int i = 0; i < 24; i++) write_code(seg, row, blk, i, code[i]);
+    return LR_OK;
+}
+
+int lr_p14s_set_exceptions(lr_p14s *L, const uint32_t *row, const lr_p14s_exc *e, size_t n)
+{
+    if (n > 0xffffffffu) return LR_FAIL(LR_ERANGE, "p14s: %zu exceptions", n);
+    uint32_t *col = malloc((n ? n : 1) * sizeof *col);
+    float *dw = malloc((n ? n : 1) * sizeof *dw);
+    if (!col || !dw) {
+        free(col), free(dw);
+        return LR_FAIL(LR_ENOMEM, "p14s: out of memory for %zu exceptions", n);
+    }
+    memset(L->exc_ptr, 0, ((size_t)L->rows + 1) * sizeof(uint32_t));
+    for (size_t i = 0; i < n; i++) {
+        if (row[i] >= (uint32_t)L->rows ||
+            (i && (row[i] < row[i - 1] || (row[i] == row[i - 1] && e[i].col <= e[i - 1].col)))) {
+            free(col), free(dw);
+            memset(L->exc_ptr, 0, ((size_t)L->rows + 1) * sizeof(uint32_t));
+            return LR_FAIL(LR_EINVAL, "p14s: exception %zu (row %u, column %u) out of order", i, row[i], e[i].col);
+        }
+        L->exc_ptr[row[i] + 1]++;
+        col[i] = e[i].col, dw[i] = e[i].dw;
+    }
+    for (int r = 0; r < L->rows; r++) L->exc_ptr[r + 1] += L->exc_ptr[r];
+    free(L->exc_col), free(L->exc_dw);
+    L->exc_col = col, L->exc_dw = dw, L->nexc = (uint32_t)n;
+    return LR_OK;
+}
+
+/* The exceptions of block (row, blk) by coordinate (NULL: none), with the
+ * row's list checked on the way: pointers inside [0, nexc], columns
+ * strictly ascending. */
+static int block_exceptions(const lr_p14s *L, int row, int blk, const float *dw[24])
+{
+    uint32_t a = L->exc_ptr[row], b = L->exc_ptr[row + 1];
+    if (a > b || b > L->nexc)
+        return LR_FAIL(LR_EFORMAT, "p14s: row %d: exception pointers %u..%u (of %u)", row, a, b, L->nexc);
+    uint32_t c0 = (uint32_t)(24 * blk);
+    for (int i = 0; i < 24; i++) dw[i] = NULL;
+    for (uint32_t k = a; k < b; k++) {
+        uint32_t c = L->exc_col[k];
+        if (k > a && c <= L->exc_col[k - 1])
+            return LR_FAIL(LR_EFORMAT, "p14s: row %d: exception columns not ascending (%u after %u)", row, c,
+                           L->exc_col[k - 1]);
+        if (c >= c0 && c < c0 + 24) dw[c - c0] = &L->exc_dw[k];
+    }
+    return LR_OK;
+}
+
+int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain)
+{
+    int rc = check_pos(L, row, blk);
+    if (rc) return rc;
+    const uint8_t *seg = L->data + seg_off(L->sc, row, blk);
+    int h = read_header(seg, row, blk), e = h / 16;
+    if (h % 16) return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): header %d not a multiple of 16", row, blk, h);
+    if (e >= L->nentries)
+        return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): header %d past the table (%d entries)", row, blk, h,
+                       L->nentries);
+    int cls = e ? (e - 1) >> L->gain_bits : -1;
+    *gain = e ? (e - 1) & ((1 << L->gain_bits) - 1) : 0;
+    pool_info p = { 0 };
+    if (cls >= 0 && (rc = class_pool(L->max_shell, cls, &p))) return rc;
+    const uint8_t *ent = L->tab + (size_t)e * 16;
+    if (memcmp(ent + 8, ent + 10, 2) || ent[12] | ent[13] | ent[14] | ent[15])
+        return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): class-table entry %d malformed", row, blk, e);
+    float s = entry_scale(L->tab, e);
+    const float *dw[24];
+    if ((rc = block_exceptions(L, row, blk, dw))) return rc;
+    for (int i = 0; i < 24; i++) {
+        int code = read_code(seg, row, blk, i), col = 24 * blk + i;
+        if (code == LR_P14S_ZERO) {
+            if (dw[i]) return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): exception at zero coordinate %d", row, blk, i);
+            x[i] = 0;
+            continue;
+        }
+        if (code > LR_P14S_ZERO)
+            return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d) coordinate %d: invalid code %d", row, blk, i, code);
+        int sl = code & 3, neg = code >> 2, sign = neg ? -1 : 1;
+        if (sl >= p.nu)
+            return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d) coordinate %d: code %d selects unused pool slot %d (of %d)",
+                           row, blk, i, code, sl, p.nu);
+        int u = p.u[sl], v = -1;
+        if (ent[code] != high_byte(sign * u, NULL))
+            return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): class-table entry %d byte %d is %#x", row, blk, e, code,
+                           ent[code]);
+        /* the magnitude: the slot's value equal to u (no exception) or the
+         * one whose correction the exception holds, bit for bit */
+        for (int j = 0; j < p.nnz && v < 0; j++) {
+            if (slot_of(j) != sl) continue;
+            if (!dw[i] && p.nz[j] == u) v = u;
+            if (dw[i] && p.nz[j] != u) {
+                float want = (float)(sign * (p.nz[j] - u)) * s;
+                if (!memcmp(&want, dw[i], sizeof want)) v = p.nz[j];
+            }
+        }
+        if (v < 0) {
+            if (dw[i])
+                return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d) coordinate %d (column %d): exception %g fits no value "
+                                           "of class %d slot %d", row, blk, i, col, (double)*dw[i], cls, sl);
+            return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d) coordinate %d (column %d): stored %d needs an exception, "
+                                       "none listed", row, blk, i, col, u);
+        }
+        x[i] = (int8_t)(sign * v);
+    }
+    int got;
+    if ((rc = lr_leech_class_of(x, L->max_shell, &got)) || got != cls) {
+        lr_clear_error();
+        return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d) is not a point of class %d (entry %d)", row, blk, cls, e);
+    }
+    return LR_OK;
+}
+
+int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24])
+{
+    int8_t x[24];
+    int g, rc = lr_p14s_get(L, row, blk, x, &g);
+    if (rc) return rc;
+    const uint8_t *seg = L->data + seg_off(L->sc, row, blk);
+    double s = (double)entry_scale(L->tab, read_header(seg, row, blk) / 16) * L->row_scale[row];
+    for (int i = 0; i < 24; i++) w[i] = x[i] * s;
+    return LR_OK;
+}
+
+/* ---- unfold ---- */
+
+typedef struct {
+    uint32_t *row;
+    lr_p14s_exc *e;
+    size_t n, cap;
+} exc_list;
+
+typedef struct {
+    const lr_leech_matrix *m;
+    lr_p14s *L;
+    const uint64_t *idx;
+    const uint8_t *gain;
+    exc_list *lists; /* one per row group */
+} unfold_ctx;
+
+static int exc_push(exc_list *xl, uint32_t row, const lr_p14s_exc *e, size_t ne)
+{
+    if (xl->n + ne > xl->cap) {
+        size_t cap = xl->cap ? 2 * xl->cap : 64;
+        while (cap < xl->n + ne) cap *= 2;
+        uint32_t *nr = realloc(xl->row, cap * sizeof *nr);
+        if (nr) xl->row = nr;
+        lr_p14s_exc *ne2 = realloc(xl->e, cap * sizeof *ne2);
+        if (ne2) xl->e = ne2;
+        if (!nr || !ne2) return LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
+        xl->cap = cap;
+    }
+    for (size_t i = 0; i < ne; i++) xl->row[xl->n] = row, xl->e[xl->n++] = e[i];
+    return LR_OK;
+}
+
+static int by_col(const void *a, const void *b)
+{
+    uint32_t x = ((const lr_p14s_exc *)a)->col, y = ((const lr_p14s_exc *)b)->col;
+    return x < y ? -1 : x > y;
+}
+
+/* Row groups [g0, g1): every block unranked and stored with lr_p14s_put
+ * (rows g and g + 8 share code words, so a group is one thread's); each
+ * row's exceptions sorted by column onto the group's list in row order. */
+static int unfold_groups(void *p, int g0, int g1)
+{
+    unfold_ctx *c = p;
+    exc_list row = { 0 };
+    int rc = LR_OK;
+    for (int g = g0; g < g1 && !rc; g++) {
+        int r1 = (g + 1) * LR_P14S_ROWS < c->m->rows ? (g + 1) * LR_P14S_ROWS : c->m->rows;
+        for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++) {
+            row.n = 0;
+            for (int b = 0; b < c->m->nblk && !rc; b++) {
+                size_t k = (size_t)r * c->m->nblk + b;
+                int8_t x[24];
+                lr_p14s_exc ex[24];
+                int ne = 0;
+                rc = lr_leech_unrank(c->idx[k], c->m->max_shell, x);
+                if (!rc) rc = lr_p14s_put(c->L, r, b, x, c->gain[k], ex, &ne);
+                if (rc) rc = lr_wrap(rc, "p14s unfold: row %d block %d", r, b);
+                else rc = exc_push(&row, (uint32_t)r, ex, (size_t)ne);
+            }
+            if (!rc) {
+                qsort(row.e, row.n, sizeof *row.e, by_col); /* blocks ascend: already in order */
+                rc = exc_push(&c->lists[g], (uint32_t)r, row.e, row.n);
+            }
+        }
+    }
+    free(row.row), free(row.e);
+    return rc;
+}
+
+int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L)
+{
+    memset(L, 0, sizeof *L);
+    if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
+        return LR_FAIL(LR_EINVAL, "p14s unfold: cols %d, nblk %d, tail %d disagree", m->cols, m->nblk, m->tail);
+    int rc = lr_p14s_alloc(L, m->rows, m->cols, m->max_shell, m->gain_bits);
+    if (rc) return rc;
+    for (int r = 0; r < m->rows; r++)
+        if (!isfinite(m->row_scale[r])) {
+            lr_p14s_free(L);
+            return LR_FAIL(LR_EINVAL, "p14s unfold: row %d scale not finite", r);
+        }
+    size_t n = (size_t)m->rows * m->nblk;
+    uint64_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    uint8_t *gain = malloc(n ? n : 1);
+    exc_list *lists = calloc((size_t)L->rg, sizeof *lists);
+    if (!idx || !gain || !lists) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
+    if (!rc && (rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, n, m->gain_bits, idx, gain)))
+        rc = lr_wrap(rc, "p14s unfold");
+    if (!rc) rc = lr_p14s_tab_build(m->max_shell, m->gain_bits, m->centroid, L->tab, (size_t)L->nentries * 16);
+    if (!rc) {
+        unfold_ctx c = { m, L, idx, gain, lists };
+        rc = lr_vram_parallel(L->rg, nthreads, unfold_groups, &c);
+    }
+    size_t total = 0;
+    for (int g = 0; lists && g < L->rg; g++) total += lists[g].n;
+    uint32_t *rows = NULL;
+    lr_p14s_exc *ex = NULL;
+    if (!rc) {
+        rows = malloc((total ? total : 1) * sizeof *rows);
+        ex = malloc((total ? total : 1) * sizeof *ex);
+        if (!rows || !ex) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory for %zu exceptions", total);
+    }
+    if (!rc) {
+        size_t at = 0;
+        for (int g = 0; g < L->rg; g++) {
+            if (!lists[g].n) continue;
+            memcpy(rows + at, lists[g].row, lists[g].n * sizeof *rows);
+            memcpy(ex + at, lists[g].e, lists[g].n * sizeof *ex);
+            at += lists[g].n;
+        }
+        rc = lr_p14s_set_exceptions(L, rows, ex, total);
+    }
+    for (int g = 0; lists && g < L->rg; g++) free(lists[g].row), free(lists[g].e);
+    free(lists), free(rows), free(ex), free(idx), free(gain);
+    if (!rc) {
+        memcpy(L->row_scale, m->row_scale, (size_t)m->rows * sizeof(float));
+        if (L->tail) memcpy(L->tail_f16, m->tail_f16, (size_t)m->rows * m->tail * 2);
+    }
+    if (rc) lr_p14s_free(L);
+    return rc;
+}
+
+/* ---- validation ---- */
+
+/* A pad position (row >= rows or blk >= nblk): header 0 and codes 8. */
+static int check_pad(const lr_p14s *L, int row, int blk)
+{
+    const uint8_t *seg = L->data + seg_off(L->sc, row, blk);
+    int h = read_header(seg, row, blk);
+    if (h) return LR_FAIL(LR_EFORMAT, "p14s: pad block (%d, %d): header %d, not the origin", row, blk, h);
+    for (int k = 0; k < 24; k++) {
+        int c = read_code(seg, row, blk, k);
+        if (c != LR_P14S_ZERO)
+            return LR_FAIL(LR_EFORMAT, "p14s: pad block (%d, %d) coordinate %d: code %d, not the origin", row, blk, k, c);
+    }
+    return LR_OK;
+}
+
+static int validate_rows(void *p, int r0, int r1)
+{
+    const lr_p14s *L = p;
+    for (int r = r0; r < r1; r++) {
+        int rc;
+        /* every exception sits on a real column (blocks consume the rest) */
+        for (uint32_t i = L->exc_ptr[r]; i < L->exc_ptr[r + 1]; i++) {
+            uint32_t col = L->exc_col[i];
+            if (col >= (uint32_t)(24 * L->nblk) || (i > L->exc_ptr[r] && col <= L->exc_col[i - 1]))
+                return LR_FAIL(LR_EFORMAT, "p14s: row %d exception %u: column %u", r, i, col);
+        }
+        for (int b = 0; b < L->nblk; b++) {
+            int8_t x[24];
+            int g;
+            if ((rc = lr_p14s_get(L, r, b, x, &g))) return rc;
+        }
+        for (int b = L->nblk; b < L->sc * LR_P14S_BLKS; b++)
+            if ((rc = check_pad(L, r, b))) return rc;
+    }
+    return LR_OK;
+}
+
+int lr_p14s_validate(const lr_p14s *L)
+{
+    if (L->exc_ptr[0] != 0 || L->exc_ptr[L->rows] != L->nexc)
+        return LR_FAIL(LR_EFORMAT, "p14s: exception pointers %u..%u for %u exceptions", L->exc_ptr[0],
+                       L->exc_ptr[L->rows], L->nexc);
+    for (int r = 0; r < L->rows; r++)
+        if (L->exc_ptr[r + 1] < L->exc_ptr[r]) return LR_FAIL(LR_EFORMAT, "p14s: exception pointers decrease at row %d", r);
+    for (int r = L->rows; r < L->rg * LR_P14S_ROWS; r++) {
+        for (int b = 0; b < L->sc * LR_P14S_BLKS; b++) {
+            int rc = check_pad(L, r, b);
+            if (rc) return rc;
+        }
+        if (L->row_scale[r] != 0) return LR_FAIL(LR_EFORMAT, "p14s: pad row %d has scale %g", r, (double)L->row_scale[r]);
+    }
+    return lr_vram_parallel(L->rows, 0, validate_rows, (void *)L);
+}
+
+double lr_p14s_bits_per_weight(const lr_p14s *L)
+{
+    double w = (double)L->rows * 24 * L->nblk;
+    double bits = 8.0 * ((double)L->bytes + 8.0 * L->nexc + 4.0 * (L->rows + 1));
+    return w > 0 ? bits / w : 0;
+}

@@ -1,0 +1,143 @@
+/* Fuzz target: arbitrary bytes as a Planes14S layout with an arbitrary
+ * exception list. Every block either decodes to a lattice point of the class
+ * its header names or is rejected with LR_EFORMAT; whatever decodes agrees
+ * with the kernel view (p14s_view.c: the header's entry, the f16 weight
+ * f16(+-u s) of the stored magnitude, the row's exception exactly where the
+ * stored magnitude differs, dw = (|x| - u) s signed); a layout that
+ * validates has every block decodable and its pads the origin; validate
+ * never crashes.
+ * Input: [rows-1][nblk-1][tail][gain_bits + 3 (max_shell - 12)][nexc] then
+ * bytes (cycled): the exceptions' (row, column) first, then their values
+ * (kind byte: odd = 4 raw bytes, even = a small integer times the scale of
+ * an entry named by 2 bytes), then the segments. */
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/p14s.h"
+#include "util/err.h"
+#include "util/half.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t next(const uint8_t *p, size_t n, size_t *at) { return p[(*at)++ % n]; }
+
+static int cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+static float entry_scale(const lr_p14s *L, int e)
+{
+    uint16_t s;
+    memcpy(&s, L->tab + (size_t)e * 16 + 8, 2);
+    return lr_half_to_float(s);
+}
+
+static const float *exc_at(const lr_p14s *L, int r, int col)
+{
+    for (uint32_t j = L->exc_ptr[r]; j < L->exc_ptr[r + 1]; j++)
+        if (L->exc_col[j] == (uint32_t)col) return &L->exc_dw[j];
+    return NULL;
+}
+
+/* A decoded block against the kernel's view of the raw bytes. */
+static void check_block(const lr_p14s *L, int r, int b, const int8_t x[24], int g)
+{
+    int c;
+    if (lr_leech_class_of(x, L->max_shell, &c) != LR_OK || !lr_leech_is_point(x)) __builtin_trap();
+    int e = c < 0 ? 0 : 1 + (c << L->gain_bits) + g;
+    if (g < 0 || g >= 1 << L->gain_bits || (c < 0 && g)) __builtin_trap();
+    if (lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) != 16 * e) __builtin_trap();
+    float s = entry_scale(L, e);
+    uint16_t w16[24];
+    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, w16);
+    double w[24];
+    if (lr_p14s_get_f64(L, r, b, w) != LR_OK) __builtin_trap();
+    for (int i = 0; i < 24; i++) {
+        int a = abs(x[i]), sign = x[i] < 0 ? -1 : 1, col = 24 * b + i;
+        int u = lr_p14s_stored(L->max_shell, c, a);
+        if (u < 0 || u > a) __builtin_trap();
+        int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, r, col);
+        if ((a == 0) != (code == LR_P14S_ZERO) || code > LR_P14S_ZERO || (a && (code >> 2 & 1) != (x[i] < 0)))
+            __builtin_trap();
+        if (w16[i] != lr_float_to_half((float)(sign * u) * s)) __builtin_trap();
+        const float *dw = exc_at(L, r, col);
+        if (!dw != (u == a)) __builtin_trap();
+        if (dw) {
+            float want = (float)(sign * (a - u)) * s;
+            if (memcmp(dw, &want, 4)) __builtin_trap();
+        }
+        if (w[i] != x[i] * (double)s * L->row_scale[r]) __builtin_trap();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 6) return 0;
+    int rows = 1 + data[0] % 40, nblk = 1 + data[1] % 20, tail = data[2] % 24, gb = data[3] % 3;
+    int ms = 12 + (data[3] / 3) % 2, ne = data[4] % 64;
+    lr_p14s L;
+    if (lr_p14s_alloc(&L, rows, 24 * nblk + tail, ms, gb)) __builtin_trap();
+    float cent[4] = { 0.5f, 0.75f, 1.0f, 1.25f };
+    if (lr_p14s_tab_build(ms, gb, cent, L.tab, (size_t)L.nentries * 16)) __builtin_trap();
+    const uint8_t *p = data + 5;
+    size_t n = size - 5, at = 0;
+#define BYTE() next(p, n, &at)
+    /* exceptions: sorted, unique (row, col) */
+    uint64_t key[64];
+    for (int i = 0; i < ne; i++) {
+        uint32_t row = BYTE() % (uint32_t)rows, lo = BYTE(), hi = BYTE();
+        uint32_t col = (lo | hi << 8) % (uint32_t)(24 * nblk + tail); /* the tail too: validate rejects those */
+        key[i] = (uint64_t)row << 32 | col;
+    }
+    qsort(key, (size_t)ne, sizeof key[0], cmp);
+    uint32_t er[64];
+    lr_p14s_exc ee[64];
+    int m = 0;
+    for (int i = 0; i < ne; i++) {
+        if (i && key[i] == key[i - 1]) continue;
+        er[m] = (uint32_t)(key[i] >> 32);
+        ee[m].col = (uint32_t)key[i];
+        uint32_t kind = BYTE();
+        if (kind & 1) {
+            uint32_t bits = 0;
+            for (int j = 0; j < 4; j++) bits |= BYTE() << 8 * j;
+            memcpy(&ee[m].dw, &bits, 4);
+        } else {
+            uint32_t lo = BYTE(), hi = BYTE();
+            int e = 1 + (int)((lo | hi << 8) % (uint32_t)(L.nentries - 1));
+            ee[m].dw = (float)((int)((kind >> 1) % 5) - 2) * entry_scale(&L, e);
+        }
+        m++;
+    }
+    if (lr_p14s_set_exceptions(&L, er, ee, (size_t)m)) __builtin_trap();
+    for (size_t i = 0; i < L.bytes; i++) L.data[i] = (uint8_t)BYTE();
+    for (int r = 0; r < rows; r++) L.row_scale[r] = 1.0f + 0.125f * (float)r;
+    int all_ok = 1;
+    for (int r = 0; r < rows; r++)
+        for (int b = 0; b < nblk; b++) {
+            int8_t x[24];
+            int g;
+            int rc = lr_p14s_get(&L, r, b, x, &g);
+            if (rc == LR_OK) check_block(&L, r, b, x, g);
+            else if (rc != LR_EFORMAT) __builtin_trap();
+            else all_ok = 0;
+        }
+    int rc = lr_p14s_validate(&L);
+    if (rc != LR_OK && rc != LR_EFORMAT) __builtin_trap();
+    if (rc == LR_OK) {
+        if (!all_ok) __builtin_trap();
+        for (int r = 0; r < L.rg * LR_P14S_ROWS; r++)
+            for (int b = r < rows ? nblk : 0; b < L.sc * LR_P14S_BLKS; b++) {
+                if (lr_p14s_kernel_header(L.data, rows, L.cols, r, b)) __builtin_trap();
+                for (int k = 0; k < 24; k++)
+                    if (lr_p14s_kernel_code(L.data, rows, L.cols, r, 24 * b + k) != LR_P14S_ZERO) __builtin_trap();
+            }
+        for (uint32_t j = 0; j < L.nexc; j++)
+            if (L.exc_col[j] >= (uint32_t)(24 * nblk)) __builtin_trap();
+    }
+    lr_clear_error();
+    lr_p14s_free(&L);
+    return 0;
+}

@@ -1,0 +1,684 @@
+/* Planes14S (signed class table, layouts/leech_vram/p14s.h): every block
+ * unfolded from an archive decodes, with its exceptions, to the codec's
+ * unrank and gain (random and adversarial matrices, every class, gain widths
+ * 0-2, odd shapes); the kernel view (raw bytes through p14s_view.c: header,
+ * 4-bit code, PRMT + HMUL2 f16 weight) plus the row's exception gives the
+ * point's weights; every class of both balls round-trips through put / get
+ * with the exceptions its stored magnitudes imply; damage is rejected; bits
+ * per weight as documented; the multithreaded unfold is deterministic;
+ * bad archives, scales and centroids fail cleanly. */
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/layout_testlib.h"
+#include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/random.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <time.h>
+
+static long g_sum_checked; /* coordinates where f16(u s) + dw == x s was checked exactly */
+
+static float tab_scale(const uint8_t *tab, int e)
+{
+    uint16_t s;
+    memcpy(&s, tab + (size_t)e * 16 + 8, 2);
+    return lr_half_to_float(s);
+}
+
+/* The code the layout must hold for |x| = a in class c, derived from
+ * lr_p14s_stored alone: the index of the stored magnitude among the class's
+ * distinct stored magnitudes, ascending (+4 when negative); 8 for zero. */
+static int want_code(int max_shell, int c, int x)
+{
+    if (!x) return LR_P14S_ZERO;
+    const lr_leech_class *cls;
+    int nc;
+    if (lr_leech_classes(max_shell, &cls, &nc)) return -1;
+    int a = abs(x), u = lr_p14s_stored(max_shell, c, a), below = 0, prev = -1;
+    for (int j = 0; j < cls[c].nvals; j++) {
+        int s = cls[c].vals[j] ? lr_p14s_stored(max_shell, c, cls[c].vals[j]) : 0;
+        if (s && s < u && s != prev) below++, prev = s;
+    }
+    return below + 4 * (x < 0);
+}
+
+/* Block (r, b) holding point x with gain g, as the kernel reads it: header
+ * = entry byte offset, codes by the code rule, w16 = f16(+-u s) rounded
+ * once, the row's exception exactly where |x| != u with dw = (|x| - u) s
+ * (signed); where nothing rounds, f16 weight + dw == x s in f32. */
+static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g)
+{
+    int c;
+    T_OK(lr_leech_class_of(x, L->max_shell, &c));
+    int e = lr_ctab_entry(c, g, L->gain_bits);
+    T_ASSERT(lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) == 16 * e, "row %d block %d: header %d, want %d",
+             r, b, lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b), 16 * e);
+    float s = tab_scale(L->tab, e);
+    uint16_t w16[24];
+    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, w16);
+    for (int i = 0; i < 24; i++) {
+        int a = abs(x[i]), sign = x[i] < 0 ? -1 : 1, col = 24 * b + i;
+        int u = c < 0 ? 0 : lr_p14s_stored(L->max_shell, c, a);
+        T_ASSERT(u >= 0 && u <= a, "class %d value %d: stored %d", c, a, u);
+        int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, r, col);
+        T_ASSERT(code == want_code(L->max_shell, c, x[i]), "row %d block %d coord %d (x %d): code %d, want %d", r, b, i,
+                 x[i], code, want_code(L->max_shell, c, x[i]));
+        uint16_t want16 = lr_float_to_half((float)(sign * u) * s);
+        T_ASSERT(w16[i] == want16, "row %d block %d coord %d (x %d, u %d): kernel f16 %#x, want %#x", r, b, i, x[i], u,
+                 w16[i], want16);
+        const float *dw = NULL;
+        for (uint32_t k = L->exc_ptr[r]; k < L->exc_ptr[r + 1]; k++)
+            if (L->exc_col[k] == (uint32_t)col) dw = &L->exc_dw[k];
+        T_ASSERT(!dw == (u == a), "row %d block %d coord %d (x %d, stored %d): exception %s", r, b, i, x[i], u,
+                 dw ? "present" : "missing");
+        float d = dw ? *dw : 0.0f;
+        if (dw) T_ASSERT(d == (float)(sign * (a - u)) * s, "row %d col %d: dw %g, want %g", r, col, d, (sign * (a - u)) * s);
+        /* no rounding anywhere: then the sum is exact */
+        double ws = (double)lr_half_to_float(w16[i]), xs = (double)x[i] * s;
+        if (ws == (double)(sign * u) * s && (double)d == (double)(sign * (a - u)) * s && (double)(float)xs == xs) {
+            T_ASSERT(lr_half_to_float(w16[i]) + d == (float)xs, "row %d col %d: %g + %g != %g", r, col, ws, d, xs);
+            g_sum_checked++;
+        }
+    }
+    return T_PASS;
+}
+
+/* ---- the shared bit-exactness driver (layout_testlib.h) ---- */
+
+static int unfold_hook(const lr_leech_matrix *m, int nthreads, void **out)
+{
+    lr_p14s *L = malloc(sizeof *L);
+    T_ASSERT(L, "out of memory");
+    int rc = lr_p14s_unfold(m, nthreads, L);
+    if (rc) free(L);
+    T_OK(rc);
+    *out = L;
+    return T_PASS;
+}
+
+static int get_hook(const void *L, int r, int b, int8_t x[24], int *g) { return lr_p14s_get(L, r, b, x, g); }
+
+static int block_hook(const void *p, const lr_leech_matrix *m, int r, int b, const int8_t want[24], int g)
+{
+    const lr_p14s *L = p;
+    if (kernel_view(L, r, b, want, g)) return T_FAIL;
+    double w[24];
+    T_OK(lr_p14s_get_f64(L, r, b, w));
+    int n2 = lr_leech_norm(want), c;
+    T_OK(lr_leech_class_of(want, L->max_shell, &c));
+    double s = tab_scale(L->tab, lr_ctab_entry(c, g, L->gain_bits));
+    for (int i = 0; i < 24; i++) {
+        T_ASSERT(w[i] == want[i] * s * m->row_scale[r], "row %d block %d coord %d: weight %.17g", r, b, i, w[i]);
+        /* and within the f16 scale's rounding of the shape-gain weight */
+        double ex = n2 ? (double)want[i] * m->centroid[g] / sqrt((double)n2) * m->row_scale[r] : 0;
+        T_ASSERT(fabs(w[i] - ex) <= 0x1.01p-11 * fabs(ex), "row %d block %d coord %d: weight %.17g, shape-gain %.17g", r,
+                 b, i, w[i], ex);
+    }
+    return T_PASS;
+}
+
+static int all_hook(const void *p, const lr_leech_matrix *m)
+{
+    const lr_p14s *L = p;
+    T_ASSERT(L->bytes == (size_t)((m->rows + 15) / 16) * ((m->cols / 24 + 7) / 8) * LR_P14S_SEG, "bytes %zu", L->bytes);
+    for (size_t i = (size_t)m->rows; i < (size_t)L->rg * 16; i++) T_ASSERT(L->row_scale[i] == 0, "pad row scale");
+    for (int r = 0; r < m->rows; r++) T_ASSERT(L->row_scale[r] == m->row_scale[r], "row %d scale", r);
+    T_ASSERT(!L->tail || !memcmp(L->tail_f16, m->tail_f16, (size_t)m->rows * m->tail * 2), "tail");
+    /* pad blocks and pad rows are the origin: header 0, codes 8, f16 zeros */
+    for (int r = 0; r < L->rg * 16; r++)
+        for (int b = (r < m->rows ? m->nblk : 0); b < L->sc * 8; b++) {
+            T_ASSERT(lr_p14s_kernel_header(L->data, m->rows, m->cols, r, b) == 0, "pad (%d, %d) header", r, b);
+            uint16_t w16[24];
+            lr_p14s_kernel_block(L->data, L->tab, m->rows, m->cols, r, b, w16);
+            for (int k = 0; k < 24; k++) {
+                T_ASSERT(lr_p14s_kernel_code(L->data, m->rows, m->cols, r, 24 * b + k) == LR_P14S_ZERO, "pad (%d, %d) code",
+                         r, b);
+                T_ASSERT(w16[k] == 0, "pad (%d, %d) weight %#x", r, b, w16[k]);
+            }
+        }
+    /* the exception lists: CSR, ascending, inside the blocks */
+    T_ASSERT(L->exc_ptr[0] == 0 && L->exc_ptr[m->rows] == L->nexc, "exception pointers");
+    for (int r = 0; r < m->rows; r++)
+        for (uint32_t k = L->exc_ptr[r]; k < L->exc_ptr[r + 1]; k++)
+            T_ASSERT(L->exc_col[k] < (uint32_t)(24 * m->nblk) && (k == L->exc_ptr[r] || L->exc_col[k] > L->exc_col[k - 1]),
+                     "row %d exception %u", r, k);
+    T_OK(lr_p14s_validate(L));
+    return T_PASS;
+}
+
+static void destroy_hook(void *L)
+{
+    lr_p14s_free(L);
+    free(L);
+}
+
+static const lt_layout P14S = { "Planes14S", unfold_hook, get_hook, block_hook, all_hook, destroy_hook };
+
+static int exact(int rows, int cols, int gain_bits, int adversarial, uint64_t seed)
+{
+    return lt_exact(&P14S, rows, cols, 12, gain_bits, adversarial, seed);
+}
+
+/* Ball 12, every class present (random: 301 blocks cycle the classes;
+ * adversarial: each class's first and last point, the origin, the last
+ * point), every gain width. */
+static int test_every_class_ball12(void)
+{
+    g_sum_checked = 0;
+    for (int gb = 0; gb <= 2; gb++) {
+        if (exact(40, 24 * 20 + 5, gb, 0, 1 + (uint64_t)gb)) return T_FAIL;
+        if (exact(33, 24 * 21, gb, 1, 4 + (uint64_t)gb)) return T_FAIL;
+    }
+    printf("    %ld coordinates with f16(u s) + dw == x s checked exactly\n", g_sum_checked);
+    T_ASSERT(g_sum_checked > 50000, "only %ld exact sums", g_sum_checked);
+    return T_PASS;
+}
+
+static int test_gain_widths_and_shapes(void)
+{
+    for (int gb = 0; gb <= 2; gb++)
+        for (int adv = 0; adv <= 1; adv++)
+            if (exact(17, 24 * 9 + 1, gb, adv, 10 + 2 * (uint64_t)gb + (uint64_t)adv)) return T_FAIL;
+    int shapes[][2] = { { 1, 24 }, { 1, 25 }, { 3, 24 * 7 }, { 16, 24 * 8 }, { 17, 24 * 9 + 23 }, { 31, 24 * 17 + 11 },
+                        { 64, 24 * 16 } };
+    for (int i = 0; i < 7; i++)
+        for (int adv = 0; adv <= 1; adv++)
+            if (exact(shapes[i][0], shapes[i][1], i % 3, adv, 20 + 2 * (uint64_t)i + (uint64_t)adv)) return T_FAIL;
+    return T_PASS;
+}
+
+/* Every class of both balls (ball 13 has no archive form: put directly):
+ * the table builds; each class's stored magnitudes are exact f16 high
+ * bytes, at most 4 and distinct; its first and last points round-trip with
+ * the exceptions the stored magnitudes imply, and read back through the
+ * kernel view. Prints the share of the ball needing exceptions. */
+static int every_class(int ms)
+{
+    const lr_leech_class *cls;
+    int nc;
+    T_OK(lr_leech_classes(ms, &cls, &nc));
+    const int per_row = 20, gb = 2;
+    int rows = (2 * nc + per_row - 1) / per_row;
+    lr_p14s L;
+    T_OK(lr_p14s_alloc(&L, rows, 24 * per_row + 7, ms, gb));
+    float cent[4] = { 0.6f, 0.9f, 1.1f, 1.4f };
+    T_OK(lr_p14s_tab_build(ms, gb, cent, L.tab, (size_t)L.nentries * 16));
+    uint32_t *er = malloc(sizeof(uint32_t) * 24 * 2 * (size_t)nc);
+    lr_p14s_exc *ee = malloc(sizeof(lr_p14s_exc) * 24 * 2 * (size_t)nc);
+    T_ASSERT(er && ee, "out of memory");
+    size_t n = 0;
+    double ball = (double)lr_leech_ball_points(ms), with_exc = 0, exc_mean = 0;
+    int exc_classes = 0, five = 0;
+    char line[256] = "";
+    for (int c = 0; c < nc; c++) {
+        int u[8], nu = 0, nexc = 0;
+        for (int j = 0; j < cls[c].nvals; j++) {
+            int v = cls[c].vals[j];
+            if (!v) continue;
+            int s = lr_p14s_stored(ms, c, v);
+            T_ASSERT(s > 0 && s <= v && s >= v - 2, "class %d value %d: stored %d", c, v, s);
+            uint16_t h = lr_float_to_half((float)s);
+            T_ASSERT((h & 0xff) == 0, "class %d: stored %d not an f16 high byte", c, s);
+            if (s != v) nexc += cls[c].mult[j];
+            if (!nu || u[nu - 1] != s) u[nu++] = s;
+            else T_ASSERT(s != v, "class %d: two values share stored %d without an exception", c, s);
+        }
+        T_ASSERT(nu >= 1 && nu <= 4, "class %d: %d stored magnitudes", c, nu);
+        T_ASSERT(lr_p14s_stored(ms, c, cls[c].vals[cls[c].nvals - 1] + 2) == -1, "value outside class accepted");
+        lr_clear_error();
+        if (nexc) {
+            exc_classes++, with_exc += (double)cls[c].count;
+            exc_mean += (double)cls[c].count * nexc;
+        }
+        if (cls[c].nvals - (cls[c].vals[0] == 0) == 5) {
+            five++;
+            snprintf(line + strlen(line), sizeof line - strlen(line), " class %d (pool %d %d %d %d, %d exc)", c, u[0],
+                     u[1], u[2], u[3], nexc);
+        }
+        for (int k = 0; k < 2; k++) {
+            int8_t x[24];
+            lr_p14s_exc ex[24];
+            int ne, at = 2 * c + k;
+            T_OK(lr_leech_unrank(cls[c].offset + (k ? cls[c].count - 1 : 0), ms, x));
+            T_OK(lr_p14s_put(&L, at / per_row, at % per_row, x, at & 3, ex, &ne));
+            T_ASSERT(ne == nexc, "class %d point %d: %d exceptions, want %d", c, k, ne, nexc);
+            for (int i = 0; i < ne; i++) er[n] = (uint32_t)(at / per_row), ee[n++] = ex[i];
+        }
+    }
+    T_OK(lr_p14s_set_exceptions(&L, er, ee, n));
+    for (int at = 0; at < 2 * nc; at++) {
+        int8_t want[24], got[24];
+        int g, c = at / 2;
+        T_OK(lr_leech_unrank(cls[c].offset + (at & 1 ? cls[c].count - 1 : 0), ms, want));
+        T_OK(lr_p14s_get(&L, at / per_row, at % per_row, got, &g));
+        T_ASSERT(!memcmp(want, got, 24) && g == (at & 3), "class %d point %d", c, at & 1);
+        if (kernel_view(&L, at / per_row, at % per_row, want, at & 3)) return T_FAIL;
+    }
+    T_OK(lr_p14s_validate(&L));
+    printf("    ball %d: %d of %d classes need exceptions, %.3f%% of the ball's points; %.4f exceptions per "
+           "ball-uniform block; five nonzero magnitudes:%s\n",
+           ms, exc_classes, nc, 100 * with_exc / ball, exc_mean / ball, line);
+    T_ASSERT(with_exc / ball < 0.10, "%.2f%% of points need exceptions", 100 * with_exc / ball);
+    T_ASSERT(five >= 1, "no class with five nonzero magnitudes exercised");
+    free(er), free(ee);
+    lr_p14s_free(&L);
+    return T_PASS;
+}
+
+static int test_every_class_both_balls(void)
+{
+    if (every_class(12)) return T_FAIL;
+    return every_class(13);
+}
+
+/* ---- damage ---- */
+
+static int expect_reject(const lr_p14s *L, const char *what, const char *needle)
+{
+    int rc = lr_p14s_validate(L);
+    T_ASSERT(rc == LR_EFORMAT, "%s accepted (status %d)", what, rc);
+    T_ASSERT(!needle || strstr(lr_errmsg(), needle), "%s: message `%s` lacks `%s`", what, lr_errmsg(), needle);
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* A block (row, blk) whose class satisfies pred, or -1. */
+static int find_block(const lr_p14s *L, int (*pred)(const lr_leech_class *c, int nexc), int *row, int *blk)
+{
+    const lr_leech_class *cls;
+    int nc;
+    if (lr_leech_classes(L->max_shell, &cls, &nc)) return -1;
+    for (int r = 0; r < L->rows; r++)
+        for (int b = 0; b < L->nblk; b++) {
+            int8_t x[24];
+            int g, c;
+            if (lr_p14s_get(L, r, b, x, &g) || lr_leech_class_of(x, L->max_shell, &c) || c < 0) continue;
+            int ne = 0;
+            for (int i = 0; i < 24; i++) ne += lr_p14s_stored(L->max_shell, c, abs(x[i])) != abs(x[i]);
+            if (pred(&cls[c], ne)) { *row = r, *blk = b; return 0; }
+        }
+    return -1;
+}
+
+static int few_values(const lr_leech_class *c, int nexc) { return c->nvals - (c->vals[0] == 0) < 4 && !nexc; }
+static int has_zero(const lr_leech_class *c, int nexc) { return c->vals[0] == 0 && !nexc; }
+
+/* Sets the code nibble of (row, col), found by its kernel-view position. */
+static void set_code(lr_p14s *L, int row, int col, int code)
+{
+    /* find the nibble by trying: the kernel view is the reference */
+    int old = lr_p14s_kernel_code(L->data, L->rows, L->cols, row, col);
+    for (size_t off = 0; off < L->bytes; off++)
+        for (int sh = 0; sh < 8; sh += 4) {
+            uint8_t keep = L->data[off];
+            L->data[off] = (uint8_t)((keep & ~(15u << sh)) | (unsigned)(old ^ 15) << sh);
+            int moved = lr_p14s_kernel_code(L->data, L->rows, L->cols, row, col) == (old ^ 15);
+            L->data[off] = keep;
+            if (moved) {
+                L->data[off] = (uint8_t)((keep & ~(15u << sh)) | (unsigned)code << sh);
+                return;
+            }
+        }
+}
+
+static void set_header(lr_p14s *L, int row, int blk, int h)
+{
+    for (size_t off = 0; off + 1 < L->bytes; off++) {
+        uint8_t a = L->data[off], b = L->data[off + 1];
+        L->data[off] = 0x5a, L->data[off + 1] = 0xa5;
+        int hit = lr_p14s_kernel_header(L->data, L->rows, L->cols, row, blk) == 0xa55a;
+        L->data[off] = a, L->data[off + 1] = b;
+        if (hit) {
+            L->data[off] = (uint8_t)h, L->data[off + 1] = (uint8_t)(h >> 8);
+            return;
+        }
+    }
+}
+
+static int test_rejects_damage(void)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(16, 24 * 8, 12, 1, 0, 7, &m));
+    lr_p14s L;
+    T_OK(lr_p14s_unfold(&m, 1, &L));
+    T_ASSERT(L.nexc > 0, "no exceptions");
+    int rejected = 0, trials = 0;
+    for (size_t off = 0; off < LR_P14S_SEG; off++)
+        for (int bit = 0; bit < 8; bit++) {
+            L.data[off] ^= (uint8_t)(1u << bit);
+            int rc = lr_p14s_validate(&L);
+            trials++;
+            if (rc == LR_EFORMAT) rejected++;
+            else {
+                /* accepted: every block is a point the kernel view reproduces */
+                T_ASSERT(rc == LR_OK, "flip %zu.%d: status %d", off, bit, rc);
+                for (int r = 0; r < L.rows; r++)
+                    for (int b = 0; b < L.nblk; b++) {
+                        int8_t x[24];
+                        int g;
+                        T_OK(lr_p14s_get(&L, r, b, x, &g));
+                        T_ASSERT(lr_leech_is_point(x), "not a point");
+                        if (kernel_view(&L, r, b, x, g)) return T_FAIL;
+                    }
+            }
+            L.data[off] ^= (uint8_t)(1u << bit);
+        }
+    lr_clear_error();
+    T_OK(lr_p14s_validate(&L));
+    printf("    %d of %d single-bit flips rejected (%.1f%%); the rest decode to lattice points (gain bits, signs of "
+           "|x| = 4 mod 8)\n", rejected, trials, 100.0 * rejected / trials);
+    T_ASSERT(rejected >= 0.9 * trials, "only %d of %d flips rejected", rejected, trials);
+
+    /* exceptions: a changed value, a moved column, a dropped one, an extra one */
+    float dw = L.exc_dw[0];
+    L.exc_dw[0] = dw * 2;
+    if (expect_reject(&L, "changed exception", "fits no value")) return T_FAIL;
+    L.exc_dw[0] = nextafterf(dw, 0);
+    if (expect_reject(&L, "exception one ulp off", "fits no value")) return T_FAIL;
+    L.exc_dw[0] = dw;
+    uint32_t col = L.exc_col[0], row = 0;
+    while (L.exc_ptr[row + 1] == 0) row++;
+    for (int d = 1; d <= 3; d++) {
+        L.exc_col[0] = col ^ (uint32_t)d;
+        if (L.exc_ptr[row + 1] > 1 && L.exc_col[1] <= L.exc_col[0]) continue;
+        if (expect_reject(&L, "moved exception", NULL)) return T_FAIL;
+    }
+    L.exc_col[0] = col;
+    T_OK(lr_p14s_validate(&L));
+    lr_p14s_exc *all = malloc(sizeof *all * (L.nexc + 1));
+    uint32_t *rows = malloc(sizeof *rows * (L.nexc + 1));
+    T_ASSERT(all && rows, "out of memory");
+    for (int r = 0; r < L.rows; r++)
+        for (uint32_t k = L.exc_ptr[r]; k < L.exc_ptr[r + 1]; k++) rows[k] = (uint32_t)r, all[k] = (lr_p14s_exc){ L.exc_col[k], L.exc_dw[k] };
+    uint32_t n = L.nexc;
+    T_OK(lr_p14s_set_exceptions(&L, rows + 1, all + 1, n - 1));
+    if (expect_reject(&L, "dropped exception", "none listed")) return T_FAIL;
+    /* out of order is refused by set_exceptions */
+    if (n >= 2 && rows[0] == rows[1]) {
+        lr_p14s_exc t = all[0];
+        all[0] = all[1], all[1] = t;
+        T_ASSERT(lr_p14s_set_exceptions(&L, rows, all, n) == LR_EINVAL, "unsorted exceptions installed");
+        lr_clear_error();
+        all[1] = all[0], all[0] = t;
+    }
+    T_OK(lr_p14s_set_exceptions(&L, rows, all, n));
+    T_OK(lr_p14s_validate(&L));
+    /* an extra exception on a zero coordinate and on an exact one */
+    int zr, zb;
+    T_ASSERT(!find_block(&L, has_zero, &zr, &zb), "no block with zeros");
+    int8_t x[24];
+    int g;
+    T_OK(lr_p14s_get(&L, zr, zb, x, &g));
+    int zi = 0, nzi = 0;
+    while (x[zi]) zi++;
+    while (!x[nzi]) nzi++;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t ecol = (uint32_t)(24 * zb + (pass ? nzi : zi));
+        uint32_t *r2 = malloc(sizeof *r2 * (n + 1));
+        lr_p14s_exc *e2 = malloc(sizeof *e2 * (n + 1));
+        T_ASSERT(r2 && e2, "out of memory");
+        uint32_t k = 0, o = 0;
+        for (; k < n && (rows[k] < (uint32_t)zr || (rows[k] == (uint32_t)zr && all[k].col < ecol)); k++)
+            r2[o] = rows[k], e2[o++] = all[k];
+        r2[o] = (uint32_t)zr, e2[o++] = (lr_p14s_exc){ ecol, tab_scale(L.tab, lr_p14s_kernel_header(L.data, L.rows, L.cols, zr, zb) / 16) };
+        for (; k < n; k++) r2[o] = rows[k], e2[o++] = all[k];
+        T_OK(lr_p14s_set_exceptions(&L, r2, e2, o));
+        if (expect_reject(&L, pass ? "exception on an exact coordinate" : "exception on a zero", pass ? "fits no value" : "zero coordinate"))
+            return T_FAIL;
+        free(r2), free(e2);
+    }
+    T_OK(lr_p14s_set_exceptions(&L, rows, all, n));
+    T_OK(lr_p14s_validate(&L));
+    /* the CSR itself: non-ascending columns, pointers not monotone, not ending at nexc */
+    uint32_t rr = rows[0];
+    if (L.exc_ptr[rr + 1] - L.exc_ptr[rr] >= 2) {
+        uint32_t k = L.exc_ptr[rr], c0 = L.exc_col[k];
+        L.exc_col[k] = L.exc_col[k + 1];
+        if (expect_reject(&L, "repeated column", NULL)) return T_FAIL;
+        L.exc_col[k] = c0;
+    }
+    L.exc_ptr[L.rows]++;
+    if (expect_reject(&L, "pointers past nexc", "exception pointers")) return T_FAIL;
+    L.exc_ptr[L.rows]--;
+    uint32_t keep = L.exc_ptr[rr + 1];
+    L.exc_ptr[rr + 1] = L.exc_ptr[rr] ? L.exc_ptr[rr] - 1 : L.nexc + 1;
+    if (expect_reject(&L, "pointers not monotone", "exception pointers")) return T_FAIL;
+    L.exc_ptr[rr + 1] = keep;
+    L.exc_col[L.nexc - 1] += 24 * (uint32_t)L.nblk; /* past the blocks (the tail) */
+    if (expect_reject(&L, "exception past the blocks", "column")) return T_FAIL;
+    L.exc_col[L.nexc - 1] -= 24 * (uint32_t)L.nblk;
+    T_OK(lr_p14s_validate(&L));
+    free(all), free(rows);
+
+    /* headers and codes */
+    int h0 = lr_p14s_kernel_header(L.data, L.rows, L.cols, 3, 5);
+    set_header(&L, 3, 5, h0 | 8);
+    if (expect_reject(&L, "header not a multiple of 16", "multiple of 16")) return T_FAIL;
+    set_header(&L, 3, 5, 16 * L.nentries);
+    if (expect_reject(&L, "header past the table", "past the table")) return T_FAIL;
+    set_header(&L, 3, 5, 0);
+    if (expect_reject(&L, "origin header on a nonzero block", "unused pool slot")) return T_FAIL;
+    set_header(&L, 3, 5, h0);
+    T_OK(lr_p14s_validate(&L));
+    int code0 = lr_p14s_kernel_code(L.data, L.rows, L.cols, 3, 24 * 5 + 2);
+    for (int c = 9; c < 16; c++) {
+        set_code(&L, 3, 24 * 5 + 2, c);
+        if (expect_reject(&L, "code 9..15", "invalid code")) return T_FAIL;
+    }
+    set_code(&L, 3, 24 * 5 + 2, code0);
+    T_OK(lr_p14s_validate(&L));
+    int fr, fb;
+    T_ASSERT(!find_block(&L, few_values, &fr, &fb), "no class with fewer than 4 values");
+    for (int k = 0; k < 24; k++) {
+        int c = lr_p14s_kernel_code(L.data, L.rows, L.cols, fr, 24 * fb + k);
+        set_code(&L, fr, 24 * fb + k, 3 | (c & 4));
+        if (expect_reject(&L, "unused pool slot", "unused pool slot")) return T_FAIL;
+        set_code(&L, fr, 24 * fb + k, c);
+    }
+    T_OK(lr_p14s_validate(&L));
+    lr_p14s_free(&L);
+    lr_leech_random_free(&m);
+
+    /* pads: a matrix with pad rows and blocks, each pad byte damaged */
+    T_OK(lr_leech_random_matrix(5, 24 * 3 + 1, 12, 0, 0, 8, &m));
+    T_OK(lr_p14s_unfold(&m, 1, &L));
+    T_OK(lr_p14s_validate(&L));
+    int pads = 0;
+    for (int r = 0; r < 16; r++)
+        for (int b = r < 5 ? 3 : 0; b < 8; b++) {
+            set_header(&L, r, b, 16);
+            if (expect_reject(&L, "pad header", "pad block")) return T_FAIL;
+            set_header(&L, r, b, 0);
+            set_code(&L, r, 24 * b + 7, 0);
+            if (expect_reject(&L, "pad code", "pad block")) return T_FAIL;
+            set_code(&L, r, 24 * b + 7, 8);
+            pads++;
+        }
+    T_OK(lr_p14s_validate(&L));
+    T_ASSERT(pads == 16 * 8 - 5 * 3, "%d pads", pads);
+    lr_p14s_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+/* ---- determinism ---- */
+
+static int same_layout(const lr_p14s *A, const lr_p14s *B, const char *what)
+{
+    T_ASSERT(A->bytes == B->bytes && A->nentries == B->nentries && A->rows == B->rows && A->cols == B->cols,
+             "%s: geometry", what);
+    for (size_t i = 0; i < A->bytes; i++)
+        T_ASSERT(A->data[i] == B->data[i], "%s: segment byte %zu (segment %zu, offset %zu): %02x, 1 thread %02x", what,
+                 i, i / LR_P14S_SEG, i % LR_P14S_SEG, A->data[i], B->data[i]);
+    T_ASSERT(!memcmp(A->tab, B->tab, (size_t)A->nentries * 16), "%s: class table", what);
+    T_ASSERT(!memcmp(A->row_scale, B->row_scale, (size_t)A->rg * LR_P14S_ROWS * sizeof(float)), "%s: row scales", what);
+    T_ASSERT(!A->tail || !memcmp(A->tail_f16, B->tail_f16, (size_t)A->rows * A->tail * 2), "%s: tail", what);
+    T_ASSERT(A->nexc == B->nexc, "%s: %u exceptions, 1 thread %u", what, A->nexc, B->nexc);
+    T_ASSERT(!memcmp(A->exc_ptr, B->exc_ptr, ((size_t)A->rows + 1) * 4), "%s: exception rows", what);
+    T_ASSERT(!memcmp(A->exc_col, B->exc_col, (size_t)A->nexc * 4) && !memcmp(A->exc_dw, B->exc_dw, (size_t)A->nexc * 4),
+             "%s: exception columns / values", what);
+    return T_PASS;
+}
+
+/* Ball-uniform indices (the distribution a real matrix's blocks follow
+ * roughly), packed into m's archive. */
+static int ball_uniform(lr_leech_matrix *m, uint64_t seed)
+{
+    size_t n = (size_t)m->rows * m->nblk;
+    uint64_t *idx = malloc(n * sizeof *idx);
+    uint8_t *gain = malloc(n);
+    T_ASSERT(idx && gain, "out of memory");
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    for (size_t k = 0; k < n; k++)
+        idx[k] = lr_rng_below(&r, lr_leech_ball_points(12)), gain[k] = (uint8_t)lr_rng_below(&r, 1u << m->gain_bits);
+    T_OK(lr_leech_archive_pack(idx, gain, n, m->gain_bits, m->archive, m->archive_bytes));
+    free(idx), free(gain);
+    return T_PASS;
+}
+
+static int test_unfold_threads_identical(void)
+{
+    int shapes[][2] = { { 40, 24 * 20 + 5 }, { 33, 24 * 21 }, { 1, 25 }, { 17, 24 * 9 + 23 }, { 70, 24 * 13 + 1 },
+                        { 48, 24 * 40 + 3 } };
+    for (int i = 0; i < 6; i++)
+        for (int gb = 0; gb <= 2; gb++) {
+            lr_leech_matrix m;
+            uint64_t seed = 100 + 10 * (uint64_t)i + (uint64_t)gb;
+            T_OK(lr_leech_random_matrix(shapes[i][0], shapes[i][1], 12, gb, i & 1, seed, &m));
+            if (i == 5 && ball_uniform(&m, seed)) return T_FAIL;
+            lr_p14s A, B, C;
+            T_OK(lr_p14s_unfold(&m, 1, &B));
+            T_OK(lr_p14s_unfold(&m, 3, &A));
+            T_OK(lr_p14s_unfold(&m, 0, &C));
+            char what[64];
+            snprintf(what, sizeof what, "%dx%d, %d gain bits", m.rows, m.cols, gb);
+            if (same_layout(&A, &B, what) || same_layout(&C, &B, what)) return T_FAIL;
+            T_ASSERT(m.rows * m.nblk < 301 || A.nexc > 0, "%s: no exceptions exercised", what);
+            lr_p14s_free(&A), lr_p14s_free(&B), lr_p14s_free(&C);
+            lr_leech_random_free(&m);
+        }
+    return T_PASS;
+}
+
+/* ---- size ---- */
+
+static int test_bits_per_weight(void)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(256, 24 * 64, 12, 1, 0, 9, &m));
+    lr_p14s L;
+    T_OK(lr_p14s_unfold(&m, 0, &L));
+    double cu = lr_p14s_bits_per_weight(&L), cu_exc = (double)L.nexc / (256.0 * 64);
+    lr_p14s_free(&L);
+    if (ball_uniform(&m, 9)) return T_FAIL;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    T_OK(lr_p14s_unfold(&m, 0, &L));
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    T_OK(lr_p14s_validate(&L));
+    double bpw = lr_p14s_bits_per_weight(&L);
+    int with = 0;
+    for (int r = 0; r < L.rows; r++) {
+        int last = -1;
+        for (uint32_t k = L.exc_ptr[r]; k < L.exc_ptr[r + 1]; k++)
+            if ((int)(L.exc_col[k] / 24) != last) with++, last = (int)(L.exc_col[k] / 24);
+    }
+    printf("    ball-uniform 256x%d: %.4f b/w (segments %.4f), %.3f%% of blocks with an exception, %.4f exceptions per "
+           "block; class-uniform: %.4f b/w, %.4f exceptions per block; unfold %.0f blocks/s\n",
+           m.cols, bpw, 8.0 * LR_P14S_SEG / (16 * 192), 100.0 * with / (256 * 64), (double)L.nexc / (256 * 64), cu,
+           cu_exc, 256 * 64 / s);
+    T_ASSERT(bpw > 4.6 && bpw < 5.0, "bits per weight %g", bpw);
+    T_ASSERT(with < 0.05 * 256 * 64, "%d blocks with exceptions", with);
+    lr_p14s_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+/* ---- errors ---- */
+
+static int expect_fail(const lr_leech_matrix *m, int status, const char *needle, const char *what)
+{
+    lr_p14s L;
+    memset(&L, 0x5a, sizeof L);
+    int rc = lr_p14s_unfold(m, 2, &L);
+    T_ASSERT(rc == status, "%s: status %d (%s), want %d", what, rc, lr_errmsg(), status);
+    T_ASSERT(strstr(lr_errmsg(), needle), "%s: message `%s` lacks `%s`", what, lr_errmsg(), needle);
+    T_ASSERT(!L.data && !L.tab && !L.exc_ptr, "%s: layout not released", what);
+    lr_clear_error();
+    lr_p14s_free(&L); /* a freed layout frees again harmlessly */
+    return T_PASS;
+}
+
+static int test_errors(void)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(20, 24 * 9 + 2, 12, 1, 0, 300, &m));
+    /* an index outside the ball: block 37 (row 4, block 1) set to all ones */
+    size_t bit = 37 * 48;
+    for (int i = 0; i < 47; i++, bit++) m.archive[bit / 8] |= (uint8_t)(0x80u >> bit % 8);
+    if (expect_fail(&m, LR_ERANGE, "block 37", "out-of-ball index")) return T_FAIL;
+    lr_leech_random_free(&m);
+
+    T_OK(lr_leech_random_matrix(40, 24 * 12, 12, 1, 0, 301, &m));
+    float keep = m.row_scale[9];
+    m.row_scale[9] = NAN;
+    if (expect_fail(&m, LR_EINVAL, "row 9 scale not finite", "NaN row scale")) return T_FAIL;
+    m.row_scale[9] = INFINITY;
+    if (expect_fail(&m, LR_EINVAL, "row 9 scale not finite", "inf row scale")) return T_FAIL;
+    m.row_scale[9] = keep;
+    m.centroid[1] = NAN;
+    if (expect_fail(&m, LR_EINVAL, "centroid 1 not finite", "NaN centroid")) return T_FAIL;
+    m.centroid[1] = -INFINITY;
+    if (expect_fail(&m, LR_EINVAL, "centroid 1 not finite", "inf centroid")) return T_FAIL;
+    m.centroid[1] = 1e9f;
+    if (expect_fail(&m, LR_ERANGE, "out of f16 range", "f16-overflowing centroid")) return T_FAIL;
+    m.centroid[1] = 1.0f;
+    m.nblk++;
+    if (expect_fail(&m, LR_EINVAL, "disagree", "nblk")) return T_FAIL;
+    m.nblk--;
+    lr_p14s L;
+    T_OK(lr_p14s_unfold(&m, 2, &L));
+    T_OK(lr_p14s_validate(&L));
+
+    /* put: not a point, outside the ball, a bad gain, a bad position */
+    int8_t x[24] = { 1 }, y[24];
+    lr_p14s_exc ex[24];
+    int ne, g;
+    T_ASSERT(lr_p14s_put(&L, 0, 0, x, 0, ex, &ne) == LR_EINVAL && ne == 0, "non-point stored");
+    lr_clear_error();
+    memset(x, 0, sizeof x);
+    x[0] = 16; /* a lattice point of shell 16, outside the ball */
+    T_ASSERT(lr_p14s_put(&L, 0, 0, x, 0, ex, &ne) != LR_OK, "point outside the ball stored");
+    lr_clear_error();
+    T_OK(lr_p14s_get(&L, 0, 0, y, &g));
+    T_ASSERT(lr_p14s_put(&L, 0, 0, y, 2, ex, &ne) == LR_EINVAL, "gain 2 with 1 gain bit stored");
+    T_ASSERT(lr_p14s_put(&L, 40, 0, y, 0, ex, &ne) == LR_ERANGE, "row 40 stored");
+    T_ASSERT(lr_p14s_get(&L, 0, 12, y, &g) == LR_ERANGE, "block 12 read");
+    lr_clear_error();
+    T_OK(lr_p14s_validate(&L));
+    /* stored(): outside values and classes give -1 */
+    T_ASSERT(lr_p14s_stored(12, -1, 0) == 0 && lr_p14s_stored(12, -1, 2) == -1, "origin");
+    T_ASSERT(lr_p14s_stored(12, 301, 2) == -1 && lr_p14s_stored(12, 0, 3) == -1, "bad class / value");
+    lr_clear_error();
+    /* a table too small, a bad shape */
+    uint8_t small[16];
+    T_ASSERT(lr_p14s_tab_build(12, 0, m.centroid, small, sizeof small) == LR_EINVAL, "tiny table");
+    lr_p14s K;
+    T_ASSERT(lr_p14s_alloc(&K, 0, 24, 12, 0) == LR_EINVAL && lr_p14s_alloc(&K, 4, 24, 11, 0) == LR_EINVAL &&
+                 lr_p14s_alloc(&K, 4, 24, 12, 3) == LR_EINVAL,
+             "bad shapes allocated");
+    lr_clear_error();
+    lr_p14s_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
+       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_bits_per_weight),
+       T_CASE(test_errors))

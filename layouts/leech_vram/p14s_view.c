@@ -1,0 +1,52 @@
+/* Planes14S as the kernel sees it: header, code and f16 weight of a
+ * position read from the raw segment bytes, with the kernel's PRMT and HMUL2
+ * emulated (layouts/leech_vram/p14s.h has the bit layout). The GEMV's host
+ * reference and the layout tests read weights only through here. */
+#include "layouts/leech_vram/p14s.h"
+#include "util/half.h"
+
+#include <string.h>
+
+static const uint8_t *segment(const uint8_t *W, int rows, int cols, int row, int blk)
+{
+    int sc_n = (cols / 24 + 7) / 8;
+    (void)rows;
+    return W + ((size_t)(row / 16) * sc_n + blk / 8) * LR_P14S_SEG;
+}
+
+int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk)
+{
+    const uint8_t *s = segment(W, rows, cols, row, blk);
+    int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, j = b % 2;
+    int off = 8 * (4 * g + q) + 2 * (2 * h + j);
+    return s[off] | s[off + 1] << 8;
+}
+
+int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col)
+{
+    int blk = col / 24, k = col % 24;
+    const uint8_t *s = segment(W, rows, cols, row, blk);
+    int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2;
+    int t = 6 * (b % 2) + k / 4, c = k % 4, lane = 4 * g + q;
+    /* nibble: row g -> 1, 3, 5, 7 for c = 0..3; row g + 8 -> 0, 2, 4, 6 */
+    int nib = 2 * c + (h == 0), bit = 4 * nib;
+    const uint8_t *w = s + LR_P14S_HDR + 512 * (t >> 2) + 16 * lane + 4 * (t & 3);
+    uint32_t word = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
+    return (int)(word >> bit) & 15;
+}
+
+void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk,
+                          uint16_t w16[24])
+{
+    const uint8_t *e = tab + lr_p14s_kernel_header(W, rows, cols, row, blk);
+    uint16_t s;
+    memcpy(&s, e + 8, 2);
+    float sf = lr_half_to_float(s);
+    for (int k = 0; k < 24; k++) {
+        int code = lr_p14s_kernel_code(W, rows, cols, row, 24 * blk + k);
+        /* PRMT: nibble bit 3 = replicate the sign of the selected byte */
+        uint8_t hi = code & 8 ? (e[code & 7] & 0x80 ? 0xff : 0x00) : e[code & 7];
+        float v = lr_half_to_float((uint16_t)(hi << 8));
+        w16[k] = lr_float_to_half(v * sf); /* exact f32 product, one rounding (HMUL2) */
+    }
+}

@@ -1,0 +1,204 @@
+// Leech Planes14S GEMV, batch 1: y = W x over layouts/leech_vram/p14s.h.
+// Tensor cores do the multiply-adds (mma.m16n8k16, W as A decoded in
+// registers, x as B, f32 accumulation). Per pair of weights: one LOP3 (and
+// one SHF for three of the four pairs of a word) builds the PRMT selector
+// (8, cA, 8, cB), one PRMT picks the two signed f16 high bytes from the
+// class-table entry's pool, one HMUL2 applies the entry's scale: about one
+// ALU-pipe instruction per weight, the resource that limits Planes14.
+// The layout permutes k inside a 192-column super-chunk so lane q owns
+// blocks 2q and 2q+1: a lane reads 4 class-table entries per segment, and
+// its B fragment is 8 consecutive columns of x (f16, natural order, shared
+// memory). A CTA takes LR_RG row groups of 16 rows; its warps split the
+// super-chunks and reduce through shared memory; then one warp per row adds
+// the row's exceptions (values the pool cannot hold exactly), applies the
+// row scale and the dense f16 tail.
+// Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
+// LR_PREFETCH (0 = load a segment when needed, 1 = the next one into
+// registers before decoding this one), LR_NACC (accumulator chains),
+// LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
+// shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
+// the ALU pipe).
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1
+#include "gemv_leech.cuh"
+
+#ifndef LR_PREFETCH
+#define LR_PREFETCH 1
+#endif
+#ifndef LR_NACC
+#define LR_NACC 1
+#endif
+#ifndef LR_MINB
+#define LR_MINB 1
+#endif
+#ifndef LR_SHR
+#define LR_SHR 0
+#endif
+#define WARPS (LR_THREADS / 32)
+#define NBLK (LR_COLS / 24)
+#define TAIL (LR_COLS % 24)
+#define RGN ((LR_ROWS + 15) / 16)
+#define SC ((NBLK + 7) / 8)
+#define SEG 1792
+
+// Shared memory: class table | x as f16, natural order, SC * 192 columns
+// (zero past the blocks) | reduction (per warp, row group, 16 rows).
+#define TAB_BYTES (LR_NTAB * 16)
+#define XS_BYTES (SC * 384)
+
+struct seg_regs {
+    uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
+    uint4 w[3]; // code words of tiles 0..11
+};
+
+LR_DEV uint2 ld_stream8(const void *p)
+{
+    uint2 v;
+    asm volatile("ld.global.cs.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+    return v;
+}
+
+LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
+{
+    s.h = ld_stream8(seg + 8 * lane);
+#pragma unroll
+    for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
+}
+
+LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+LR_DEV u32 lr_hmul2(u32 a, u32 b)
+{
+    u32 d;
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+
+// w >> n: SHF (ALU pipe), or with LR_SHR the high word of w * 2^(32 - n)
+// by IMAD.HI (FMA pipe; the multiplier in a register, so ptxas cannot turn
+// it back into a shift).
+template <int N> LR_DEV u32 shr(u32 w, u32 mul)
+{
+#if LR_SHR
+    return __umulhi(w, mul);
+#else
+    (void)mul;
+    return w >> N;
+#endif
+}
+
+// One pair: selector (8, cA, 8, cB) from the word shifted so the pair's
+// codes sit in nibbles 1 and 3, PRMT from the pool, HMUL2 by (s, s).
+LR_DEV u32 pair(u32 ws, const uint4 &e, u32 mF0F0)
+{
+    return lr_hmul2(lr_prmt(e.x, e.y, lr_and_or(ws, mF0F0, 0x0808u)), e.z);
+}
+
+extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
+LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
+          const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
+          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
+{
+    extern __shared__ __align__(16) u8 smem[];
+    u8 *tab = smem;
+    u32 *xs = (u32 *)(smem + TAB_BYTES);
+    float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
+    const int rg0 = blockIdx.x * LR_RG;
+    const u32 mF0F0 = lr_opaque(0xF0F0u), m16 = lr_opaque(1u << 16), m20 = lr_opaque(1u << 20);
+
+    // Out-of-range row groups load a valid (clamped) segment whose results
+    // are never stored: no branches in the loop.
+    auto load_all = [&](seg_regs (&dst)[LR_RG], int k) {
+        k = min(k, SC - 1);
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) load_seg(dst[r], W + ((size_t)min(rg0 + r, RGN - 1) * SC + k) * SEG, lane);
+    };
+    // Weights and the class table are immutable: fetched while the previous
+    // kernel (which writes x) may still run.
+    seg_regs cur[LR_RG];
+    int sc = warp;
+    load_all(cur, sc);
+    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+    lr_pdl_wait();
+    for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
+        const int c = 2 * i;
+        xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
+    }
+    __syncthreads();
+
+    float acc[LR_RG][LR_NACC][4];
+#pragma unroll
+    for (int r = 0; r < LR_RG; r++)
+#pragma unroll
+        for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
+
+    for (; sc < SC; sc += WARPS) {
+#if LR_PREFETCH
+        seg_regs nxt[LR_RG];
+        load_all(nxt, sc + WARPS);
+#endif
+        // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
+        const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) {
+            uint4 e[2][2]; // [row half][block 2q + j]
+            e[0][0] = *(const uint4 *)(tab + (cur[r].h.x & 0xffffu));
+            e[0][1] = *(const uint4 *)(tab + (cur[r].h.x >> 16));
+            e[1][0] = *(const uint4 *)(tab + (cur[r].h.y & 0xffffu));
+            e[1][1] = *(const uint4 *)(tab + (cur[r].h.y >> 16));
+#pragma unroll
+            for (int tp = 0; tp < 6; tp++) {
+                const uint4 xb = xv[tp];
+#pragma unroll
+                for (int tt = 0; tt < 2; tt++) {
+                    const int t = 2 * tp + tt, j = t >= 6;
+                    const u32 w = word_of(cur[r].w[t >> 2], t & 3);
+                    const u32 a0 = pair(w, e[0][j], mF0F0);
+                    const u32 a1 = pair(w << 4, e[1][j], mF0F0);
+                    const u32 a2 = pair(shr<16>(w, m16), e[0][j], mF0F0);
+                    const u32 a3 = pair(shr<12>(w, m20), e[1][j], mF0F0);
+                    lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                }
+            }
+        }
+#if LR_PREFETCH
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
+#else
+        load_all(cur, sc + WARPS);
+#endif
+    }
+    // Every weight is read: the next kernel may start its prologue.
+    lr_pdl_launch_dependents();
+
+    // c0 = row g, c2 = row g + 8 (the 8 columns of B are the same vector).
+#pragma unroll
+    for (int r = 0; r < LR_RG; r++)
+#pragma unroll
+        for (int a = 1; a < LR_NACC; a++) acc[r][0][0] += acc[r][a][0], acc[r][0][2] += acc[r][a][2];
+    if (q == 0)
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) {
+            red[(warp * LR_RG + r) * 16 + g] = acc[r][0][0];
+            red[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
+        }
+    __syncthreads();
+    // One warp per row: the warps' partial sums, the exceptions and the tail.
+    for (int i = warp; i < LR_RG * 16; i += WARPS) {
+        const int row = rg0 * 16 + i;
+        if (row >= LR_ROWS) break;
+        float s = 0.f;
+        for (int w = lane; w < WARPS; w += 32) s += red[w * LR_RG * 16 + i];
+        for (u32 e = exc_ptr[row] + lane; e < exc_ptr[row + 1]; e += 32) s = fmaf(exc_dw[e], x[exc_col[e]], s);
+        float t = 0.f;
+#if TAIL
+        if (lane < TAIL) t = lr_h2f(tail[(size_t)row * TAIL + lane]) * x[NBLK * 24 + lane];
+#endif
+        s = lr_warp_sum(s);
+        t = lr_warp_sum(t);
+        if (lane == 0) y[row] = fmaf(s, row_scale[row], t);
+    }
+}
