@@ -94,7 +94,8 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
     if (lr_tuning_lookup("leech_p14s", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
         if (t[1]) g.rg = t[1];
-        if (t[4]) g.prefetch = t[4] > 0;
+        if (t[4]) g.prefetch = t[4] > 0 ? t[4] : 0;
+        if (t[5] > 0) g.persist = t[5];
         if (t[3] > 1) g.nacc = t[3];
         if (t[6] > 0) g.minb = t[6];
         if (t[2] == 2) g.tabg = 1;
@@ -113,7 +114,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.minb < 0 || geom.minb > 2048 / geom.threads)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s minb=%d for %d threads", geom.minb, geom.threads);
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s persist=%d", geom.persist);
+    if (geom.prefetch < 0 || geom.prefetch > 2) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -123,11 +126,18 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     lr_jit_spec_set(s, "threads", geom.threads);
     lr_jit_spec_set(s, "rg", geom.rg);
     lr_jit_spec_set(s, "ntab", ntab);
-    lr_jit_spec_set(s, "prefetch", geom.prefetch ? 1 : 0);
+    lr_jit_spec_set(s, "prefetch", geom.prefetch);
     if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
-    g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
+    unsigned grid = (unsigned)((rgn + geom.rg - 1) / geom.rg);
+    if (geom.persist) {
+        /* the kernel loops over batches: any grid is correct, this one fills the card */
+        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
+        unsigned cap = (unsigned)geom.persist * (unsigned)(d && d->sm_count > 0 ? d->sm_count : 132);
+        if (cap < grid) grid = cap;
+    }
+    g->grid = (lr_dim3){ grid, 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
@@ -183,7 +193,8 @@ static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_
     if (o && o->threads) geom.threads = o->threads;
     if (o && o->rpw) geom.rg = o->rpw;
     if (o && o->tile) geom.nacc = o->tile;           /* knob "tile": accumulator chains */
-    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0;
+    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0 ? o->extra[0] : 0;
+    if (o && o->extra[1]) geom.persist = o->extra[1] > 0 ? o->extra[1] : 0; /* -1: not persistent */
     if (o && o->minb) geom.minb = o->minb;
     if (o && o->unroll) geom.tabg = o->unroll == 2; /* knob "unroll": 2 = right shifts by IMAD.HI */
     lr_leech_matrix m;

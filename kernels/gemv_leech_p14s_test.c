@@ -95,7 +95,7 @@ static int test_spec_bounds(void)
     lr_leech_geom geom = { 128, 1, 1, 0, 0, 0, 0, 0 };
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
-    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 4 * 16 * 4, "smem %u", g.smem);
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4, "smem %u", g.smem);
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 25600, 603, geom, 20000) == LR_ERANGE, "budget ignored");
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 5000, geom, 232448) == LR_EINVAL, "table over 16-bit headers");
     geom.minb = 17;
@@ -166,9 +166,55 @@ static int test_gpu_geometries(void)
     /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb} */
     lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0 },
                            { 64, 4, 1, 0, 0, 2, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8 },
-                           { 1024, 1, 1, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3 } };
-    for (int i = 0; i < 9; i++)
+                           { 1024, 1, 1, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10 } };
+    for (int i = 0; i < 12; i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
+    return T_PASS;
+}
+
+/* Persistent grids: CTAs looping over several row-group batches, the
+ * double-buffered reduction, prefetch across batch boundaries. */
+static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, unsigned grid)
+{
+    lr_p14s L;
+    lr_leech_matrix m;
+    if (make(rows, cols, seed, &L, &m)) return T_FAIL;
+    lr_leech_random_free(&m);
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    CUfunction fn;
+    T_OK(lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
+    if (grid) g.grid.x = grid;
+    T_OK(lr_jit_get(&spec, &fn));
+    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
+    fill_x(x, cols, seed * 3 + 1);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y, a);
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d grid %u: max rel err %.2e\n", rows, cols, geom.threads, geom.rg,
+           geom.prefetch, g.grid.x, rep.max_rel_err);
+    free(x), free(y);
+    lr_p14s_free(&L);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static int test_gpu_persistent(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0 }, 0 },
+    };
+    for (int i = 0; i < 7; i++)
+        if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
     return T_PASS;
 }
 
@@ -206,4 +252,5 @@ static int test_gpu_arm(void)
 }
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds),
-       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_arm))
+       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_persistent),
+       T_CASE(test_gpu_arm))

@@ -8,13 +8,16 @@
 // The layout permutes k inside a 192-column super-chunk so lane q owns
 // blocks 2q and 2q+1: a lane reads 4 class-table entries per segment, and
 // its B fragment is 8 consecutive columns of x (f16, natural order, shared
-// memory). A CTA takes LR_RG row groups of 16 rows; its warps split the
-// super-chunks and reduce through shared memory; then one warp per row adds
-// the row's exceptions (values the pool cannot hold exactly), applies the
-// row scale and the dense f16 tail.
+// memory). A CTA takes batches of LR_RG row groups of 16 rows (batch
+// blockIdx.x, then every gridDim.x-th: a grid smaller than the batch count
+// is persistent and stages the class table and x once for many batches);
+// its warps split the super-chunks and reduce through shared memory; then
+// one warp per row adds the row's exceptions (values the pool cannot hold
+// exactly), applies the row scale and the dense f16 tail.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
-// LR_PREFETCH (0 = load a segment when needed, 1 = the next one into
-// registers before decoding this one), LR_NACC (accumulator chains),
+// LR_PREFETCH (0 = load a segment when needed, k = 1 or 2: the segments k
+// steps ahead are in flight in registers while this one decodes; measured:
+// the kernel waits on DRAM latency, not on issue), LR_NACC (accumulator chains),
 // LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
 // shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
 // the ALU pipe).
@@ -42,9 +45,11 @@
 #define RGN ((LR_ROWS + 15) / 16)
 #define SC ((NBLK + 7) / 8)
 #define SEG 1792
+#define NRGB ((RGN + LR_RG - 1) / LR_RG)
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
-// (zero past the blocks) | reduction (per warp, row group, 16 rows).
+// (zero past the blocks) | reduction (per warp, row group, 16 rows),
+// double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
 
@@ -106,21 +111,34 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     u32 *xs = (u32 *)(smem + TAB_BYTES);
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
-    const int rg0 = blockIdx.x * LR_RG;
     const u32 mF0F0 = lr_opaque(0xF0F0u), m16 = lr_opaque(1u << 16), m20 = lr_opaque(1u << 20);
 
-    // Out-of-range row groups load a valid (clamped) segment whose results
-    // are never stored: no branches in the loop.
-    auto load_all = [&](seg_regs (&dst)[LR_RG], int k) {
+    // Out-of-range batches and row groups load a valid (clamped) segment
+    // whose results are never stored: no branches in the loop.
+    auto load_all = [&](seg_regs (&dst)[LR_RG], int b, int k) {
         k = min(k, SC - 1);
+        b = min(b, NRGB - 1);
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++) load_seg(dst[r], W + ((size_t)min(rg0 + r, RGN - 1) * SC + k) * SEG, lane);
+        for (int r = 0; r < LR_RG; r++)
+            load_seg(dst[r], W + ((size_t)min(b * LR_RG + r, RGN - 1) * SC + k) * SEG, lane);
+    };
+    // this warp's segments in order: super-chunks warp, warp + WARPS, ... of
+    // batch b, then of batch b + gridDim.x
+    auto advance = [&](int &b, int &k) {
+        k += WARPS;
+        if (k >= SC) k = warp, b += gridDim.x;
     };
     // Weights and the class table are immutable: fetched while the previous
     // kernel (which writes x) may still run.
+    int b = blockIdx.x, sc = warp;
     seg_regs cur[LR_RG];
-    int sc = warp;
-    load_all(cur, sc);
+    load_all(cur, b, sc);
+#if LR_PREFETCH >= 2
+    seg_regs n1[LR_RG];
+    int pb = b, psc = sc; // the position of the segment loaded last
+    advance(pb, psc);
+    load_all(n1, pb, psc);
+#endif
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
     lr_pdl_wait();
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
@@ -129,76 +147,93 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     }
     __syncthreads();
 
-    float acc[LR_RG][LR_NACC][4];
+    for (int par = 0; b < NRGB; b += gridDim.x, par ^= 1) {
+        float acc[LR_RG][LR_NACC][4];
 #pragma unroll
-    for (int r = 0; r < LR_RG; r++)
+        for (int r = 0; r < LR_RG; r++)
 #pragma unroll
-        for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
+            for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
 
-    for (; sc < SC; sc += WARPS) {
-#if LR_PREFETCH
-        seg_regs nxt[LR_RG];
-        load_all(nxt, sc + WARPS);
+        for (; sc < SC; sc += WARPS) {
+#if LR_PREFETCH >= 2
+            seg_regs nxt[LR_RG];
+            advance(pb, psc);
+            load_all(nxt, pb, psc);
+#elif LR_PREFETCH
+            seg_regs nxt[LR_RG];
+            int nb = b, nsc = sc;
+            advance(nb, nsc);
+            load_all(nxt, nb, nsc);
 #endif
-        // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
-        const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
+            // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
+            const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++) {
-            uint4 e[2][2]; // [row half][block 2q + j]
-            e[0][0] = *(const uint4 *)(tab + (cur[r].h.x & 0xffffu));
-            e[0][1] = *(const uint4 *)(tab + (cur[r].h.x >> 16));
-            e[1][0] = *(const uint4 *)(tab + (cur[r].h.y & 0xffffu));
-            e[1][1] = *(const uint4 *)(tab + (cur[r].h.y >> 16));
+            for (int r = 0; r < LR_RG; r++) {
+                uint4 e[2][2]; // [row half][block 2q + j]
+                e[0][0] = *(const uint4 *)(tab + (cur[r].h.x & 0xffffu));
+                e[0][1] = *(const uint4 *)(tab + (cur[r].h.x >> 16));
+                e[1][0] = *(const uint4 *)(tab + (cur[r].h.y & 0xffffu));
+                e[1][1] = *(const uint4 *)(tab + (cur[r].h.y >> 16));
 #pragma unroll
-            for (int tp = 0; tp < 6; tp++) {
-                const uint4 xb = xv[tp];
+                for (int tp = 0; tp < 6; tp++) {
+                    const uint4 xb = xv[tp];
 #pragma unroll
-                for (int tt = 0; tt < 2; tt++) {
-                    const int t = 2 * tp + tt, j = t >= 6;
-                    const u32 w = word_of(cur[r].w[t >> 2], t & 3);
-                    const u32 a0 = pair(w, e[0][j], mF0F0);
-                    const u32 a1 = pair(w << 4, e[1][j], mF0F0);
-                    const u32 a2 = pair(shr<16>(w, m16), e[0][j], mF0F0);
-                    const u32 a3 = pair(shr<12>(w, m20), e[1][j], mF0F0);
-                    lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                    for (int tt = 0; tt < 2; tt++) {
+                        const int t = 2 * tp + tt, j = t >= 6;
+                        const u32 w = word_of(cur[r].w[t >> 2], t & 3);
+                        const u32 a0 = pair(w, e[0][j], mF0F0);
+                        const u32 a1 = pair(w << 4, e[1][j], mF0F0);
+                        const u32 a2 = pair(shr<16>(w, m16), e[0][j], mF0F0);
+                        const u32 a3 = pair(shr<12>(w, m20), e[1][j], mF0F0);
+                        lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                    }
                 }
             }
-        }
-#if LR_PREFETCH
+#if LR_PREFETCH >= 2
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
+            for (int r = 0; r < LR_RG; r++) cur[r] = n1[r], n1[r] = nxt[r];
+#elif LR_PREFETCH
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
 #else
-        load_all(cur, sc + WARPS);
+            {
+                int nb = b, nsc = sc;
+                advance(nb, nsc);
+                load_all(cur, nb, nsc);
+            }
 #endif
-    }
-    // Every weight is read: the next kernel may start its prologue.
-    lr_pdl_launch_dependents();
-
-    // c0 = row g, c2 = row g + 8 (the 8 columns of B are the same vector).
-#pragma unroll
-    for (int r = 0; r < LR_RG; r++)
-#pragma unroll
-        for (int a = 1; a < LR_NACC; a++) acc[r][0][0] += acc[r][a][0], acc[r][0][2] += acc[r][a][2];
-    if (q == 0)
-#pragma unroll
-        for (int r = 0; r < LR_RG; r++) {
-            red[(warp * LR_RG + r) * 16 + g] = acc[r][0][0];
-            red[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
         }
-    __syncthreads();
-    // One warp per row: the warps' partial sums, the exceptions and the tail.
-    for (int i = warp; i < LR_RG * 16; i += WARPS) {
-        const int row = rg0 * 16 + i;
-        if (row >= LR_ROWS) break;
-        float s = 0.f;
-        for (int w = lane; w < WARPS; w += 32) s += red[w * LR_RG * 16 + i];
-        for (u32 e = exc_ptr[row] + lane; e < exc_ptr[row + 1]; e += 32) s = fmaf(exc_dw[e], x[exc_col[e]], s);
-        float t = 0.f;
+        sc = warp;
+        // This CTA's weights are read: the next kernel may start its prologue.
+        if (b + (int)gridDim.x >= NRGB) lr_pdl_launch_dependents();
+        const int rg0 = b * LR_RG;
+        float *rb = red + par * (WARPS * LR_RG * 16);
+        // c0 = row g, c2 = row g + 8 (the 8 columns of B are the same vector).
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++)
+#pragma unroll
+            for (int a = 1; a < LR_NACC; a++) acc[r][0][0] += acc[r][a][0], acc[r][0][2] += acc[r][a][2];
+        if (q == 0)
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) {
+                rb[(warp * LR_RG + r) * 16 + g] = acc[r][0][0];
+                rb[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
+            }
+        __syncthreads();
+        // One warp per row: the warps' partial sums, the exceptions and the tail.
+        for (int i = warp; i < LR_RG * 16; i += WARPS) {
+            const int row = rg0 * 16 + i;
+            if (row >= LR_ROWS) break;
+            float s = 0.f;
+            for (int w = lane; w < WARPS; w += 32) s += rb[w * LR_RG * 16 + i];
+            for (u32 e = exc_ptr[row] + lane; e < exc_ptr[row + 1]; e += 32) s = fmaf(exc_dw[e], x[exc_col[e]], s);
+            float t = 0.f;
 #if TAIL
-        if (lane < TAIL) t = lr_h2f(tail[(size_t)row * TAIL + lane]) * x[NBLK * 24 + lane];
+            if (lane < TAIL) t = lr_h2f(tail[(size_t)row * TAIL + lane]) * x[NBLK * 24 + lane];
 #endif
-        s = lr_warp_sum(s);
-        t = lr_warp_sum(t);
-        if (lane == 0) y[row] = fmaf(s, row_scale[row], t);
+            s = lr_warp_sum(s);
+            t = lr_warp_sum(t);
+            if (lane == 0) y[row] = fmaf(s, row_scale[row], t);
+        }
     }
 }

@@ -486,7 +486,7 @@ static int unfold_groups(void *p, int g0, int g1)
                 else rc = exc_push(&row, (uint32_t)r, ex, (size_t)ne);
             }
             if (!rc) {
-                qsort(row.e, row.n, sizeof *row.e, by_col); /* blocks ascend: already in order */
+                if (row.n > 1) qsort(row.e, row.n, sizeof *row.e, by_col); /* blocks ascend: already in order */
                 rc = exc_push(&c->lists[g], (uint32_t)r, row.e, row.n);
             }
         }
