@@ -290,7 +290,10 @@ int lr_p14s_put(lr_p14s *L, int row, int blk, const int8_t x[24], int gain, lr_p
         code[i] = LR_P14S_ZERO;
         if (!a) continue;
         int j = nz_index(&p, a);
-        if (j < 0) return LR_FAIL(LR_EINVAL, "p14s: |x[%d]| = %d not in class %d", i, a, cls);
+        if (j < 0) {
+            *nexc = 0;
+            return LR_FAIL(LR_EINVAL, "p14s: |x[%d]| = %d not in class %d", i, a, cls);
+        }
         int sl = slot_of(j), u = p.u[sl];
         code[i] = sl + 4 * (x[i] < 0);
         if (u != a) {

@@ -346,6 +346,11 @@ static int test_rejects_damage(void)
     lr_p14s L;
     T_OK(lr_p14s_unfold(&m, 1, &L));
     T_ASSERT(L.nexc > 0, "no exceptions");
+    int8_t orig[16 * 8][24];
+    for (int k = 0; k < 16 * 8; k++) {
+        int g;
+        T_OK(lr_p14s_get(&L, k / 8, k % 8, orig[k], &g));
+    }
     int rejected = 0, trials = 0;
     for (size_t off = 0; off < LR_P14S_SEG; off++)
         for (int bit = 0; bit < 8; bit++) {
@@ -354,8 +359,10 @@ static int test_rejects_damage(void)
             trials++;
             if (rc == LR_EFORMAT) rejected++;
             else {
-                /* accepted: every block is a point the kernel view reproduces */
+                /* accepted: every block is a point the kernel view
+                 * reproduces; one coordinate changed, its sign, |x| = 0 mod 4 */
                 T_ASSERT(rc == LR_OK, "flip %zu.%d: status %d", off, bit, rc);
+                int changed = 0;
                 for (int r = 0; r < L.rows; r++)
                     for (int b = 0; b < L.nblk; b++) {
                         int8_t x[24];
@@ -363,14 +370,23 @@ static int test_rejects_damage(void)
                         T_OK(lr_p14s_get(&L, r, b, x, &g));
                         T_ASSERT(lr_leech_is_point(x), "not a point");
                         if (kernel_view(&L, r, b, x, g)) return T_FAIL;
+                        for (int i = 0; i < 24; i++)
+                            if (x[i] != orig[8 * r + b][i]) {
+                                changed++;
+                                T_ASSERT(x[i] == -orig[8 * r + b][i] && x[i] % 4 == 0, "flip %zu.%d: %d -> %d", off, bit,
+                                         orig[8 * r + b][i], x[i]);
+                            }
                     }
+                T_ASSERT(changed == 1, "flip %zu.%d: %d coordinates changed", off, bit, changed);
             }
             L.data[off] ^= (uint8_t)(1u << bit);
         }
     lr_clear_error();
     T_OK(lr_p14s_validate(&L));
-    printf("    %d of %d single-bit flips rejected (%.1f%%); the rest decode to lattice points (gain bits, signs of "
-           "|x| = 4 mod 8)\n", rejected, trials, 100.0 * rejected / trials);
+    /* the accepted ones flip the sign of a coordinate with |x| = 0 mod 4:
+     * 2 x e_i is then a lattice vector and the class is unchanged */
+    printf("    %d of %d single-bit flips rejected (%.1f%%); the rest decode to points of their class\n", rejected,
+           trials, 100.0 * rejected / trials);
     T_ASSERT(rejected >= 0.9 * trials, "only %d of %d flips rejected", rejected, trials);
 
     /* exceptions: a changed value, a moved column, a dropped one, an extra one */
@@ -562,6 +578,33 @@ static int test_unfold_threads_identical(void)
             lr_p14s_free(&A), lr_p14s_free(&B), lr_p14s_free(&C);
             lr_leech_random_free(&m);
         }
+    /* ball 13 (archives hold ball-12 indices, the start of ball 13's
+     * numbering): threads agree, blocks decode to unrank(idx, 13), kernel view */
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(33, 24 * 21 + 5, 12, 2, 0, 77, &m));
+    m.max_shell = 13;
+    uint64_t *idx;
+    uint8_t *gain;
+    T_OK(lr_leech_random_indices(&m, &idx, &gain));
+    lr_p14s A, B;
+    T_OK(lr_p14s_unfold(&m, 1, &B));
+    T_OK(lr_p14s_unfold(&m, 2, &A));
+    if (same_layout(&A, &B, "ball 13")) return T_FAIL;
+    T_OK(lr_p14s_validate(&A));
+    T_ASSERT(A.nexc > 0, "ball 13: no exceptions exercised");
+    for (int r = 0; r < m.rows; r++)
+        for (int b = 0; b < m.nblk; b++) {
+            int8_t want[24], got[24];
+            int g;
+            size_t k = (size_t)r * m.nblk + b;
+            T_OK(lr_leech_unrank(idx[k], 13, want));
+            T_OK(lr_p14s_get(&A, r, b, got, &g));
+            T_ASSERT(!memcmp(want, got, 24) && g == gain[k], "ball 13: row %d block %d", r, b);
+            if (kernel_view(&A, r, b, want, g)) return T_FAIL;
+        }
+    free(idx), free(gain);
+    lr_p14s_free(&A), lr_p14s_free(&B);
+    lr_leech_random_free(&m);
     return T_PASS;
 }
 
