@@ -115,8 +115,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s minb=%d for %d threads", geom.minb, geom.threads);
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
     if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s persist=%d", geom.persist);
-    if (geom.prefetch < 0 || geom.prefetch > 2) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
+    if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
+    if (geom.prefetch >= 3) /* per-warp bulk-copy rings: prefetch stages of rg segments, an mbarrier each */
+        smem += (size_t)geom.threads / 32 * geom.prefetch * ((size_t)geom.rg * LR_P14S_SEG + 8);
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);

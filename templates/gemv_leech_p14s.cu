@@ -16,8 +16,11 @@
 // exactly), applies the row scale and the dense f16 tail.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, k = 1 or 2: the segments k
-// steps ahead are in flight in registers while this one decodes; measured:
-// the kernel waits on DRAM latency, not on issue), LR_NACC (accumulator chains),
+// steps ahead are in flight in registers while this one decodes; k >= 3: a
+// ring of k segment stages per warp in shared memory, filled by bulk copies
+// (cp.async.bulk, one lane issues a whole segment, an mbarrier per stage):
+// k segments in flight per warp without holding registers. Measured: with
+// registers the kernel waits on DRAM latency, not on issue), LR_NACC (accumulator chains),
 // LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
 // shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
 // the ALU pipe).
@@ -25,6 +28,8 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=4 nacc=3 shr=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=256 rg=2 ntab=603 prefetch=3
 #include "gemv_leech.cuh"
 
 #ifndef LR_PREFETCH
@@ -46,12 +51,20 @@
 #define SC ((NBLK + 7) / 8)
 #define SEG 1792
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
+// cp.async.bulk and mbarrier transaction counts are sm_90: before Hopper a
+// ring request runs as register prefetch 2 (its shared memory stays unused).
+#if LR_PREFETCH >= 3 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define RING 1
+#else
+#define RING 0
+#endif
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
+#define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
 
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
@@ -70,6 +83,33 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
     s.h = ld_stream8(seg + 8 * lane);
 #pragma unroll
     for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
+}
+
+// The same registers from a segment staged in shared memory.
+LR_DEV void load_seg_smem(seg_regs &s, const u8 *seg, int lane)
+{
+    s.h = *(const uint2 *)(seg + 8 * lane);
+#pragma unroll
+    for (int j = 0; j < 3; j++) s.w[j] = *(const uint4 *)(seg + 256 + 512 * j + 16 * lane);
+}
+
+LR_DEV u32 smem_addr(const void *p)
+{
+    u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// Waits until phase `parity` of the mbarrier at bar has completed.
+LR_DEV void mbar_wait(u32 bar, u32 parity)
+{
+    u32 done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
 }
 
 LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
@@ -132,8 +172,38 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // kernel (which writes x) may still run.
     int b = blockIdx.x, sc = warp;
     seg_regs cur[LR_RG];
+#if RING
+    // Producer side (lane 0): (pb, psc) = the last position issued; stage s
+    // of this warp at ring + s * LR_RG * SEG, its mbarrier at bars[s].
+    u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + warp * (LR_PREFETCH * LR_RG * SEG);
+    const u32 bars = smem_addr(smem + TAB_BYTES + XS_BYTES + RED_BYTES + WARPS * LR_PREFETCH * LR_RG * SEG) +
+                     8 * warp * LR_PREFETCH;
+    int pb = b, psc = sc, it = 0;
+    auto issue = [&](int st) {
+        if (pb >= NRGB || psc >= SC) return; // past this warp's last segment
+        const u32 bar = bars + 8 * st, dst = smem_addr(ring + st * LR_RG * SEG);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(LR_RG * SEG) : "memory");
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++)
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                             dst + r * SEG),
+                         "l"(W + ((size_t)min(pb * LR_RG + r, RGN - 1) * SC + psc) * SEG), "r"(SEG), "r"(bar)
+                         : "memory");
+    };
+    (void)load_all;
+    if (lane == 0) {
+        for (int st = 0; st < LR_PREFETCH; st++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int st = 0; st < LR_PREFETCH; st++) {
+            issue(st);
+            advance(pb, psc);
+        }
+    }
+#else
     load_all(cur, b, sc);
-#if LR_PREFETCH >= 2
+#endif
+#if !RING && LR_PREFETCH >= 2
     seg_regs n1[LR_RG];
     int pb = b, psc = sc; // the position of the segment loaded last
     advance(pb, psc);
@@ -155,7 +225,20 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
 
         for (; sc < SC; sc += WARPS) {
-#if LR_PREFETCH >= 2
+#if RING
+            {
+                const int st = it % LR_PREFETCH;
+                mbar_wait(bars + 8 * st, (u32)(it / LR_PREFETCH) & 1u);
+#pragma unroll
+                for (int r = 0; r < LR_RG; r++) load_seg_smem(cur[r], ring + (st * LR_RG + r) * SEG, lane);
+                __syncwarp(); // every lane has read the stage before it is refilled
+                if (lane == 0) {
+                    issue(st);
+                    advance(pb, psc);
+                }
+                it++;
+            }
+#elif LR_PREFETCH >= 2
             seg_regs nxt[LR_RG];
             advance(pb, psc);
             load_all(nxt, pb, psc);
@@ -189,7 +272,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                     }
                 }
             }
-#if LR_PREFETCH >= 2
+#if RING
+#elif LR_PREFETCH >= 2
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) cur[r] = n1[r], n1[r] = nxt[r];
 #elif LR_PREFETCH
