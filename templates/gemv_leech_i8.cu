@@ -8,8 +8,8 @@
 // so each lane gets c0 = row . hi, c1 = row . lo and the exact integer dot
 // c0 * 256 + c1. Per block one I2F + FFMA by the block's f32 scale (class
 // table), per super-chunk one FFMA by the x scale. Exceptions (five-valued
-// classes) and the dense f16 tail are added per row in the final reduction,
-// one warp per row. A CTA owns LR_RG row groups of 16 rows; its warps split
+// classes) and the dense f16 tail are added per row in the final reduction
+// (templates/gemv_rows_epilogue.cuh, every row of the CTA at once). A CTA owns LR_RG row groups of 16 rows; its warps split
 // the 192-column super-chunks (each warp quantizes the x of its own
 // super-chunks) and reduce through shared memory. Integer products are
 // exact; the f32 epilogue is the only rounding besides x's quantization.
@@ -21,6 +21,7 @@
 // @spec gemv_leech_i8 rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 xq=0
 // @spec gemv_leech_i8 rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=0 xq=1
 #include "gemv_leech_i8.cuh"
+#include "gemv_rows_epilogue.cuh"
 
 #ifndef LR_PREFETCH
 #define LR_PREFETCH 1
@@ -215,18 +216,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             red[(warp * LR_RG + r) * 16 + g + 8] = acc[r][1];
         }
     __syncthreads();
-    // One warp per row: the warps' partial sums, the exceptions and the tail.
-    for (int i = warp; i < LR_RG * 16; i += WARPS) {
-        const int row = rg0 * 16 + i;
-        if (row >= LR_ROWS) break;
-        float s = lane < WARPS ? red[lane * LR_RG * 16 + i] : 0.f;
-        for (u32 e = exc_ptr[row] + lane; e < exc_ptr[row + 1]; e += 32) s = fmaf(exc_dw[e], x[exc_col[e]], s);
-        float t = 0.f;
-#if TAIL
-        if (lane < TAIL) t = lr_h2f(tail[(size_t)row * TAIL + lane]) * x[NBLK * 24 + lane];
-#endif
-        s = lr_warp_sum(s);
-        t = lr_warp_sum(t);
-        if (lane == 0) y[row] = fmaf(s, row_scale[row], t);
-    }
+    // The CTA's rows: partial sums, exceptions, row scale, tail (all rows at once).
+    lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(red, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
+                                                          NBLK * 24, row_scale, y);
 }

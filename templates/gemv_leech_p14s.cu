@@ -12,8 +12,9 @@
 // blockIdx.x, then every gridDim.x-th: a grid smaller than the batch count
 // is persistent and stages the class table and x once for many batches);
 // its warps split the super-chunks and reduce through shared memory; then
-// one warp per row adds the row's exceptions (values the pool cannot hold
-// exactly), applies the row scale and the dense f16 tail.
+// all rows of the batch at once (templates/gemv_rows_epilogue.cuh) add
+// their exceptions (values the pool cannot hold exactly), the row scale and
+// the dense f16 tail.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, k = 1 or 2: the segments k
 // steps ahead are in flight in registers while this one decodes; k >= 3: a
@@ -31,6 +32,7 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=4 nacc=3 shr=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=256 rg=2 ntab=603 prefetch=3
 #include "gemv_leech.cuh"
+#include "gemv_rows_epilogue.cuh"
 
 #ifndef LR_PREFETCH
 #define LR_PREFETCH 1
@@ -304,20 +306,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 rb[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
             }
         __syncthreads();
-        // One warp per row: the warps' partial sums, the exceptions and the tail.
-        for (int i = warp; i < LR_RG * 16; i += WARPS) {
-            const int row = rg0 * 16 + i;
-            if (row >= LR_ROWS) break;
-            float s = 0.f;
-            for (int w = lane; w < WARPS; w += 32) s += rb[w * LR_RG * 16 + i];
-            for (u32 e = exc_ptr[row] + lane; e < exc_ptr[row + 1]; e += 32) s = fmaf(exc_dw[e], x[exc_col[e]], s);
-            float t = 0.f;
-#if TAIL
-            if (lane < TAIL) t = lr_h2f(tail[(size_t)row * TAIL + lane]) * x[NBLK * 24 + lane];
-#endif
-            s = lr_warp_sum(s);
-            t = lr_warp_sum(t);
-            if (lane == 0) y[row] = fmaf(s, row_scale[row], t);
-        }
+        // The rows of the batch: partial sums, exceptions, row scale, tail.
+        lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
+                                                              NBLK * 24, row_scale, y);
     }
 }
