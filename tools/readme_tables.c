@@ -228,6 +228,49 @@ static void ncu_table(void)
         out("| %s | %s %s |\n", get(&c, r, "metric"), get(&c, r, "value"), get(&c, r, "unit"));
 }
 
+/* Several kernels side by side: a metric per row, a kernel per column (the
+ * kernel's name up to its specialization, "__"). */
+static void ncu_compare_table(const char *file, const char *title)
+{
+    csv c;
+    if (load(file, &c)) return;
+    out("\n### %s\n", title);
+    source(&c, file);
+    const char *kern[8];
+    const char *met[64];
+    int nk = 0, nm = 0;
+    for (int r = 0; r < c.n; r++) {
+        const char *k = get(&c, r, "kernel"), *m = get(&c, r, "metric");
+        int i;
+        for (i = 0; i < nk && strcmp(kern[i], k); i++) {}
+        if (i == nk && nk < 8) kern[nk++] = k;
+        for (i = 0; i < nm && strcmp(met[i], m); i++) {}
+        if (i == nm && nm < 64) met[nm++] = m;
+    }
+    out("\n| metric |");
+    for (int i = 0; i < nk; i++) {
+        const char *e = strstr(kern[i], "__");
+        out(" `%.*s`%s |", e ? (int)(e - kern[i]) : (int)strlen(kern[i]), kern[i], strstr(kern[i], "(source") ? " (source counters)" : "");
+    }
+    out("\n|---|");
+    for (int i = 0; i < nk; i++) out("---|");
+    out("\n");
+    for (int m = 0; m < nm; m++) {
+        out("| %s |", met[m]);
+        for (int k = 0; k < nk; k++) {
+            const char *v = "", *u = "";
+            for (int r = 0; r < c.n; r++)
+                if (!strcmp(get(&c, r, "kernel"), kern[k]) && !strcmp(get(&c, r, "metric"), met[m]))
+                    v = get(&c, r, "value"), u = get(&c, r, "unit");
+            out(" %s%s%s |", v, *v && *u ? " " : "", *v ? u : "");
+        }
+        out("\n");
+    }
+    out("\nKernels (specializations): ");
+    for (int i = 0; i < nk; i++) out("%s`%s`", i ? ", " : "", kern[i]);
+    out(".\n");
+}
+
 static void generate(void)
 {
     g_len = 0;
@@ -238,6 +281,8 @@ static void generate(void)
     rotation_table();
     sass_table();
     ncu_table();
+    ncu_compare_table("h200_ncu_leech_p14s.csv",
+                      "Nsight Compute: the fused gate|up kernels of Planes14, Planes14S and I8x (before the all-rows epilogue)");
     engine_table();
     quality_table();
 }
