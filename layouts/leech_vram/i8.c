@@ -196,23 +196,8 @@ int lr_i8_put(lr_i8 *L, int row, int blk, const int8_t x[24], int gain, lr_i8_ex
 
 int lr_i8_set_exceptions(lr_i8 *L, const uint32_t *row, const lr_i8_exc *e, size_t n)
 {
-    if (n > 0xffffffffu) return LR_FAIL(LR_ERANGE, "i8: %zu exceptions", n);
-    uint32_t *col = malloc((n ? n : 1) * sizeof *col);
-    float *dw = malloc((n ? n : 1) * sizeof *dw);
-    if (!col || !dw) { free(col), free(dw); return LR_FAIL(LR_ENOMEM, "i8: out of memory"); }
-    memset(L->exc_ptr, 0, ((size_t)L->rows + 1) * sizeof(uint32_t));
-    for (size_t i = 0; i < n; i++) {
-        if ((int)row[i] >= L->rows || (i && (row[i] < row[i - 1] || (row[i] == row[i - 1] && e[i].col <= e[i - 1].col)))) {
-            free(col), free(dw);
-            return LR_FAIL(LR_EINVAL, "i8: exception %zu (row %u) out of order", i, row[i]);
-        }
-        L->exc_ptr[row[i] + 1]++;
-        col[i] = e[i].col, dw[i] = e[i].dw;
-    }
-    for (int r = 0; r < L->rows; r++) L->exc_ptr[r + 1] += L->exc_ptr[r];
-    free(L->exc_col), free(L->exc_dw);
-    L->exc_col = col, L->exc_dw = dw, L->nexc = (uint32_t)n;
-    return LR_OK;
+    lr_exc_csr c = { L->exc_ptr, &L->exc_col, &L->exc_dw, &L->nexc };
+    return lr_exc_install(c, L->rows, row, e, n, "i8");
 }
 
 int lr_i8_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk)
@@ -308,34 +293,12 @@ int lr_i8_get_f64(const lr_i8 *L, const float *centroid, int row, int blk, doubl
 /* ---- unfold ---- */
 
 typedef struct {
-    uint32_t *row;
-    lr_i8_exc *e;
-    size_t n, cap;
-} exc_list;
-
-typedef struct {
     const lr_leech_matrix *m;
     lr_i8 *L;
     const uint64_t *idx;
     const uint8_t *gain;
-    exc_list *lists; /* one per row group */
+    lr_exc_list *lists; /* one per row group */
 } unfold_ctx;
-
-static int exc_push(exc_list *xl, uint32_t row, const lr_i8_exc *e, size_t ne)
-{
-    if (xl->n + ne > xl->cap) {
-        size_t cap = xl->cap ? 2 * xl->cap : 64;
-        while (cap < xl->n + ne) cap *= 2;
-        uint32_t *nr = realloc(xl->row, cap * sizeof *nr);
-        if (nr) xl->row = nr;
-        lr_i8_exc *ne2 = realloc(xl->e, cap * sizeof *ne2);
-        if (ne2) xl->e = ne2;
-        if (!nr || !ne2) return LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
-        xl->cap = cap;
-    }
-    for (size_t i = 0; i < ne; i++) xl->row[xl->n] = row, xl->e[xl->n++] = e[i];
-    return LR_OK;
-}
 
 /* The reference: every block unranked to its point and stored with
  * lr_i8_put. */
@@ -343,7 +306,7 @@ static int unfold_groups_ref(void *p, int g0, int g1)
 {
     unfold_ctx *c = p;
     for (int g = g0; g < g1; g++) {
-        exc_list *xl = &c->lists[g];
+        lr_exc_list *xl = &c->lists[g];
         int r1 = (g + 1) * LR_I8_ROWS < c->m->rows ? (g + 1) * LR_I8_ROWS : c->m->rows;
         for (int r = g * LR_I8_ROWS; r < r1; r++)
             for (int b = 0; b < c->m->nblk; b++) {
@@ -353,7 +316,7 @@ static int unfold_groups_ref(void *p, int g0, int g1)
                 int ne, rc = lr_leech_unrank(c->idx[k], c->m->max_shell, x);
                 if (!rc) rc = lr_i8_put(c->L, r, b, x, c->gain[k], ex, &ne);
                 if (rc) return lr_wrap(rc, "i8 unfold: row %d block %d", r, b);
-                if ((rc = exc_push(xl, (uint32_t)r, ex, (size_t)ne))) return rc;
+                if ((rc = lr_exc_push(xl, (uint32_t)r, ex, (size_t)ne, "i8"))) return rc;
             }
     }
     return LR_OK;
@@ -409,7 +372,7 @@ typedef struct {
     int16_t cls[LR_I8_ROWS * LR_I8_BLKS];
     uint16_t ent[LR_I8_ROWS * LR_I8_BLKS];
     uint8_t codes[LR_I8_ROWS * LR_I8_BLKS * 24];
-    exc_list row[LR_I8_ROWS]; /* the group's exceptions, per row */
+    lr_exc_list row[LR_I8_ROWS]; /* the group's exceptions, per row */
 } i8_buf;
 
 /* Row group g: its indices checked in the reference's order (the same first
@@ -452,12 +415,12 @@ static int unfold_group(unfold_ctx *c, int g, i8_buf *fb, const lr_leech_class *
                     int d = (cls[cl].vals[4] - cls[cl].vals[3]) * (code & 8 ? -1 : 1);
                     ex[ne].col = (uint32_t)(24 * (b0 + b) + i), ex[ne++].dw = (float)d * sc;
                 }
-                if ((rc = exc_push(&fb->row[rr], (uint32_t)(r0 + rr), ex, (size_t)ne))) return rc;
+                if ((rc = lr_exc_push(&fb->row[rr], (uint32_t)(r0 + rr), ex, (size_t)ne, "i8"))) return rc;
             }
         write_segment(L->data + ((size_t)g * L->sc + s) * LR_I8_SEG, fb->codes, fb->ent);
     }
     for (int rr = 0; rr < nr; rr++)
-        if ((rc = exc_push(&c->lists[g], (uint32_t)(r0 + rr), fb->row[rr].e, fb->row[rr].n))) return rc;
+        if ((rc = lr_exc_push(&c->lists[g], (uint32_t)(r0 + rr), fb->row[rr].e, fb->row[rr].n, "i8"))) return rc;
     return LR_OK;
 }
 
@@ -469,7 +432,7 @@ static int unfold_groups(void *p, int g0, int g1)
     i8_buf *fb = rc ? NULL : calloc(1, sizeof *fb);
     if (!rc && !fb) rc = LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
     for (int g = g0; g < g1 && !rc; g++) rc = unfold_group(c, g, fb, cls);
-    for (int rr = 0; fb && rr < LR_I8_ROWS; rr++) free(fb->row[rr].row), free(fb->row[rr].e);
+    for (int rr = 0; fb && rr < LR_I8_ROWS; rr++) lr_exc_list_free(&fb->row[rr]);
     free(fb);
     return rc;
 }
@@ -483,7 +446,7 @@ static int unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L, int (*groups
     size_t n = (size_t)m->rows * m->nblk;
     uint64_t *idx = malloc((n ? n : 1) * sizeof *idx);
     uint8_t *gain = malloc(n ? n : 1);
-    exc_list *lists = calloc((size_t)L->rg, sizeof *lists);
+    lr_exc_list *lists = calloc((size_t)L->rg, sizeof *lists);
     if (!idx || !gain || !lists) rc = LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
     if (!rc) rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, n, m->gain_bits, idx, gain);
     if (!rc) rc = lr_i8_tab_build(m->max_shell, m->gain_bits, m->centroid, L->tab, (size_t)L->nentries * 16);
@@ -492,27 +455,12 @@ static int unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L, int (*groups
         unfold_ctx c = { m, L, idx, gain, lists };
         rc = lr_vram_parallel(L->rg, nthreads, groups, &c);
     }
-    size_t total = 0;
-    for (int g = 0; lists && g < L->rg; g++) total += lists[g].n;
-    uint32_t *rows = NULL;
-    lr_i8_exc *ex = NULL;
     if (!rc) {
-        rows = malloc((total ? total : 1) * sizeof *rows);
-        ex = malloc((total ? total : 1) * sizeof *ex);
-        if (!rows || !ex) rc = LR_FAIL(LR_ENOMEM, "i8 unfold: out of memory");
+        lr_exc_csr csr = { L->exc_ptr, &L->exc_col, &L->exc_dw, &L->nexc };
+        rc = lr_exc_install_lists(csr, L->rows, lists, L->rg, "i8");
     }
-    if (!rc) {
-        size_t at = 0;
-        for (int g = 0; g < L->rg; g++) {
-            if (!lists[g].n) continue;
-            memcpy(rows + at, lists[g].row, lists[g].n * sizeof *rows);
-            memcpy(ex + at, lists[g].e, lists[g].n * sizeof *ex);
-            at += lists[g].n;
-        }
-        rc = lr_i8_set_exceptions(L, rows, ex, total);
-    }
-    for (int g = 0; lists && g < L->rg; g++) free(lists[g].row), free(lists[g].e);
-    free(lists), free(rows), free(ex), free(idx), free(gain);
+    for (int g = 0; lists && g < L->rg; g++) lr_exc_list_free(&lists[g]);
+    free(lists), free(idx), free(gain);
     for (int r = 0; !rc && r < m->rows; r++) {
         if (!isfinite(m->row_scale[r])) rc = LR_FAIL(LR_EINVAL, "i8 unfold: row %d scale not finite", r);
         L->row_scale[r] = m->row_scale[r];
@@ -548,10 +496,8 @@ static int validate_rows(void *p, int r0, int r1)
 
 int lr_i8_validate(const lr_i8 *L)
 {
-    if (L->exc_ptr[0] != 0 || L->exc_ptr[L->rows] != L->nexc)
-        return LR_FAIL(LR_EFORMAT, "i8: exception pointers %u..%u for %u exceptions", L->exc_ptr[0], L->exc_ptr[L->rows], L->nexc);
-    for (int r = 0; r < L->rows; r++)
-        if (L->exc_ptr[r + 1] < L->exc_ptr[r]) return LR_FAIL(LR_EFORMAT, "i8: exception pointers decrease at row %d", r);
+    int rc = lr_exc_check_ptr(L->exc_ptr, L->rows, L->nexc, "i8");
+    if (rc) return rc;
     val_ctx c = { L };
     return lr_vram_parallel(L->rows, 0, validate_rows, &c);
 }

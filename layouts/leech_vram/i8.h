@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "layouts/leech/shapegain.h"
+#include "layouts/leech_vram/exc.h"
 
 #define LR_I8_SEG 1344
 #define LR_I8_HDR 192
@@ -67,7 +68,7 @@ typedef struct lr_i8 {
     uint32_t nexc;
 } lr_i8;
 
-typedef struct lr_i8_exc { uint32_t col; float dw; } lr_i8_exc;
+typedef lr_vram_exc lr_i8_exc; /* (column, dw): layouts/leech_vram/exc.h */
 
 int lr_i8_alloc(lr_i8 *L, int rows, int cols, int max_shell, int gain_bits);
 void lr_i8_free(lr_i8 *L);

@@ -309,28 +309,8 @@ int lr_p14s_put(lr_p14s *L, int row, int blk, const int8_t x[24], int gain, lr_p
 
 int lr_p14s_set_exceptions(lr_p14s *L, const uint32_t *row, const lr_p14s_exc *e, size_t n)
 {
-    if (n > 0xffffffffu) return LR_FAIL(LR_ERANGE, "p14s: %zu exceptions", n);
-    uint32_t *col = malloc((n ? n : 1) * sizeof *col);
-    float *dw = malloc((n ? n : 1) * sizeof *dw);
-    if (!col || !dw) {
-        free(col), free(dw);
-        return LR_FAIL(LR_ENOMEM, "p14s: out of memory for %zu exceptions", n);
-    }
-    memset(L->exc_ptr, 0, ((size_t)L->rows + 1) * sizeof(uint32_t));
-    for (size_t i = 0; i < n; i++) {
-        if (row[i] >= (uint32_t)L->rows ||
-            (i && (row[i] < row[i - 1] || (row[i] == row[i - 1] && e[i].col <= e[i - 1].col)))) {
-            free(col), free(dw);
-            memset(L->exc_ptr, 0, ((size_t)L->rows + 1) * sizeof(uint32_t));
-            return LR_FAIL(LR_EINVAL, "p14s: exception %zu (row %u, column %u) out of order", i, row[i], e[i].col);
-        }
-        L->exc_ptr[row[i] + 1]++;
-        col[i] = e[i].col, dw[i] = e[i].dw;
-    }
-    for (int r = 0; r < L->rows; r++) L->exc_ptr[r + 1] += L->exc_ptr[r];
-    free(L->exc_col), free(L->exc_dw);
-    L->exc_col = col, L->exc_dw = dw, L->nexc = (uint32_t)n;
-    return LR_OK;
+    lr_exc_csr c = { L->exc_ptr, &L->exc_col, &L->exc_dw, &L->nexc };
+    return lr_exc_install(c, L->rows, row, e, n, "p14s");
 }
 
 /* The exceptions of block (row, blk) by coordinate (NULL: none), with the
@@ -431,40 +411,12 @@ int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24])
 /* ---- unfold ---- */
 
 typedef struct {
-    uint32_t *row;
-    lr_p14s_exc *e;
-    size_t n, cap;
-} exc_list;
-
-typedef struct {
     const lr_leech_matrix *m;
     lr_p14s *L;
     const uint64_t *idx;
     const uint8_t *gain;
-    exc_list *lists; /* one per row group */
+    lr_exc_list *lists; /* one per row group */
 } unfold_ctx;
-
-static int exc_push(exc_list *xl, uint32_t row, const lr_p14s_exc *e, size_t ne)
-{
-    if (xl->n + ne > xl->cap) {
-        size_t cap = xl->cap ? 2 * xl->cap : 64;
-        while (cap < xl->n + ne) cap *= 2;
-        uint32_t *nr = realloc(xl->row, cap * sizeof *nr);
-        if (nr) xl->row = nr;
-        lr_p14s_exc *ne2 = realloc(xl->e, cap * sizeof *ne2);
-        if (ne2) xl->e = ne2;
-        if (!nr || !ne2) return LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
-        xl->cap = cap;
-    }
-    for (size_t i = 0; i < ne; i++) xl->row[xl->n] = row, xl->e[xl->n++] = e[i];
-    return LR_OK;
-}
-
-static int by_col(const void *a, const void *b)
-{
-    uint32_t x = ((const lr_p14s_exc *)a)->col, y = ((const lr_p14s_exc *)b)->col;
-    return x < y ? -1 : x > y;
-}
 
 /* Row groups [g0, g1): every block unranked and stored with lr_p14s_put
  * (rows g and g + 8 share code words, so a group is one thread's); each
@@ -472,7 +424,7 @@ static int by_col(const void *a, const void *b)
 static int unfold_groups(void *p, int g0, int g1)
 {
     unfold_ctx *c = p;
-    exc_list row = { 0 };
+    lr_exc_list row = { 0 };
     int rc = LR_OK;
     for (int g = g0; g < g1 && !rc; g++) {
         int r1 = (g + 1) * LR_P14S_ROWS < c->m->rows ? (g + 1) * LR_P14S_ROWS : c->m->rows;
@@ -486,15 +438,15 @@ static int unfold_groups(void *p, int g0, int g1)
                 rc = lr_leech_unrank(c->idx[k], c->m->max_shell, x);
                 if (!rc) rc = lr_p14s_put(c->L, r, b, x, c->gain[k], ex, &ne);
                 if (rc) rc = lr_wrap(rc, "p14s unfold: row %d block %d", r, b);
-                else rc = exc_push(&row, (uint32_t)r, ex, (size_t)ne);
+                else rc = lr_exc_push(&row, (uint32_t)r, ex, (size_t)ne, "p14s");
             }
             if (!rc) {
-                if (row.n > 1) qsort(row.e, row.n, sizeof *row.e, by_col); /* blocks ascend: already in order */
-                rc = exc_push(&c->lists[g], (uint32_t)r, row.e, row.n);
+                lr_exc_sort_tail(&row, row.n);
+                rc = lr_exc_push(&c->lists[g], (uint32_t)r, row.e, row.n, "p14s");
             }
         }
     }
-    free(row.row), free(row.e);
+    lr_exc_list_free(&row);
     return rc;
 }
 
@@ -513,7 +465,7 @@ int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L)
     size_t n = (size_t)m->rows * m->nblk;
     uint64_t *idx = malloc((n ? n : 1) * sizeof *idx);
     uint8_t *gain = malloc(n ? n : 1);
-    exc_list *lists = calloc((size_t)L->rg, sizeof *lists);
+    lr_exc_list *lists = calloc((size_t)L->rg, sizeof *lists);
     if (!idx || !gain || !lists) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
     if (!rc && (rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, n, m->gain_bits, idx, gain)))
         rc = lr_wrap(rc, "p14s unfold");
@@ -522,27 +474,12 @@ int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L)
         unfold_ctx c = { m, L, idx, gain, lists };
         rc = lr_vram_parallel(L->rg, nthreads, unfold_groups, &c);
     }
-    size_t total = 0;
-    for (int g = 0; lists && g < L->rg; g++) total += lists[g].n;
-    uint32_t *rows = NULL;
-    lr_p14s_exc *ex = NULL;
     if (!rc) {
-        rows = malloc((total ? total : 1) * sizeof *rows);
-        ex = malloc((total ? total : 1) * sizeof *ex);
-        if (!rows || !ex) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory for %zu exceptions", total);
+        lr_exc_csr csr = { L->exc_ptr, &L->exc_col, &L->exc_dw, &L->nexc };
+        rc = lr_exc_install_lists(csr, L->rows, lists, L->rg, "p14s");
     }
-    if (!rc) {
-        size_t at = 0;
-        for (int g = 0; g < L->rg; g++) {
-            if (!lists[g].n) continue;
-            memcpy(rows + at, lists[g].row, lists[g].n * sizeof *rows);
-            memcpy(ex + at, lists[g].e, lists[g].n * sizeof *ex);
-            at += lists[g].n;
-        }
-        rc = lr_p14s_set_exceptions(L, rows, ex, total);
-    }
-    for (int g = 0; lists && g < L->rg; g++) free(lists[g].row), free(lists[g].e);
-    free(lists), free(rows), free(ex), free(idx), free(gain);
+    for (int g = 0; lists && g < L->rg; g++) lr_exc_list_free(&lists[g]);
+    free(lists), free(idx), free(gain);
     if (!rc) {
         memcpy(L->row_scale, m->row_scale, (size_t)m->rows * sizeof(float));
         if (L->tail) memcpy(L->tail_f16, m->tail_f16, (size_t)m->rows * m->tail * 2);
@@ -591,16 +528,11 @@ static int validate_rows(void *p, int r0, int r1)
 
 int lr_p14s_validate(const lr_p14s *L)
 {
-    if (L->exc_ptr[0] != 0 || L->exc_ptr[L->rows] != L->nexc)
-        return LR_FAIL(LR_EFORMAT, "p14s: exception pointers %u..%u for %u exceptions", L->exc_ptr[0],
-                       L->exc_ptr[L->rows], L->nexc);
-    for (int r = 0; r < L->rows; r++)
-        if (L->exc_ptr[r + 1] < L->exc_ptr[r]) return LR_FAIL(LR_EFORMAT, "p14s: exception pointers decrease at row %d", r);
+    int rc = lr_exc_check_ptr(L->exc_ptr, L->rows, L->nexc, "p14s");
+    if (rc) return rc;
     for (int r = L->rows; r < L->rg * LR_P14S_ROWS; r++) {
-        for (int b = 0; b < L->sc * LR_P14S_BLKS; b++) {
-            int rc = check_pad(L, r, b);
-            if (rc) return rc;
-        }
+        for (int b = 0; b < L->sc * LR_P14S_BLKS; b++)
+            if ((rc = check_pad(L, r, b))) return rc;
         if (L->row_scale[r] != 0) return LR_FAIL(LR_EFORMAT, "p14s: pad row %d has scale %g", r, (double)L->row_scale[r]);
     }
     return lr_vram_parallel(L->rows, 0, validate_rows, (void *)L);

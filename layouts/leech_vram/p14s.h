@@ -58,6 +58,7 @@
 #include <stdint.h>
 
 #include "layouts/leech/shapegain.h"
+#include "layouts/leech_vram/exc.h"
 
 #define LR_P14S_SEG 1792
 #define LR_P14S_HDR 256
@@ -80,7 +81,7 @@ typedef struct lr_p14s {
     uint32_t nexc;
 } lr_p14s;
 
-typedef struct lr_p14s_exc { uint32_t col; float dw; } lr_p14s_exc;
+typedef lr_vram_exc lr_p14s_exc; /* (column, dw): layouts/leech_vram/exc.h */
 
 /* An empty (all-origin) layout for a shape; no exceptions. */
 int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits);
