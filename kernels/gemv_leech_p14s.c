@@ -3,7 +3,6 @@
  * accumulation), specialization and the benchmark arm. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
-#include "kernels/gemv_leech_excdev.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/random.h"
@@ -168,24 +167,20 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
 typedef struct {
     int rows, cols, copies;
     lr_p14s L;
-    lr_exc_dev d; /* copies of segments + exception lists, table, scales, tail */
+    size_t wbytes; /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
+    size_t off_ptr, off_col, off_dw;
+    CUdeviceptr w, tab, scale, tail;
     CUfunction fn;
     lr_launch_geom g;
 } p14s_state;
 
-/* The layout as the shared device-copy helper sees it. */
-static lr_exc_host host_of(const lr_p14s *L)
-{
-    lr_exc_host h = { L->data, L->bytes, L->rows, L->exc_ptr, L->exc_col, L->exc_dw, L->nexc, L->tab,
-                      (size_t)L->nentries * 16, L->row_scale, L->tail_f16, L->tail };
-    return h;
-}
+static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
 
 static void p14s_destroy(void *p)
 {
     p14s_state *s = p;
     if (!s) return;
-    lr_exc_dev_free(&s->d);
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
     lr_p14s_free(&s->L);
     free(s);
 }
@@ -211,10 +206,25 @@ static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
-    if (!rc) {
-        lr_exc_host h = host_of(&s->L);
-        rc = lr_exc_dev_upload(&s->d, &h, s->copies);
+    /* Copies (distinct addresses, same bytes) hold everything a launch streams. */
+    s->off_ptr = al256(s->L.bytes);
+    s->off_col = s->off_ptr + al256(sizeof(uint32_t) * ((size_t)rows + 1));
+    s->off_dw = s->off_col + al256(sizeof(uint32_t) * (s->L.nexc + 1));
+    s->wbytes = s->off_dw + al256(sizeof(float) * (s->L.nexc + 1));
+    if (!rc) rc = lr_cu_alloc(&s->w, s->wbytes * (size_t)s->copies);
+    for (int c = 0; c < s->copies && !rc; c++) {
+        CUdeviceptr b = s->w + (size_t)c * s->wbytes;
+        rc = lr_cu_h2d(b, s->L.data, s->L.bytes);
+        if (!rc) rc = lr_cu_h2d(b + s->off_ptr, s->L.exc_ptr, sizeof(uint32_t) * ((size_t)rows + 1));
+        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_col, s->L.exc_col, sizeof(uint32_t) * s->L.nexc);
+        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_dw, s->L.exc_dw, sizeof(float) * s->L.nexc);
     }
+    if (!rc) rc = lr_cu_alloc(&s->tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_h2d(s->tab, s->L.tab, (size_t)s->L.nentries * 16);
+    if (!rc) rc = lr_cu_alloc(&s->scale, sizeof(float) * (size_t)rows);
+    if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
+    if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
+    if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
     if (rc) { p14s_destroy(s); return rc; }
     *out = s;
     return LR_OK;
@@ -240,18 +250,19 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
 static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
 {
     p14s_state *s = p;
-    CUdeviceptr w, ep, ec, ed;
-    lr_exc_dev_copy(&s->d, copy, &w, &ep, &ec, &ed);
+    CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
+    CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->d.tab, &s->d.scale, &s->d.tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
     return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
 }
 
 static size_t p14s_bytes(void *p)
 {
     p14s_state *s = p;
-    lr_exc_host h = host_of(&s->L);
-    return lr_exc_host_bytes(&h);
+    /* segments + exceptions + row pointers + row scales + tail */
+    return s->L.bytes + 8 * (size_t)s->L.nexc + 4 * ((size_t)s->rows + 1) + sizeof(float) * (size_t)s->rows +
+           (size_t)s->rows * s->L.tail * 2;
 }
 
 const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
