@@ -55,6 +55,7 @@ static int test_bad_numbers_refused(void)
         { "bench_gemv", "--extra x", "--extra" },
         { "tune_gemv", "--threads 128,x --arm leech_p14", "--threads" },
         { "tune_gemv", "--tile 1,,2 --arm leech_p14", "--tile" },
+        { "tune_gemv", "--minb 6,y --arm leech_p14s", "--minb" },
         { "bench_engine", "-n 12z", "-n" },
         { "bench_rotation", "--widths 5120,abc", "--widths" },
         { "bench_rotation", "--reps 0", "--reps" },

@@ -29,7 +29,7 @@ int lr_tok_decode(const lr_tok *t, const int32_t *ids, size_t n, int skip_specia
     for (size_t i = 0; i < n; i++) {
         int32_t id = ids[i];
         if (skip_special && (t->flags[id] & TOK_SPECIAL)) continue;
-        memcpy(out + o, t->arena + t->off[id], t->len[id]);
+        memcpy(out + o, tok_bytes(t, id), t->len[id]);
         o += t->len[id];
     }
     out[o] = 0;
@@ -152,7 +152,7 @@ int lr_tok_stream_push(lr_tok_stream *s, int32_t id, const char **text, size_t *
     const lr_tok *t = s->tok;
     size_t o = 0;
     if (!(s->skip_special && (t->flags[id] & TOK_SPECIAL))) {
-        rc = feed(s, t->arena + t->off[id], t->len[id], &o);
+        rc = feed(s, tok_bytes(t, id), t->len[id], &o);
         if (rc) return rc;
     }
     if (o) *text = s->buf;

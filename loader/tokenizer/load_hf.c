@@ -281,7 +281,7 @@ static int32_t config_token(lr_tok *t, json_t *cfg, const char *key)
     int32_t id = -1;
     /* Added tokens first (the index is not built yet), then the vocabulary. */
     for (int32_t i = 0; i < t->n && id < 0; i++)
-        if ((t->flags[i] & TOK_ADDED) && t->len[i] == n && memcmp(t->arena + t->off[i], s, n) == 0) id = i;
+        if ((t->flags[i] & TOK_ADDED) && t->len[i] == n && memcmp(tok_bytes(t, i), s, n) == 0) id = i;
     if (id < 0) id = tok_vocab_find(t, s, n);
     if (id < 0) lr_warn("%s: tokenizer_config %s \"%.40s\" is not a token", t->name, key, json_string_value(v));
     return id;

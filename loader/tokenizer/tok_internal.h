@@ -74,6 +74,12 @@ struct lr_tok {
  * vocabulary, add merges in rank order, then finish. */
 int tok_create(const char *name, lr_tok **out);
 int tok_set(lr_tok *t, int32_t id, const uint8_t *s, size_t len, int flags);
+/* Token id's bytes (len[id] of them). A vocabulary of empty tokens only has
+ * no arena: their bytes are "" (never NULL + 0). */
+static inline const uint8_t *tok_bytes(const lr_tok *t, int32_t id)
+{
+    return t->arena ? t->arena + t->off[id] : (const uint8_t *)"";
+}
 int tok_index_vocab(lr_tok *t);
 int tok_add_merge(lr_tok *t, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
                   uint32_t rank);

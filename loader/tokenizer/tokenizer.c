@@ -68,7 +68,6 @@ void lr_tok_free(lr_tok *t)
 
 static uint32_t hash_bytes(const uint8_t *s, size_t len) { return (uint32_t)XXH3_64bits(s, len); }
 
-static const uint8_t *tok_bytes(const lr_tok *t, int32_t id) { return t->arena + t->off[id]; }
 
 int tok_set(lr_tok *t, int32_t id, const uint8_t *s, size_t len, int flags)
 {
