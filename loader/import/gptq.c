@@ -231,6 +231,185 @@ int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double da
     return rc;
 }
 
+typedef struct {
+    const float *W, *R;
+    const double *H;
+    lr_leech_matrix *m;
+} refit_job;
+
+static int refit_rows(void *ctx, int r0, int r1)
+{
+    refit_job *j = ctx;
+    int cols = j->m->cols, nb = 24 * j->m->nblk;
+    double *q = malloc((size_t)cols * 2 * sizeof *q);
+    if (!q) return LR_FAIL(LR_ENOMEM, "gptq refit: out of memory");
+    double *hq = q + cols;
+    for (int r = r0; r < r1; r++) {
+        const float *w = j->W + (size_t)r * cols, *rec = j->R + (size_t)r * cols;
+        for (int c = 0; c < cols; c++) q[c] = c < nb ? rec[c] : 0.0; /* the tail does not scale */
+        double num = 0, den = 0;
+        for (int a = 0; a < cols; a++) {
+            const double *h = j->H + (size_t)a * cols;
+            double s = 0;
+            for (int c = 0; c < nb; c++) s += h[c] * q[c];
+            hq[a] = s;
+        }
+        for (int a = 0; a < cols; a++) {
+            double t = a < nb ? 0.0 : rec[a];
+            num += hq[a] * ((double)w[a] - t);
+            den += hq[a] * q[a];
+        }
+        double f = den > 0 ? num / den : 0.0;
+        float ns = (float)(j->m->row_scale[r] * f);
+        if (f > 0 && isfinite(f) && isfinite(ns) && ns > 0) j->m->row_scale[r] = ns;
+    }
+    free(q);
+    return LR_OK;
+}
+
+int lr_gptq_refit_row_scales(const float *W, const double *H, int nthreads, lr_leech_matrix *m)
+{
+    (void)nthreads; /* lr_parallel_ranges uses every core */
+    if (!W || !H || !m || m->rows <= 0) return LR_FAIL(LR_EINVAL, "gptq refit: bad arguments");
+    float *R = malloc((size_t)m->rows * m->cols * sizeof *R);
+    if (!R) return LR_FAIL(LR_ENOMEM, "gptq refit: %d x %d", m->rows, m->cols);
+    int rc = lr_leech_reconstruct(m, R);
+    if (!rc) {
+        refit_job j = { W, R, H, m };
+        rc = lr_parallel_ranges(m->rows, 16, refit_rows, &j);
+    }
+    free(R);
+    return rc;
+}
+
+#define REFIT_CHUNK 16
+
+typedef struct {
+    const float *W;
+    const double *H;
+    const lr_leech_matrix *m;
+    const uint64_t *idx;
+    const uint8_t *gain;
+    double *acc; /* per chunk: A (4 x 4) then b (4) */
+} cref_job;
+
+static int cref_rows(void *ctx, int r0, int r1)
+{
+    cref_job *j = ctx;
+    const lr_leech_matrix *m = j->m;
+    int cols = m->cols, nb = 24 * m->nblk, k = 1 << m->gain_bits;
+    double *u = calloc((size_t)cols * 8, sizeof *u); /* u_g (4 x cols), H u_g (4 x cols) */
+    if (!u) return LR_FAIL(LR_ENOMEM, "gptq refit: out of memory");
+    double *hu = u + (size_t)4 * cols, *acc = j->acc + (size_t)(r0 / REFIT_CHUNK) * 20;
+    int rc = LR_OK;
+    for (int r = r0; r < r1 && !rc; r++) {
+        memset(u, 0, (size_t)cols * 4 * sizeof *u);
+        for (int b = 0; b < m->nblk; b++) {
+            size_t at = (size_t)r * m->nblk + b;
+            int8_t p[24];
+            if ((rc = lr_leech_unrank(j->idx[at], m->max_shell, p))) break;
+            int n2 = lr_leech_norm(p);
+            if (!n2) continue;
+            double inv = 1.0 / sqrt((double)n2);
+            for (int i = 0; i < 24; i++) u[(size_t)j->gain[at] * cols + 24 * b + i] = p[i] * inv;
+        }
+        for (int g = 0; g < k; g++)
+            for (int a = 0; a < cols; a++) {
+                const double *h = j->H + (size_t)a * cols, *ug = u + (size_t)g * cols;
+                double t = 0;
+                for (int c = 0; c < nb; c++) t += h[c] * ug[c];
+                hu[(size_t)g * cols + a] = t;
+            }
+        double s = m->row_scale[r];
+        const float *w = j->W + (size_t)r * cols;
+        for (int g = 0; g < k; g++) {
+            const double *hg = hu + (size_t)g * cols;
+            for (int h2 = 0; h2 < k; h2++) {
+                const double *uh = u + (size_t)h2 * cols;
+                double t = 0;
+                for (int c = 0; c < nb; c++) t += hg[c] * uh[c];
+                acc[4 * g + h2] += s * s * t;
+            }
+            double t = 0;
+            for (int a = 0; a < cols; a++) {
+                double tail = a < nb ? 0.0 : lr_half_to_float(m->tail_f16[(size_t)r * m->tail + (a - nb)]);
+                t += hg[a] * ((double)w[a] - tail);
+            }
+            acc[16 + g] += s * t;
+        }
+    }
+    free(u);
+    return rc;
+}
+
+/* Solves the k x k system A x = b (k <= 4) by Gaussian elimination with
+ * partial pivoting; 0 when singular. */
+static int solve_small(double A[4][4], double b[4], int k, double x[4])
+{
+    for (int i = 0; i < k; i++) {
+        int p = i;
+        for (int r = i + 1; r < k; r++)
+            if (fabs(A[r][i]) > fabs(A[p][i])) p = r;
+        if (!(fabs(A[p][i]) > 1e-300)) return 0;
+        for (int c = 0; c < k; c++) {
+            double t = A[i][c];
+            A[i][c] = A[p][c], A[p][c] = t;
+        }
+        double t = b[i];
+        b[i] = b[p], b[p] = t;
+        for (int r = i + 1; r < k; r++) {
+            double f = A[r][i] / A[i][i];
+            for (int c = i; c < k; c++) A[r][c] -= f * A[i][c];
+            b[r] -= f * b[i];
+        }
+    }
+    for (int i = k - 1; i >= 0; i--) {
+        double t = b[i];
+        for (int c = i + 1; c < k; c++) t -= A[i][c] * x[c];
+        x[i] = t / A[i][i];
+    }
+    return 1;
+}
+
+int lr_gptq_refit_centroids(const float *W, const double *H, lr_leech_matrix *m)
+{
+    if (!W || !H || !m || m->rows <= 0) return LR_FAIL(LR_EINVAL, "gptq refit: bad arguments");
+    size_t nb = (size_t)m->rows * m->nblk;
+    int k = 1 << m->gain_bits, nchunks = (m->rows + REFIT_CHUNK - 1) / REFIT_CHUNK;
+    uint64_t *idx = malloc((nb ? nb : 1) * sizeof *idx);
+    uint8_t *gain = malloc(nb ? nb : 1);
+    double *acc = calloc((size_t)nchunks * 20, sizeof *acc);
+    int rc = !idx || !gain || !acc ? LR_FAIL(LR_ENOMEM, "gptq refit: out of memory") : LR_OK;
+    if (!rc) rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, nb, m->gain_bits, idx, gain);
+    if (!rc) {
+        cref_job j = { W, H, m, idx, gain, acc };
+        rc = lr_parallel_ranges(m->rows, REFIT_CHUNK, cref_rows, &j);
+    }
+    if (!rc) {
+        double A[4][4] = { { 0 } }, b[4] = { 0 }, c[4];
+        for (int ch = 0; ch < nchunks; ch++) /* chunk order: the same sums on any thread count */
+            for (int g = 0; g < k; g++) {
+                for (int h = 0; h < k; h++) A[g][h] += acc[(size_t)ch * 20 + 4 * g + h];
+                b[g] += acc[(size_t)ch * 20 + 16 + g];
+            }
+        int ok = solve_small(A, b, k, c);
+        for (int g = 0; ok && g < k; g++) ok = isfinite(c[g]) && c[g] > 0 && isfinite((float)c[g]);
+        for (int g = 0; ok && g < k; g++) m->centroid[g] = (float)c[g];
+    }
+    free(idx), free(gain), free(acc);
+    return rc;
+}
+
+int lr_gptq_refit(const float *W, const double *H, int nthreads, int rounds, lr_leech_matrix *m)
+{
+    int rc = LR_OK;
+    for (int i = 0; i < rounds && !rc; i++) {
+        rc = lr_gptq_refit_centroids(W, H, m);
+        if (!rc) rc = lr_gptq_refit_row_scales(W, H, nthreads, m);
+    }
+    return rc;
+}
+
 double lr_gptq_objective(const float *W, const float *R, int rows, int cols, const double *H)
 {
     double *d = malloc((size_t)cols * sizeof *d), sum = 0;

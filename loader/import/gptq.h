@@ -41,6 +41,23 @@ int lr_gptq_factor(const double *H, int n, double damp, double **U, double **V);
 int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double damp, int gain_bits, int nthreads,
                   struct lr_progress *progress, lr_leech_matrix *out);
 
+/* After quantization: each row's scale set to the least-squares optimum
+ * under H (its blocks' shapes and gains kept): with q the row's block part
+ * (proportional to the scale) and t its f16 tail, s *= q^T H (w - t) /
+ * q^T H q. The row's term of tr((W - W~) H (W - W~)^T) can only go down
+ * (up to f32 rounding); rows whose optimum is not a positive finite factor
+ * keep their scale. H is the undamped second moment (the objective). */
+int lr_gptq_refit_row_scales(const float *W, const double *H, int nthreads, lr_leech_matrix *m);
+/* The matrix's gain centroids c set to their joint least-squares optimum
+ * under H (every block's shape, gain index and row scale kept): with u_rg
+ * the row's unit shapes of the blocks of gain g, solve A c = b, A_gh =
+ * sum_r s_r^2 u_rg^T H u_rh, b_g = sum_r s_r u_rg^T H (w_r - t_r). The
+ * objective can only go down; a singular or non-finite system, or a
+ * solution with a non-positive centroid, keeps the old centroids. */
+int lr_gptq_refit_centroids(const float *W, const double *H, lr_leech_matrix *m);
+/* Alternates the two refits `rounds` times (centroids, then row scales). */
+int lr_gptq_refit(const float *W, const double *H, int nthreads, int rounds, lr_leech_matrix *m);
+
 /* tr((W - R) H (W - R)^T) for rows x cols W and R (f32), H cols x cols. */
 double lr_gptq_objective(const float *W, const float *R, int rows, int cols, const double *H);
 

@@ -105,6 +105,63 @@ static int test_lower_objective(void)
     return T_PASS;
 }
 
+/* The row-scale refit lowers the objective (and never raises a row's term). */
+static int test_refit_row_scales(void)
+{
+    int rows = 48, cols = 24 * 8 + 7;
+    float *W = gaussian(rows, cols, 31), *R0 = malloc((size_t)rows * cols * 4), *R1 = malloc((size_t)rows * cols * 4);
+    double *H = hessian(cols, 600, 32);
+    lr_leech_matrix g;
+    T_OK(lr_gptq_leech(W, rows, cols, H, LR_GPTQ_DAMP, 1, 2, NULL, &g));
+    T_OK(lr_leech_reconstruct(&g, R0));
+    float *s0 = malloc(rows * sizeof *s0);
+    memcpy(s0, g.row_scale, rows * sizeof *s0);
+    T_OK(lr_gptq_refit_row_scales(W, H, 2, &g));
+    T_OK(lr_leech_reconstruct(&g, R1));
+    double o0 = lr_gptq_objective(W, R0, rows, cols, H), o1 = lr_gptq_objective(W, R1, rows, cols, H);
+    int changed = 0;
+    for (int r = 0; r < rows; r++) {
+        double a = lr_gptq_objective(W + (size_t)r * cols, R0 + (size_t)r * cols, 1, cols, H);
+        double b = lr_gptq_objective(W + (size_t)r * cols, R1 + (size_t)r * cols, 1, cols, H);
+        T_ASSERT(b <= a * (1 + 1e-6) + 1e-12, "row %d: objective %g -> %g", r, a, b);
+        changed += g.row_scale[r] != s0[r];
+    }
+    printf("    refit row scales: objective %.5g -> %.5g (%.2f%%), %d of %d scales changed\n", o0, o1,
+           100 * (o1 - o0) / o0, changed, rows);
+    T_ASSERT(o1 < o0 && changed > rows / 2, "refit changed nothing (%g -> %g, %d rows)", o0, o1, changed);
+    lr_leech_matrix_free(&g);
+    free(W), free(R0), free(R1), free(H), free(s0);
+    return T_PASS;
+}
+
+/* Centroids and row scales refit in turn: the objective falls every step. */
+static int test_refit_alternating(void)
+{
+    int rows = 64, cols = 24 * 8 + 5;
+    float *W = gaussian(rows, cols, 41), *R = malloc((size_t)rows * cols * 4);
+    double *H = hessian(cols, 600, 42);
+    for (int gb = 0; gb <= 2; gb++) {
+        lr_leech_matrix g;
+        T_OK(lr_gptq_leech(W, rows, cols, H, LR_GPTQ_DAMP, gb, 2, NULL, &g));
+        T_OK(lr_leech_reconstruct(&g, R));
+        double o = lr_gptq_objective(W, R, rows, cols, H), o0 = o;
+        for (int step = 0; step < 4; step++) {
+            if (step & 1) T_OK(lr_gptq_refit_row_scales(W, H, 2, &g));
+            else T_OK(lr_gptq_refit_centroids(W, H, &g));
+            T_OK(lr_leech_reconstruct(&g, R));
+            double on = lr_gptq_objective(W, R, rows, cols, H);
+            T_ASSERT(on <= o * (1 + 1e-6), "%d gain bits, step %d: objective %g -> %g", gb, step, o, on);
+            o = on;
+        }
+        printf("    %d gain bits: refit centroids + scales, 2 rounds: objective %.5g -> %.5g (%.2f%%)\n", gb, o0, o,
+               100 * (o - o0) / o0);
+        T_ASSERT(o < o0, "%d gain bits: nothing gained", gb);
+        lr_leech_matrix_free(&g);
+    }
+    free(W), free(R), free(H);
+    return T_PASS;
+}
+
 static int test_identity_is_plain(void)
 {
     int rows = 40, cols = 24 * 5 + 3;
@@ -136,4 +193,4 @@ static int test_bad_input(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_factor), T_CASE(test_lower_objective), T_CASE(test_identity_is_plain), T_CASE(test_bad_input))
+T_MAIN(T_CASE(test_factor), T_CASE(test_lower_objective), T_CASE(test_refit_row_scales), T_CASE(test_refit_alternating), T_CASE(test_identity_is_plain), T_CASE(test_bad_input))

@@ -29,6 +29,8 @@ typedef struct lr_import_opts {
     const char *gptq_calib; /* non-NULL: quantize with GPTQ (loader/import/gptq.h) on Hessians from
                                this calibration text (loader/import/calib.h) */
     int calib_tokens;    /* calibration tokens (0 = LR_IMPORT_CALIB_TOKENS) */
+    int refit_rounds;    /* GPTQ: rounds of refitting the gain centroids and row scales to their
+                            least-squares optimum under H afterwards (0 = none) */
 } lr_import_opts;
 
 #define LR_IMPORT_CALIB_TOKENS 16384
