@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit N]]\n"
+            "              [--no-rotate] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
             "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
@@ -30,8 +30,9 @@ static void usage(FILE *f)
             "  --gptq CALIB.txt  quantize with GPTQ: Hessians of each projection's input from the model\n"
             "                    run on this text (sequentially, through the already quantized layers)\n"
             "  --calib-tokens N  calibration tokens for --gptq (default 16384)\n"
-            "  --refit N         with --gptq: N rounds of refitting the gain centroids and the row scales\n"
-            "                    to their least-squares optimum on the calibration second moment (0..8)\n"
+            "  --refit MODE      with --gptq, afterwards: `scales` refits each row's scale, `all` the gain\n"
+            "                    centroids and the row scales (two rounds), to their least-squares optimum\n"
+            "                    on the calibration second moment (docs/import.md: measured effects)\n"
             "  --threads N       worker threads (default: all cores)\n"
             "  --seed N          rotation seed base (default 1)\n"
             "  --layers N        import only the first N layers (a truncated model, for tests)\n"
@@ -67,7 +68,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--gain-bits")) o.gain_bits = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--gptq")) o.gptq_calib = v;
         else if (!strcmp(a, "--calib-tokens")) o.calib_tokens = (int)strtol(v, &end, 10);
-        else if (!strcmp(a, "--refit")) o.refit_rounds = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--refit")) {
+            if (strcmp(v, "scales") && strcmp(v, "all")) {
+                fprintf(stderr, "import: --refit %s (scales or all)\n", v);
+                return 2;
+            }
+            o.refit = !strcmp(v, "all") ? LR_REFIT_ALL : LR_REFIT_SCALES;
+        }
         else if (!strcmp(a, "--threads")) o.nthreads = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--layers")) o.max_layers = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--seed")) o.seed = strtoull(v, &end, 0);
@@ -87,8 +94,8 @@ int main(int argc, char **argv)
     }
     if (!hf == !gguf || (!out && !list)) { usage(stderr); return 2; }
     if (o.gain_bits < 0 || o.gain_bits > 2) { fprintf(stderr, "import: --gain-bits %d (0..2)\n", o.gain_bits); return 2; }
-    if (o.refit_rounds < 0 || o.refit_rounds > 8 || (o.refit_rounds && !o.gptq_calib)) {
-        fprintf(stderr, "import: --refit needs --gptq and 0..8 rounds\n");
+    if (o.refit && !o.gptq_calib) {
+        fprintf(stderr, "import: --refit needs --gptq\n");
         return 2;
     }
     if (o.calib_tokens < 0 || (o.calib_tokens && !o.gptq_calib)) {

@@ -67,8 +67,8 @@ static int test_bad_numbers_refused(void)
         { "inspect", "--threads x model.lrt", "--threads" },
         { "leech_encode_bench", "--threads 0", "--threads" },
         { "leech_mse_bench", "--gain-bits 5", "--gain-bits" },
-        { "import", "--gguf m.gguf -o o.lrt --refit 2x", "--refit" },
-        { "import", "--gguf m.gguf -o o.lrt --refit 2", "--refit" }, /* without --gptq */
+        { "import", "--gguf m.gguf -o o.lrt --refit most", "--refit" },
+        { "import", "--gguf m.gguf -o o.lrt --refit scales", "--refit" }, /* without --gptq */
     };
     int tested = 0;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

@@ -29,11 +29,14 @@ typedef struct lr_import_opts {
     const char *gptq_calib; /* non-NULL: quantize with GPTQ (loader/import/gptq.h) on Hessians from
                                this calibration text (loader/import/calib.h) */
     int calib_tokens;    /* calibration tokens (0 = LR_IMPORT_CALIB_TOKENS) */
-    int refit_rounds;    /* GPTQ: rounds of refitting the gain centroids and row scales to their
-                            least-squares optimum under H afterwards (0 = none) */
+    int refit;           /* GPTQ, afterwards: LR_REFIT_SCALES = each row's scale to its least-squares
+                            optimum under H; LR_REFIT_ALL = gain centroids and row scales, two
+                            rounds (loader/import/gptq.h); 0 = none */
 } lr_import_opts;
 
 #define LR_IMPORT_CALIB_TOKENS 16384
+#define LR_REFIT_SCALES 1
+#define LR_REFIT_ALL 2
 
 typedef struct lr_import_stats {
     int tensors, leech, f16, int8g, f32;
