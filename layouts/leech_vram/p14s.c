@@ -410,12 +410,17 @@ int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24])
 
 /* ---- unfold ---- */
 
+/* Per class, per level (index into the class's ascending vals): the code
+ * of a positive coordinate (8 for a zero) and |v| - u, the exception's size. */
+typedef struct { uint8_t code[LR_LEECH_MAX_VALS], delta[LR_LEECH_MAX_VALS]; } level_map;
+
 typedef struct {
     const lr_leech_matrix *m;
     lr_p14s *L;
     const uint64_t *idx;
     const uint8_t *gain;
-    lr_exc_list *lists; /* one per row group */
+    lr_exc_list *lists;    /* one per row group */
+    const level_map *maps; /* the fast path's, per class */
 } unfold_ctx;
 
 /* Row groups [g0, g1): every block unranked and stored with lr_p14s_put
@@ -450,7 +455,81 @@ static int unfold_groups(void *p, int g0, int g1)
     return rc;
 }
 
-int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L)
+/* Row groups [g0, g1), fast: per row the blocks' codes in one
+ * lr_leech_unrank_codes call, mapped to nibbles by the level tables; the
+ * exceptions of a row come out in column order. */
+static int unfold_groups_fast(void *p, int g0, int g1)
+{
+    unfold_ctx *c = p;
+    const lr_leech_matrix *m = c->m;
+    lr_p14s *L = c->L;
+    const uint64_t np = lr_leech_ball_points(m->max_shell);
+    int nb = m->nblk ? m->nblk : 1;
+    int16_t *cls = malloc((size_t)nb * sizeof *cls);
+    uint8_t *codes = malloc((size_t)nb * 24);
+    int rc = !cls || !codes ? LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory") : LR_OK;
+    for (int g = g0; g < g1 && !rc; g++) {
+        int r1 = (g + 1) * LR_P14S_ROWS < m->rows ? (g + 1) * LR_P14S_ROWS : m->rows;
+        /* an index outside the ball fails as the reference does (its message, its block) */
+        for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++)
+            for (int b = 0; b < m->nblk && !rc; b++)
+                if (c->idx[(size_t)r * m->nblk + b] >= np) {
+                    int8_t x[24];
+                    rc = lr_leech_unrank(c->idx[(size_t)r * m->nblk + b], m->max_shell, x);
+                    rc = lr_wrap(rc ? rc : LR_FAIL(LR_ERANGE, "index out of the ball"), "p14s unfold: row %d block %d", r, b);
+                }
+        for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++) {
+            const uint64_t *ix = c->idx + (size_t)r * m->nblk;
+            const uint8_t *gn = c->gain + (size_t)r * m->nblk;
+            if (m->nblk && (rc = lr_leech_unrank_codes(ix, (size_t)m->nblk, m->max_shell, cls, codes))) break;
+            for (int b = 0; b < m->nblk && !rc; b++) {
+                uint8_t *seg = L->data + seg_off(L->sc, r, b);
+                int e = lr_ctab_entry(cls[b], gn[b], L->gain_bits);
+                write_header(seg, r, b, 16 * e);
+                if (cls[b] < 0) {
+                    for (int i = 0; i < 24; i++) write_code(seg, r, b, i, LR_P14S_ZERO);
+                    continue;
+                }
+                const level_map *lm = &c->maps[cls[b]];
+                float s = entry_scale(L->tab, e);
+                for (int i = 0; i < 24; i++) {
+                    int cb = codes[24 * b + i], lv = cb & 7, neg = cb >> 3 & 1, pc = lm->code[lv];
+                    write_code(seg, r, b, i, pc == LR_P14S_ZERO ? pc : pc + 4 * neg);
+                    if (lm->delta[lv]) {
+                        lr_p14s_exc ex = { (uint32_t)(24 * b + i), (float)((neg ? -1 : 1) * lm->delta[lv]) * s };
+                        if ((rc = lr_exc_push(&c->lists[g], (uint32_t)r, &ex, 1, "p14s"))) break;
+                    }
+                }
+            }
+            if (rc) rc = lr_wrap(rc, "p14s unfold: row %d", r);
+        }
+    }
+    free(cls), free(codes);
+    return rc;
+}
+
+static int level_maps(int max_shell, level_map **out)
+{
+    const lr_leech_class *cls;
+    int nc, rc = lr_leech_classes(max_shell, &cls, &nc);
+    if (rc) return rc;
+    level_map *maps = calloc((size_t)nc, sizeof *maps);
+    if (!maps) return LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
+    for (int ci = 0; ci < nc && !rc; ci++) {
+        pool_info p;
+        if ((rc = pool_of(&cls[ci], ci, &p))) break;
+        for (int l = 0; l < cls[ci].nvals && l < LR_LEECH_MAX_VALS; l++) {
+            int v = cls[ci].vals[l], j = v ? nz_index(&p, v) : -1;
+            maps[ci].code[l] = v ? (uint8_t)slot_of(j) : LR_P14S_ZERO;
+            maps[ci].delta[l] = v ? (uint8_t)(v - p.u[slot_of(j)]) : 0;
+        }
+    }
+    if (rc) free(maps);
+    else *out = maps;
+    return rc;
+}
+
+static int unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, int fast)
 {
     memset(L, 0, sizeof *L);
     if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
@@ -470,10 +549,13 @@ int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L)
     if (!rc && (rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, n, m->gain_bits, idx, gain)))
         rc = lr_wrap(rc, "p14s unfold");
     if (!rc) rc = lr_p14s_tab_build(m->max_shell, m->gain_bits, m->centroid, L->tab, (size_t)L->nentries * 16);
+    level_map *maps = NULL;
+    if (!rc && fast) rc = level_maps(m->max_shell, &maps);
     if (!rc) {
-        unfold_ctx c = { m, L, idx, gain, lists };
-        rc = lr_vram_parallel(L->rg, nthreads, unfold_groups, &c);
+        unfold_ctx c = { m, L, idx, gain, lists, maps };
+        rc = lr_vram_parallel(L->rg, nthreads, fast ? unfold_groups_fast : unfold_groups, &c);
     }
+    free(maps);
     if (!rc) {
         lr_exc_csr csr = { L->exc_ptr, &L->exc_col, &L->exc_dw, &L->nexc };
         rc = lr_exc_install_lists(csr, L->rows, lists, L->rg, "p14s");
@@ -487,6 +569,9 @@ int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L)
     if (rc) lr_p14s_free(L);
     return rc;
 }
+
+int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(m, nthreads, L, 1); }
+int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(m, nthreads, L, 0); }
 
 /* ---- validation ---- */
 

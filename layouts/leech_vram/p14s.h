@@ -104,9 +104,13 @@ int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain);
 /* Exact weights x_i * s * row_scale (f64) of a block (s the entry's f16
  * scale, as the kernel uses it). */
 int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24]);
-/* Archive -> layout on nthreads threads (0 = all cores): every block
- * unranked and stored with lr_p14s_put, exceptions gathered per row. */
+/* Archive -> layout on nthreads threads (0 = all cores): blocks decoded
+ * straight to their codes (lr_leech_unrank_codes) through per-class level
+ * tables, exceptions gathered per row. lr_p14s_unfold_ref, the reference it
+ * is tested against byte for byte and error for error, unranks every block
+ * and stores it with lr_p14s_put. */
 int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L);
+int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L);
 /* Every record and exception decodes; the lists are well formed. */
 int lr_p14s_validate(const lr_p14s *L);
 /* Bits per weight (segments + exceptions + row pointers; scales, tail and

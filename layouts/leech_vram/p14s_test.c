@@ -15,6 +15,7 @@
 #include "test/t.h"
 #include "util/err.h"
 #include "util/half.h"
+#include "util/progress.h"
 #include "util/rng.h"
 
 #include <math.h>
@@ -610,6 +611,60 @@ static int test_unfold_threads_identical(void)
 
 /* ---- size ---- */
 
+/* The fast unfold (codes straight from the indices) equals the reference
+ * (unrank + put) byte for byte, and fails the same way. */
+static int test_fast_equals_reference(void)
+{
+    int shapes[][2] = { { 40, 24 * 20 + 5 }, { 33, 24 * 21 }, { 1, 25 }, { 17, 24 * 9 + 23 }, { 64, 24 * 40 + 3 } };
+    for (int i = 0; i < 5; i++)
+        for (int gb = 0; gb <= 2; gb++)
+            for (int adv = 0; adv < 2; adv++) {
+                lr_leech_matrix m;
+                uint64_t seed = 500 + 10 * (uint64_t)i + 3 * (uint64_t)gb + (uint64_t)adv;
+                T_OK(lr_leech_random_matrix(shapes[i][0], shapes[i][1], 12, gb, adv, seed, &m));
+                if (i == 4 && !adv && ball_uniform(&m, seed)) return T_FAIL;
+                lr_p14s A, B;
+                T_OK(lr_p14s_unfold(&m, 2, &A));
+                T_OK(lr_p14s_unfold_ref(&m, 2, &B));
+                char what[80];
+                snprintf(what, sizeof what, "fast vs reference, %dx%d, %d gain bits%s", m.rows, m.cols, gb,
+                         adv ? ", adversarial" : "");
+                if (same_layout(&A, &B, what)) return T_FAIL;
+                lr_p14s_free(&A), lr_p14s_free(&B);
+                lr_leech_random_free(&m);
+            }
+    /* an index outside the ball: the same status and message */
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(20, 24 * 9 + 2, 12, 1, 0, 300, &m));
+    size_t bit = 37 * 48;
+    for (int i = 0; i < 47; i++, bit++) m.archive[bit / 8] |= (uint8_t)(0x80u >> bit % 8);
+    lr_p14s L;
+    char msg[512];
+    int r1 = lr_p14s_unfold(&m, 1, &L);
+    snprintf(msg, sizeof msg, "%s", lr_errmsg());
+    lr_clear_error();
+    int r2 = lr_p14s_unfold_ref(&m, 1, &L);
+    T_ASSERT(r1 != LR_OK && r1 == r2 && !strcmp(msg, lr_errmsg()), "errors differ: %d `%s` vs %d `%s`", r1, msg, r2,
+             lr_errmsg());
+    lr_clear_error();
+    lr_leech_random_free(&m);
+    /* speed, one thread (informational) */
+    T_OK(lr_leech_random_matrix(256, 24 * 64, 12, 1, 0, 77, &m));
+    if (ball_uniform(&m, 77)) return T_FAIL;
+    double t0 = lr_now();
+    T_OK(lr_p14s_unfold(&m, 1, &L));
+    double t1 = lr_now();
+    lr_p14s_free(&L);
+    T_OK(lr_p14s_unfold_ref(&m, 1, &L));
+    double t2 = lr_now();
+    lr_p14s_free(&L);
+    double nb = 256.0 * 64;
+    printf("    unfold, one thread, ball-uniform: fast %.0f ns per block, reference %.0f\n", 1e9 * (t1 - t0) / nb,
+           1e9 * (t2 - t1) / nb);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
 static int test_bits_per_weight(void)
 {
     lr_leech_matrix m;
@@ -723,5 +778,5 @@ static int test_errors(void)
 }
 
 T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
-       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_bits_per_weight),
+       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_bits_per_weight),
        T_CASE(test_errors))

@@ -4,8 +4,9 @@
  * (LR_ERANGE) too, each with a message naming p14s; every accepted archive
  * unfolds to a layout that validates, whose blocks decode to the archive's
  * points and gains, with the kernel view's f16 weights and exceptions as
- * the stored magnitudes imply, and which is the same byte for byte on 1 and
- * on several threads.
+ * the stored magnitudes imply, and which the fast unfold on 1-3 threads and
+ * the reference unfold (unrank + put, one thread) give byte for byte, with
+ * the same status on failure.
  * Input: [rows-1][nblk-1][gain_bits][flags: bits 0-1 damage, 2 max_shell
  * 13, 3.. tail] then archive bytes (zero-padded). */
 #include "layouts/leech/leech.h"
@@ -54,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lr_p14s L, R;
     int rc = lr_p14s_unfold(&m, 1 + data[0] % 3, &L);
     if (rc != LR_OK && (!strstr(lr_errmsg(), "p14s") || L.data || L.tab || L.exc_ptr)) __builtin_trap();
-    int rr = lr_p14s_unfold(&m, 1, &R);
+    int rr = lr_p14s_unfold_ref(&m, 1, &R); /* the reference path: same bytes, same status */
     if (rr != rc) __builtin_trap();
     if (damage && rc == LR_OK) __builtin_trap();
     if (rc == LR_OK) {
