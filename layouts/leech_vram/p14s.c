@@ -251,6 +251,8 @@ int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits)
     L->exc_ptr = calloc((size_t)rows + 1, sizeof(uint32_t));
     L->exc_col = calloc(1, sizeof(uint32_t));
     L->exc_dw = calloc(1, sizeof(float));
+    L->nparts = L->ntabs = 1, L->nent1 = L->nentries;
+    L->part_row0[1] = rows;
     if (!L->data || !L->tab || !L->row_scale || (L->tail && !L->tail_f16) || !L->exc_ptr || !L->exc_col || !L->exc_dw) {
         lr_p14s_free(L);
         return LR_FAIL(LR_ENOMEM, "p14s: out of memory for %dx%d", rows, cols);
@@ -262,6 +264,16 @@ int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits)
     }
     return LR_OK;
 }
+
+int lr_p14s_part_of(const lr_p14s *L, int row)
+{
+    int p = 0;
+    while (p + 1 < L->nparts && row >= L->part_row0[p + 1]) p++;
+    return p;
+}
+
+/* First entry of the table of row's part. */
+static int tab_base(const lr_p14s *L, int row) { return L->part_tab[lr_p14s_part_of(L, row)] * L->nent1; }
 
 static int check_pos(const lr_p14s *L, int row, int blk)
 {
@@ -281,7 +293,7 @@ int lr_p14s_put(lr_p14s *L, int row, int blk, const int8_t x[24], int gain, lr_p
     if ((rc = lr_leech_class_of(x, L->max_shell, &cls))) return rc;
     pool_info p = { 0 };
     if (cls >= 0 && (rc = class_pool(L->max_shell, cls, &p))) return rc;
-    int e = lr_ctab_entry(cls, gain, L->gain_bits);
+    int e = cls < 0 ? 0 : tab_base(L, row) + lr_ctab_entry(cls, gain, L->gain_bits);
     uint8_t *seg = L->data + seg_off(L->sc, row, blk);
     float s = entry_scale(L->tab, e);
     int code[24];
@@ -343,8 +355,11 @@ int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain)
     if (e >= L->nentries)
         return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): header %d past the table (%d entries)", row, blk, h,
                        L->nentries);
-    int cls = e ? (e - 1) >> L->gain_bits : -1;
-    *gain = e ? (e - 1) & ((1 << L->gain_bits) - 1) : 0;
+    int base = tab_base(L, row), le = e ? e - base : 0; /* the entry in the part's own table */
+    if (e && (le < 1 || le >= L->nent1))
+        return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): header %d points into another part's table", row, blk, h);
+    int cls = le ? (le - 1) >> L->gain_bits : -1;
+    *gain = le ? (le - 1) & ((1 << L->gain_bits) - 1) : 0;
     pool_info p = { 0 };
     if (cls >= 0 && (rc = class_pool(L->max_shell, cls, &p))) return rc;
     const uint8_t *ent = L->tab + (size_t)e * 16;
@@ -480,11 +495,12 @@ static int unfold_groups_fast(void *p, int g0, int g1)
                 }
         for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++) {
             const uint64_t *ix = c->idx + (size_t)r * m->nblk;
+            const int base = tab_base(L, r);
             const uint8_t *gn = c->gain + (size_t)r * m->nblk;
             if (m->nblk && (rc = lr_leech_unrank_codes(ix, (size_t)m->nblk, m->max_shell, cls, codes))) break;
             for (int b = 0; b < m->nblk && !rc; b++) {
                 uint8_t *seg = L->data + seg_off(L->sc, r, b);
-                int e = lr_ctab_entry(cls[b], gn[b], L->gain_bits);
+                int e = cls[b] < 0 ? 0 : base + lr_ctab_entry(cls[b], gn[b], L->gain_bits);
                 write_header(seg, r, b, 16 * e);
                 if (cls[b] < 0) {
                     for (int i = 0; i < 24; i++) write_code(seg, r, b, i, LR_P14S_ZERO);
@@ -529,30 +545,91 @@ static int level_maps(int max_shell, level_map **out)
     return rc;
 }
 
-static int unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, int fast)
+/* Checks parts and plans their tables (one per distinct centroid vector). */
+static int plan_parts(const lr_leech_matrix *const *parts, int nparts, lr_p14s *L, float (*cent)[4], int *rows)
+{
+    if (nparts < 1 || nparts > LR_P14S_MAX_PARTS)
+        return LR_FAIL(LR_EINVAL, "p14s unfold: %d parts (1..%d)", nparts, LR_P14S_MAX_PARTS);
+    const lr_leech_matrix *m0 = parts[0];
+    long long total = 0;
+    for (int p = 0; p < nparts; p++) {
+        const lr_leech_matrix *m = parts[p];
+        if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
+            return LR_FAIL(LR_EINVAL, "p14s unfold: part %d: cols %d, nblk %d, tail %d disagree", p, m->cols, m->nblk,
+                           m->tail);
+        if (m->cols != m0->cols || m->gain_bits != m0->gain_bits || m->max_shell != m0->max_shell)
+            return LR_FAIL(LR_EINVAL,
+                           "p14s unfold: part %d (%d columns, %d gain bits, L24(%d)) does not match part 0 (%d, %d, "
+                           "L24(%d)): only rows concatenate",
+                           p, m->cols, m->gain_bits, m->max_shell, m0->cols, m0->gain_bits, m0->max_shell);
+        if (m->rows <= 0) return LR_FAIL(LR_EINVAL, "p14s unfold: part %d has %d rows", p, m->rows);
+        for (int r = 0; r < m->rows; r++)
+            if (!isfinite(m->row_scale[r]))
+                return LR_FAIL(LR_EINVAL, "p14s unfold: row %lld scale not finite", total + r);
+        L->part_row0[p] = (int)total;
+        total += m->rows;
+        if (total > (1 << 24)) return LR_FAIL(LR_EINVAL, "p14s unfold: %lld rows", total);
+        int k = 1 << (m->gain_bits < 0 ? 0 : m->gain_bits > 2 ? 2 : m->gain_bits), t = 0;
+        while (t < L->ntabs && memcmp(cent[t], m->centroid, (size_t)k * sizeof(float))) t++;
+        if (t == L->ntabs) {
+            memset(cent[t], 0, sizeof cent[t]);
+            memcpy(cent[t], m->centroid, (size_t)k * sizeof(float));
+            L->ntabs++;
+        }
+        L->part_tab[p] = t;
+    }
+    L->part_row0[nparts] = (int)total;
+    L->nparts = nparts;
+    *rows = (int)total;
+    return LR_OK;
+}
+
+static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L, int fast)
 {
     memset(L, 0, sizeof *L);
-    if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
-        return LR_FAIL(LR_EINVAL, "p14s unfold: cols %d, nblk %d, tail %d disagree", m->cols, m->nblk, m->tail);
-    int rc = lr_p14s_alloc(L, m->rows, m->cols, m->max_shell, m->gain_bits);
+    lr_p14s plan;
+    memset(&plan, 0, sizeof plan);
+    float cent[LR_P14S_MAX_PARTS][4];
+    int rows = 0, rc = plan_parts(parts, nparts, &plan, cent, &rows);
     if (rc) return rc;
-    for (int r = 0; r < m->rows; r++)
-        if (!isfinite(m->row_scale[r])) {
-            lr_p14s_free(L);
-            return LR_FAIL(LR_EINVAL, "p14s unfold: row %d scale not finite", r);
-        }
-    size_t n = (size_t)m->rows * m->nblk;
+    const lr_leech_matrix *m0 = parts[0];
+    if ((rc = lr_p14s_alloc(L, rows, m0->cols, m0->max_shell, m0->gain_bits))) return rc;
+    /* the tables: one per distinct centroid vector */
+    L->nparts = plan.nparts, L->ntabs = plan.ntabs;
+    memcpy(L->part_row0, plan.part_row0, sizeof L->part_row0);
+    memcpy(L->part_tab, plan.part_tab, sizeof L->part_tab);
+    if ((long long)L->ntabs * L->nent1 > 65536 / 16) {
+        int nt = L->ntabs, ne = L->nent1;
+        lr_p14s_free(L);
+        return LR_FAIL(LR_ERANGE, "p14s unfold: %d class tables of %d entries do not fit 16-bit byte-offset headers "
+                       "(4096 entries)", nt, ne);
+    }
+    if (L->ntabs > 1) {
+        uint8_t *t = realloc(L->tab, (size_t)L->ntabs * L->nent1 * 16);
+        if (!t) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
+        else L->tab = t, L->nentries = L->ntabs * L->nent1;
+    }
+    for (int t = 0; t < L->ntabs && !rc; t++)
+        rc = lr_p14s_tab_build(m0->max_shell, m0->gain_bits, cent[t], L->tab + (size_t)t * L->nent1 * 16,
+                               (size_t)L->nent1 * 16);
+    /* every part's indices, rows concatenated */
+    lr_leech_matrix all = *m0;
+    all.rows = rows;
+    size_t n = (size_t)rows * m0->nblk;
     uint64_t *idx = malloc((n ? n : 1) * sizeof *idx);
     uint8_t *gain = malloc(n ? n : 1);
     lr_exc_list *lists = calloc((size_t)L->rg, sizeof *lists);
-    if (!idx || !gain || !lists) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
-    if (!rc && (rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, n, m->gain_bits, idx, gain)))
-        rc = lr_wrap(rc, "p14s unfold");
-    if (!rc) rc = lr_p14s_tab_build(m->max_shell, m->gain_bits, m->centroid, L->tab, (size_t)L->nentries * 16);
+    if (!rc && (!idx || !gain || !lists)) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
+    for (int p = 0; p < nparts && !rc; p++) {
+        const lr_leech_matrix *m = parts[p];
+        size_t o = (size_t)L->part_row0[p] * m0->nblk, np = (size_t)m->rows * m->nblk;
+        if ((rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, np, m->gain_bits, idx + o, gain + o)))
+            rc = nparts > 1 ? lr_wrap(rc, "p14s unfold: part %d", p) : lr_wrap(rc, "p14s unfold");
+    }
     level_map *maps = NULL;
-    if (!rc && fast) rc = level_maps(m->max_shell, &maps);
+    if (!rc && fast) rc = level_maps(m0->max_shell, &maps);
     if (!rc) {
-        unfold_ctx c = { m, L, idx, gain, lists, maps };
+        unfold_ctx c = { &all, L, idx, gain, lists, maps };
         rc = lr_vram_parallel(L->rg, nthreads, fast ? unfold_groups_fast : unfold_groups, &c);
     }
     free(maps);
@@ -562,16 +639,25 @@ static int unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, int fast)
     }
     for (int g = 0; lists && g < L->rg; g++) lr_exc_list_free(&lists[g]);
     free(lists), free(idx), free(gain);
-    if (!rc) {
-        memcpy(L->row_scale, m->row_scale, (size_t)m->rows * sizeof(float));
-        if (L->tail) memcpy(L->tail_f16, m->tail_f16, (size_t)m->rows * m->tail * 2);
+    for (int p = 0; p < nparts && !rc; p++) {
+        const lr_leech_matrix *m = parts[p];
+        memcpy(L->row_scale + L->part_row0[p], m->row_scale, (size_t)m->rows * sizeof(float));
+        if (L->tail) memcpy(L->tail_f16 + (size_t)L->part_row0[p] * L->tail, m->tail_f16, (size_t)m->rows * m->tail * 2);
     }
     if (rc) lr_p14s_free(L);
     return rc;
 }
 
-int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(m, nthreads, L, 1); }
-int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(m, nthreads, L, 0); }
+int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(&m, 1, nthreads, L, 1); }
+int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(&m, 1, nthreads, L, 0); }
+int lr_p14s_unfold_parts(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L)
+{
+    return unfold(parts, nparts, nthreads, L, 1);
+}
+int lr_p14s_unfold_parts_ref(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L)
+{
+    return unfold(parts, nparts, nthreads, L, 0);
+}
 
 /* ---- validation ---- */
 

@@ -65,6 +65,7 @@
 #define LR_P14S_ROWS 16
 #define LR_P14S_BLKS 8
 #define LR_P14S_ZERO 8 /* the code of a zero coordinate */
+#define LR_P14S_MAX_PARTS 8
 
 typedef struct lr_p14s {
     int rows, cols, nblk, tail, max_shell, gain_bits;
@@ -79,6 +80,14 @@ typedef struct lr_p14s {
     uint32_t *exc_col;     /* [nexc], ascending within a row */
     float *exc_dw;         /* [nexc] */
     uint32_t nexc;
+    /* Several matrices with the same columns, rows concatenated (fused
+     * q|k|v, gate|up: lr_p14s_unfold_parts): every distinct centroid vector
+     * gets its own class table (table t = entries [t nent1, (t + 1) nent1));
+     * a block's header points into its part's table, header 0 (entry 0 of
+     * table 0) is the origin of every part. One matrix: nparts = ntabs = 1. */
+    int nparts, ntabs, nent1;
+    int part_row0[LR_P14S_MAX_PARTS + 1]; /* part p = rows [part_row0[p], part_row0[p + 1]) */
+    int part_tab[LR_P14S_MAX_PARTS];      /* its table */
 } lr_p14s;
 
 typedef lr_vram_exc lr_p14s_exc; /* (column, dw): layouts/leech_vram/exc.h */
@@ -111,6 +120,13 @@ int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24]);
  * and stores it with lr_p14s_put. */
 int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L);
 int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L);
+/* The same for parts (same columns, ball and gain width; rows concatenated
+ * in order; LR_EINVAL naming the part otherwise, LR_ERANGE when the tables
+ * outgrow the 16-bit headers). */
+int lr_p14s_unfold_parts(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L);
+int lr_p14s_unfold_parts_ref(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L);
+/* The part holding a row, and the first entry of its table. */
+int lr_p14s_part_of(const lr_p14s *L, int row);
 /* Every record and exception decodes; the lists are well formed. */
 int lr_p14s_validate(const lr_p14s *L);
 /* Bits per weight (segments + exceptions + row pointers; scales, tail and

@@ -665,6 +665,87 @@ static int test_fast_equals_reference(void)
     return T_PASS;
 }
 
+/* Several matrices in one layout (fused q|k|v, gate|up): rows 37|77|16|5,
+ * three distinct centroid vectors (parts 0 and 3 share one): every block
+ * decodes to its part's point and gain with its part's table, the fast and
+ * reference unfolds agree, a header into another part's table and
+ * mismatched parts are rejected, too many tables are refused. */
+static int test_parts(void)
+{
+    int rows[4] = { 37, 77, 16, 5 }, cols = 24 * 17 + 5;
+    lr_leech_matrix m[4];
+    const lr_leech_matrix *pp[8];
+    for (int p = 0; p < 4; p++) {
+        T_OK(lr_leech_random_matrix(rows[p], cols, 12, 1, p & 1, 900 + (uint64_t)p, &m[p]));
+        pp[p] = &m[p];
+    }
+    memcpy(m[3].centroid, m[0].centroid, sizeof m[0].centroid);
+    m[1].centroid[1] *= 1.5f, m[2].centroid[0] *= 0.75f; /* keep them distinct from part 0 */
+    lr_p14s L, R;
+    T_OK(lr_p14s_unfold_parts(pp, 4, 2, &L));
+    T_OK(lr_p14s_unfold_parts_ref(pp, 4, 1, &R));
+    if (same_layout(&L, &R, "parts, fast vs reference")) return T_FAIL;
+    T_ASSERT(L.nparts == 4 && L.ntabs == 3 && L.nentries == 3 * L.nent1 && L.rows == 135, "parts %d tables %d rows %d",
+             L.nparts, L.ntabs, L.rows);
+    T_OK(lr_p14s_validate(&L));
+    for (int p = 0; p < 4; p++) {
+        uint64_t *idx;
+        uint8_t *gain;
+        T_OK(lr_leech_random_indices(&m[p], &idx, &gain));
+        for (int r = 0; r < rows[p]; r++)
+            for (int b = 0; b < m[p].nblk; b++) {
+                int row = L.part_row0[p] + r, g, e = lr_p14s_kernel_header(L.data, L.rows, L.cols, row, b) / 16;
+                int8_t want[24], got[24];
+                size_t k = (size_t)r * m[p].nblk + b;
+                T_OK(lr_leech_unrank(idx[k], 12, want));
+                T_OK(lr_p14s_get(&L, row, b, got, &g));
+                T_ASSERT(!memcmp(want, got, 24) && (!idx[k] || g == gain[k]), "part %d row %d block %d", p, r, b);
+                T_ASSERT(!idx[k] ? e == 0 : e / L.nent1 == L.part_tab[p], "part %d row %d block %d: entry %d", p, r, b, e);
+                if (idx[k]) {
+                    /* the kernel's scale is the part's centroid's */
+                    T_ASSERT(tab_scale(L.tab, e) == lr_half_to_float(lr_float_to_half((float)(
+                                 m[p].centroid[gain[k]] / sqrt((double)lr_leech_norm(want))))),
+                             "part %d row %d block %d: scale", p, r, b);
+                }
+            }
+        free(idx), free(gain);
+    }
+    /* a header moved into another part's table */
+    int row = L.part_row0[1], blk = 0;
+    while (blk < L.nblk && !lr_p14s_kernel_header(L.data, L.rows, L.cols, row, blk)) blk++;
+    T_ASSERT(blk < L.nblk, "no block to damage");
+    int h = lr_p14s_kernel_header(L.data, L.rows, L.cols, row, blk);
+    set_header(&L, row, blk, h - 16 * L.part_tab[1] * L.nent1 + 16 * L.part_tab[0] * L.nent1);
+    int8_t x[24];
+    int g;
+    T_ASSERT(lr_p14s_get(&L, row, blk, x, &g) == LR_EFORMAT && strstr(lr_errmsg(), "another part"), "%s", lr_errmsg());
+    lr_clear_error();
+    lr_p14s_free(&L), lr_p14s_free(&R);
+    /* mismatched columns and gain widths name the part */
+    lr_leech_matrix o;
+    T_OK(lr_leech_random_matrix(8, cols + 24, 12, 1, 0, 950, &o));
+    const lr_leech_matrix *bad[2] = { &m[0], &o };
+    T_ASSERT(lr_p14s_unfold_parts(bad, 2, 1, &L) == LR_EINVAL && strstr(lr_errmsg(), "part 1"), "%s", lr_errmsg());
+    lr_clear_error();
+    lr_leech_random_free(&o);
+    T_OK(lr_leech_random_matrix(8, cols, 12, 2, 0, 951, &o));
+    T_ASSERT(lr_p14s_unfold_parts(bad, 2, 1, &L) == LR_EINVAL && strstr(lr_errmsg(), "gain bits"), "%s", lr_errmsg());
+    lr_clear_error();
+    lr_leech_random_free(&o);
+    /* eight distinct tables of 603 entries: past 4096 entries */
+    lr_leech_matrix q[8];
+    for (int p = 0; p < 8; p++) {
+        T_OK(lr_leech_random_matrix(3, cols, 12, 1, 0, 960 + (uint64_t)p, &q[p]));
+        q[p].centroid[0] = 0.5f + 0.01f * (float)p;
+        pp[p] = &q[p];
+    }
+    T_ASSERT(lr_p14s_unfold_parts(pp, 8, 1, &L) == LR_ERANGE && strstr(lr_errmsg(), "16-bit"), "%s", lr_errmsg());
+    lr_clear_error();
+    for (int p = 0; p < 8; p++) lr_leech_random_free(&q[p]);
+    for (int p = 0; p < 4; p++) lr_leech_random_free(&m[p]);
+    return T_PASS;
+}
+
 static int test_bits_per_weight(void)
 {
     lr_leech_matrix m;
@@ -778,5 +859,5 @@ static int test_errors(void)
 }
 
 T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
-       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_bits_per_weight),
+       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_parts), T_CASE(test_bits_per_weight),
        T_CASE(test_errors))
