@@ -3,12 +3,15 @@
  * different gain centroids and row counts not multiple of 16) concatenated
  * by rows into one Planes14 matrix, checked block by block and as a GEMV
  * against lr_tensor_dequant_rows in f64; the mismatch errors; the loader
- * hook against the direct unfold; on a GPU, the fused launches (q|k|v,
- * gate|up, mixed centroids, a CUDA graph) against the same f64 truth. */
+ * hook against the direct unfold; the same views through Planes14S
+ * (lr_p14s_unfold_views) and its host reference; on a GPU, the fused
+ * launches (q|k|v, gate|up, mixed centroids, a CUDA graph) against the same
+ * f64 truth. */
 #include "kernels/gemv_leech.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/p14_layout.h"
+#include "layouts/leech_vram/p14s_layout.h"
 #include "layouts/leech_vram/random.h"
 #include "loader/arch.h"
 #include "loader/artifact_testlib.h"
@@ -149,6 +152,34 @@ static int host_fused(const lr_tensor_view *const *v, int n, const char *what)
     return rc;
 }
 
+/* The same views through Planes14S (the engine's next layout): its host
+ * reference against the same dense truth, and the same layout from one
+ * thread. */
+static int host_fused_p14s(const lr_tensor_view *const *v, int n, const char *what)
+{
+    lr_p14s L, L1;
+    T_OK(lr_p14s_unfold_views(v, n, 2, &L));
+    T_OK(lr_p14s_validate(&L));
+    int rows;
+    double *W = dense_of(v, n, &rows);
+    T_ASSERT(W && rows == L.rows, "dense truth");
+    float *x = malloc(sizeof(float) * L.cols), *y = malloc(sizeof(float) * rows);
+    lr_rng g;
+    lr_rng_seed(&g, 78);
+    lr_fill_random(LR_E_F32, x, (size_t)L.cols, &g, 1.0);
+    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, L.rows,
+                            L.cols);
+    int rc = check_y(W, rows, L.cols, x, y, DENSE_TOL, what);
+    T_OK(lr_p14s_unfold_views(v, n, 1, &L1));
+    T_ASSERT(L1.bytes == L.bytes && !memcmp(L1.data, L.data, L.bytes) && L1.nexc == L.nexc &&
+                 !memcmp(L1.tab, L.tab, (size_t)L.nentries * 16),
+             "%s: Planes14S layout depends on the thread count", what);
+    lr_p14s_free(&L1);
+    free(x), free(y), free(W);
+    lr_p14s_free(&L);
+    return rc;
+}
+
 static const lr_tensor_view *tv(const char *name)
 {
     const lr_tensor_view *t = lr_model_tensor(g_model, name);
@@ -171,10 +202,12 @@ static int test_artifact_fused_host(void)
         uint64_t seed;
         T_OK(lr_p14_views_rotation(v, 3, &kind, &seed)); /* the synthetic seeds follow the input width */
         if (host_fused(v, 3, l ? "blk.1 q|k|v (host reference)" : "blk.0 q|k|v (host reference)")) return T_FAIL;
+        if (host_fused_p14s(v, 3, "q|k|v, Planes14S (host reference)")) return T_FAIL;
         lr_tensor_name(n[0], l, "ffn_gate"), lr_tensor_name(n[1], l, "ffn_up");
         v[0] = tv(n[0]), v[1] = tv(n[1]);
         T_ASSERT(v[0] && v[1], "gate/up views");
         if (host_fused(v, 2, "gate|up (host reference)")) return T_FAIL;
+        if (host_fused_p14s(v, 2, "gate|up, Planes14S (host reference)")) return T_FAIL;
     }
     return T_PASS;
 }
@@ -195,6 +228,7 @@ static int test_mixed_centroids_host(void)
     T_ASSERT(r[0].m.centroid[0] != r[1].m.centroid[0] && r[1].m.centroid[0] != r[2].m.centroid[0], "centroids differ");
     const lr_tensor_view *v[4] = { &r[0].v, &r[1].v, &r[2].v, &r[3].v };
     if (host_fused(v, 4, "mixed centroids 37|77|16|5 (host reference)")) return T_FAIL;
+    if (host_fused_p14s(v, 4, "mixed centroids 37|77|16|5, Planes14S (host reference)")) return T_FAIL;
     lr_p14 L;
     T_OK(lr_p14_unfold_views(v, 4, 0, &L));
     T_ASSERT(L.ntabs == 3 && L.part_tab[3] == 0 && L.nentries == 3 * L.nent1, "tables %d", L.ntabs);

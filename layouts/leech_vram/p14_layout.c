@@ -7,24 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int to_matrices(const lr_tensor_view *const *views, int n, lr_leech_matrix *ms)
+int lr_leech_views_to_matrices(const lr_tensor_view *const *views, int n, int max, const char *who, lr_leech_matrix *ms)
 {
-    if (n < 1 || n > LR_P14_MAX_PARTS) return LR_FAIL(LR_EINVAL, "planes14: %d tensors (1..%d)", n, LR_P14_MAX_PARTS);
+    if (n < 1 || n > max) return LR_FAIL(LR_EINVAL, "%s: %d tensors (1..%d)", who, n, max);
     for (int i = 0; i < n; i++) {
         const lr_tensor_view *v = views[i], *v0 = views[0];
         if (v->codec != LR_CODEC_LEECH || v->ndim != 2)
-            return LR_FAIL(LR_EINVAL, "planes14: tensor %s is %s with %d dims, not a Leech matrix", v->name,
+            return LR_FAIL(LR_EINVAL, "%s: tensor %s is %s with %d dims, not a Leech matrix", who, v->name,
                            lr_codec_name(v->codec), v->ndim);
         if (v->u.leech.gain_bits != v0->u.leech.gain_bits)
             return LR_FAIL(LR_EINVAL,
-                           "planes14: tensors %s (%d gain bits) and %s (%d gain bits) cannot share one layout: "
+                           "%s: tensors %s (%d gain bits) and %s (%d gain bits) cannot share one layout: "
                            "gain widths differ",
-                           v0->name, v0->u.leech.gain_bits, v->name, v->u.leech.gain_bits);
+                           who, v0->name, v0->u.leech.gain_bits, v->name, v->u.leech.gain_bits);
         if (v->cols != v0->cols)
-            return LR_FAIL(LR_EINVAL, "planes14: tensors %s (%llu columns) and %s (%llu columns): only rows concatenate",
+            return LR_FAIL(LR_EINVAL, "%s: tensors %s (%llu columns) and %s (%llu columns): only rows concatenate", who,
                            v0->name, (unsigned long long)v0->cols, v->name, (unsigned long long)v->cols);
         if (v->u.leech.max_shell != v0->u.leech.max_shell)
-            return LR_FAIL(LR_EINVAL, "planes14: tensors %s (L24(%d)) and %s (L24(%d)): balls differ", v0->name,
+            return LR_FAIL(LR_EINVAL, "%s: tensors %s (L24(%d)) and %s (L24(%d)): balls differ", who, v0->name,
                            v0->u.leech.max_shell, v->name, v->u.leech.max_shell);
         int rc = lr_tensor_leech_matrix(v, &ms[i]);
         if (rc) return rc;
@@ -37,7 +37,7 @@ int lr_p14_unfold_views(const lr_tensor_view *const *views, int nviews, int nthr
     memset(L, 0, sizeof *L);
     lr_leech_matrix ms[LR_P14_MAX_PARTS];
     const lr_leech_matrix *ps[LR_P14_MAX_PARTS];
-    int rc = to_matrices(views, nviews, ms);
+    int rc = lr_leech_views_to_matrices(views, nviews, LR_P14_MAX_PARTS, "planes14", ms);
     if (rc) return rc;
     for (int i = 0; i < nviews; i++) ps[i] = &ms[i];
     rc = lr_p14_unfold_parts(ps, nviews, nthreads, L);
@@ -76,7 +76,7 @@ static int plan(const lr_tensor_view *t, lr_layout_plan *p)
 {
     memset(p, 0, sizeof *p);
     lr_leech_matrix m;
-    int rc = to_matrices(&t, 1, &m);
+    int rc = lr_leech_views_to_matrices(&t, 1, LR_P14_MAX_PARTS, "planes14", &m);
     if (rc) return rc;
     lr_p14 *L = malloc(sizeof *L);
     if (!L) return LR_FAIL(LR_ENOMEM, "planes14: out of memory");
@@ -97,7 +97,7 @@ static int unfold(const lr_tensor_view *t, const lr_layout_plan *p, uint64_t u0,
 {
     if (!dst) return LR_OK;
     lr_leech_matrix m;
-    int rc = to_matrices(&t, 1, &m);
+    int rc = lr_leech_views_to_matrices(&t, 1, LR_P14_MAX_PARTS, "planes14", &m);
     if (rc) return rc;
     lr_p14 L = *(const lr_p14 *)p->state;
     lr_p14_bind(&L, dst);

@@ -12,6 +12,12 @@
  * Errors name the tensors (mismatched gain widths, columns, codecs). The
  * views' rotations are not looked at (see lr_p14_views_rotation). */
 int lr_p14_unfold_views(const lr_tensor_view *const *views, int nviews, int nthreads, lr_p14 *L);
+/* The views as Leech matrices sharing one layout (1..max of them: Leech
+ * codec, 2 dims, the same columns, ball and gain width), errors naming the
+ * tensors and `who` (the layout). Shared by the layouts that concatenate
+ * tensors (Planes14, Planes14S). */
+int lr_leech_views_to_matrices(const lr_tensor_view *const *views, int n, int max, const char *who,
+                               lr_leech_matrix *ms);
 /* LR_OK and the shared input rotation when every view has the same one
  * (one rotated x can feed the concatenation); LR_EINVAL naming two views
  * that differ. */
