@@ -108,7 +108,9 @@ static int test_spec_bounds(void)
 
 /* ---- GPU ---- */
 
-static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
+/* grid 0: the specialization's grid; else that many CTAs (a persistent grid
+ * when fewer than the row-group batches). */
+static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, unsigned grid)
 {
     lr_p14s L;
     lr_leech_matrix m;
@@ -118,6 +120,7 @@ static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
     lr_launch_geom g;
     CUfunction fn;
     T_OK(lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
+    if (grid) g.grid.x = grid;
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
     fill_x(x, cols, seed * 3 + 1);
@@ -125,12 +128,18 @@ static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d: max rel err %.2e, %u exceptions\n", rows,
-           cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, rep.max_rel_err, L.nexc);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d grid %u: max rel err %.2e, %u exceptions\n",
+           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, g.grid.x, rep.max_rel_err,
+           L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
     return T_PASS;
+}
+
+static int verify_shape(int rows, int cols, lr_leech_geom geom, uint64_t seed)
+{
+    return verify_grid(rows, cols, geom, seed, 0);
 }
 
 static int test_gpu_qwen3_shapes(void)
@@ -177,32 +186,6 @@ static int test_gpu_geometries(void)
 
 /* Persistent grids: CTAs looping over several row-group batches, the
  * double-buffered reduction, prefetch across batch boundaries. */
-static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, unsigned grid)
-{
-    lr_p14s L;
-    lr_leech_matrix m;
-    if (make(rows, cols, seed, &L, &m)) return T_FAIL;
-    lr_leech_random_free(&m);
-    lr_jit_spec spec;
-    lr_launch_geom g;
-    CUfunction fn;
-    T_OK(lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
-    if (grid) g.grid.x = grid;
-    T_OK(lr_jit_get(&spec, &fn));
-    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
-    fill_x(x, cols, seed * 3 + 1);
-    lr_arg a[11];
-    lr_gemv_leech_p14s_args(&L, x, y, a);
-    lr_verify_report rep;
-    int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d grid %u: max rel err %.2e\n", rows, cols, geom.threads, geom.rg,
-           geom.prefetch, g.grid.x, rep.max_rel_err);
-    free(x), free(y);
-    lr_p14s_free(&L);
-    T_OK(rc);
-    return T_PASS;
-}
-
 static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
