@@ -473,44 +473,77 @@ static int unfold_groups(void *p, int g0, int g1)
 /* Row groups [g0, g1), fast: per row the blocks' codes in one
  * lr_leech_unrank_codes call, mapped to nibbles by the level tables; the
  * exceptions of a row come out in column order. */
+/* One segment written whole from its 16 rows x 8 blocks of nibble codes
+ * (nib[rr][j][k], 8 = zero) and entries (ent[rr][j]): headers and the 12
+ * code words of every lane, every byte (the layout of p14s.h). */
+static void write_segment(uint8_t *seg, const uint8_t (*nib)[LR_P14S_BLKS][24], const uint16_t (*ent)[LR_P14S_BLKS])
+{
+    for (int g = 0; g < 8; g++)
+        for (int q = 0; q < 4; q++) {
+            int lane = 4 * g + q;
+            for (int h = 0; h < 2; h++)
+                for (int j = 0; j < 2; j++) {
+                    uint16_t v = (uint16_t)(16 * ent[g + 8 * h][2 * q + j]);
+                    seg[8 * lane + 2 * (2 * h + j)] = (uint8_t)v, seg[8 * lane + 2 * (2 * h + j) + 1] = (uint8_t)(v >> 8);
+                }
+            for (int t = 0; t < 12; t++) {
+                int j = 2 * q + (t >= 6), c0 = 4 * (t % 6);
+                uint32_t w = 0;
+                for (int cc = 0; cc < 4; cc++)
+                    w |= (uint32_t)nib[g][j][c0 + cc] << (4 * (2 * cc + 1)) | (uint32_t)nib[g + 8][j][c0 + cc] << (8 * cc);
+                uint8_t *o = seg + LR_P14S_HDR + 512 * (t >> 2) + 16 * lane + 4 * (t & 3);
+                o[0] = (uint8_t)w, o[1] = (uint8_t)(w >> 8), o[2] = (uint8_t)(w >> 16), o[3] = (uint8_t)(w >> 24);
+            }
+        }
+}
+
+/* Row groups [g0, g1), fast: per row the blocks' codes in one
+ * lr_leech_unrank_codes call, mapped to nibbles by the level tables into a
+ * per-group buffer, then each segment written once; the exceptions of a
+ * row come out in column order. */
 static int unfold_groups_fast(void *p, int g0, int g1)
 {
     unfold_ctx *c = p;
     const lr_leech_matrix *m = c->m;
     lr_p14s *L = c->L;
     const uint64_t np = lr_leech_ball_points(m->max_shell);
-    int nb = m->nblk ? m->nblk : 1;
-    int16_t *cls = malloc((size_t)nb * sizeof *cls);
-    uint8_t *codes = malloc((size_t)nb * 24);
-    int rc = !cls || !codes ? LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory") : LR_OK;
+    int nbp = L->sc * LR_P14S_BLKS; /* blocks with the pad */
+    int16_t *cls = malloc((size_t)nbp * sizeof *cls);
+    uint8_t *codes = malloc((size_t)nbp * 24);
+    uint8_t (*nib)[24] = malloc((size_t)LR_P14S_ROWS * nbp * 24);      /* [row][block][coordinate] */
+    uint16_t *ent = malloc((size_t)LR_P14S_ROWS * nbp * sizeof *ent); /* [row][block] */
+    uint8_t (*snib)[LR_P14S_BLKS][24] = malloc(sizeof(uint8_t[LR_P14S_ROWS][LR_P14S_BLKS][24]));
+    uint16_t (*sent)[LR_P14S_BLKS] = malloc(sizeof(uint16_t[LR_P14S_ROWS][LR_P14S_BLKS]));
+    int rc = !cls || !codes || !nib || !ent || !snib || !sent ? LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory") : LR_OK;
     for (int g = g0; g < g1 && !rc; g++) {
-        int r1 = (g + 1) * LR_P14S_ROWS < m->rows ? (g + 1) * LR_P14S_ROWS : m->rows;
+        int r0 = g * LR_P14S_ROWS, r1 = r0 + LR_P14S_ROWS < m->rows ? r0 + LR_P14S_ROWS : m->rows;
         /* an index outside the ball fails as the reference does (its message, its block) */
-        for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++)
+        for (int r = r0; r < r1 && !rc; r++)
             for (int b = 0; b < m->nblk && !rc; b++)
                 if (c->idx[(size_t)r * m->nblk + b] >= np) {
                     int8_t x[24];
                     rc = lr_leech_unrank(c->idx[(size_t)r * m->nblk + b], m->max_shell, x);
                     rc = lr_wrap(rc ? rc : LR_FAIL(LR_ERANGE, "index out of the ball"), "p14s unfold: row %d block %d", r, b);
                 }
-        for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++) {
+        /* pad rows and blocks: the origin */
+        memset(nib, LR_P14S_ZERO, (size_t)LR_P14S_ROWS * nbp * 24);
+        memset(ent, 0, (size_t)LR_P14S_ROWS * nbp * sizeof *ent);
+        for (int r = r0; r < r1 && !rc; r++) {
             const uint64_t *ix = c->idx + (size_t)r * m->nblk;
-            const int base = tab_base(L, r);
             const uint8_t *gn = c->gain + (size_t)r * m->nblk;
+            const int base = tab_base(L, r);
+            uint8_t (*rn)[24] = nib + (size_t)(r - r0) * nbp;
+            uint16_t *re = ent + (size_t)(r - r0) * nbp;
             if (m->nblk && (rc = lr_leech_unrank_codes(ix, (size_t)m->nblk, m->max_shell, cls, codes))) break;
             for (int b = 0; b < m->nblk && !rc; b++) {
-                uint8_t *seg = L->data + seg_off(L->sc, r, b);
-                int e = cls[b] < 0 ? 0 : base + lr_ctab_entry(cls[b], gn[b], L->gain_bits);
-                write_header(seg, r, b, 16 * e);
-                if (cls[b] < 0) {
-                    for (int i = 0; i < 24; i++) write_code(seg, r, b, i, LR_P14S_ZERO);
-                    continue;
-                }
+                if (cls[b] < 0) continue; /* the origin: entry 0, codes 8 */
+                int e = base + lr_ctab_entry(cls[b], gn[b], L->gain_bits);
+                re[b] = (uint16_t)e;
                 const level_map *lm = &c->maps[cls[b]];
                 float s = entry_scale(L->tab, e);
                 for (int i = 0; i < 24; i++) {
                     int cb = codes[24 * b + i], lv = cb & 7, neg = cb >> 3 & 1, pc = lm->code[lv];
-                    write_code(seg, r, b, i, pc == LR_P14S_ZERO ? pc : pc + 4 * neg);
+                    rn[b][i] = (uint8_t)(pc == LR_P14S_ZERO ? pc : pc + 4 * neg);
                     if (lm->delta[lv]) {
                         lr_p14s_exc ex = { (uint32_t)(24 * b + i), (float)((neg ? -1 : 1) * lm->delta[lv]) * s };
                         if ((rc = lr_exc_push(&c->lists[g], (uint32_t)r, &ex, 1, "p14s"))) break;
@@ -519,8 +552,16 @@ static int unfold_groups_fast(void *p, int g0, int g1)
             }
             if (rc) rc = lr_wrap(rc, "p14s unfold: row %d", r);
         }
+        for (int sc = 0; sc < L->sc && !rc; sc++) {
+            for (int rr = 0; rr < LR_P14S_ROWS; rr++) {
+                memcpy(snib[rr], nib[(size_t)rr * nbp + (size_t)sc * LR_P14S_BLKS], sizeof snib[rr]);
+                memcpy(sent[rr], ent + (size_t)rr * nbp + (size_t)sc * LR_P14S_BLKS, sizeof sent[rr]);
+            }
+            write_segment(L->data + ((size_t)g * L->sc + sc) * LR_P14S_SEG, (const uint8_t (*)[LR_P14S_BLKS][24])snib,
+                          (const uint16_t (*)[LR_P14S_BLKS])sent);
+        }
     }
-    free(cls), free(codes);
+    free(cls), free(codes), free(nib), free(ent), free(snib), free(sent);
     return rc;
 }
 
