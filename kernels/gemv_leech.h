@@ -30,6 +30,11 @@ typedef struct lr_leech_geom {
                      template's rule */
 } lr_leech_geom;
 
+/* The grid of a Leech GEMV that loops over `batches` row-group batches:
+ * one CTA per batch, or with persist > 0 at most persist CTAs per SM of the
+ * current device (132 SMs without one); any grid is correct. */
+unsigned lr_leech_batch_grid(int batches, int persist);
+
 /* ---- Planes14, fragment order (templates/gemv_leech_p14.cu) ----
  * y[r] = row_scale[r] * sum_c w16[r][c] * x16[c] + sum_j tail[r][j] x[24 nblk + j]
  * where w16 = f16(|v| * s) signed (the class table's f16 scale s) and

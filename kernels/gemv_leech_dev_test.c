@@ -299,6 +299,16 @@ static int test_mismatch_errors(void)
     lr_p14_free(&L);
     T_ASSERT(lr_p14_unfold_views(dv, 3, 1, &L) == LR_ERANGE && strstr(lr_errmsg(), "16-bit headers"), "3 tables: %s",
              lr_errmsg());
+    /* the same refusals through Planes14S, naming the layout and the tensors */
+    lr_p14s S;
+    T_ASSERT(lr_p14s_unfold_views(ab, 2, 1, &S) == LR_EINVAL && strstr(lr_errmsg(), "planes14s") &&
+                 strstr(lr_errmsg(), "blk.0.attn_k") && strstr(lr_errmsg(), "gain"),
+             "Planes14S gain widths: %s", lr_errmsg());
+    T_ASSERT(lr_p14s_unfold_views(ac, 2, 1, &S) == LR_EINVAL && strstr(lr_errmsg(), "columns"), "Planes14S cols: %s",
+             lr_errmsg());
+    T_ASSERT(lr_p14s_unfold_views(dv, 3, 1, &S) == LR_ERANGE && strstr(lr_errmsg(), "16-bit"), "Planes14S 3 tables: %s",
+             lr_errmsg());
+    lr_clear_error();
     /* rotations: same kind and seed, or refused for one x */
     int kind;
     uint64_t seed;

@@ -98,6 +98,17 @@ void lr_gemv_leech_p14_host_mag(const uint8_t *W, const uint8_t *tab, const floa
     gemv(W, tab, row_scale, tail, x, y, rows, cols, 1);
 }
 
+unsigned lr_leech_batch_grid(int batches, int persist)
+{
+    unsigned grid = (unsigned)batches;
+    if (persist > 0) {
+        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
+        unsigned cap = (unsigned)persist * (unsigned)(d && d->sm_count > 0 ? d->sm_count : 132);
+        if (cap < grid) grid = cap;
+    }
+    return grid;
+}
+
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
     lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0, 0 };
@@ -149,14 +160,7 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
         if (minb > 2048 / geom.threads / 2) minb = 2048 / geom.threads / 2;
         if (minb > 1) lr_jit_spec_set(s, "minb", minb);
     }
-    unsigned batches = (unsigned)((rgn + geom.rg - 1) / geom.rg), grid = batches;
-    if (geom.persist) {
-        /* the kernel loops over batches: any grid is correct, this one fills the card */
-        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
-        unsigned cap = (unsigned)geom.persist * (unsigned)(d && d->sm_count > 0 ? d->sm_count : 132);
-        if (cap < grid) grid = cap;
-    }
-    g->grid = (lr_dim3){ grid, 1, 1 };
+    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;

@@ -132,14 +132,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
-    unsigned grid = (unsigned)((rgn + geom.rg - 1) / geom.rg);
-    if (geom.persist) {
-        /* the kernel loops over batches: any grid is correct, this one fills the card */
-        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
-        unsigned cap = (unsigned)geom.persist * (unsigned)(d && d->sm_count > 0 ? d->sm_count : 132);
-        if (cap < grid) grid = cap;
-    }
-    g->grid = (lr_dim3){ grid, 1, 1 };
+    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;

@@ -96,6 +96,10 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4, "smem %u", g.smem);
+    geom.persist = 1; /* at most one CTA per SM (132 without a device) */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.grid.x == (lr_cu_available() ? (unsigned)lr_cu_device()->sm_count : 132u), "persistent grid %u", g.grid.x);
+    geom.persist = 0;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 25600, 603, geom, 20000) == LR_ERANGE, "budget ignored");
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 5000, geom, 232448) == LR_EINVAL, "table over 16-bit headers");
     geom.minb = 17;

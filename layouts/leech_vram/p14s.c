@@ -470,27 +470,26 @@ static int unfold_groups(void *p, int g0, int g1)
     return rc;
 }
 
-/* Row groups [g0, g1), fast: per row the blocks' codes in one
- * lr_leech_unrank_codes call, mapped to nibbles by the level tables; the
- * exceptions of a row come out in column order. */
 /* One segment written whole from its 16 rows x 8 blocks of nibble codes
- * (nib[rr][j][k], 8 = zero) and entries (ent[rr][j]): headers and the 12
- * code words of every lane, every byte (the layout of p14s.h). */
-static void write_segment(uint8_t *seg, const uint8_t (*nib)[LR_P14S_BLKS][24], const uint16_t (*ent)[LR_P14S_BLKS])
+ * and entries: row rr's block j at nib[rr * stride + j] / ent[rr * stride
+ * + j] (8 = zero); headers and the 12 code words of every lane, every byte
+ * (the layout of p14s.h). */
+static void write_segment(uint8_t *seg, const uint8_t (*nib)[24], const uint16_t *ent, size_t stride)
 {
     for (int g = 0; g < 8; g++)
         for (int q = 0; q < 4; q++) {
             int lane = 4 * g + q;
             for (int h = 0; h < 2; h++)
                 for (int j = 0; j < 2; j++) {
-                    uint16_t v = (uint16_t)(16 * ent[g + 8 * h][2 * q + j]);
+                    uint16_t v = (uint16_t)(16 * ent[(size_t)(g + 8 * h) * stride + (size_t)(2 * q + j)]);
                     seg[8 * lane + 2 * (2 * h + j)] = (uint8_t)v, seg[8 * lane + 2 * (2 * h + j) + 1] = (uint8_t)(v >> 8);
                 }
             for (int t = 0; t < 12; t++) {
                 int j = 2 * q + (t >= 6), c0 = 4 * (t % 6);
                 uint32_t w = 0;
                 for (int cc = 0; cc < 4; cc++)
-                    w |= (uint32_t)nib[g][j][c0 + cc] << (4 * (2 * cc + 1)) | (uint32_t)nib[g + 8][j][c0 + cc] << (8 * cc);
+                    w |= (uint32_t)nib[(size_t)g * stride + (size_t)j][c0 + cc] << (4 * (2 * cc + 1)) |
+                         (uint32_t)nib[(size_t)(g + 8) * stride + (size_t)j][c0 + cc] << (8 * cc);
                 uint8_t *o = seg + LR_P14S_HDR + 512 * (t >> 2) + 16 * lane + 4 * (t & 3);
                 o[0] = (uint8_t)w, o[1] = (uint8_t)(w >> 8), o[2] = (uint8_t)(w >> 16), o[3] = (uint8_t)(w >> 24);
             }
@@ -512,9 +511,7 @@ static int unfold_groups_fast(void *p, int g0, int g1)
     uint8_t *codes = malloc((size_t)nbp * 24);
     uint8_t (*nib)[24] = malloc((size_t)LR_P14S_ROWS * nbp * 24);      /* [row][block][coordinate] */
     uint16_t *ent = malloc((size_t)LR_P14S_ROWS * nbp * sizeof *ent); /* [row][block] */
-    uint8_t (*snib)[LR_P14S_BLKS][24] = malloc(sizeof(uint8_t[LR_P14S_ROWS][LR_P14S_BLKS][24]));
-    uint16_t (*sent)[LR_P14S_BLKS] = malloc(sizeof(uint16_t[LR_P14S_ROWS][LR_P14S_BLKS]));
-    int rc = !cls || !codes || !nib || !ent || !snib || !sent ? LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory") : LR_OK;
+    int rc = !cls || !codes || !nib || !ent ? LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory") : LR_OK;
     for (int g = g0; g < g1 && !rc; g++) {
         int r0 = g * LR_P14S_ROWS, r1 = r0 + LR_P14S_ROWS < m->rows ? r0 + LR_P14S_ROWS : m->rows;
         /* an index outside the ball fails as the reference does (its message, its block) */
@@ -552,16 +549,11 @@ static int unfold_groups_fast(void *p, int g0, int g1)
             }
             if (rc) rc = lr_wrap(rc, "p14s unfold: row %d", r);
         }
-        for (int sc = 0; sc < L->sc && !rc; sc++) {
-            for (int rr = 0; rr < LR_P14S_ROWS; rr++) {
-                memcpy(snib[rr], nib[(size_t)rr * nbp + (size_t)sc * LR_P14S_BLKS], sizeof snib[rr]);
-                memcpy(sent[rr], ent + (size_t)rr * nbp + (size_t)sc * LR_P14S_BLKS, sizeof sent[rr]);
-            }
-            write_segment(L->data + ((size_t)g * L->sc + sc) * LR_P14S_SEG, (const uint8_t (*)[LR_P14S_BLKS][24])snib,
-                          (const uint16_t (*)[LR_P14S_BLKS])sent);
-        }
+        for (int sc = 0; sc < L->sc && !rc; sc++)
+            write_segment(L->data + ((size_t)g * L->sc + sc) * LR_P14S_SEG, nib + (size_t)sc * LR_P14S_BLKS,
+                          ent + (size_t)sc * LR_P14S_BLKS, (size_t)nbp);
     }
-    free(cls), free(codes), free(nib), free(ent), free(snib), free(sent);
+    free(cls), free(codes), free(nib), free(ent);
     return rc;
 }
 

@@ -231,15 +231,18 @@ int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double da
     return rc;
 }
 
+#define REFIT_CHUNK 16 /* rows per job of the refits */
+
 typedef struct {
     const float *W, *R;
     const double *H;
     lr_leech_matrix *m;
 } refit_job;
 
-static int refit_rows(void *ctx, int r0, int r1)
+static int refit_rows(void *ctx, int job)
 {
     refit_job *j = ctx;
+    int r0 = job * REFIT_CHUNK, r1 = r0 + REFIT_CHUNK < j->m->rows ? r0 + REFIT_CHUNK : j->m->rows;
     int cols = j->m->cols, nb = 24 * j->m->nblk;
     double *q = malloc((size_t)cols * 2 * sizeof *q);
     if (!q) return LR_FAIL(LR_ENOMEM, "gptq refit: out of memory");
@@ -269,20 +272,17 @@ static int refit_rows(void *ctx, int r0, int r1)
 
 int lr_gptq_refit_row_scales(const float *W, const double *H, int nthreads, lr_leech_matrix *m)
 {
-    (void)nthreads; /* lr_parallel_ranges uses every core */
     if (!W || !H || !m || m->rows <= 0) return LR_FAIL(LR_EINVAL, "gptq refit: bad arguments");
     float *R = malloc((size_t)m->rows * m->cols * sizeof *R);
     if (!R) return LR_FAIL(LR_ENOMEM, "gptq refit: %d x %d", m->rows, m->cols);
     int rc = lr_leech_reconstruct(m, R);
     if (!rc) {
         refit_job j = { W, R, H, m };
-        rc = lr_parallel_ranges(m->rows, 16, refit_rows, &j);
+        rc = lr_parallel_for(nthreads, (m->rows + REFIT_CHUNK - 1) / REFIT_CHUNK, refit_rows, &j);
     }
     free(R);
     return rc;
 }
-
-#define REFIT_CHUNK 16
 
 typedef struct {
     const float *W;
@@ -293,14 +293,15 @@ typedef struct {
     double *acc; /* per chunk: A (4 x 4) then b (4) */
 } cref_job;
 
-static int cref_rows(void *ctx, int r0, int r1)
+static int cref_rows(void *ctx, int job)
 {
     cref_job *j = ctx;
     const lr_leech_matrix *m = j->m;
+    int r0 = job * REFIT_CHUNK, r1 = r0 + REFIT_CHUNK < m->rows ? r0 + REFIT_CHUNK : m->rows;
     int cols = m->cols, nb = 24 * m->nblk, k = 1 << m->gain_bits;
     double *u = calloc((size_t)cols * 8, sizeof *u); /* u_g (4 x cols), H u_g (4 x cols) */
     if (!u) return LR_FAIL(LR_ENOMEM, "gptq refit: out of memory");
-    double *hu = u + (size_t)4 * cols, *acc = j->acc + (size_t)(r0 / REFIT_CHUNK) * 20;
+    double *hu = u + (size_t)4 * cols, *acc = j->acc + (size_t)job * 20;
     int rc = LR_OK;
     for (int r = r0; r < r1 && !rc; r++) {
         memset(u, 0, (size_t)cols * 4 * sizeof *u);
@@ -371,7 +372,7 @@ static int solve_small(double A[4][4], double b[4], int k, double x[4])
     return 1;
 }
 
-int lr_gptq_refit_centroids(const float *W, const double *H, lr_leech_matrix *m)
+int lr_gptq_refit_centroids(const float *W, const double *H, int nthreads, lr_leech_matrix *m)
 {
     if (!W || !H || !m || m->rows <= 0) return LR_FAIL(LR_EINVAL, "gptq refit: bad arguments");
     size_t nb = (size_t)m->rows * m->nblk;
@@ -383,7 +384,7 @@ int lr_gptq_refit_centroids(const float *W, const double *H, lr_leech_matrix *m)
     if (!rc) rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, nb, m->gain_bits, idx, gain);
     if (!rc) {
         cref_job j = { W, H, m, idx, gain, acc };
-        rc = lr_parallel_ranges(m->rows, REFIT_CHUNK, cref_rows, &j);
+        rc = lr_parallel_for(nthreads, nchunks, cref_rows, &j);
     }
     if (!rc) {
         double A[4][4] = { { 0 } }, b[4] = { 0 }, c[4];
@@ -404,7 +405,7 @@ int lr_gptq_refit(const float *W, const double *H, int nthreads, int rounds, lr_
 {
     int rc = LR_OK;
     for (int i = 0; i < rounds && !rc; i++) {
-        rc = lr_gptq_refit_centroids(W, H, m);
+        rc = lr_gptq_refit_centroids(W, H, nthreads, m);
         if (!rc) rc = lr_gptq_refit_row_scales(W, H, nthreads, m);
     }
     return rc;

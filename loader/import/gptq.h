@@ -54,7 +54,7 @@ int lr_gptq_refit_row_scales(const float *W, const double *H, int nthreads, lr_l
  * sum_r s_r^2 u_rg^T H u_rh, b_g = sum_r s_r u_rg^T H (w_r - t_r). The
  * objective can only go down; a singular or non-finite system, or a
  * solution with a non-positive centroid, keeps the old centroids. */
-int lr_gptq_refit_centroids(const float *W, const double *H, lr_leech_matrix *m);
+int lr_gptq_refit_centroids(const float *W, const double *H, int nthreads, lr_leech_matrix *m);
 /* Alternates the two refits `rounds` times (centroids, then row scales). */
 int lr_gptq_refit(const float *W, const double *H, int nthreads, int rounds, lr_leech_matrix *m);
 

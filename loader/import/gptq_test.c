@@ -147,7 +147,7 @@ static int test_refit_alternating(void)
         double o = lr_gptq_objective(W, R, rows, cols, H), o0 = o;
         for (int step = 0; step < 4; step++) {
             if (step & 1) T_OK(lr_gptq_refit_row_scales(W, H, 2, &g));
-            else T_OK(lr_gptq_refit_centroids(W, H, &g));
+            else T_OK(lr_gptq_refit_centroids(W, H, 2, &g));
             T_OK(lr_leech_reconstruct(&g, R));
             double on = lr_gptq_objective(W, R, rows, cols, H);
             T_ASSERT(on <= o * (1 + 1e-6), "%d gain bits, step %d: objective %g -> %g", gb, step, o, on);
