@@ -28,6 +28,10 @@ typedef struct lr_leech_geom {
     int minb;     /* CTAs per SM the register allocation must allow (the compiler
                      caps registers per thread, spilling if it must); 0 = the
                      template's rule */
+    int l2pf;     /* Planes14S: each warp prefetches into L2 the segment this many
+                     steps ahead (0 = none) */
+    int xw;       /* Planes14S: 1 = x staged per warp at first use instead of a
+                     CTA-wide prologue (register prefetch modes only) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

@@ -179,7 +179,7 @@ lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols)
 {
     /* Every CTA quantizes x for itself (~1 instruction per weight at 16 rows
      * per CTA): two row groups per CTA once that still leaves two CTAs per SM. */
-    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1, 0, 0, 0, 0, 0 };
+    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_i8", rows, cols, t)) {
         if (t[0]) g.threads = t[0];

@@ -111,7 +111,7 @@ unsigned lr_leech_batch_grid(int batches, int persist)
 
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0, 0 };
+    lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
         if (t[0]) g.threads = t[0];

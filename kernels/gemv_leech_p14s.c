@@ -89,7 +89,7 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0 };
+    lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14s", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
@@ -99,6 +99,8 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
         if (t[3] > 1) g.nacc = t[3];
         if (t[6] > 0) g.minb = t[6];
         if (t[2] == 2) g.tabg = 1;
+        if (t[7] > 0) g.l2pf = t[7];
+        if (t[8] > 0) g.xw = 1;
     }
     return g;
 }
@@ -116,6 +118,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
     if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s persist=%d", geom.persist);
     if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
+    if (geom.l2pf < 0 || geom.l2pf > 16) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s l2pf=%d", geom.l2pf);
+    if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
     if (geom.prefetch >= 3) /* per-warp bulk-copy rings: prefetch stages of rg segments, an mbarrier each */
         smem += (size_t)geom.threads / 32 * geom.prefetch * ((size_t)geom.rg * LR_P14S_SEG + 8);
@@ -132,6 +136,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
+    if (geom.l2pf) lr_jit_spec_set(s, "l2pf", geom.l2pf);
+    if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
@@ -192,6 +198,8 @@ static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_
     if (o && o->extra[1]) geom.persist = o->extra[1] > 0 ? o->extra[1] : 0; /* -1: not persistent */
     if (o && o->minb) geom.minb = o->minb;
     if (o && o->unroll) geom.tabg = o->unroll == 2; /* knob "unroll": 2 = right shifts by IMAD.HI */
+    if (o && o->extra[2]) geom.l2pf = o->extra[2] > 0 ? o->extra[2] : 0; /* -1: no L2 prefetch */
+    if (o && o->extra[3]) geom.xw = o->extra[3] > 0;                     /* -1: CTA-wide x prologue */
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
     if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);

@@ -92,7 +92,7 @@ static int test_spec_bounds(void)
 {
     lr_jit_spec s;
     lr_launch_geom g;
-    lr_leech_geom geom = { 128, 1, 1, 0, 0, 0, 0, 0 };
+    lr_leech_geom geom = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4, "smem %u", g.smem);
@@ -104,7 +104,11 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 5000, geom, 232448) == LR_EINVAL, "table over 16-bit headers");
     geom.minb = 17;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "minb past 2048 threads");
-    geom.minb = 0, geom.threads = 48;
+    geom.minb = 0, geom.l2pf = 17;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "l2pf 17 accepted");
+    geom.l2pf = 0, geom.xw = 2;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "xw 2 accepted");
+    geom.xw = 0, geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     lr_clear_error();
     return T_PASS;
@@ -132,9 +136,10 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d grid %u: max rel err %.2e, %u exceptions\n",
-           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, g.grid.x, rep.max_rel_err,
-           L.nexc);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d l2pf=%d xw=%d grid %u: max rel err %.2e, "
+           "%u exceptions\n",
+           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.l2pf, geom.xw, g.grid.x,
+           rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
@@ -176,14 +181,17 @@ static int test_gpu_odd_shapes(void)
 static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb} */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0 },
-                           { 64, 4, 1, 0, 0, 2, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8 },
-                           { 1024, 1, 1, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10 },
+    /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw} */
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0 },
+                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0 },
+                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0 },
                            /* bulk-copy rings of 3-6 stages */
-                           { 128, 1, 4, 0, 1, 3, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0 } };
-    for (int i = 0; i < 15; i++)
+                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0 },
+                           /* L2 prefetch distances, x staged per warp, both, with rings (xw ignored there) */
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1 },
+                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1 } };
+    for (int i = 0; i < (int)(sizeof gs / sizeof gs[0]); i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
     return T_PASS;
 }
@@ -194,19 +202,25 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0 }, 0 },
         /* rings refilled across batch boundaries, warps without work */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0 }, 7 },
-        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0 }, 2 },
-        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0 }, 2 },
+        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0 }, 0 },
+        /* x staged by the first batch only, reused by the later ones; L2
+           prefetches running past the last batch */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1 }, 0 },
     };
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
     return T_PASS;
 }

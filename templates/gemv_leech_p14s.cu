@@ -24,13 +24,20 @@
 // registers the kernel waits on DRAM latency, not on issue), LR_NACC (accumulator chains),
 // LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
 // shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
-// the ALU pipe).
+// the ALU pipe), LR_L2PF (d > 0: each warp also prefetches into L2 the
+// segment d steps ahead of the one it decodes: more bytes in flight without
+// registers; Planes14S waits on DRAM latency, long_scoreboard), LR_XW (1 =
+// x staged per warp at the first visit of each super-chunk, its loads
+// issued with the segment's: no CTA-wide prologue pass over all of x and
+// no barrier on it; register modes only).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=4 nacc=3 shr=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=256 rg=2 ntab=603 prefetch=3
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 l2pf=3 xw=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 l2pf=2 xw=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -46,6 +53,12 @@
 #ifndef LR_SHR
 #define LR_SHR 0
 #endif
+#ifndef LR_L2PF
+#define LR_L2PF 0
+#endif
+#ifndef LR_XW
+#define LR_XW 0
+#endif
 #define WARPS (LR_THREADS / 32)
 #define NBLK (LR_COLS / 24)
 #define TAIL (LR_COLS % 24)
@@ -60,6 +73,7 @@
 #else
 #define RING 0
 #endif
+#define XW (LR_XW && !RING)
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
@@ -112,6 +126,15 @@ LR_DEV void mbar_wait(u32 bar, u32 parity)
                      : "r"(bar), "r"(parity)
                      : "memory");
     } while (!done);
+}
+
+// Lane l's six columns of super-chunk sc (zero past the blocks: the pad
+// codes are zero, and 0 * x must not meet a NaN-free x anyway).
+LR_DEV void load_xpiece(float (&v)[6], const float *__restrict__ x, int sc, int lane)
+{
+    const int c = sc * 192 + 6 * lane; // 24 | NBLK * 24: a lane's six are all in or all out
+#pragma unroll
+    for (int j = 0; j < 6; j++) v[j] = c < NBLK * 24 ? x[c + j] : 0.f;
 }
 
 LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
@@ -211,12 +234,29 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     advance(pb, psc);
     load_all(n1, pb, psc);
 #endif
+#if LR_L2PF
+    // (fb, fsc): the last position prefetched into L2; 14 lines per segment.
+    int fb = b, fsc = sc;
+    auto l2pf = [&]() {
+        advance(fb, fsc);
+        if (fb < NRGB)
+            for (int i = lane; i < 14 * LR_RG; i += 32)
+                lr_prefetch_l2(W + ((size_t)min(fb * LR_RG + i / 14, RGN - 1) * SC + fsc) * SEG + 128 * (i % 14));
+    };
+#pragma unroll 1
+    for (int d = 0; d < LR_L2PF; d++) l2pf();
+#endif
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
     lr_pdl_wait();
+#if XW
+    float xr[6]; // the x piece of the next super-chunk this warp stages
+    if (sc < SC) load_xpiece(xr, x, sc, lane);
+#else
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
         xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
     }
+#endif
     __syncthreads();
 
     for (int par = 0; b < NRGB; b += gridDim.x, par ^= 1) {
@@ -227,6 +267,19 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
 
         for (; sc < SC; sc += WARPS) {
+#if XW
+            // The first batch of this CTA stages x for its super-chunks; the
+            // next piece's loads go out before this segment decodes.
+            if (b == (int)blockIdx.x) {
+#pragma unroll
+                for (int j = 0; j < 3; j++) xs[sc * 96 + 3 * lane + j] = lr_pack_h2(xr[2 * j], xr[2 * j + 1]);
+                if (sc + WARPS < SC) load_xpiece(xr, x, sc + WARPS, lane);
+                __syncwarp();
+            }
+#endif
+#if LR_L2PF
+            l2pf();
+#endif
 #if RING
             {
                 const int st = it % LR_PREFETCH;
