@@ -134,14 +134,20 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
 /* Arguments for lr_call_* over a layout (exception arrays never empty). */
 void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
 extern const lr_gemv_arm lr_arm_leech_p14s;
+/* Benchmark control (template knob loadonly): the same segment loads and
+ * geometry, no decode; y[r] = set bits of row r's row group. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_loads_desc;
+extern const lr_gemv_arm lr_arm_leech_p14s_loads;
 
 /* ---- Engine API: Leech tensors of the artifact as one device matrix ----
  * lr_leech_dev_upload unfolds one or more Leech tensor views with the same
  * columns, ball and gain width (q|k|v, gate|up: rows concatenated in order,
  * any row counts; each keeps its own gain centroids, see
- * layouts/leech_vram/p14.h) into Planes14 with nthreads threads (0 = all
- * cores), uploads it in one copy (rt/cu.h) and gets the kernel for the
- * current device (geometry from the tuning table, arm "leech_p14").
+ * layouts/leech_vram/p14.h and p14s.h) into `layout` (LR_LEECH_DEV_*;
+ * DEFAULT = Planes14S, the faster on the H200) with nthreads threads (0 =
+ * all cores), uploads it in one copy (rt/cu.h) and gets the kernel for the
+ * current device (geometry from the tuning table, arm "leech_p14s" or
+ * "leech_p14").
  * LR_EINVAL naming the tensors for mismatched gain widths, columns, balls
  * or codecs. Input rotations are the engine's business (applied to x
  * before the call): lr_leech_dev_rotation says whether one x can feed all
@@ -150,7 +156,11 @@ extern const lr_gemv_arm lr_arm_leech_p14s;
  * parts' outputs back to back), device pointers; no allocation, no sync:
  * graph-capturable. Concurrent launches on distinct streams are fine. */
 typedef struct lr_leech_dev lr_leech_dev;
-int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, lr_leech_dev **out);
+enum { LR_LEECH_DEV_DEFAULT = 0, LR_LEECH_DEV_P14 = 1, LR_LEECH_DEV_P14S = 2 };
+/* "planes14", "planes14s"; NULL for anything else. */
+const char *lr_leech_dev_layout_name(int layout);
+int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
+int lr_leech_dev_layout(const lr_leech_dev *m);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */
 size_t lr_leech_dev_bytes(const lr_leech_dev *m);

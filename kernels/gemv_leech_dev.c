@@ -1,8 +1,10 @@
-/* The engine-facing Leech GEMV: artifact tensors -> one Planes14 device
- * matrix (rows of several tensors concatenated) + its launch. */
+/* The engine-facing Leech GEMV: artifact tensors -> one device matrix (rows
+ * of several tensors concatenated) in Planes14S (default) or Planes14, and
+ * its launch. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
 #include "layouts/leech_vram/p14_layout.h"
+#include "layouts/leech_vram/p14s_layout.h"
 #include "util/err.h"
 
 #include <stdio.h>
@@ -10,10 +12,12 @@
 #include <string.h>
 
 struct lr_leech_dev {
-    lr_p14 geo;             /* geometry only (no image) */
-    CUdeviceptr img;        /* the image: records | tables | scales | tail */
-    CUdeviceptr w, tab, scale, tail;
-    int rows, cols;
+    int layout;             /* LR_LEECH_DEV_P14 or LR_LEECH_DEV_P14S */
+    int rows, cols, nparts;
+    int part_row0[LR_P14S_MAX_PARTS + 1];
+    size_t bytes;           /* device bytes of the image */
+    CUdeviceptr img;        /* one allocation: everything below points into it */
+    CUdeviceptr w, tab, scale, tail, exc_ptr, exc_col, exc_dw;
     CUfunction fn;
     lr_launch_geom g;
     lr_leech_geom geom;
@@ -22,20 +26,22 @@ struct lr_leech_dev {
     char rot_msg[512];
 };
 
-int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, lr_leech_dev **out)
+const char *lr_leech_dev_layout_name(int layout)
 {
-    *out = NULL;
-    lr_leech_dev *d = calloc(1, sizeof *d);
-    if (!d) return LR_FAIL(LR_ENOMEM, "leech dev: out of memory");
+    return layout == LR_LEECH_DEV_P14 ? "planes14" : layout == LR_LEECH_DEV_P14S ? "planes14s" : NULL;
+}
+
+static int upload_p14(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads)
+{
     lr_p14 L;
     int rc = lr_p14_unfold_views(parts, nparts, nthreads, &L);
-    if (rc) { free(d); return rc; }
-    d->rot_rc = lr_p14_views_rotation(parts, nparts, &d->rot_kind, &d->rot_seed);
-    if (d->rot_rc) snprintf(d->rot_msg, sizeof d->rot_msg, "%s", lr_errmsg()), lr_clear_error();
-    d->rows = L.rows, d->cols = L.cols;
+    if (rc) return rc;
+    _Static_assert(LR_P14_MAX_PARTS <= LR_P14S_MAX_PARTS, "part_row0 holds either layout's parts");
+    d->rows = L.rows, d->cols = L.cols, d->nparts = L.nparts, d->bytes = L.img_bytes;
+    for (int i = 0; i <= L.nparts; i++) d->part_row0[i] = L.part_row0[i];
     d->geom = lr_gemv_leech_p14_default_geom(L.rows, L.cols);
     lr_jit_spec spec;
-    rc = lr_gemv_leech_p14_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
+    if (!rc) rc = lr_gemv_leech_p14_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     if (!rc) rc = lr_cu_alloc(&d->img, L.img_bytes);
     if (!rc) rc = lr_cu_h2d(d->img, L.img, L.img_bytes);
@@ -44,14 +50,68 @@ int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthr
         d->tab = d->img + L.off_tab;
         d->scale = d->img + L.off_scale;
         d->tail = L.tail ? d->img + L.off_tail : d->img; /* never read without a tail */
-        d->geo = L;
-        d->geo.img = NULL, d->geo.owned = 0, d->geo.data = NULL, d->geo.tab = NULL;
-        d->geo.row_scale = NULL, d->geo.tail_f16 = NULL;
     }
     lr_p14_free(&L);
+    return rc;
+}
+
+static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* Segments | class tables | row scales | tail | exc_ptr | exc_col | exc_dw,
+ * each 256-aligned, one copy to the device. */
+static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads)
+{
+    lr_p14s L;
+    int rc = lr_p14s_unfold_views(parts, nparts, nthreads, &L);
+    if (rc) return rc;
+    d->rows = L.rows, d->cols = L.cols, d->nparts = L.nparts;
+    for (int i = 0; i <= L.nparts; i++) d->part_row0[i] = L.part_row0[i];
+    size_t n_tab = (size_t)L.nentries * 16, n_scale = sizeof(float) * (size_t)L.rg * 16,
+           n_tail = (size_t)L.rows * L.tail * 2, n_ptr = sizeof(uint32_t) * ((size_t)L.rows + 1),
+           n_exc = (size_t)(L.nexc ? L.nexc : 1) * 4;
+    size_t o_tab = al256(L.bytes), o_scale = o_tab + al256(n_tab), o_tail = o_scale + al256(n_scale),
+           o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc);
+    d->bytes = o_dw + al256(n_exc);
+    uint8_t *img = calloc(1, d->bytes);
+    if (!img) rc = LR_FAIL(LR_ENOMEM, "out of memory (%zu bytes)", d->bytes);
+    if (!rc) {
+        memcpy(img, L.data, L.bytes);
+        memcpy(img + o_tab, L.tab, n_tab);
+        memcpy(img + o_scale, L.row_scale, n_scale);
+        if (L.tail) memcpy(img + o_tail, L.tail_f16, n_tail);
+        memcpy(img + o_ptr, L.exc_ptr, n_ptr);
+        if (L.nexc) memcpy(img + o_col, L.exc_col, (size_t)L.nexc * 4), memcpy(img + o_dw, L.exc_dw, (size_t)L.nexc * 4);
+    }
+    d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
+    lr_jit_spec spec;
+    if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
+    if (!rc) rc = lr_jit_get(&spec, &d->fn);
+    if (!rc) rc = lr_cu_alloc(&d->img, d->bytes);
+    if (!rc) rc = lr_cu_h2d(d->img, img, d->bytes);
+    if (!rc) {
+        d->w = d->img, d->tab = d->img + o_tab, d->scale = d->img + o_scale;
+        d->tail = d->img + o_tail, d->exc_ptr = d->img + o_ptr, d->exc_col = d->img + o_col, d->exc_dw = d->img + o_dw;
+    }
+    free(img);
+    lr_p14s_free(&L);
+    return rc;
+}
+
+int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out)
+{
+    *out = NULL;
+    if (layout == LR_LEECH_DEV_DEFAULT) layout = LR_LEECH_DEV_P14S;
+    if (!lr_leech_dev_layout_name(layout)) return LR_FAIL(LR_EINVAL, "leech dev: unknown layout %d", layout);
+    lr_leech_dev *d = calloc(1, sizeof *d);
+    if (!d) return LR_FAIL(LR_ENOMEM, "leech dev: out of memory");
+    d->layout = layout;
+    d->rot_rc = lr_p14_views_rotation(parts, nparts, &d->rot_kind, &d->rot_seed);
+    if (d->rot_rc) snprintf(d->rot_msg, sizeof d->rot_msg, "%s", lr_errmsg()), lr_clear_error();
+    int rc = layout == LR_LEECH_DEV_P14 ? upload_p14(d, parts, nparts, nthreads) : upload_p14s(d, parts, nparts, nthreads);
     if (rc) {
         lr_leech_dev_free(d);
-        return lr_wrap(rc, "leech dev: %d tensors starting with %s", nparts, parts[0]->name);
+        return lr_wrap(rc, "leech dev (%s): %d tensors starting with %s", lr_leech_dev_layout_name(layout), nparts,
+                       parts[0]->name);
     }
     *out = d;
     return LR_OK;
@@ -60,19 +120,25 @@ int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthr
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s)
 {
     CUdeviceptr w = m->w, tab = m->tab, scale = m->scale, tail = m->tail;
+    CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
     int rows = m->rows, cols = m->cols;
+    if (m->layout == LR_LEECH_DEV_P14S) {
+        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+        return lr_cu_launch(m->fn, m->g.grid, m->g.block, m->g.smem, s, args);
+    }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };
     return lr_cu_launch(m->fn, m->g.grid, m->g.block, m->g.smem, s, args);
 }
 
-size_t lr_leech_dev_bytes(const lr_leech_dev *m) { return m->geo.img_bytes; }
+size_t lr_leech_dev_bytes(const lr_leech_dev *m) { return m->bytes; }
 int lr_leech_dev_rows(const lr_leech_dev *m) { return m->rows; }
 int lr_leech_dev_cols(const lr_leech_dev *m) { return m->cols; }
+int lr_leech_dev_layout(const lr_leech_dev *m) { return m->layout; }
 lr_leech_geom lr_leech_dev_geom(const lr_leech_dev *m) { return m->geom; }
 
 int lr_leech_dev_part_row(const lr_leech_dev *m, int i)
 {
-    return i < 0 ? 0 : i > m->geo.nparts ? m->rows : m->geo.part_row0[i];
+    return i < 0 ? 0 : i > m->nparts ? m->rows : m->part_row0[i];
 }
 
 int lr_leech_dev_rotation(const lr_leech_dev *m, int *kind, uint64_t *seed)

@@ -362,10 +362,13 @@ static int test_loader_hook(void)
 
 /* ---- GPU ---- */
 
-static int gpu_fused(const lr_tensor_view *const *v, int n, const char *what, int graph)
+static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0, int graph, int layout)
 {
     lr_leech_dev *d;
-    T_OK(lr_leech_dev_upload(v, n, 0, &d));
+    char what[160];
+    snprintf(what, sizeof what, "%s (%s)", what0, lr_leech_dev_layout_name(layout));
+    T_OK(lr_leech_dev_upload(v, n, 0, layout, &d));
+    T_ASSERT(lr_leech_dev_layout(d) == layout, "layout %d", lr_leech_dev_layout(d));
     int rows, cols = lr_leech_dev_cols(d);
     double *W = dense_of(v, n, &rows);
     T_ASSERT(W && rows == lr_leech_dev_rows(d) && lr_leech_dev_part_row(d, n) == rows, "rows");
@@ -404,6 +407,12 @@ static int gpu_fused(const lr_tensor_view *const *v, int n, const char *what, in
     return rc;
 }
 
+/* Both engine layouts, each against the dense f64 truth. */
+static int gpu_fused(const lr_tensor_view *const *v, int n, const char *what, int graph)
+{
+    return gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14) || gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14S);
+}
+
 static int test_gpu_artifact_fused(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
@@ -417,7 +426,8 @@ static int test_gpu_artifact_fused(void)
     int kind;
     uint64_t seed;
     lr_leech_dev *d;
-    T_OK(lr_leech_dev_upload(qkv, 3, 0, &d));
+    T_OK(lr_leech_dev_upload(qkv, 3, 0, LR_LEECH_DEV_DEFAULT, &d));
+    T_ASSERT(lr_leech_dev_layout(d) == LR_LEECH_DEV_P14S, "default layout %d", lr_leech_dev_layout(d));
     int rc = lr_leech_dev_rotation(d, &kind, &seed);
     lr_leech_dev_free(d);
     T_ASSERT(!rc && kind == qkv[0]->u.leech.rot_kind && seed == qkv[0]->u.leech.rot_seed, "q|k|v rotation: %s",

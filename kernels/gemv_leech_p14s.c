@@ -87,6 +87,34 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
 }
 
+/* ---- the loads-only control (LR_LOADONLY): y[r] = set bits of row r's
+ * row group (its SC segments, headers and code words) ---- */
+
+static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                      const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
+                      int32_t rows, int32_t cols)
+{
+    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
+    size_t per = (size_t)((cols / 24 + 7) / 8) * LR_P14S_SEG;
+    for (int g = 0; g < (rows + 15) / 16; g++) {
+        uint64_t bits = 0;
+        for (size_t i = 0; i < per; i++) bits += (uint64_t)__builtin_popcount(W[(size_t)g * per + i]);
+        for (int r = 16 * g; r < rows && r < 16 * g + 16; r++) y[r] = (float)bits;
+    }
+}
+
+const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
+    .name = "gemv_leech_p14s_loads",
+    .nparams = 11,
+    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN }, { "tab", LR_T_PTR, LR_E_U8, LR_IN },
+                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
+                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN }, { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
+                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN }, { "x", LR_T_PTR, LR_E_F32, LR_IN },
+                { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "rows", LR_T_I32, 0, 0 }, { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)loads_ref,
+    .host_mag = (lr_host_fn)loads_ref,
+};
+
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
     lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
@@ -171,6 +199,7 @@ typedef struct {
     CUdeviceptr w, tab, scale, tail;
     CUfunction fn;
     lr_launch_geom g;
+    int loadonly; /* the control arm leech_p14s_loads */
 } p14s_state;
 
 static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
@@ -184,11 +213,12 @@ static void p14s_destroy(void *p)
     free(s);
 }
 
-static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int loadonly, void **out)
 {
     *out = NULL;
     p14s_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
+    s->loadonly = loadonly;
     s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
     lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
     if (o && o->threads) geom.threads = o->threads;
@@ -206,6 +236,7 @@ static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_
     lr_leech_random_free(&m);
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
+    if (!rc && loadonly) lr_jit_spec_set(&spec, "loadonly", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
     /* Copies (distinct addresses, same bytes) hold everything a launch streams. */
     s->off_ptr = al256(s->L.bytes);
@@ -242,7 +273,8 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&s->L, x, y, a);
     lr_verify_report rep;
-    int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
+    int rc = lr_call_verify(s->loadonly ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
+                            LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
     free(x), free(y);
     return rc;
@@ -266,5 +298,19 @@ static size_t p14s_bytes(void *p)
            (size_t)s->rows * s->L.tail * 2;
 }
 
+static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, 0, out);
+}
+
+/* The control: Planes14S's segment stream at the same geometry (the
+ * tuning table's "leech_p14s" entry), without the decode. */
+static int loads_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, 1, out);
+}
+
 const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
                                         p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s_loads = { "leech_p14s_loads", 4.8, loads_prepare, p14s_verify, p14s_launch,
+                                              p14s_bytes, p14s_destroy };

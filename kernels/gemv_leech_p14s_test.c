@@ -258,6 +258,25 @@ static int test_gpu_arm(void)
     return T_PASS;
 }
 
+/* The loads-only control: every row's bit count equals the host's, at the
+ * table geometry, with x staged per warp, and persistent with two row
+ * groups per CTA. */
+static int test_gpu_loads_control(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    lr_gemv_arm_opts os[] = { { 0 }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1 } },
+                              { .threads = 256, .extra = { 2, -1, 2, -1 } } };
+    for (int i = 0; i < 3; i++) {
+        void *st;
+        double err;
+        T_OK(lr_arm_leech_p14s_loads.prepare(1000, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
+        int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err);
+        lr_arm_leech_p14s_loads.destroy(st);
+        T_OK(rc);
+    }
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_arm))
+       T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))

@@ -5,6 +5,7 @@
 #include "rt/chat.h"
 #include "rt/engine.h"
 #include "rt/sampler.h"
+#include "kernels/gemv_leech.h"
 #include "util/progress.h"
 
 #include <stdio.h>
@@ -91,7 +92,10 @@ int lr_rt_open(const char *path, const lr_rt_opts *opts, lr_rt **out)
         rc = lr_sampler_init(&rt->sampler, (int)lr_model_cfg(rt->model)->vocab, &sp, opts->seed);
     }
     if (!rc) {
-        lr_engine_opts eo = { opts->max_context, opts->device, opts->cpu_threads, opts->cpu_cache_bytes };
+        _Static_assert((int)LR_LAYOUT_PLANES14 == (int)LR_LEECH_DEV_P14 && (int)LR_LAYOUT_PLANES14S == (int)LR_LEECH_DEV_P14S &&
+                           (int)LR_LAYOUT_DEFAULT == (int)LR_LEECH_DEV_DEFAULT, "public layout numbers are the engine's");
+        lr_engine_opts eo = { opts->max_context, opts->device, opts->cpu_threads, opts->cpu_cache_bytes,
+                              opts->leech_layout };
         rc = ops->open(rt->model, &eo, &rt->eng);
     }
     if (rc) {

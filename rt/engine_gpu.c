@@ -70,6 +70,7 @@ typedef struct gpu_engine {
     float *host_logits;
     float *host_x, *host_y;
     size_t bytes_weights;
+    int leech_layout;      /* LR_LEECH_DEV_* */
 } gpu_engine;
 
 /* ---- loading ---- */
@@ -153,7 +154,7 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
     if (rc) return rc;
     if (parts[0]->codec == LR_CODEC_LEECH) {
         p->leech = 1;
-        rc = lr_leech_dev_upload(parts, n, 0, &p->ld);
+        rc = lr_leech_dev_upload(parts, n, 0, e->leech_layout, &p->ld);
         if (!rc) e->bytes_weights += lr_leech_dev_bytes(p->ld);
         return rc ? lr_wrap(rc, "uploading %s", parts[0]->name) : rc;
     }
@@ -319,6 +320,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     gpu_engine *e = calloc(1, sizeof *e);
     if (!e) return LR_FAIL(LR_ENOMEM, "out of memory");
     e->base.model = m;
+    e->leech_layout = o ? o->leech_layout : 0;
     e->c = *lr_model_cfg(m);
     const lr_model_config *c = &e->c;
     e->base.max_context = o && o->max_context > 0 && o->max_context < (int)c->max_context ? o->max_context

@@ -4,6 +4,7 @@
  * tolerance. Also: graph replay equals eager stepping, reset, context limit. */
 #include "loader/synthetic.h"
 #include "rt/cu.h"
+#include "kernels/gemv_leech.h"
 #include "rt/engine.h"
 #include "test/t.h"
 #include "util/err.h"
@@ -46,6 +47,8 @@ static void on_layer(void *u, int layer, int pos, const float *x, int n)
     r->n = n;
 }
 
+static int g_layout; /* lr_engine_opts.leech_layout of the GPU engine */
+
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 {
     NEED_GPU();
@@ -53,7 +56,7 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     lr_model *m;
     if (make_model(cfgname, layers, path, sizeof path, &m) != T_PASS) return T_FAIL;
     const lr_model_config *c = lr_model_cfg(m);
-    lr_engine_opts o = { .max_context = steps + 8 };
+    lr_engine_opts o = { .max_context = steps + 8, .leech_layout = g_layout };
     lr_engine *cpu = NULL, *gpu = NULL;
     T_OK(lr_engine_cpu_ops.open(m, &o, &cpu));
     int rc = lr_engine_gpu_ops.open(m, &o, &gpu);
@@ -107,6 +110,16 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 static int test_gate_tiny_64_tokens(void) { return gate("tiny", 0, 80, 2e-2); }
 static int test_gate_4b_widths(void) { return gate("4B", 2, 12, 2e-2); }
 static int test_gate_llama(void) { return gate("tiny-llama", 0, 64, 2e-2); }
+/* the other Leech layout (the default is Planes14S) */
+static int test_gate_planes14(void)
+{
+    NEED_GPU();
+    g_layout = LR_LEECH_DEV_P14;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
+    g_layout = 0;
+    return rc;
+}
 /* the dense arm: f16 projections through the FP16 GEMV */
 static int test_gate_f16_projections(void)
 {
@@ -135,4 +148,4 @@ static int test_context_limit(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_f16_projections), T_CASE(test_context_limit))
+T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_planes14), T_CASE(test_gate_f16_projections), T_CASE(test_context_limit))

@@ -28,6 +28,12 @@ enum lr_backend {
     LR_BACKEND_CPU = 1, /* the reference engine: exact, slow */
 };
 
+enum lr_leech_layout {
+    LR_LAYOUT_DEFAULT = 0,    /* Planes14S */
+    LR_LAYOUT_PLANES14 = 1,   /* 4.8 b/w records: class, gain, sign and level planes */
+    LR_LAYOUT_PLANES14S = 2,  /* 4-bit codes into a signed class-table pool, exceptions per row */
+};
+
 typedef struct lr_rt_opts {
     int backend;            /* enum lr_backend */
     uint64_t seed;          /* sampling seed: same seed, same calls, same tokens */
@@ -36,6 +42,7 @@ typedef struct lr_rt_opts {
     int cpu_threads;        /* CPU backend threads; 0 = all cores */
     size_t cpu_cache_bytes; /* CPU backend: memory for f32 weight copies; 0 = half the free memory */
     int skip_verify;        /* skip the data checksums at open (structure is always validated) */
+    int leech_layout;       /* GPU backend: VRAM layout of Leech matrices (enum lr_leech_layout) */
 } lr_rt_opts;
 
 /* LR_EIO (no file), LR_EFORMAT (not a valid model), LR_ENODEV (GPU backend,

@@ -30,6 +30,11 @@
 // x staged per warp at the first visit of each super-chunk, its loads
 // issued with the segment's: no CTA-wide prologue pass over all of x and
 // no barrier on it; register modes only).
+// LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
+// geometry, staging and reduction, but no decode, no mma and no row
+// epilogue; y[row] = the number of set bits in its row group's segments
+// (exact in f32). Its time is what this access pattern costs without the
+// decode (kernels/gemv_leech_p14s.c, arm leech_p14s_loads).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
@@ -38,6 +43,7 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=256 rg=2 ntab=603 prefetch=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 l2pf=3 xw=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 l2pf=2 xw=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -58,6 +64,9 @@
 #endif
 #ifndef LR_XW
 #define LR_XW 0
+#endif
+#ifndef LR_LOADONLY
+#define LR_LOADONLY 0
 #endif
 #define WARPS (LR_THREADS / 32)
 #define NBLK (LR_COLS / 24)
@@ -260,6 +269,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     __syncthreads();
 
     for (int par = 0; b < NRGB; b += gridDim.x, par ^= 1) {
+#if LR_LOADONLY
+        u32 bits[LR_RG];
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) bits[r] = 0;
+#endif
         float acc[LR_RG][LR_NACC][4];
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)
@@ -303,6 +317,15 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             advance(nb, nsc);
             load_all(nxt, nb, nsc);
 #endif
+#if LR_LOADONLY
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) {
+                bits[r] += __popc(cur[r].h.x) + __popc(cur[r].h.y);
+#pragma unroll
+                for (int j = 0; j < 3; j++)
+                    bits[r] += __popc(cur[r].w[j].x) + __popc(cur[r].w[j].y) + __popc(cur[r].w[j].z) + __popc(cur[r].w[j].w);
+            }
+#else
             // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
             const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
 #pragma unroll
@@ -327,6 +350,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                     }
                 }
             }
+#endif
 #if RING
 #elif LR_PREFETCH >= 2
 #pragma unroll
@@ -347,6 +371,23 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         if (b + (int)gridDim.x >= NRGB) lr_pdl_launch_dependents();
         const int rg0 = b * LR_RG;
         float *rb = red + par * (WARPS * LR_RG * 16);
+#if LR_LOADONLY
+        {
+            u32 *rbu = (u32 *)rb;
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) {
+                const u32 t = lr_warp_sum_u32(bits[r]);
+                if (lane == 0) rbu[warp * LR_RG + r] = t;
+            }
+            __syncthreads();
+            for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
+                u32 t = 0;
+                for (int w = 0; w < WARPS; w++) t += rbu[w * LR_RG + i / 16];
+                if (rg0 * 16 + i < LR_ROWS) y[rg0 * 16 + i] = (float)t;
+            }
+            continue;
+        }
+#endif
         // c0 = row g, c2 = row g + 8 (the 8 columns of B are the same vector).
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)

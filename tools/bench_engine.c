@@ -1,6 +1,7 @@
 /* bench_engine: decode tokens/s of the GPU engine on synthetic Qwen3 models
  * (or a given artifact), greedy, batch 1, step graph replayed per token.
  * Writes CSV rows with the common columns plus tok_s. */
+#include "kernels/gemv_leech.h"
 #include "kernels/read_bound.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
@@ -9,6 +10,7 @@
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/progress.h"
+#include "util/strlist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,9 @@ static void usage(FILE *f)
                "  -c LIST      synthetic Qwen3 configs to generate and time (default 4B)\n"
                "  -m MODEL     time this artifact instead\n"
                "  -n TOKENS    decode steps timed (default 128, after 8 warm-up steps)\n"
-               "  --proj P     synthetic projections: leech (Planes14 on the GPU), f16, or both (default)\n"
+               "  --proj P     synthetic projections: leech (2-bit Leech), f16, or both (default)\n"
+               "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s, planes14\n"
+               "               (default planes14s)\n"
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
                "  -h, --help\n");
 }
@@ -36,13 +40,13 @@ static int argmax(const float *v, int n)
     return b;
 }
 
-static int run(const char *path, const char *label, const char *arm, int n, lr_csv *csv)
+static int run(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
 {
     lr_model *m;
     double t0 = lr_now();
     int rc = lr_model_open(path, LR_MODEL_SKIP_DATA, &m);
     if (rc) return rc;
-    lr_engine_opts o = { .max_context = n + 16 };
+    lr_engine_opts o = { .max_context = n + 16, .leech_layout = layout };
     lr_engine *e;
     rc = lr_engine_gpu_ops.open(m, &o, &e);
     if (rc) { lr_model_close(m); return rc; }
@@ -80,7 +84,7 @@ static int run(const char *path, const char *label, const char *arm, int n, lr_c
 
 int main(int argc, char **argv)
 {
-    const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both";
+    const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both", *layouts = "planes14s";
     int n = 128;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -91,6 +95,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-n")) { if (lr_arg_int("bench_engine", a, v, 1, 1048576, &n)) return 2; }
         else if (!strcmp(a, "--csv")) csvp = v;
+        else if (!strcmp(a, "--layout")) {
+            char l[256];
+            snprintf(l, sizeof l, "%s", v);
+            for (char *t = strtok(l, ","); t; t = strtok(NULL, ","))
+                if (strcmp(t, "planes14s") && strcmp(t, "planes14")) {
+                    fprintf(stderr, "bench_engine: --layout %s: expected planes14s and/or planes14\n", t);
+                    return 2;
+                }
+            layouts = v;
+        }
         else if (!strcmp(a, "--proj")) {
             if (strcmp(v, "leech") && strcmp(v, "f16") && strcmp(v, "both")) { fprintf(stderr, "bench_engine: --proj leech|f16|both\n"); return 2; }
             proj = v;
@@ -107,7 +121,12 @@ int main(int argc, char **argv)
     lr_csv csv;
     if (lr_csv_open(&csv, csvp, LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;
-    if (model) rc = run(model, "model", "engine", n, &csv);
+    static const struct { const char *name, *arm; int layout; } lays[] = {
+        { "planes14s", "engine_leech_p14s", LR_LEECH_DEV_P14S }, { "planes14", "engine_leech_p14", LR_LEECH_DEV_P14 } };
+    if (model) {
+        for (int k = 0; k < 2 && !rc; k++)
+            if (lr_list_has(layouts, lays[k].name)) rc = run(model, "model", lays[k].arm, lays[k].layout, n, &csv);
+    }
     else {
         char list[256];
         snprintf(list, sizeof list, "%s", cfgs);
@@ -120,7 +139,9 @@ int main(int argc, char **argv)
                 if ((f16 && !strcmp(proj, "leech")) || (!f16 && !strcmp(proj, "f16"))) continue;
                 lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16 };
                 if ((rc = lr_synth_write(path, &c, &o))) break;
-                rc = run(path, s, f16 ? "engine_f16" : "engine_leech_p14", n, &csv);
+                if (f16) rc = run(path, s, "engine_f16", 0, n, &csv);
+                for (int k = 0; k < 2 && !f16 && !rc; k++)
+                    if (lr_list_has(layouts, lays[k].name)) rc = run(path, s, lays[k].arm, lays[k].layout, n, &csv);
                 unlink(path);
             }
         }

@@ -15,6 +15,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: leechrt [-m MODEL] [-p PROMPT] [-n TOKENS] [--cpu] [--temp T] [--top-k K] [--top-p P]\n"
             "               [--seed S] [--chat | --no-chat] [--system S] [--no-think] [--ctx N] [--threads N]\n"
+            "               [--layout planes14s|planes14]\n"
             "Generates text with a leechrt model file, printing tokens as they come; tokens/s and\n"
             "time to first token go to standard error at the end.\n"
             "  -m, --model MODEL  model file (.lrt); without it, a tiny demo model with random\n"
@@ -34,6 +35,8 @@ static void usage(FILE *f)
             "      --no-think     Qwen3: start the reply with an empty <think></think> block\n"
             "      --ctx N        context length (default: the model's)\n"
             "      --threads N    CPU engine threads (default: all cores)\n"
+            "      --layout L     GPU: VRAM layout of the 2-bit matrices, planes14s (default, faster)\n"
+            "                     or planes14\n"
             "  -h, --help         this help\n");
 }
 
@@ -68,7 +71,7 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
     double ntok = 128, temp = 0.7, top_k = 40, top_p = 0.9, ctx = 0, threads = 0, seed = -1;
-    int cpu = 0, chat = -1, no_think = 0;
+    int cpu = 0, chat = -1, no_think = 0, layout = LR_LAYOUT_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -79,7 +82,7 @@ int main(int argc, char **argv)
         int known = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--prompt") ||
                     !strcmp(a, "-n") || !strcmp(a, "--tokens") || !strcmp(a, "--temp") || !strcmp(a, "--top-k") ||
                     !strcmp(a, "--top-p") || !strcmp(a, "--seed") || !strcmp(a, "--system") ||
-                    !strcmp(a, "--ctx") || !strcmp(a, "--threads");
+                    !strcmp(a, "--ctx") || !strcmp(a, "--threads") || !strcmp(a, "--layout");
         if (!known) { fprintf(stderr, "leechrt: unknown option %s (see --help)\n", a); return 2; }
         if (!v) { fprintf(stderr, "leechrt: %s needs a value (see --help)\n", a); return 2; }
         i++;
@@ -94,6 +97,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed")) ok = parse_num(a, v, 0, 1.8e19, &seed);
         else if (!strcmp(a, "--ctx")) ok = parse_num(a, v, 1, 1 << 24, &ctx);
         else if (!strcmp(a, "--threads")) ok = parse_num(a, v, 0, 4096, &threads);
+        else if (!strcmp(a, "--layout")) {
+            layout = !strcmp(v, "planes14s") ? LR_LAYOUT_PLANES14S : !strcmp(v, "planes14") ? LR_LAYOUT_PLANES14 : -1;
+            if (layout < 0) fprintf(stderr, "leechrt: --layout %s: expected planes14s or planes14\n", v), ok = 0;
+        }
         if (!ok) return 2;
     }
 
@@ -111,7 +118,7 @@ int main(int argc, char **argv)
 
     uint64_t s = seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL);
     lr_rt_opts o = { .backend = cpu ? LR_BACKEND_CPU : LR_BACKEND_GPU, .seed = s, .max_context = (int)ctx,
-                     .cpu_threads = (int)threads };
+                     .cpu_threads = (int)threads, .leech_layout = layout };
     lr_rt *rt;
     int rc = lr_rt_open(model, &o, &rt);
     if (rc == LR_ENODEV) {

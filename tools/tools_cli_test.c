@@ -69,6 +69,8 @@ static int test_bad_numbers_refused(void)
         { "leech_mse_bench", "--gain-bits 5", "--gain-bits" },
         { "import", "--gguf m.gguf -o o.lrt --refit most", "--refit" },
         { "import", "--gguf m.gguf -o o.lrt --refit scales", "--refit" }, /* without --gptq */
+        { "leechrt", "--layout planes12", "--layout" },
+        { "bench_engine", "--layout p14", "--layout" },
     };
     int tested = 0;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
