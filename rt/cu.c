@@ -194,6 +194,20 @@ int lr_cu_d2h(void *d, CUdeviceptr s, size_t n) { return n ? LR_CU(LRCU(cuMemcpy
 int lr_cu_d2d(CUdeviceptr d, CUdeviceptr s, size_t n) { return n ? LR_CU(LRCU(cuMemcpyDtoD)(d, s, n)) : 0; }
 int lr_cu_memset8(CUdeviceptr d, uint8_t v, size_t n) { return n ? LR_CU(LRCU(cuMemsetD8)(d, v, n)) : 0; }
 int lr_cu_mem_info(size_t *f, size_t *t) { return LR_CU(LRCU(cuMemGetInfo)(f, t)); }
+int lr_cu_alloc_host(void **p, size_t n)
+{
+    *p = NULL;
+    return LR_CU(LRCU(cuMemAllocHost)(p, n ? n : 1));
+}
+void lr_cu_free_host(void *p) { if (p) LRCU(cuMemFreeHost)(p); }
+int lr_cu_h2d_async(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+    return n ? LR_CU(LRCU(cuMemcpyHtoDAsync)(d, s, n, st)) : 0;
+}
+int lr_cu_d2h_async(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+    return n ? LR_CU(LRCU(cuMemcpyDtoHAsync)(d, s, n, st)) : 0;
+}
 
 /* ---- streams, events, graphs ---- */
 int lr_cu_stream_create(CUstream *s) { return LR_CU(LRCU(cuStreamCreate)(s, CU_STREAM_NON_BLOCKING)); }

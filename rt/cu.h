@@ -49,6 +49,12 @@ int lr_cu_h2d(CUdeviceptr dst, const void *src, size_t n);
 int lr_cu_d2h(void *dst, CUdeviceptr src, size_t n);
 int lr_cu_d2d(CUdeviceptr dst, CUdeviceptr src, size_t n);
 int lr_cu_memset8(CUdeviceptr dst, uint8_t v, size_t n);
+/* Page-locked host memory: async copies from/to it run as DMA on the stream
+ * (and can be captured in a graph, reading/writing the memory at replay). */
+int lr_cu_alloc_host(void **p, size_t n);
+void lr_cu_free_host(void *p);
+int lr_cu_h2d_async(CUdeviceptr dst, const void *src, size_t n, CUstream s);
+int lr_cu_d2h_async(void *dst, CUdeviceptr src, size_t n, CUstream s);
 int lr_cu_mem_info(size_t *free_b, size_t *total_b);
 
 /* Streams, events, synchronization. */
@@ -111,7 +117,8 @@ int lr_cu_check(CUresult r, const char *call, const char *file, int line);
     X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuModuleLoadData)               \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)            \
     X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx)               \
-    X(cuFuncGetParamInfo)
+    X(cuFuncGetParamInfo) X(cuMemAllocHost) X(cuMemFreeHost)                  \
+    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)
 
 struct lr_cu_api {
 #define LR_CU_MEMBER(name) __typeof__(&name) p_##name;

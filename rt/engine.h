@@ -64,6 +64,10 @@ struct lr_engine {
  * and the next step rewrites the slot these runs touched). */
 int lr_engine_gpu_phases(lr_engine *e, int reps, double *us, int n);
 const char *lr_engine_gpu_phase_name(int i);
+/* The whole step's graph replayed back to back, microseconds per replay: GPU
+ * time alone (a step adds the host's launch, wait and sampling). Replays the
+ * current position's step; the cache stays valid as for phases. */
+int lr_engine_gpu_graph_us(lr_engine *e, int reps, double *us);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
 extern const lr_engine_ops lr_engine_cpu_ops;

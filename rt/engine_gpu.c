@@ -67,7 +67,8 @@ typedef struct gpu_engine {
     int graph_nodes;
     unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
     int phase;             /* phase of the launches being enqueued */
-    float *host_logits;
+    float *host_logits;    /* page-locked: the step graph copies the logits here */
+    int32_t *h_io;         /* page-locked {token, position}: the step graph copies them in */
     float *host_x, *host_y;
     size_t bytes_weights;
     int leech_layout;      /* LR_LEECH_DEV_* */
@@ -264,6 +265,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     int rc, hidden = (int)c->hidden, group = 64;
     *count = 0;
     e->phase = PH_EMBED;
+    if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, 8, e->s))) return rc;
     {
         void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->x, &hidden, &group };
         if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
@@ -307,7 +309,8 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    return L1(e, e->f_head, cdiv((unsigned)vocab, 16), 256, a, count);
+    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, 16), 256, a, count))) return rc;
+    return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
 }
 
 static void gpu_close(lr_engine *b);
@@ -362,8 +365,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     size_t H = c->hidden, maxw = H;
     if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;
     if (c->intermediate > maxw) maxw = c->intermediate;
-    if (!rc) rc = lr_cu_alloc(&e->d_tok, 4);
-    if (!rc) rc = lr_cu_alloc(&e->d_pos, 4);
+    if (!rc) rc = lr_cu_alloc(&e->d_tok, 8); /* token, then position: one copy in */
+    e->d_pos = e->d_tok + 4;
     if (!rc) rc = lr_cu_alloc(&e->x, H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xn, H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xr, maxw * 4);
@@ -380,10 +383,13 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
     if (!rc) rc = get_fn("op_head_int8g", 0, &e->f_head);
-    e->host_logits = malloc((size_t)c->vocab * 4);
+    /* Why page-locked: the step's copies run inside its graph as DMA instead
+     * of synchronous copies through a staging buffer around it. */
+    if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);
+    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 8);
     e->host_x = malloc(H * 4);
     e->host_y = malloc(H * 4);
-    if (!rc && (!e->host_logits || !e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    if (!rc && (!e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
     /* Programmatic dependent launch between the step's kernels (sm_90+): each
      * GEMV fetches its first weights while its predecessor finishes.
      * LEECHRT_PDL=0 turns it off (for comparisons). */
@@ -430,18 +436,16 @@ static int gpu_step(lr_engine *b, int32_t token, const float **logits)
     if (b->pos >= b->max_context) return LR_FAIL(LR_ERANGE, "context full (%d positions)", b->max_context);
     if (token < 0 || (uint32_t)token >= e->c.vocab) return LR_FAIL(LR_EINVAL, "token %d outside the vocabulary", token);
     int32_t pos = b->pos;
-    int rc = lr_cu_h2d(e->d_tok, &token, 4);
-    if (!rc) rc = lr_cu_h2d(e->d_pos, &pos, 4);
-    int n = 0;
-    if (!rc && b->on_layer) {
+    e->h_io[0] = token, e->h_io[1] = pos; /* the graph's first node copies them in */
+    int rc = LR_OK, n = 0;
+    if (b->on_layer) {
         int was = lr_cu_set_pdl(e->base.pdl);
         rc = enqueue_step(e, 1, &n);
         lr_cu_set_pdl(was);
-    } else if (!rc) {
+    } else {
         rc = lr_cu_graph_launch(e->graph, e->s);
     }
-    if (!rc) rc = lr_cu_stream_sync(e->s);
-    if (!rc) rc = lr_cu_d2h(e->host_logits, e->logits, (size_t)e->c.vocab * 4);
+    if (!rc) rc = lr_cu_stream_sync(e->s); /* the logits are in host_logits */
     if (rc) return lr_wrap(rc, "GPU step at position %d", pos);
     b->pos++;
     *logits = e->host_logits;
@@ -482,6 +486,25 @@ int lr_engine_gpu_phases(lr_engine *b, int reps, double *us, int n)
     return rc;
 }
 
+int lr_engine_gpu_graph_us(lr_engine *b, int reps, double *us)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    gpu_engine *e = (gpu_engine *)b;
+    if (reps < 1) reps = 1;
+    CUevent t0 = NULL, t1 = NULL;
+    float ms = 0;
+    int rc = lr_cu_event_create(&t0);
+    if (!rc) rc = lr_cu_event_create(&t1);
+    if (!rc) rc = lr_cu_graph_launch(e->graph, e->s); /* warm-up */
+    if (!rc) rc = lr_cu_event_record(t0, e->s);
+    for (int r = 0; r < reps && !rc; r++) rc = lr_cu_graph_launch(e->graph, e->s);
+    if (!rc) rc = lr_cu_event_record(t1, e->s);
+    if (!rc) rc = lr_cu_event_ms(t0, t1, &ms);
+    if (!rc) *us = 1e3 * ms / reps;
+    lr_cu_event_destroy(t0), lr_cu_event_destroy(t1);
+    return rc;
+}
+
 const char *lr_engine_gpu_phase_name(int i) { return i >= 0 && i < NPH ? phase_names[i] : NULL; }
 
 static void gpu_close(lr_engine *b)
@@ -502,10 +525,11 @@ static void gpu_close(lr_engine *b)
     for (int i = 0; i < e->nrots; i++) lr_rot_dev_destroy(&e->rots[i].dev);
     if (e->head_q != e->emb_q) { lr_cu_free(e->head_q); lr_cu_free(e->head_sb); }
     lr_cu_free(e->emb_q); lr_cu_free(e->emb_sb); lr_cu_free(e->out_norm);
-    CUdeviceptr bufs[] = { e->d_tok, e->d_pos, e->x, e->xn, e->xr, e->qkv, e->att, e->o, e->gu, e->h, e->down, e->logits };
+    CUdeviceptr bufs[] = { e->d_tok, e->x, e->xn, e->xr, e->qkv, e->att, e->o, e->gu, e->h, e->down, e->logits };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) lr_cu_free(bufs[i]);
     lr_cu_stream_destroy(e->s);
-    free(e->L); free(e->host_logits); free(e->host_x); free(e->host_y);
+    lr_cu_free_host(e->host_logits), lr_cu_free_host(e->h_io);
+    free(e->L); free(e->host_x); free(e->host_y);
     free(e);
 }
 

@@ -65,6 +65,12 @@ static int run(const char *path, const char *label, const char *arm, int layout,
                arm, label, c->n_layers, t_open, tps, 1e-3 * us, e->launches_per_step, e->pdl ? "PDL" : "no PDL",
                e->bytes_per_step / 1e9, gbps, 100 * gbps / g_bound);
         lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f", arm, label, us, gbps, 100 * gbps / g_bound, tps);
+        double gus = 0;
+        if (!(rc = lr_engine_gpu_graph_us(e, 20, &gus))) {
+            printf("  step graph replayed back to back: %.1f us (GPU time; the step adds %.1f us of host work)\n", gus,
+                   us - gus);
+            lr_csv_row(csv, "%s,%s,graph,,,,%.1f,,,,", arm, label, gus);
+        }
         /* Where the time goes: each phase of every layer replayed alone. */
         double ph[16] = { 0 }, sum = 0;
         if (!(rc = lr_engine_gpu_phases(e, 20, ph, 16))) {

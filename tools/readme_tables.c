@@ -157,11 +157,12 @@ static void engine_table(void)
         int any = 0;
         for (int r = 0; r < c.n && !any; r++) any = !strcmp(get(&c, r, "matrix"), "gemv_qkv");
         if (any) {
-            out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph; the "
-                "step is longer than the sum by the gaps between dependent kernels):\n\n| arm | model |");
+            out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph); "
+                "graph = the whole step's graph replayed back to back (GPU time), step = one decode step as the "
+                "host sees it (graph launch, wait, logits):\n\n| arm | model |");
             for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
-            out(" sum | step |\n|---|---|");
-            for (int i = 0; i < nph + 2; i++) out("---|");
+            out(" sum | graph | step |\n|---|---|");
+            for (int i = 0; i < nph + 3; i++) out("---|");
             out("\n");
             for (int r = 0; r < c.n; r++) {
                 if (strcmp(get(&c, r, "matrix"), "step")) continue;
@@ -178,7 +179,14 @@ static void engine_table(void)
                     if (v >= 0) sum += v;
                     len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", v);
                 }
-                if (found) out("| %s | %s |%s %.0f | %.0f |\n", arm, model, cells, sum, atof(get(&c, r, "us")));
+                double graph = -1;
+                for (int k = 0; k < c.n; k++)
+                    if (!strcmp(get(&c, k, "arm"), arm) && !strcmp(get(&c, k, "model"), model) &&
+                        !strcmp(get(&c, k, "matrix"), "graph") && !strcmp(get(&c, k, "commit"), get(&c, r, "commit")))
+                        graph = atof(get(&c, k, "us"));
+                char gcell[32];
+                snprintf(gcell, sizeof gcell, graph >= 0 ? "%.0f" : "-", graph);
+                if (found) out("| %s | %s |%s %.0f | %s | %.0f |\n", arm, model, cells, sum, gcell, atof(get(&c, r, "us")));
             }
         }
     }
