@@ -118,8 +118,11 @@ int main(int argc, char **argv)
             const char *const *names = lr_layer_matrix_names;
             int ok = 1;
             for (int k = 0; k < 9 && ok; k++) {
-                int want = (k < 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer"))) ||
-                           (k >= 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer_fused")));
+                /* the fused layer is q|k|v, o, gate|up, down: o (3) and down (6) too */
+                int fused = lr_list_has(mats, "layer_fused");
+                int want = (k < 7 && (lr_list_has(mats, names[k]) || lr_list_has(mats, "layer") ||
+                                      (fused && (k == 3 || k == 6)))) ||
+                           (k >= 7 && (lr_list_has(mats, names[k]) || fused));
                 if (!want) continue;
                 int copies = lr_bench_copies(shape_r[k], shape_c[k], arm->bits_per_weight, d->l2_bytes);
                 m[k].arm = arm;
@@ -165,6 +168,9 @@ int main(int argc, char **argv)
                 int *idx = fused ? idx_fused : idx_plain, cnt = fused ? 4 : 7;
                 size_t bytes = 0;
                 double weights = 0;
+                int missing = 0;
+                for (int k = 0; k < cnt; k++) missing |= !m[idx[k]].st;
+                if (missing) continue;
                 for (int k = 0; k < cnt; k++) {
                     seq[ns++] = m[idx[k]];
                     if (m[idx[k]].copies < copies) copies = m[idx[k]].copies;
