@@ -87,11 +87,25 @@ static int test_bad_numbers_refused(void)
     return T_PASS;
 }
 
+/* Regression: --matrices layer_fused alone crashed bench_gemv (the fused
+ * layer reads o and down, which were not prepared). Needs a GPU. */
+static int test_bench_gemv_layer_fused_alone(void)
+{
+    char path[1200], err[4096];
+    snprintf(path, sizeof path, "%s/bench_gemv", g_bin);
+    T_SKIP_IF(access(path, X_OK) != 0, "no bench_gemv");
+    int rc = run("bench_gemv", "--models 4B --arms noweights --matrices layer_fused --reps 3", err, sizeof err);
+    T_SKIP_IF(rc == 1 && (strstr(err, "driver") || strstr(err, "device")), "no GPU");
+    T_ASSERT(rc == 0, "bench_gemv --matrices layer_fused exited %d: %s", rc, err);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
     char *slash = strrchr(g_bin, '/');
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
-    static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused) };
-    return t_main(__FILE__, cases, 2, argc, argv);
+    static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
+                                    T_CASE(test_bench_gemv_layer_fused_alone) };
+    return t_main(__FILE__, cases, 3, argc, argv);
 }
