@@ -1,6 +1,7 @@
 /* Token sampling (rt/sampler.h). Weights are exp((logit - max) / T) in f64;
  * candidates are ordered by weight, then by id, so ties never depend on a
- * sort's whims. Top-k keeps a min-heap of k candidates (O(vocab log k));
+ * sort's whims. Top-k keeps a min-heap of the k largest logits (O(vocab log
+ * k), weights for those k only);
  * top-p alone first drops every token below (1 - p) / (n - 1) of the mass:
  * all of those together weigh less than 1 - p, so the nucleus never reaches
  * them, and only the few survivors are sorted. */
@@ -46,12 +47,23 @@ int lr_sampler_set(lr_sampler *s, const lr_sampler_params *p)
     return LR_OK;
 }
 
+/* The first index of the largest non-NaN value (0 when all are NaN). Two
+ * passes: the maximum over eight independent lanes (no loop-carried load:
+ * the one-pass form compares against logits[best]), then its first
+ * occurrence. NaN never compares greater, so it is skipped. */
 int32_t lr_argmax(const float *logits, int n)
 {
-    int32_t best = -1;
-    for (int i = 0; i < n; i++)
-        if (!isnan(logits[i]) && (best < 0 || logits[i] > logits[best])) best = i;
-    return best < 0 ? 0 : best;
+    float m[8];
+    for (int j = 0; j < 8; j++) m[j] = -INFINITY;
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) m[j] = logits[i + j] > m[j] ? logits[i + j] : m[j];
+    for (; i < n; i++) m[0] = logits[i] > m[0] ? logits[i] : m[0];
+    float mx = m[0];
+    for (int j = 1; j < 8; j++) mx = m[j] > mx ? m[j] : mx;
+    for (i = 0; i < n; i++)
+        if (logits[i] == mx) return i;
+    return 0; /* all NaN */
 }
 
 /* a ranks before b: heavier, or as heavy with a lower id. */
@@ -93,43 +105,11 @@ static void sift_up(struct lr_cand *h, int i)
     }
 }
 
-int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
+/* The kept candidates c[0 .. nc), sorted, weighing `mass`: top-p cut, then
+ * one draw. */
+static int32_t draw(lr_sampler *s, struct lr_cand *c, int nc, double mass, int use_p)
 {
-    int n = s->vocab, k = s->p.top_k;
-    double T = s->p.temperature, p = s->p.top_p;
-    if (T <= 0 || k == 1) return lr_argmax(logits, n);
-    int use_k = k > 0 && k < n, use_p = p > 0 && p < 1;
-    float mx = logits[lr_argmax(logits, n)];
-    if (isnan(mx)) return 0;
-    struct lr_cand *c = s->cand;
-    double total = 0;
-    int nc = 0;
-    for (int i = 0; i < n; i++) {
-        double w = isnan(logits[i]) ? 0 : logits[i] == mx ? 1 : exp(((double)logits[i] - mx) / T);
-        total += w;
-        struct lr_cand x = { w, i };
-        if (!use_k) {
-            c[nc++] = x;
-        } else if (nc < k) {
-            c[nc] = x;
-            sift_up(c, nc++);
-        } else if (before(&x, &c[0])) {
-            c[0] = x;
-            sift_down(c, nc, 0);
-        }
-    }
-    double mass = total;
-    if (use_k) {
-        mass = 0;
-        for (int i = 0; i < nc; i++) mass += c[i].w;
-    } else if (use_p && n > 1) {
-        double cut = (1 - p) / (n - 1) * total;
-        int m = 0;
-        for (int i = 0; i < nc; i++)
-            if (c[i].w >= cut) c[m++] = c[i];
-        nc = m;
-    }
-    if (use_k || use_p) qsort(c, (size_t)nc, sizeof *c, cmp_cand);
+    double p = s->p.top_p;
     if (use_p) {
         double cum = 0;
         int m = 0;
@@ -146,4 +126,68 @@ int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
     for (int i = nc - 1; i >= 0; i--) /* rounding at the very end: the last with weight */
         if (c[i].w > 0) return c[i].id;
     return c[0].id;
+}
+
+/* Top-k: the k largest logits (ties: lower id) through a min-heap on the
+ * logit itself, so the vocabulary costs one compare per token and only
+ * the k kept get an exp (weighting all of them first took ~1 ms per token
+ * for a 152k vocabulary on one core). exp is monotonic, so these are the k
+ * heaviest; two different logits whose weights round to one double rank by
+ * logit here, by id before (a tie no draw can tell apart in weight). */
+static int32_t sample_top_k(lr_sampler *s, const float *logits, float mx)
+{
+    int n = s->vocab, k = s->p.top_k, nc = 0;
+    double T = s->p.temperature;
+    struct lr_cand *c = s->cand; /* w holds the logit while selecting */
+    for (int i = 0; i < n; i++) {
+        float l = logits[i];
+        if (isnan(l)) continue; /* weight 0: never drawn */
+        struct lr_cand x = { l, i };
+        if (nc < k) {
+            c[nc] = x;
+            sift_up(c, nc++);
+        } else if (l > c[0].w) { /* equal logits: the kept one has the lower id */
+            c[0] = x;
+            sift_down(c, nc, 0);
+        }
+    }
+    if (nc == 0) return 0;
+    double mass = 0;
+    for (int i = 0; i < nc; i++) {
+        c[i].w = c[i].w == mx ? 1 : exp((c[i].w - mx) / T);
+        mass += c[i].w;
+    }
+    qsort(c, (size_t)nc, sizeof *c, cmp_cand);
+    double p = s->p.top_p;
+    return draw(s, c, nc, mass, p > 0 && p < 1);
+}
+
+int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
+{
+    int n = s->vocab, k = s->p.top_k;
+    double T = s->p.temperature, p = s->p.top_p;
+    if (T <= 0 || k == 1) return lr_argmax(logits, n);
+    int use_k = k > 0 && k < n, use_p = p > 0 && p < 1;
+    float mx = logits[lr_argmax(logits, n)];
+    if (isnan(mx)) return 0;
+    if (use_k) return sample_top_k(s, logits, mx);
+    /* every token weighted: the mass the nucleus is a share of */
+    struct lr_cand *c = s->cand;
+    double total = 0;
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        double w = isnan(logits[i]) ? 0 : logits[i] == mx ? 1 : exp(((double)logits[i] - mx) / T);
+        total += w;
+        c[nc++] = (struct lr_cand){ w, i };
+    }
+    double mass = total;
+    if (use_p && n > 1) {
+        double cut = (1 - p) / (n - 1) * total;
+        int m = 0;
+        for (int i = 0; i < nc; i++)
+            if (c[i].w >= cut) c[m++] = c[i];
+        nc = m;
+    }
+    if (use_p) qsort(c, (size_t)nc, sizeof *c, cmp_cand);
+    return draw(s, c, nc, mass, use_p);
 }

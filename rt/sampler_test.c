@@ -163,5 +163,74 @@ static int test_seeded(void)
     return T_PASS;
 }
 
+/* The brute-force definition: every token weighted, all sorted by (weight,
+ * id), the first k, the nucleus, one draw from the same random stream. */
+typedef struct { double w; int id; } cand;
+static int cmp_c(const void *x, const void *y)
+{
+    const cand *a = x, *b = y;
+    return a->w > b->w ? -1 : a->w < b->w ? 1 : a->id - b->id;
+}
+static int brute(const float *l, int n, double T, int k, double p, lr_rng *r, cand *c)
+{
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) mx = l[i] > mx ? l[i] : mx;
+    for (int i = 0; i < n; i++) c[i] = (cand){ isnan(l[i]) ? 0 : l[i] == mx ? 1 : exp(((double)l[i] - mx) / T), i };
+    qsort(c, (size_t)n, sizeof *c, cmp_c);
+    int nc = k > 0 && k < n ? k : n;
+    double mass = 0;
+    for (int i = 0; i < nc; i++) mass += c[i].w;
+    if (p > 0 && p < 1) {
+        double cum = 0;
+        int m = 0;
+        while (m < nc && cum < p * mass) cum += c[m++].w;
+        nc = m > 0 ? m : 1;
+    }
+    double kept = 0, cum = 0;
+    for (int i = 0; i < nc; i++) kept += c[i].w;
+    double u = lr_rng_unit(r) * kept;
+    for (int i = 0; i < nc; i++)
+        if (u < (cum += c[i].w)) return c[i].id;
+    for (int i = nc - 1; i >= 0; i--)
+        if (c[i].w > 0) return c[i].id;
+    return c[0].id;
+}
+
+/* The fast top-k path (heap on logits, weights for the k kept) and the
+ * two-pass argmax draw exactly what the definition draws: random logits
+ * with repeated values, NaNs and -inf, several k / p / T, a 152k vocabulary. */
+static int test_matches_brute_force(void)
+{
+    enum { V = 2000 };
+    static float l[151936];
+    static cand c[151936];
+    lr_rng g;
+    lr_rng_seed(&g, 17);
+    const struct { int n, k; double T, p; } cs[] = { { V, 40, 0.7, 0.9 }, { V, 5, 1.3, 1.0 }, { V, 1999, 0.5, 0.8 },
+                                                     { V, 0, 0.8, 0.9 }, { 151936, 40, 0.7, 0.9 }, { 37, 36, 2.0, 0.5 } };
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+        int n = cs[t].n;
+        for (int i = 0; i < n; i++) {
+            double u = lr_rng_unit(&g);
+            l[i] = u < 0.02 ? NAN : u < 0.03 ? -INFINITY : (float)(int)(lr_rng_gauss(&g) * 8) / 4; /* many ties */
+        }
+        lr_sampler s;
+        lr_sampler_params p = { (float)cs[t].T, cs[t].k, (float)cs[t].p };
+        T_OK(lr_sampler_init(&s, n, &p, 1234 + t));
+        lr_rng r;
+        lr_rng_seed(&r, 1234 + t);
+        for (int d = 0; d < 200; d++) {
+            int32_t a = lr_sampler_sample(&s, l), b = brute(l, n, p.temperature, cs[t].k, p.top_p, &r, c);
+            T_ASSERT(a == b, "case %zu draw %d: sampler %d, brute force %d", t, d, a, b);
+        }
+        lr_sampler_free(&s);
+        int am = lr_argmax(l, n), bm = -1;
+        for (int i = 0; i < n; i++)
+            if (!isnan(l[i]) && (bm < 0 || l[i] > l[bm])) bm = i;
+        T_ASSERT(am == (bm < 0 ? 0 : bm), "case %zu argmax %d vs %d", t, am, bm);
+    }
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_greedy), T_CASE(test_frequencies), T_CASE(test_top_k), T_CASE(test_top_p_small),
-       T_CASE(test_top_p_large), T_CASE(test_seeded))
+       T_CASE(test_top_p_large), T_CASE(test_seeded), T_CASE(test_matches_brute_force))

@@ -6,6 +6,7 @@
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
+#include "rt/sampler.h"
 #include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
@@ -32,13 +33,6 @@ static void usage(FILE *f)
 
 static double g_bound; /* GB/s, measured in this process */
 
-static int argmax(const float *v, int n)
-{
-    int b = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[b]) b = i;
-    return b;
-}
 
 static int run(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
 {
@@ -54,9 +48,9 @@ static int run(const char *path, const char *label, const char *arm, int layout,
     const lr_model_config *c = lr_model_cfg(m);
     const float *lg;
     int tok = 1;
-    for (int i = 0; i < 8 && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : argmax(lg, (int)c->vocab);
+    for (int i = 0; i < 8 && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : lr_argmax(lg, (int)c->vocab);
     double t1 = lr_now();
-    for (int i = 0; i < n && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : argmax(lg, (int)c->vocab);
+    for (int i = 0; i < n && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : lr_argmax(lg, (int)c->vocab);
     double dt = lr_now() - t1;
     if (!rc) {
         double tps = n / dt, us = 1e6 * dt / n, gbps = e->bytes_per_step / (us * 1e3);
