@@ -117,21 +117,18 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
-    /* Shapes the table lacks get the geometry every 14B shape but k won on
-     * the H200: 128 threads, one row group, one segment ahead, three
-     * accumulator chains, IMAD right shifts, x staged per warp. */
-    lr_leech_geom g = { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1 };
+    lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14s", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
         if (t[1]) g.rg = t[1];
         if (t[4]) g.prefetch = t[4] > 0 ? t[4] : 0;
         if (t[5] > 0) g.persist = t[5];
+        if (t[3] > 1) g.nacc = t[3];
         if (t[6] > 0) g.minb = t[6];
-        if (t[2]) g.tabg = t[2] == 2;
-        if (t[3]) g.nacc = t[3] > 1 ? t[3] : 0;
-        if (t[7]) g.l2pf = t[7] > 0 ? t[7] : 0;
-        if (t[8]) g.xw = t[8] > 0;
+        if (t[2] == 2) g.tabg = 1;
+        if (t[7] > 0) g.l2pf = t[7];
+        if (t[8] > 0) g.xw = 1;
     }
     return g;
 }
