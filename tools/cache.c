@@ -58,6 +58,7 @@ static void add(const lr_jit_spec *s)
         if (!strcmp(a, b) && !strcmp(s->tmpl, g_specs[i].tmpl)) return;
     }
     if (g_nspecs < MAXSPEC) g_specs[g_nspecs++] = *s;
+    else if (!g_fail++) fprintf(stderr, "cache warm: more than %d kernels; %s and later ones not planned\n", MAXSPEC, a);
 }
 
 static void *worker(void *arg)
@@ -85,9 +86,36 @@ static void *worker(void *arg)
     }
 }
 
+/* The engine's Leech GEMVs (Planes14 and Planes14S) of one shape: their
+ * class-table size is a compile-time constant, lr_ctab_entries per distinct
+ * gain-centroid vector among the fused parts (a real model's q, k and v
+ * each have their own), for 1 and 2 gain bits: every count from one table
+ * to one per part. */
+static int plan_leech_engine(int rows, int cols, int nparts, int budget)
+{
+    for (int gb = 1; gb <= 2; gb++) {
+        int nent1, rc = lr_ctab_entries(12, gb, &nent1);
+        if (rc) return rc;
+        for (int t = 1; t <= nparts; t++) {
+            lr_jit_spec s;
+            lr_launch_geom g;
+            if ((rc = lr_gemv_leech_p14_spec(&s, &g, rows, cols, t * nent1, lr_gemv_leech_p14_default_geom(rows, cols),
+                                             budget)))
+                return rc;
+            add(&s);
+            if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, t * nent1,
+                                              lr_gemv_leech_p14s_default_geom(rows, cols), budget)))
+                return rc;
+            add(&s);
+        }
+    }
+    return LR_OK;
+}
+
 /* Every kernel one model size needs: GEMVs for the 7 projections and the
- * fused q|k|v and gate|up, in the served formats (f16, Planes14, I8x) and the
- * published record layouts the benchmark times beside them; rotations of every input
+ * fused q|k|v and gate|up, in the served formats (f16, Planes14, Planes14S
+ * with every table count an imported model can need, I8x) and the published
+ * record layouts the benchmark times beside them; rotations of every input
  * width; the decode-step ops. */
 static int plan_model(int si, int budget)
 {
@@ -100,16 +128,12 @@ static int plan_model(int si, int budget)
         lr_launch_geom g;
         if ((rc = lr_gemv_f16_spec(&s, &g, R[k], C[k], lr_gemv_f16_default_geom(R[k], C[k]), budget, 0))) return rc;
         add(&s);
-        if ((rc = lr_gemv_leech_p14_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14_default_geom(R[k], C[k]), budget)))
-            return rc;
-        add(&s);
+        /* q|k|v fuses three parts, gate|up two */
+        if ((rc = plan_leech_engine(R[k], C[k], k == 7 ? 3 : k == 8 ? 2 : 1, budget))) return rc;
         if ((rc = lr_gemv_leech_i8_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_i8_default_geom(R[k], C[k]), budget)))
             return rc;
         add(&s);
         if ((rc = lr_gemv_leech_i8_xq_spec(&s, &g, C[k], 256))) return rc;
-        add(&s);
-        if ((rc = lr_gemv_leech_p14s_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14s_default_geom(R[k], C[k]), budget)))
-            return rc;
         add(&s);
         /* the published record kernels (benchmark baselines) */
         for (int kind = 0; kind < 3; kind++) {

@@ -2,11 +2,16 @@
  * GPU fills a cache that a process with no NVRTC at all can use. */
 #include "jit/jit.h"
 #include "jit/nvrtc.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/kernels.h"
 #include "kernels/ops.h"
+#include "kernels/tuning.h"
+#include "layouts/leech_vram/ctab.h"
 #include "test/t.h"
 #include "util/err.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +98,29 @@ static int appliance_child(const char *dir)
     int hit = 0;
     if (lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, &hit) != LR_OK || !hit) return 11;
     free(cubin);
+    /* The engine's fused 4B q|k|v (three parts, each its own gain
+     * centroids: three class tables) and gate|up (two), 1 and 2 gain bits,
+     * in both Leech layouts, exactly as lr_leech_dev_upload specializes them. */
+    lr_tuning_set_target("NVIDIA H200", 90);
+    int si = 0;
+    while (si < lr_qwen3_nshapes && strcmp(lr_qwen3_shapes[si].model, "4B")) si++;
+    int R[LR_LAYER_MATRICES], C[LR_LAYER_MATRICES];
+    lr_qwen3_layer_shapes(si, R, C);
+    for (int gb = 1; gb <= 2; gb++)
+        for (int k = 7; k <= 8; k++) {
+            int nent1, ntab, code = 20 + 4 * (gb - 1) + 2 * (k - 7);
+            lr_launch_geom g;
+            if (lr_ctab_entries(12, gb, &nent1)) return code;
+            ntab = (k == 7 ? 3 : 2) * nent1;
+            if (lr_gemv_leech_p14s_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14s_default_geom(R[k], C[k]), 232448) ||
+                lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, &hit) != LR_OK || !hit)
+                return code;
+            free(cubin);
+            if (lr_gemv_leech_p14_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_p14_default_geom(R[k], C[k]), 232448) ||
+                lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, &hit) != LR_OK || !hit)
+                return code + 1;
+            free(cubin);
+        }
     lr_op_spec(&s, "op_attention", 96); /* never warmed */
     int rc = lr_jit_cubin(&s, "sm_90", 13000, &cubin, &n, &hit);
     return rc == LR_ENVRTC && strstr(lr_errmsg(), "NVRTC") ? 0 : 12;
