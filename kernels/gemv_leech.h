@@ -144,8 +144,8 @@ extern const lr_gemv_arm lr_arm_leech_p14s_loads;
  * columns, ball and gain width (q|k|v, gate|up: rows concatenated in order,
  * any row counts; each keeps its own gain centroids, see
  * layouts/leech_vram/p14.h and p14s.h) into `layout` (LR_LEECH_DEV_*;
- * DEFAULT = Planes14S, the faster on the H200) with nthreads threads (0 =
- * all cores), uploads it in one copy (rt/cu.h) and gets the kernel for the
+ * DEFAULT: lr_leech_dev_default_layout) with nthreads threads (0 = all
+ * cores), uploads it in one copy (rt/cu.h) and gets the kernel for the
  * current device (geometry from the tuning table, arm "leech_p14s" or
  * "leech_p14").
  * LR_EINVAL naming the tensors for mismatched gain widths, columns, balls
@@ -157,6 +157,11 @@ extern const lr_gemv_arm lr_arm_leech_p14s_loads;
  * graph-capturable. Concurrent launches on distinct streams are fine. */
 typedef struct lr_leech_dev lr_leech_dev;
 enum { LR_LEECH_DEV_DEFAULT = 0, LR_LEECH_DEV_P14 = 1, LR_LEECH_DEV_P14S = 2 };
+/* The layout DEFAULT means for a (fused) shape: Planes14S where the tuning
+ * table has it for the current device (measured there: the 14B engine runs
+ * 8% faster on it), Planes14 elsewhere (on the untuned 4B and 8B shapes
+ * Planes14S ran 3-4% slower inside the step). */
+int lr_leech_dev_default_layout(int rows, int cols);
 /* "planes14", "planes14s"; NULL for anything else. */
 const char *lr_leech_dev_layout_name(int layout);
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);

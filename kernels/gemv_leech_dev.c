@@ -1,8 +1,9 @@
 /* The engine-facing Leech GEMV: artifact tensors -> one device matrix (rows
- * of several tensors concatenated) in Planes14S (default) or Planes14, and
- * its launch. */
+ * of several tensors concatenated) in Planes14S or Planes14, and its
+ * launch. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
 #include "layouts/leech_vram/p14_layout.h"
 #include "layouts/leech_vram/p14s_layout.h"
 #include "util/err.h"
@@ -97,10 +98,20 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     return rc;
 }
 
+int lr_leech_dev_default_layout(int rows, int cols)
+{
+    int t[LR_TUNE_KNOBS];
+    return lr_tuning_lookup("leech_p14s", rows, cols, t) ? LR_LEECH_DEV_P14S : LR_LEECH_DEV_P14;
+}
+
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out)
 {
     *out = NULL;
-    if (layout == LR_LEECH_DEV_DEFAULT) layout = LR_LEECH_DEV_P14S;
+    if (layout == LR_LEECH_DEV_DEFAULT && nparts >= 1) {
+        long long rows = 0;
+        for (int i = 0; i < nparts; i++) rows += (long long)parts[i]->rows;
+        layout = lr_leech_dev_default_layout(rows > (1 << 24) ? 1 << 24 : (int)rows, (int)parts[0]->cols);
+    }
     if (!lr_leech_dev_layout_name(layout)) return LR_FAIL(LR_EINVAL, "leech dev: unknown layout %d", layout);
     lr_leech_dev *d = calloc(1, sizeof *d);
     if (!d) return LR_FAIL(LR_ENOMEM, "leech dev: out of memory");

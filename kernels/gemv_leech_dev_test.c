@@ -8,6 +8,7 @@
  * launches (q|k|v, gate|up, mixed centroids, a CUDA graph) against the same
  * f64 truth. */
 #include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/p14_layout.h"
@@ -360,6 +361,22 @@ static int test_loader_hook(void)
     return T_PASS;
 }
 
+/* DEFAULT picks Planes14S only where the tuning table has the shape for the
+ * device (here: the H200 as a target, no GPU needed), Planes14 elsewhere. */
+static int test_default_layout_rule(void)
+{
+    lr_tuning_set_target("NVIDIA H200", 90);
+    int a = lr_leech_dev_default_layout(7168, 5120), b = lr_leech_dev_default_layout(34816, 5120);
+    int c = lr_leech_dev_default_layout(6144, 2560), d = lr_leech_dev_default_layout(77, 1001);
+    lr_tuning_set_target("NVIDIA L40S", 89);
+    int e = lr_leech_dev_default_layout(7168, 5120);
+    lr_tuning_set_target(NULL, 0);
+    T_ASSERT(a == LR_LEECH_DEV_P14S && b == LR_LEECH_DEV_P14S, "14B q|k|v %d, gate|up %d: tuned on the H200", a, b);
+    T_ASSERT(c == LR_LEECH_DEV_P14 && d == LR_LEECH_DEV_P14, "untuned shapes %d, %d", c, d);
+    T_ASSERT(e == LR_LEECH_DEV_P14, "another device %d", e);
+    return T_PASS;
+}
+
 /* ---- GPU ---- */
 
 static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0, int graph, int layout)
@@ -427,7 +444,8 @@ static int test_gpu_artifact_fused(void)
     uint64_t seed;
     lr_leech_dev *d;
     T_OK(lr_leech_dev_upload(qkv, 3, 0, LR_LEECH_DEV_DEFAULT, &d));
-    T_ASSERT(lr_leech_dev_layout(d) == LR_LEECH_DEV_P14S, "default layout %d", lr_leech_dev_layout(d));
+    int want = lr_leech_dev_default_layout(lr_leech_dev_rows(d), lr_leech_dev_cols(d));
+    T_ASSERT(lr_leech_dev_layout(d) == want, "default layout %d, the rule says %d", lr_leech_dev_layout(d), want);
     int rc = lr_leech_dev_rotation(d, &kind, &seed);
     lr_leech_dev_free(d);
     T_ASSERT(!rc && kind == qkv[0]->u.leech.rot_kind && seed == qkv[0]->u.leech.rot_seed, "q|k|v rotation: %s",
@@ -464,4 +482,4 @@ static int teardown(void)
 }
 
 T_MAIN(T_CASE(test_artifact_fused_host), T_CASE(test_mixed_centroids_host), T_CASE(test_mismatch_errors),
-       T_CASE(test_loader_hook), T_CASE(test_gpu_artifact_fused), T_CASE(test_gpu_mixed_centroids), T_CASE(teardown))
+       T_CASE(test_loader_hook), T_CASE(test_default_layout_rule), T_CASE(test_gpu_artifact_fused), T_CASE(test_gpu_mixed_centroids), T_CASE(teardown))

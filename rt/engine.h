@@ -23,7 +23,8 @@ typedef struct lr_engine_opts {
     int device;           /* GPU ordinal */
     int nthreads;         /* CPU: threads for matvecs and dequantization; 0 = all cores */
     size_t cache_bytes;   /* CPU: budget for f32 copies of the weights; 0 = half the free memory */
-    int leech_layout;     /* GPU: VRAM layout of Leech matrices, LR_LEECH_DEV_* (0 = Planes14S) */
+    int leech_layout;     /* GPU: VRAM layout of Leech matrices, LR_LEECH_DEV_* (0 = per shape:
+                             lr_leech_dev_default_layout) */
 } lr_engine_opts;
 
 /* Debug hook: the residual stream after each layer, so two backends can be

@@ -110,13 +110,17 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 static int test_gate_tiny_64_tokens(void) { return gate("tiny", 0, 80, 2e-2); }
 static int test_gate_4b_widths(void) { return gate("4B", 2, 12, 2e-2); }
 static int test_gate_llama(void) { return gate("tiny-llama", 0, 64, 2e-2); }
-/* the other Leech layout (the default is Planes14S) */
-static int test_gate_planes14(void)
+/* Each Leech layout by name (the default picks per shape: Planes14 on
+ * these untuned ones). */
+static int test_gate_layouts(void)
 {
     NEED_GPU();
-    g_layout = LR_LEECH_DEV_P14;
-    int rc = gate("tiny", 0, 64, 2e-2);
-    if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
+    int rc = T_PASS;
+    for (int lay = LR_LEECH_DEV_P14; lay <= LR_LEECH_DEV_P14S && rc == T_PASS; lay++) {
+        g_layout = lay;
+        rc = gate("tiny", 0, 64, 2e-2);
+        if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
+    }
     g_layout = 0;
     return rc;
 }
@@ -148,4 +152,4 @@ static int test_context_limit(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_planes14), T_CASE(test_gate_f16_projections), T_CASE(test_context_limit))
+T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts), T_CASE(test_gate_f16_projections), T_CASE(test_context_limit))

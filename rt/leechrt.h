@@ -29,7 +29,7 @@ enum lr_backend {
 };
 
 enum lr_leech_layout {
-    LR_LAYOUT_DEFAULT = 0,    /* Planes14S */
+    LR_LAYOUT_DEFAULT = 0,    /* per matrix: Planes14S where tuned for this GPU, else Planes14 */
     LR_LAYOUT_PLANES14 = 1,   /* 4.8 b/w records: class, gain, sign and level planes */
     LR_LAYOUT_PLANES14S = 2,  /* 4-bit codes into a signed class-table pool, exceptions per row */
 };

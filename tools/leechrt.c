@@ -35,8 +35,8 @@ static void usage(FILE *f)
             "      --no-think     Qwen3: start the reply with an empty <think></think> block\n"
             "      --ctx N        context length (default: the model's)\n"
             "      --threads N    CPU engine threads (default: all cores)\n"
-            "      --layout L     GPU: VRAM layout of the 2-bit matrices, planes14s (default, faster)\n"
-            "                     or planes14\n"
+            "      --layout L     GPU: VRAM layout of the 2-bit matrices, planes14s or planes14 (default:\n"
+            "                     planes14s where the tuning table has the shape for this GPU)\n"
             "  -h, --help         this help\n");
 }
 
