@@ -4,6 +4,10 @@
 #   tools/gpu/h200.sh build
 #   tools/gpu/h200.sh test [FILTER]         GPU tests (every test program; CPU ones too)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
+#   tools/gpu/h200.sh tune ARM [MODELS]     sweep an arm's candidate geometries on the Qwen3
+#                                           shapes of MODELS (default 4B,8B,14B,32B), merge the
+#                                           winners into kernels/tuning_table.c (rebuild after;
+#                                           a copy in $OUT), every candidate into $OUT/tune_ARM.csv
 # Headers the machine lacks (libffi, xxhash, jansson, zlib -dev packages) come
 # unpacked in .deps/ (see docs/gpu-machine.md).
 set -uo pipefail
@@ -36,5 +40,18 @@ case $cmd in
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
-  *) echo "usage: $0 build|test [FILTER]|run PROGRAM ARGS..." >&2; exit 2 ;;
+  tune)
+    arm=$1; models=${2:-4B,8B,14B,32B}
+    case $arm in
+      # the knobs that won or came close on the 14B shapes (bench/results/h200_tune_*.csv)
+      leech_p14s) k="--threads 128,256 --rpw 1 --unroll 2 --tile 3 --extra0 1 --extra1 -1 --extra2 -1 --extra3 -1,1" ;;
+      leech_p14)  k="--threads 128,256 --rpw 1 --unroll 1 --tile 0,3 --extra0 1 --extra1 -1" ;;
+      leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
+      *) echo "tune: no candidate set for arm $arm" >&2; exit 2 ;;
+    esac
+    # shellcheck disable=SC2086
+    "$B/bin/tune_gemv" --arm "$arm" --models "$models" $k --reps 20 --csv "$OUT/tune_$arm.csv" \
+      --table kernels/tuning_table.c 2>&1 | tee -a "$OUT/tune_$arm.log" | grep -v '^  '
+    cp kernels/tuning_table.c "$OUT/tuning_table.c" ;;
+  *) echo "usage: $0 build|test [FILTER]|run PROGRAM ARGS...|tune ARM [MODELS]" >&2; exit 2 ;;
 esac
