@@ -261,7 +261,7 @@ static int i8_prepare(int rows, int cols, int copies, uint64_t seed, const lr_ge
     if (o && o->minb) geom.minb = o->minb;
     s->xq = geom.xq;
     lr_leech_matrix m;
-    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
     if (!rc) rc = lr_i8_unfold(&m, 0, &s->L);
     lr_jit_spec qspec;
     if (!rc && s->xq) rc = lr_gemv_leech_i8_xq_spec(&qspec, &s->gq, cols, 256);

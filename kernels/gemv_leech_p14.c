@@ -201,7 +201,7 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     if (o && o->extra[1] < 0) geom.persist = 0;
     if (o && o->minb) geom.minb = o->minb;
     lr_leech_matrix m;
-    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
     if (!rc) rc = lr_p14_unfold(&m, 0, &s->L);
     lr_leech_random_free(&m);
     lr_jit_spec spec;

@@ -231,7 +231,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (o && o->extra[2]) geom.l2pf = o->extra[2] > 0 ? o->extra[2] : 0; /* -1: no L2 prefetch */
     if (o && o->extra[3]) geom.xw = o->extra[3] > 0;                     /* -1: CTA-wide x prologue */
     lr_leech_matrix m;
-    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
     if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);
     lr_leech_random_free(&m);
     lr_jit_spec spec;

@@ -199,7 +199,7 @@ static int rec_prepare(int kind, int rows, int cols, int copies, uint64_t seed, 
     if (o && o->threads) geom.threads = o->threads;
     if (o && o->tile) geom.tile = o->tile;
     lr_leech_matrix m;
-    int rc = lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m);
+    int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
     if (!rc) rc = unfold(kind, &m, &s->L);
     lr_leech_random_free(&m);
     lr_jit_spec spec;

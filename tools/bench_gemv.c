@@ -28,6 +28,8 @@ static void usage(FILE *f)
             "  --reps N         graph replays per timing (default 30)\n"
             "  --geom T,R,U,TL  launch geometry override: threads, rows/warp, unroll, tile\n"
             "  --extra A,B,C,D  arm-specific knobs\n"
+            "  --ball           Leech arms: random blocks drawn over the ball like real weights (rows\n"
+            "                   named ARM@ball) instead of class-uniform\n"
             "  --smem-budget B  act as if the card's opt-in shared memory were B bytes\n"
             "  --list           list the arms and exit\n"
             "  -h, --help       this text\n");
@@ -55,6 +57,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "--ball")) opts.ball = 1;
         else if (!strcmp(a, "--list")) {
             int n;
             const lr_gemv_arm *const *all = lr_gemv_arms(&n);
@@ -108,6 +111,9 @@ int main(int argc, char **argv)
     for (int ai = 0; ai < n_arms; ai++) {
         const lr_gemv_arm *arm = all[ai];
         if (arms && !lr_list_has(arms, arm->name)) continue;
+        /* rows of a ball-uniform run are told apart by their arm name */
+        char aname[64];
+        snprintf(aname, sizeof aname, "%s%s", arm->name, opts.ball && strncmp(arm->name, "leech", 5) == 0 ? "@ball" : "");
         for (int si = 0; si < lr_qwen3_nshapes; si += 7) {
             const char *model = lr_qwen3_shapes[si].model;
             if (!lr_list_has(models, model)) continue;
@@ -128,11 +134,11 @@ int main(int argc, char **argv)
                 m[k].arm = arm;
                 m[k].copies = copies;
                 rc = arm->prepare(shape_r[k], shape_c[k], copies, 1000 + (uint64_t)k, &opts, &m[k].st);
-                if (rc == LR_EUNSUPPORTED) { printf("%-10s skipped: %s\n", arm->name, lr_errmsg()); ok = 0; break; }
+                if (rc == LR_EUNSUPPORTED) { printf("%-10s skipped: %s\n", aname, lr_errmsg()); ok = 0; break; }
                 double err = 0;
                 if (!rc) rc = arm->verify(m[k].st, 77 + (uint64_t)k, &err);
                 if (rc) {
-                    printf("%-10s %-5s %-7s FAILED: %s\n", arm->name, model, names[k], lr_errmsg());
+                    printf("%-10s %-5s %-7s FAILED: %s\n", aname, model, names[k], lr_errmsg());
                     failures++;
                     ok = 0;
                     break;
@@ -140,20 +146,20 @@ int main(int argc, char **argv)
                 layer_run one = { &m[k], 1, x, y };
                 double us;
                 if ((rc = lr_time_graph(layer_enqueue, &one, copies, reps, &us))) {
-                    printf("%-10s %-5s %-7s timing FAILED: %s\n", arm->name, model, names[k], lr_errmsg());
+                    printf("%-10s %-5s %-7s timing FAILED: %s\n", aname, model, names[k], lr_errmsg());
                     failures++;
                     ok = 0;
                     break;
                 }
                 size_t bytes = arm->bytes(m[k].st);
                 double gbps = bytes ? bytes / us / 1e3 : 0;
-                printf("%-10s %-5s %-7s %6d %6d %6.2f %9.2f %8.0f %7.1f %9.2e\n", arm->name, model, names[k], shape_r[k],
+                printf("%-10s %-5s %-7s %6d %6d %6.2f %9.2f %8.0f %7.1f %9.2e\n", aname, model, names[k], shape_r[k],
                        shape_c[k], arm->bits_per_weight, us, gbps, bytes ? 100 * gbps / bound : 0, err);
                 if (bytes)
-                    lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,%.1f,%.1f,%.2e", arm->name, model, names[k], shape_r[k],
+                    lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,%.1f,%.1f,%.2e", aname, model, names[k], shape_r[k],
                                shape_c[k], 8.0 * bytes / ((double)shape_r[k] * shape_c[k]), us, gbps, 100 * gbps / bound, err);
                 else
-                    lr_csv_row(&out, "%s,%s,%s,%d,%d,0,%.2f,,,%.2e", arm->name, model, names[k], shape_r[k], shape_c[k], us, err);
+                    lr_csv_row(&out, "%s,%s,%s,%d,%d,0,%.2f,,,%.2e", aname, model, names[k], shape_r[k], shape_c[k], us, err);
             }
             /* whole layers: 7 launches, the fused 4 (qkv, o, gateup, down), and
              * the fused 4 with programmatic dependent launch (sm_90+: each
@@ -183,19 +189,19 @@ int main(int argc, char **argv)
                 rc = lr_time_graph(layer_enqueue, &L, copies, reps, &us);
                 lr_cu_set_pdl(was);
                 if (rc) {
-                    printf("%-10s layer timing FAILED: %s\n", arm->name, lr_errmsg());
+                    printf("%-10s layer timing FAILED: %s\n", aname, lr_errmsg());
                     failures++;
                     break;
                 }
                 double gbps = bytes ? bytes / us / 1e3 : 0;
                 const char *mn = pdl ? "layer_fused_pdl" : fused ? "layer_fused" : "layer";
-                printf("%-10s %-5s %-7s %6s %6s %6.2f %9.2f %8.0f %7.1f\n", arm->name, model, mn, "", "",
+                printf("%-10s %-5s %-7s %6s %6s %6.2f %9.2f %8.0f %7.1f\n", aname, model, mn, "", "",
                        arm->bits_per_weight, us, gbps, bytes ? 100 * gbps / bound : 0);
                 if (bytes)
-                    lr_csv_row(&out, "%s,%s,%s,,,%.3f,%.2f,%.1f,%.1f,", arm->name, model, mn, 8.0 * bytes / weights, us,
+                    lr_csv_row(&out, "%s,%s,%s,,,%.3f,%.2f,%.1f,%.1f,", aname, model, mn, 8.0 * bytes / weights, us,
                                gbps, 100 * gbps / bound);
                 else
-                    lr_csv_row(&out, "%s,%s,%s,,,0,%.2f,,,", arm->name, model, mn, us);
+                    lr_csv_row(&out, "%s,%s,%s,,,0,%.2f,,,", aname, model, mn, us);
             }
             for (int k = 0; k < 9; k++)
                 if (m[k].st) arm->destroy(m[k].st);

@@ -150,7 +150,7 @@ int main(int argc, char **argv)
             for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
             for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++)
             for (int m = 0; m < nmb; m++) for (int i2 = 0; i2 < ne2; i2++) for (int i3 = 0; i3 < ne3; i3++) {
-                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3] }, mb[m] };
+                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3] }, mb[m], 0 };
                 one_run r = { arm, NULL, copies, x, y };
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);

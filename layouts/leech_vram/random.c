@@ -15,15 +15,16 @@ void lr_leech_random_free(lr_leech_matrix *m)
     memset(m, 0, sizeof *m);
 }
 
-int lr_leech_random_matrix(int rows, int cols, int max_shell, int gain_bits, int adversarial, uint64_t seed,
+int lr_leech_random_matrix(int rows, int cols, int max_shell, int gain_bits, int mode, uint64_t seed,
                            lr_leech_matrix *m)
 {
+    const int adversarial = mode == LR_RANDOM_ADVERSARIAL;
     memset(m, 0, sizeof *m);
     const lr_leech_class *cls;
     int nc, rc = lr_leech_classes(max_shell, &cls, &nc);
     if (rc) return rc;
-    if (rows <= 0 || cols <= 0 || gain_bits < 0 || gain_bits > 2)
-        return LR_FAIL(LR_EINVAL, "random matrix %dx%d, %d gain bits", rows, cols, gain_bits);
+    if (rows <= 0 || cols <= 0 || gain_bits < 0 || gain_bits > 2 || mode < 0 || mode > LR_RANDOM_BALL)
+        return LR_FAIL(LR_EINVAL, "random matrix %dx%d, %d gain bits, mode %d", rows, cols, gain_bits, mode);
     m->rows = rows, m->cols = cols, m->nblk = cols / 24, m->tail = cols % 24;
     m->max_shell = max_shell, m->gain_bits = gain_bits;
     size_t n = (size_t)rows * m->nblk;
@@ -46,6 +47,8 @@ int lr_leech_random_matrix(int rows, int cols, int max_shell, int gain_bits, int
             if (k == 2 * (size_t)nc) idx[k] = 0;
             else if (k == 2 * (size_t)nc + 1) idx[k] = last;
             else idx[k] = cls[k / 2].offset + (k & 1 ? cls[k / 2].count - 1 : 0);
+        } else if (mode == LR_RANDOM_BALL && k >= special) {
+            idx[k] = lr_rng_below(&r, last + 1);
         } else {
             const lr_leech_class *c = &cls[k < special ? k : lr_rng_below(&r, (uint64_t)nc)];
             idx[k] = c->offset + lr_rng_below(&r, c->count);
