@@ -13,7 +13,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]]\n"
+            "              [--no-rotate] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
+            "              [--gptq-damp D]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
             "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
@@ -30,6 +31,7 @@ static void usage(FILE *f)
             "  --gptq CALIB.txt  quantize with GPTQ: Hessians of each projection's input from the model\n"
             "                    run on this text (sequentially, through the already quantized layers)\n"
             "  --calib-tokens N  calibration tokens for --gptq (default 16384)\n"
+            "  --gptq-damp D     with --gptq: damping added to diag(H), D times its mean (default 0.01)\n"
             "  --refit MODE      with --gptq, afterwards: `scales` refits each row's scale, `all` the gain\n"
             "                    centroids and the row scales (two rounds), to their least-squares optimum\n"
             "                    on the calibration second moment (docs/import.md: measured effects)\n"
@@ -68,6 +70,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--gain-bits")) o.gain_bits = (int)strtol(v, &end, 10);
         else if (!strcmp(a, "--gptq")) o.gptq_calib = v;
         else if (!strcmp(a, "--calib-tokens")) o.calib_tokens = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--gptq-damp")) {
+            o.gptq_damp = strtod(v, &end);
+            if (end == v || *end || !(o.gptq_damp > 0 && o.gptq_damp <= 10)) {
+                fprintf(stderr, "import: --gptq-damp %s (a number in (0, 10])\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--refit")) {
             if (strcmp(v, "scales") && strcmp(v, "all")) {
                 fprintf(stderr, "import: --refit %s (scales or all)\n", v);
@@ -96,6 +105,10 @@ int main(int argc, char **argv)
     if (o.gain_bits < 0 || o.gain_bits > 2) { fprintf(stderr, "import: --gain-bits %d (0..2)\n", o.gain_bits); return 2; }
     if (o.refit && !o.gptq_calib) {
         fprintf(stderr, "import: --refit needs --gptq\n");
+        return 2;
+    }
+    if (o.gptq_damp > 0 && !o.gptq_calib) {
+        fprintf(stderr, "import: --gptq-damp needs --gptq\n");
         return 2;
     }
     if (o.calib_tokens < 0 || (o.calib_tokens && !o.gptq_calib)) {

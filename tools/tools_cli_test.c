@@ -70,6 +70,9 @@ static int test_bad_numbers_refused(void)
         { "import", "--gguf m.gguf -o o.lrt --refit most", "--refit" },
         { "import", "--gguf m.gguf -o o.lrt --refit scales", "--refit" }, /* without --gptq */
         { "leechrt", "--layout planes12", "--layout" },
+        { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-damp 0", "--gptq-damp" },
+        { "import", "--gguf m.gguf -o o.lrt --gptq-damp 0.1", "--gptq-damp" }, /* without --gptq */
+        { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-damp x", "--gptq-damp" },
         { "bench_engine", "--layout p14", "--layout" },
     };
     int tested = 0;

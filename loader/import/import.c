@@ -236,7 +236,8 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     if (!rc) memcpy(H, H0, (size_t)n * n * sizeof *H);
     if (!rc && rot) rc = rotate_hessian(rot, H, n);
     t0 = lr_now();
-    if (!rc) rc = lr_gptq_leech(W, rows, cols, H, LR_GPTQ_DAMP, o->gain_bits, o->nthreads, p, m);
+    if (!rc) rc = lr_gptq_leech(W, rows, cols, H, o->gptq_damp > 0 ? o->gptq_damp : LR_GPTQ_DAMP, o->gain_bits, o->nthreads,
+                                p, m);
     if (!rc && o->refit == LR_REFIT_SCALES) rc = lr_gptq_refit_row_scales(W, H, o->nthreads, m);
     if (!rc && o->refit == LR_REFIT_ALL) rc = lr_gptq_refit(W, H, o->nthreads, 2, m);
     a->st->quant_seconds += lr_now() - t0;

@@ -32,6 +32,7 @@ typedef struct lr_import_opts {
     int refit;           /* GPTQ, afterwards: LR_REFIT_SCALES = each row's scale to its least-squares
                             optimum under H; LR_REFIT_ALL = gain centroids and row scales, two
                             rounds (loader/import/gptq.h); 0 = none */
+    double gptq_damp;    /* GPTQ damping (times the mean of diag(H)); 0 = LR_GPTQ_DAMP */
 } lr_import_opts;
 
 #define LR_IMPORT_CALIB_TOKENS 16384
