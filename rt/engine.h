@@ -67,7 +67,8 @@ int lr_engine_gpu_phases(lr_engine *e, int reps, double *us, int n);
 const char *lr_engine_gpu_phase_name(int i);
 /* The whole step's graph replayed back to back, microseconds per replay: GPU
  * time alone (a step adds the host's launch, wait and sampling). Replays the
- * current position's step; the cache stays valid as for phases. */
+ * last step (its token and position), rewriting its cache slot with the same
+ * values: the cache stays valid. Call it after at least one step. */
 int lr_engine_gpu_graph_us(lr_engine *e, int reps, double *us);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
