@@ -67,8 +67,9 @@ int lr_engine_gpu_phases(lr_engine *e, int reps, double *us, int n);
 const char *lr_engine_gpu_phase_name(int i);
 /* The whole step's graph replayed back to back, microseconds per replay: GPU
  * time alone (a step adds the host's launch, wait and sampling). Replays the
- * last step (its token and position), rewriting its cache slot with the same
- * values: the cache stays valid. Call it after at least one step. */
+ * last step (its token and position; token 0 at position 0 before any),
+ * rewriting that cache slot with the same values (or the slot the next step
+ * writes): the cache stays valid. */
 int lr_engine_gpu_graph_us(lr_engine *e, int reps, double *us);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */

@@ -387,6 +387,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);
     if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 8);
+    if (!rc) e->h_io[0] = e->h_io[1] = 0; /* a replay before the first step reads token 0 at position 0 */
     e->host_x = malloc(H * 4);
     e->host_y = malloc(H * 4);
     if (!rc && (!e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
