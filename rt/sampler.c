@@ -134,7 +134,7 @@ static int32_t draw(lr_sampler *s, struct lr_cand *c, int nc, double mass, int u
  * for a 152k vocabulary on one core). exp is monotonic, so these are the k
  * heaviest; two different logits whose weights round to one double rank by
  * logit here, by id before (a tie no draw can tell apart in weight). */
-static int32_t sample_top_k(lr_sampler *s, const float *logits, float mx)
+static int32_t sample_top_k(lr_sampler *s, const float *logits)
 {
     int n = s->vocab, k = s->p.top_k, nc = 0;
     double T = s->p.temperature;
@@ -151,7 +151,9 @@ static int32_t sample_top_k(lr_sampler *s, const float *logits, float mx)
             sift_down(c, nc, 0);
         }
     }
-    if (nc == 0) return 0;
+    if (nc == 0) return 0; /* all NaN */
+    double mx = c[0].w;    /* the largest logit is among the kept */
+    for (int i = 1; i < nc; i++) mx = c[i].w > mx ? c[i].w : mx;
     double mass = 0;
     for (int i = 0; i < nc; i++) {
         c[i].w = c[i].w == mx ? 1 : exp((c[i].w - mx) / T);
@@ -168,9 +170,9 @@ int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
     double T = s->p.temperature, p = s->p.top_p;
     if (T <= 0 || k == 1) return lr_argmax(logits, n);
     int use_k = k > 0 && k < n, use_p = p > 0 && p < 1;
+    if (use_k) return sample_top_k(s, logits);
     float mx = logits[lr_argmax(logits, n)];
     if (isnan(mx)) return 0;
-    if (use_k) return sample_top_k(s, logits, mx);
     /* every token weighted: the mass the nucleus is a share of */
     struct lr_cand *c = s->cand;
     double total = 0;
