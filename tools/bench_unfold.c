@@ -3,7 +3,7 @@
  * (lr_leech_unrank, then lr_p14_put / lr_i8_put per block) and the fast one
  * (lr_leech_unrank_codes straight to codes, segments written once), and the
  * whole fills (lr_p14_fill vs lr_p14_fill_ref, lr_i8_unfold vs
- * lr_i8_unfold_ref) on one thread. Times are per-thread CPU time, best of
+ * lr_i8_unfold_ref, lr_p14s_unfold vs lr_p14s_unfold_ref) on one thread. Times are per-thread CPU time, best of
  * --reps, so other processes sharing the machine change them little.
  * Indices are uniform over the ball (what the synthetic models hold; the
  * shell-12 classes dominate) or, with --class-uniform, a uniform class then
@@ -11,6 +11,7 @@
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/i8.h"
 #include "layouts/leech_vram/p14.h"
+#include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/random.h"
 #include "util/args.h"
 #include "util/err.h"
@@ -26,7 +27,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_unfold [--rows N] [--cols N] [--reps N] [--class-uniform] [--help]\n"
             "Per-block cost (ns per block per core, thread CPU time, best of the repetitions) of\n"
-            "unfolding one rows x cols Leech matrix (1 gain bit) into Planes14 and I8x, reference\n"
+            "unfolding one rows x cols Leech matrix (1 gain bit) into Planes14, I8x and Planes14S, reference\n"
             "and fast paths, with the reference's unrank and layout-write parts apart.\n"
             "  --rows N         matrix rows (default 256)\n"
             "  --cols N         matrix columns (default 12288: 512 blocks a row)\n"
@@ -51,7 +52,7 @@ typedef struct {
     lr_p14 *p14;        /* bound to an image */
 } bench;
 
-enum { UNRANK, CODES_REF, CODES, P14_PUT, P14_REF, P14_FAST, I8_REF, I8_FAST, NSTEP };
+enum { UNRANK, CODES_REF, CODES, P14_PUT, P14_REF, P14_FAST, I8_REF, I8_FAST, P14S_REF, P14S_FAST, NSTEP };
 static const char *k_name[NSTEP] = {
     "lr_leech_unrank (reference decode)",
     "lr_leech_unrank_codes_ref",
@@ -61,6 +62,8 @@ static const char *k_name[NSTEP] = {
     "lr_p14_fill (whole, fast)",
     "lr_i8_unfold_ref (whole, reference)",
     "lr_i8_unfold (whole, fast)",
+    "lr_p14s_unfold_ref (whole, reference)",
+    "lr_p14s_unfold (whole, fast)",
 };
 
 static int run(bench *b, int step)
@@ -87,6 +90,13 @@ static int run(bench *b, int step)
         rc = (step == I8_REF ? lr_i8_unfold_ref : lr_i8_unfold)(m, 1, &L);
         if (!rc) lr_i8_free(&L);
         return rc;
+    case P14S_REF:
+    case P14S_FAST: {
+        lr_p14s S;
+        rc = (step == P14S_REF ? lr_p14s_unfold_ref : lr_p14s_unfold)(m, 1, &S);
+        if (!rc) lr_p14s_free(&S);
+        return rc;
+    }
     }
     return LR_OK;
 }
@@ -148,7 +158,8 @@ int main(int argc, char **argv)
         }
         printf("  %-40s %8.1f\n", k_name[s], 1e9 * best[s] / (double)n);
     }
-    printf("Planes14: %.2fx faster, I8x: %.2fx faster\n", best[P14_REF] / best[P14_FAST], best[I8_REF] / best[I8_FAST]);
+    printf("Planes14: %.2fx faster, I8x: %.2fx faster, Planes14S: %.2fx faster\n", best[P14_REF] / best[P14_FAST],
+           best[I8_REF] / best[I8_FAST], best[P14S_REF] / best[P14S_FAST]);
     free(img), free(idx), free(gain), free(b.x), free(b.cls), free(b.codes);
     lr_leech_random_free(&m);
     return 0;

@@ -426,8 +426,11 @@ int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24])
 /* ---- unfold ---- */
 
 /* Per class, per level (index into the class's ascending vals): the code
- * of a positive coordinate (8 for a zero) and |v| - u, the exception's size. */
-typedef struct { uint8_t code[LR_LEECH_MAX_VALS], delta[LR_LEECH_MAX_VALS]; } level_map;
+ * of a positive coordinate (8 for a zero) and |v| - u, the exception's size;
+ * nib[] maps a whole code byte of lr_leech_unrank_codes (level | sign << 3)
+ * to the stored nibble, and exc says whether any level needs an exception
+ * (31 of 301 classes at shell 12: the others skip the per-coordinate test). */
+typedef struct { uint8_t code[LR_LEECH_MAX_VALS], delta[LR_LEECH_MAX_VALS], nib[16], exc; } level_map;
 
 typedef struct {
     const lr_leech_matrix *m;
@@ -486,10 +489,13 @@ static void write_segment(uint8_t *seg, const uint8_t (*nib)[24], const uint16_t
                 }
             for (int t = 0; t < 12; t++) {
                 int j = 2 * q + (t >= 6), c0 = 4 * (t % 6);
-                uint32_t w = 0;
-                for (int cc = 0; cc < 4; cc++)
-                    w |= (uint32_t)nib[(size_t)g * stride + (size_t)j][c0 + cc] << (4 * (2 * cc + 1)) |
-                         (uint32_t)nib[(size_t)(g + 8) * stride + (size_t)j][c0 + cc] << (8 * cc);
+                /* nibbles 2cc + 1 from row g, 2cc from row g + 8: the four
+                 * bytes (each < 16) of each row as one word, g's shifted by 4 */
+                const uint8_t *a = nib[(size_t)g * stride + (size_t)j] + c0,
+                              *b = nib[(size_t)(g + 8) * stride + (size_t)j] + c0;
+                uint32_t wa = (uint32_t)a[0] | (uint32_t)a[1] << 8 | (uint32_t)a[2] << 16 | (uint32_t)a[3] << 24,
+                         wb = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+                uint32_t w = wa << 4 | wb;
                 uint8_t *o = seg + LR_P14S_HDR + 512 * (t >> 2) + 16 * lane + 4 * (t & 3);
                 o[0] = (uint8_t)w, o[1] = (uint8_t)(w >> 8), o[2] = (uint8_t)(w >> 16), o[3] = (uint8_t)(w >> 24);
             }
@@ -537,10 +543,12 @@ static int unfold_groups_fast(void *p, int g0, int g1)
                 int e = base + lr_ctab_entry(cls[b], gn[b], L->gain_bits);
                 re[b] = (uint16_t)e;
                 const level_map *lm = &c->maps[cls[b]];
+                const uint8_t *cb = codes + 24 * b;
+                for (int i = 0; i < 24; i++) rn[b][i] = lm->nib[cb[i] & 15];
+                if (!lm->exc) continue;
                 float s = entry_scale(L->tab, e);
                 for (int i = 0; i < 24; i++) {
-                    int cb = codes[24 * b + i], lv = cb & 7, neg = cb >> 3 & 1, pc = lm->code[lv];
-                    rn[b][i] = (uint8_t)(pc == LR_P14S_ZERO ? pc : pc + 4 * neg);
+                    int lv = cb[i] & 7, neg = cb[i] >> 3 & 1;
                     if (lm->delta[lv]) {
                         lr_p14s_exc ex = { (uint32_t)(24 * b + i), (float)((neg ? -1 : 1) * lm->delta[lv]) * s };
                         if ((rc = lr_exc_push(&c->lists[g], (uint32_t)r, &ex, 1, "p14s"))) break;
@@ -571,6 +579,11 @@ static int level_maps(int max_shell, level_map **out)
             int v = cls[ci].vals[l], j = v ? nz_index(&p, v) : -1;
             maps[ci].code[l] = v ? (uint8_t)slot_of(j) : LR_P14S_ZERO;
             maps[ci].delta[l] = v ? (uint8_t)(v - p.u[slot_of(j)]) : 0;
+            maps[ci].exc |= maps[ci].delta[l] != 0;
+        }
+        for (int cb = 0; cb < 16; cb++) {
+            int lv = cb & 7, pc = lv < LR_LEECH_MAX_VALS ? maps[ci].code[lv] : LR_P14S_ZERO;
+            maps[ci].nib[cb] = (uint8_t)(pc == LR_P14S_ZERO ? pc : pc + 4 * (cb >> 3));
         }
     }
     if (rc) free(maps);
