@@ -6,6 +6,7 @@
  * Input: [rows-1][nblk-1][tail][gain_bits][nexc] then bytes (cycled): the
  * exceptions' (row, column, value) first, then the segments. */
 #include "layouts/leech/leech.h"
+#include "layouts/leech_vram/exc_fuzz.h"
 #include "layouts/leech_vram/i8.h"
 #include "util/err.h"
 
@@ -13,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t next(const uint8_t *p, size_t n, size_t *at) { return p[(*at)++ % n]; }
-
-static int cmp(const void *a, const void *b)
+/* Entry e's f32 scale (bytes 8..11). */
+static float tab_scale(const uint8_t *tab, int e)
 {
-    const uint64_t *x = a, *y = b;
-    return *x < *y ? -1 : *x > *y;
+    float s;
+    memcpy(&s, tab + (size_t)e * 16 + 8, 4);
+    return s;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -29,41 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (lr_i8_alloc(&L, rows, 24 * nblk + tail, 12, gb)) return 0;
     float cent[4] = { 0.5f, 0.75f, 1.0f, 1.25f };
     if (lr_i8_tab_build(12, gb, cent, L.tab, (size_t)L.nentries * 16)) { lr_i8_free(&L); return 0; }
-    const uint8_t *p = data + 5;
-    size_t n = size - 5, at = 0;
-#define BYTE() next(p, n, &at)
-    /* exceptions: sorted, unique (row, col); values either a plausible
-     * correction (small integer times a table scale) or raw bits */
-    uint64_t key[16];
-    int k = 0;
-    for (int i = 0; i < ne; i++) {
-        uint32_t row = BYTE() % (uint32_t)rows, lo = BYTE(), hi = BYTE(), col = (lo | hi << 8) % (uint32_t)(24 * nblk);
-        key[k++] = (uint64_t)row << 32 | col;
-    }
-    qsort(key, (size_t)k, sizeof key[0], cmp);
+    lr_fuzz_bytes fb = { data + 5, size - 5, 0 };
     uint32_t er[16];
     lr_i8_exc ee[16];
-    int m = 0;
-    for (int i = 0; i < k; i++) {
-        if (i && key[i] == key[i - 1]) continue;
-        er[m] = (uint32_t)(key[i] >> 32);
-        ee[m].col = (uint32_t)key[i];
-        uint8_t kind = BYTE();
-        if (kind & 1) {
-            uint32_t bits = 0;
-            for (int j = 0; j < 4; j++) bits |= BYTE() << 8 * j;
-            memcpy(&ee[m].dw, &bits, 4);
-        } else {
-            uint32_t lo = BYTE(), hi = BYTE();
-            int e = 1 + (int)((lo | hi << 8) % (uint32_t)(L.nentries - 1));
-            float s;
-            memcpy(&s, L.tab + (size_t)e * 16 + 8, 4);
-            ee[m].dw = (float)((kind >> 1) % 5 - 2) * s;
-        }
-        m++;
-    }
+    int m = lr_fuzz_exceptions(&fb, ne, rows, (uint32_t)(24 * nblk), L.nentries, tab_scale, L.tab, er, ee);
     if (lr_i8_set_exceptions(&L, er, ee, (size_t)m)) __builtin_trap();
-    for (size_t i = 0; i < L.bytes; i++) L.data[i] = BYTE();
+    for (size_t i = 0; i < L.bytes; i++) L.data[i] = (uint8_t)lr_fuzz_byte(&fb);
     for (int r = 0; r < rows; r++) L.row_scale[r] = 1.0f;
     for (int r = 0; r < rows; r++)
         for (int b = 0; b < nblk; b++) {

@@ -11,6 +11,7 @@
  * (kind byte: odd = 4 raw bytes, even = a small integer times the scale of
  * an entry named by 2 bytes), then the segments. */
 #include "layouts/leech/leech.h"
+#include "layouts/leech_vram/exc_fuzz.h"
 #include "layouts/leech_vram/p14s.h"
 #include "util/err.h"
 #include "util/half.h"
@@ -19,20 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t next(const uint8_t *p, size_t n, size_t *at) { return p[(*at)++ % n]; }
-
-static int cmp(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return *x < *y ? -1 : *x > *y;
-}
-
-static float entry_scale(const lr_p14s *L, int e)
+/* Entry e's f16 scale (bytes 8..9). */
+static float tab_scale(const uint8_t *tab, int e)
 {
     uint16_t s;
-    memcpy(&s, L->tab + (size_t)e * 16 + 8, 2);
+    memcpy(&s, tab + (size_t)e * 16 + 8, 2);
     return lr_half_to_float(s);
 }
+
+static float entry_scale(const lr_p14s *L, int e) { return tab_scale(L->tab, e); }
 
 static const float *exc_at(const lr_p14s *L, int r, int col)
 {
@@ -81,38 +77,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (lr_p14s_alloc(&L, rows, 24 * nblk + tail, ms, gb)) __builtin_trap();
     float cent[4] = { 0.5f, 0.75f, 1.0f, 1.25f };
     if (lr_p14s_tab_build(ms, gb, cent, L.tab, (size_t)L.nentries * 16)) __builtin_trap();
-    const uint8_t *p = data + 5;
-    size_t n = size - 5, at = 0;
-#define BYTE() next(p, n, &at)
-    /* exceptions: sorted, unique (row, col) */
-    uint64_t key[64];
-    for (int i = 0; i < ne; i++) {
-        uint32_t row = BYTE() % (uint32_t)rows, lo = BYTE(), hi = BYTE();
-        uint32_t col = (lo | hi << 8) % (uint32_t)(24 * nblk + tail); /* the tail too: validate rejects those */
-        key[i] = (uint64_t)row << 32 | col;
-    }
-    qsort(key, (size_t)ne, sizeof key[0], cmp);
+    lr_fuzz_bytes fb = { data + 5, size - 5, 0 };
     uint32_t er[64];
     lr_p14s_exc ee[64];
-    int m = 0;
-    for (int i = 0; i < ne; i++) {
-        if (i && key[i] == key[i - 1]) continue;
-        er[m] = (uint32_t)(key[i] >> 32);
-        ee[m].col = (uint32_t)key[i];
-        uint32_t kind = BYTE();
-        if (kind & 1) {
-            uint32_t bits = 0;
-            for (int j = 0; j < 4; j++) bits |= BYTE() << 8 * j;
-            memcpy(&ee[m].dw, &bits, 4);
-        } else {
-            uint32_t lo = BYTE(), hi = BYTE();
-            int e = 1 + (int)((lo | hi << 8) % (uint32_t)(L.nentries - 1));
-            ee[m].dw = (float)((int)((kind >> 1) % 5) - 2) * entry_scale(&L, e);
-        }
-        m++;
-    }
+    /* the tail's columns too: validate rejects those */
+    int m = lr_fuzz_exceptions(&fb, ne, rows, (uint32_t)(24 * nblk + tail), L.nentries, tab_scale, L.tab, er, ee);
     if (lr_p14s_set_exceptions(&L, er, ee, (size_t)m)) __builtin_trap();
-    for (size_t i = 0; i < L.bytes; i++) L.data[i] = (uint8_t)BYTE();
+    for (size_t i = 0; i < L.bytes; i++) L.data[i] = (uint8_t)lr_fuzz_byte(&fb);
     for (int r = 0; r < rows; r++) L.row_scale[r] = 1.0f + 0.125f * (float)r;
     int all_ok = 1;
     for (int r = 0; r < rows; r++)
