@@ -56,6 +56,8 @@ static int test_bad_numbers_refused(void)
         { "tune_gemv", "--threads 128,x --arm leech_p14", "--threads" },
         { "tune_gemv", "--tile 1,,2 --arm leech_p14", "--tile" },
         { "tune_gemv", "--minb 6,y --arm leech_p14s", "--minb" },
+        { "tune_gemv", "--extra2 2,zz --arm leech_p14s", "--extra2" },
+        { "tune_gemv", "--extra3 1e9 --arm leech_p14s", "--extra3" },
         { "bench_engine", "-n 12z", "-n" },
         { "bench_rotation", "--widths 5120,abc", "--widths" },
         { "bench_rotation", "--reps 0", "--reps" },
