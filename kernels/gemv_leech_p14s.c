@@ -115,21 +115,29 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
     .host_mag = (lr_host_fn)loads_ref,
 };
 
+/* The knobs of a tuning-table row or a sweep candidate onto a geometry, in
+ * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
+ * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
+ * minb, extra2 = L2 prefetch distance, extra3 = x staged per warp}: 0 keeps
+ * the geometry's value, a negative extra turns its feature off. */
+static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
+{
+    if (k[0]) g->threads = k[0];
+    if (k[1]) g->rg = k[1];
+    if (k[2]) g->tabg = k[2] == 2;
+    if (k[3]) g->nacc = k[3];
+    if (k[4]) g->prefetch = k[4] > 0 ? k[4] : 0;
+    if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
+    if (k[6]) g->minb = k[6];
+    if (k[7]) g->l2pf = k[7] > 0 ? k[7] : 0;
+    if (k[8]) g->xw = k[8] > 0;
+}
+
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
     lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     int t[LR_TUNE_KNOBS];
-    if (lr_tuning_lookup("leech_p14s", rows, cols, t)) {
-        if (t[0]) g.threads = t[0];
-        if (t[1]) g.rg = t[1];
-        if (t[4]) g.prefetch = t[4] > 0 ? t[4] : 0;
-        if (t[5] > 0) g.persist = t[5];
-        if (t[3] > 1) g.nacc = t[3];
-        if (t[6] > 0) g.minb = t[6];
-        if (t[2] == 2) g.tabg = 1;
-        if (t[7] > 0) g.l2pf = t[7];
-        if (t[8] > 0) g.xw = 1;
-    }
+    if (lr_tuning_lookup("leech_p14s", rows, cols, t)) apply_knobs(&g, t);
     return g;
 }
 
@@ -221,15 +229,11 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     s->loadonly = loadonly;
     s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
     lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
-    if (o && o->threads) geom.threads = o->threads;
-    if (o && o->rpw) geom.rg = o->rpw;
-    if (o && o->tile) geom.nacc = o->tile;           /* knob "tile": accumulator chains */
-    if (o && o->extra[0]) geom.prefetch = o->extra[0] > 0 ? o->extra[0] : 0;
-    if (o && o->extra[1]) geom.persist = o->extra[1] > 0 ? o->extra[1] : 0; /* -1: not persistent */
-    if (o && o->minb) geom.minb = o->minb;
-    if (o && o->unroll) geom.tabg = o->unroll == 2; /* knob "unroll": 2 = right shifts by IMAD.HI */
-    if (o && o->extra[2]) geom.l2pf = o->extra[2] > 0 ? o->extra[2] : 0; /* -1: no L2 prefetch */
-    if (o && o->extra[3]) geom.xw = o->extra[3] > 0;                     /* -1: CTA-wide x prologue */
+    if (o) {
+        const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
+                                       o->extra[1], o->minb, o->extra[2], o->extra[3] };
+        apply_knobs(&geom, k);
+    }
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
     if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);

@@ -7,6 +7,7 @@
  * caps, the IMAD shift form) and the benchmark arm. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
 #include "kernels/kernels.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/p14s.h"
@@ -111,6 +112,24 @@ static int test_spec_bounds(void)
     geom.xw = 0, geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     lr_clear_error();
+    return T_PASS;
+}
+
+/* The tuning table's knobs land on the geometry fields they name (H200
+ * rows, read as a target: no GPU needed); an untuned shape keeps the
+ * first-cut default. */
+static int test_default_geom_from_table(void)
+{
+    lr_tuning_set_target("NVIDIA H200", 90);
+    lr_leech_geom a = lr_gemv_leech_p14s_default_geom(34816, 5120), k = lr_gemv_leech_p14s_default_geom(1024, 5120);
+    lr_leech_geom u = lr_gemv_leech_p14s_default_geom(77, 1001);
+    lr_tuning_set_target(NULL, 0);
+    T_ASSERT(a.threads == 128 && a.rg == 1 && a.prefetch == 1 && a.tabg == 1 && a.nacc == 3 && a.persist == 0 &&
+                 a.minb == 0 && a.l2pf == 0 && a.xw == 1,
+             "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d minb %d l2pf %d xw %d", a.threads, a.rg,
+             a.prefetch, a.tabg, a.nacc, a.persist, a.minb, a.l2pf, a.xw);
+    T_ASSERT(k.threads == 256 && k.xw == 1, "k: threads %d xw %d", k.threads, k.xw);
+    T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.tabg && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
 }
 
@@ -277,6 +296,6 @@ static int test_gpu_loads_control(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds),
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))
