@@ -59,7 +59,8 @@ static int upload_p14(lr_leech_dev *d, const lr_tensor_view *const *parts, int n
 static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
 
 /* Segments | class tables | row scales | tail | exc_ptr | exc_col | exc_dw,
- * each 256-aligned, one copy to the device. */
+ * each 256-aligned, in one device allocation, each copied straight from the
+ * unfolded layout (no host staging image). */
 static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads)
 {
     lr_p14s L;
@@ -69,31 +70,27 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     for (int i = 0; i <= L.nparts; i++) d->part_row0[i] = L.part_row0[i];
     size_t n_tab = (size_t)L.nentries * 16, n_scale = sizeof(float) * (size_t)L.rg * 16,
            n_tail = (size_t)L.rows * L.tail * 2, n_ptr = sizeof(uint32_t) * ((size_t)L.rows + 1),
-           n_exc = (size_t)(L.nexc ? L.nexc : 1) * 4;
+           n_exc = (size_t)L.nexc * 4;
     size_t o_tab = al256(L.bytes), o_scale = o_tab + al256(n_tab), o_tail = o_scale + al256(n_scale),
-           o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc);
-    d->bytes = o_dw + al256(n_exc);
-    uint8_t *img = calloc(1, d->bytes);
-    if (!img) rc = LR_FAIL(LR_ENOMEM, "out of memory (%zu bytes)", d->bytes);
-    if (!rc) {
-        memcpy(img, L.data, L.bytes);
-        memcpy(img + o_tab, L.tab, n_tab);
-        memcpy(img + o_scale, L.row_scale, n_scale);
-        if (L.tail) memcpy(img + o_tail, L.tail_f16, n_tail);
-        memcpy(img + o_ptr, L.exc_ptr, n_ptr);
-        if (L.nexc) memcpy(img + o_col, L.exc_col, (size_t)L.nexc * 4), memcpy(img + o_dw, L.exc_dw, (size_t)L.nexc * 4);
-    }
+           o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
+    d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     lr_jit_spec spec;
-    if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
+    rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     if (!rc) rc = lr_cu_alloc(&d->img, d->bytes);
-    if (!rc) rc = lr_cu_h2d(d->img, img, d->bytes);
+    /* an empty tail or exception list is never read: lr_cu_h2d copies nothing for 0 bytes */
+    if (!rc) rc = lr_cu_h2d(d->img, L.data, L.bytes);
+    if (!rc) rc = lr_cu_h2d(d->img + o_tab, L.tab, n_tab);
+    if (!rc) rc = lr_cu_h2d(d->img + o_scale, L.row_scale, n_scale);
+    if (!rc && n_tail) rc = lr_cu_h2d(d->img + o_tail, L.tail_f16, n_tail);
+    if (!rc) rc = lr_cu_h2d(d->img + o_ptr, L.exc_ptr, n_ptr);
+    if (!rc && n_exc) rc = lr_cu_h2d(d->img + o_col, L.exc_col, n_exc);
+    if (!rc && n_exc) rc = lr_cu_h2d(d->img + o_dw, L.exc_dw, n_exc);
     if (!rc) {
         d->w = d->img, d->tab = d->img + o_tab, d->scale = d->img + o_scale;
         d->tail = d->img + o_tail, d->exc_ptr = d->img + o_ptr, d->exc_col = d->img + o_col, d->exc_dw = d->img + o_dw;
     }
-    free(img);
     lr_p14s_free(&L);
     return rc;
 }
