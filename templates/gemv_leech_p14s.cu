@@ -71,10 +71,10 @@
 // Where the kernel meets programmatic dependent launch: 3 (default) waits
 // for its predecessor before anything, the trigger implicit at exit; 0 loads
 // its first segments and the class table first and triggers after its main
-// loop; 2 triggers at entry, 1 only at exit (both wait after the loads).
-// Measured on the H200 (bench/results/h200_p14s_pdl_placement.csv): with 0
-// the fused 14B layer takes 103 us under PDL, with 3 89 us; the early loads
-// compete with the predecessor's tail.
+// loop. Measured on the H200 (bench/results/h200_p14s_pdl_placement.csv):
+// with 0 the fused 14B layer takes 103 us under PDL, with 3 89 us; the early
+// loads compete with the predecessor's tail (a trigger at entry was slower
+// still in the 14B engine: 6.27 against 5.78 ms per token).
 #ifndef LR_PDLT
 #define LR_PDLT 3
 #endif
@@ -214,9 +214,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     };
     // With LR_PDLT 0 the weights and the class table (immutable) are fetched
     // while the previous kernel (which writes x) may still run; 3 waits here.
-#if LR_PDLT == 2
-    lr_pdl_launch_dependents();
-#endif
 #if LR_PDLT == 3
     lr_pdl_wait();
 #endif
