@@ -367,7 +367,7 @@ static int test_default_layout_rule(void)
 {
     lr_tuning_set_target("NVIDIA H200", 90);
     int a = lr_leech_dev_default_layout(7168, 5120), b = lr_leech_dev_default_layout(34816, 5120);
-    int c = lr_leech_dev_default_layout(6144, 2560), d = lr_leech_dev_default_layout(77, 1001);
+    int c = lr_leech_dev_default_layout(6000, 3000), d = lr_leech_dev_default_layout(77, 1001);
     lr_tuning_set_target("NVIDIA L40S", 89);
     int e = lr_leech_dev_default_layout(7168, 5120);
     lr_tuning_set_target(NULL, 0);

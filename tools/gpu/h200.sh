@@ -7,7 +7,10 @@
 #   tools/gpu/h200.sh tune ARM [MODELS]     sweep an arm's candidate geometries on the Qwen3
 #                                           shapes of MODELS (default 4B,8B,14B,32B), merge the
 #                                           winners into kernels/tuning_table.c (rebuild after;
-#                                           a copy in $OUT), every candidate into $OUT/tune_ARM.csv
+#                                           a copy in $OUT), every candidate into $OUT/tune_ARM.csv.
+#                                           One call per arm with all its models: tune_gemv merges
+#                                           its winners into the table compiled into the binary,
+#                                           so a second call would drop the first call's rows
 # Headers the machine lacks (libffi, xxhash, jansson, zlib -dev packages) come
 # unpacked in .deps/ (see docs/gpu-machine.md).
 set -uo pipefail
