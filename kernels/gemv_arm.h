@@ -14,7 +14,7 @@
 
 typedef struct lr_gemv_arm_opts {
     int threads, rpw, unroll, tile;  /* launch geometry; 0 = the arm's default / tuning table */
-    int extra[4];                    /* arm-specific knobs for sweeps; 0 = default */
+    int extra[5];                    /* arm-specific knobs for sweeps; 0 = default */
     int minb;                        /* CTAs per SM the registers must allow (__launch_bounds__); 0 = default */
     int ball;                        /* Leech arms: random points drawn over the ball (LR_RANDOM_BALL, like
                                         real weights) instead of class-uniform (the default so far) */

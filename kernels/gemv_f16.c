@@ -84,6 +84,7 @@ int lr_gemv_f16_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_g
     lr_jit_spec_set(s, "xsmem", geom.xsmem ? 1 : 0);
     if (noweights) lr_jit_spec_set(s, "noweights", 1);
     int rows_per_cta = geom.threads / 32 / geom.ksplit * geom.rpw;
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->grid = (lr_dim3){ (unsigned)((rows + rows_per_cta - 1) / rows_per_cta), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = geom.xsmem ? (unsigned)tile * 4u : 0;

@@ -32,6 +32,8 @@ typedef struct lr_leech_geom {
                      steps ahead (0 = none) */
     int xw;       /* Planes14S: 1 = x staged per warp at first use instead of a
                      CTA-wide prologue (register prefetch modes only) */
+    int split;    /* Planes14S: a batch's super-chunks split over a cluster of this
+                     many CTAs (DSMEM reduction; 0 or 1 = none, at most 8) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

@@ -132,7 +132,7 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     int rows = m->rows, cols = m->cols;
     if (m->layout == LR_LEECH_DEV_P14S) {
         void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
-        return lr_cu_launch(m->fn, m->g.grid, m->g.block, m->g.smem, s, args);
+        return lr_cu_launch_ex(m->fn, m->g.grid, m->g.block, m->g.cluster, m->g.smem, s, args);
     }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };
     return lr_cu_launch(m->fn, m->g.grid, m->g.block, m->g.smem, s, args);

@@ -169,6 +169,7 @@ int lr_gemv_leech_i8_xq_spec(lr_jit_spec *s, lr_launch_geom *g, int cols, int th
     lr_jit_spec_init(s, "gemv_leech_i8_xq.cu", "gemv_leech_i8_xq");
     lr_jit_spec_set(s, "cols", cols);
     lr_jit_spec_set(s, "threads", threads);
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->grid = (lr_dim3){ (unsigned)((sc + wpc - 1) / wpc), 1, 1 };
     g->block = (lr_dim3){ (unsigned)threads, 1, 1 };
     g->smem = 0;
@@ -179,7 +180,7 @@ lr_leech_geom lr_gemv_leech_i8_default_geom(int rows, int cols)
 {
     /* Every CTA quantizes x for itself (~1 instruction per weight at 16 rows
      * per CTA): two row groups per CTA once that still leaves two CTAs per SM. */
-    lr_leech_geom g = { 256, rows >= 2 * 132 * 32 ? 2 : 1, 1, 0, 0, 0, 0, 0, 0, 0 };
+    lr_leech_geom g = { .threads = 256, .rg = rows >= 2 * 132 * 32 ? 2 : 1, .prefetch = 1 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_i8", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
@@ -214,6 +215,7 @@ int lr_gemv_leech_i8_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols,
     if (geom.minb < 0 || geom.minb > 2048 / geom.threads)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_i8 minb=%d for %d threads", geom.minb, geom.threads);
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->grid = (lr_dim3){ (unsigned)((rgn + geom.rg - 1) / geom.rg), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;

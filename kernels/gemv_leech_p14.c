@@ -111,7 +111,7 @@ unsigned lr_leech_batch_grid(int batches, int persist)
 
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 256, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
+    lr_leech_geom g = { .threads = 256, .rg = 1, .prefetch = 1 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14", rows, cols, t)) {
         if (t[0]) g.threads = t[0];
@@ -160,6 +160,7 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
         if (minb > 2048 / geom.threads / 2) minb = 2048 / geom.threads / 2;
         if (minb > 1) lr_jit_spec_set(s, "minb", minb);
     }
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;

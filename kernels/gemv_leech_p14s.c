@@ -118,7 +118,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
 /* The knobs of a tuning-table row or a sweep candidate onto a geometry, in
  * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
- * minb, extra2 = L2 prefetch distance, extra3 = x staged per warp}: 0 keeps
+ * minb, extra2 = L2 prefetch distance, extra3 = x staged per warp, extra4 =
+ * cluster split of the super-chunks}: 0 keeps
  * the geometry's value, a negative extra turns its feature off. */
 static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
@@ -131,11 +132,12 @@ static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
     if (k[6]) g->minb = k[6];
     if (k[7]) g->l2pf = k[7] > 0 ? k[7] : 0;
     if (k[8]) g->xw = k[8] > 0;
+    if (k[9]) g->split = k[9] > 0 ? k[9] : 0;
 }
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
+    lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1 };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14s", rows, cols, t)) apply_knobs(&g, t);
     return g;
@@ -156,6 +158,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
     if (geom.l2pf < 0 || geom.l2pf > 16) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s l2pf=%d", geom.l2pf);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
+    /* 8 = the portable cluster size limit */
+    if (geom.split < 0 || geom.split > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s split=%d", geom.split);
+    const int split = geom.split > 1 ? geom.split : 1;
+    if (split > 1 && lr_cu_device() && lr_cu_device()->cc_major < 9)
+        return LR_FAIL(LR_EUNSUPPORTED, "gemv_leech_p14s split=%d needs thread-block clusters (sm_90)", split);
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
     if (geom.prefetch >= 3) /* per-warp bulk-copy rings: prefetch stages of rg segments, an mbarrier each */
         smem += (size_t)geom.threads / 32 * geom.prefetch * ((size_t)geom.rg * LR_P14S_SEG + 8);
@@ -174,7 +181,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
     if (geom.l2pf) lr_jit_spec_set(s, "l2pf", geom.l2pf);
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
-    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
+    if (split > 1) lr_jit_spec_set(s, "split", split);
+    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist) * (unsigned)split, 1, 1 };
+    g->cluster = (lr_dim3){ split > 1 ? (unsigned)split : 0, split > 1 ? 1 : 0, split > 1 ? 1 : 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
@@ -231,7 +240,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
     if (o) {
         const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
-                                       o->extra[1], o->minb, o->extra[2], o->extra[3] };
+                                       o->extra[1], o->minb, o->extra[2], o->extra[3], o->extra[4] };
         apply_knobs(&geom, k);
     }
     lr_leech_matrix m;
@@ -291,7 +300,7 @@ static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream
     CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
     int rows = s->rows, cols = s->cols;
     void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
-    return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
+    return lr_cu_launch_ex(s->fn, s->g.grid, s->g.block, s->g.cluster, s->g.smem, st, args);
 }
 
 static size_t p14s_bytes(void *p)

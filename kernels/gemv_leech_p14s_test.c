@@ -93,7 +93,7 @@ static int test_spec_bounds(void)
 {
     lr_jit_spec s;
     lr_launch_geom g;
-    lr_leech_geom geom = { 128, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
+    lr_leech_geom geom = { .threads = 128, .rg = 1, .prefetch = 1 };
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4, "smem %u", g.smem);
@@ -109,7 +109,16 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "l2pf 17 accepted");
     geom.l2pf = 0, geom.xw = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "xw 2 accepted");
-    geom.xw = 0, geom.threads = 48;
+    geom.xw = 0, geom.split = 9;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "split 9 accepted");
+    geom.split = 4; /* four CTAs per batch, one cluster each */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
+    T_ASSERT(g.grid.x == 320 * 4 && g.cluster.x == 4 && g.cluster.y == 1 && g.cluster.z == 1, "split grid %u cluster %u",
+             g.grid.x, g.cluster.x);
+    geom.split = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
+    T_ASSERT(g.grid.x == 320 && g.cluster.x == 0, "split 1: grid %u cluster %u", g.grid.x, g.cluster.x);
+    geom.split = 0, geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     lr_clear_error();
     return T_PASS;
@@ -125,18 +134,18 @@ static int test_default_geom_from_table(void)
     lr_leech_geom u = lr_gemv_leech_p14s_default_geom(77, 1001);
     lr_tuning_set_target(NULL, 0);
     T_ASSERT(a.threads == 128 && a.rg == 1 && a.prefetch == 1 && a.tabg == 1 && a.nacc == 3 && a.persist == 0 &&
-                 a.minb == 0 && a.l2pf == 0 && a.xw == 1,
+                 a.minb == 0 && a.l2pf == 0 && a.xw == 1 && a.split == 0,
              "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d minb %d l2pf %d xw %d", a.threads, a.rg,
              a.prefetch, a.tabg, a.nacc, a.persist, a.minb, a.l2pf, a.xw);
-    T_ASSERT(k.threads == 256 && k.xw == 1, "k: threads %d xw %d", k.threads, k.xw);
+    T_ASSERT(k.threads == 512 && k.xw == 1, "k: threads %d xw %d", k.threads, k.xw);
     T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.tabg && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
 }
 
 /* ---- GPU ---- */
 
-/* grid 0: the specialization's grid; else that many CTAs (a persistent grid
- * when fewer than the row-group batches). */
+/* grid 0: the specialization's grid; else that many CTAs, or clusters of
+ * geom.split CTAs (a persistent grid when fewer than the row-group batches). */
 static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, unsigned grid)
 {
     lr_p14s L;
@@ -147,7 +156,7 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_launch_geom g;
     CUfunction fn;
     T_OK(lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
-    if (grid) g.grid.x = grid;
+    if (grid) g.grid.x = grid * (geom.split > 1 ? (unsigned)geom.split : 1u);
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
     fill_x(x, cols, seed * 3 + 1);
@@ -155,10 +164,10 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d l2pf=%d xw=%d grid %u: max rel err %.2e, "
-           "%u exceptions\n",
-           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.l2pf, geom.xw, g.grid.x,
-           rep.max_rel_err, L.nexc);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d l2pf=%d xw=%d split=%d grid %u: max rel err "
+           "%.2e, %u exceptions\n",
+           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.l2pf, geom.xw, geom.split,
+           g.grid.x, rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
@@ -200,16 +209,20 @@ static int test_gpu_odd_shapes(void)
 static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw} */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0 },
-                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0 },
-                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0 },
+    /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw, split} */
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0 },
+                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0 },
+                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0 },
                            /* bulk-copy rings of 3-6 stages */
-                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0 },
+                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0 },
                            /* L2 prefetch distances, x staged per warp, both, with rings (xw ignored there) */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1 },
-                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1 } };
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0 },
+                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0 },
+                           /* super-chunks split over clusters of 2-8 CTAs: staged x, prologue x, no prefetch,
+                              rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5 } };
     for (int i = 0; i < (int)(sizeof gs / sizeof gs[0]); i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
     return T_PASS;
@@ -221,23 +234,30 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0 }, 0 },
         /* rings refilled across batch boundaries, warps without work */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0 }, 2 },
-        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0, 0 }, 2 },
+        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0, 0 }, 0 },
         /* x staged by the first batch only, reused by the later ones; L2
            prefetches running past the last batch */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0 }, 0 },
+        /* clusters looping over batches (double-buffered partials read
+           remotely), the down shape split 4 ways, one super-chunk in all */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2 }, 7 },
+        { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3 }, 2 },
+        { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4 }, 0 },
+        { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2 }, 3 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -284,8 +304,9 @@ static int test_gpu_loads_control(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     lr_gemv_arm_opts os[] = { { 0 }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1 } },
-                              { .threads = 256, .extra = { 2, -1, 2, -1 } } };
-    for (int i = 0; i < 3; i++) {
+                              { .threads = 256, .extra = { 2, -1, 2, -1 } },
+                              { .threads = 128, .extra = { 1, -1, -1, 1, 4 } }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1, 2 } } };
+    for (int i = 0; i < 5; i++) {
         void *st;
         double err;
         T_OK(lr_arm_leech_p14s_loads.prepare(1000, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));

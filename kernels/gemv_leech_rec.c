@@ -124,6 +124,7 @@ int lr_gemv_leech_rec_spec(lr_jit_spec *s, lr_launch_geom *g, int kind, int rows
     lr_jit_spec_set(s, "threads", geom.threads);
     lr_jit_spec_set(s, "tile", geom.tile);
     int wpc = geom.threads / 32;
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->grid = (lr_dim3){ (unsigned)((rows + wpc - 1) / wpc), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = 0; /* the x tile is static shared memory (<= 48 KB) */

@@ -26,7 +26,7 @@ static int run(const lr_kernel_desc *d, const char *op, int head_dim, lr_arg *a,
 
 static lr_launch_geom geom(unsigned grid, unsigned threads)
 {
-    lr_launch_geom g = { { grid, 1, 1 }, { threads, 1, 1 }, 0 };
+    lr_launch_geom g = { .grid = { grid, 1, 1 }, .block = { threads, 1, 1 } };
     return g;
 }
 

@@ -85,7 +85,7 @@ int lr_read_bound_gbps(size_t bytes, int reps, double *gbps)
         a[2].host = out, a[2].count = p.blocks;
         a[3].v.u32 = p.blocks;
         a[4].v.u32 = p.threads;
-        lr_launch_geom g = { { p.blocks, 1, 1 }, { p.threads, 1, 1 }, 0 };
+        lr_launch_geom g = { .grid = { p.blocks, 1, 1 }, .block = { p.threads, 1, 1 } };
         lr_verify_report rep;
         rc = lr_call_verify(&lr_probe_desc, p.f, a, g, 0, &rep);
         free(h);

@@ -107,7 +107,7 @@ int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s)
 
 lr_launch_geom lr_rot_plan_geom(const lr_rot_plan *p, int batch)
 {
-    lr_launch_geom g;
+    lr_launch_geom g = { 0 };
     g.grid = (lr_dim3){ (unsigned)p->ctas, (unsigned)(batch > 0 ? batch : 1), 1 };
     g.block = (lr_dim3){ (unsigned)p->threads, 1, 1 };
     g.smem = p->smem;
@@ -147,6 +147,7 @@ int lr_gemv_f16_rot_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, 
     lr_jit_spec_set(s, "ksplit", geom.ksplit);
     int per_cta = geom.threads / 32 / geom.ksplit * geom.rpw, groups = (rows + per_cta - 1) / per_cta;
     if (ctas <= 0) ctas = 2 * 132;
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->grid = (lr_dim3){ (unsigned)(groups < ctas ? groups : ctas), 1, 1 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = smem;

@@ -5,7 +5,7 @@
 #ifndef LR_TUNING_H
 #define LR_TUNING_H
 
-#define LR_TUNE_KNOBS 9 /* threads, rpw, unroll, tile, ksplit/extra0, xsmem/extra1, minb, extra2, extra3 */
+#define LR_TUNE_KNOBS 10 /* threads, rpw, unroll, tile, ksplit/extra0, xsmem/extra1, minb, extra2, extra3, extra4 */
 
 typedef struct lr_tuning_row {
     const char *device; /* prefix of the device name, e.g. "NVIDIA H200" */

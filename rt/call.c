@@ -145,13 +145,12 @@ int lr_call_upload(const lr_kernel_desc *d, lr_arg *args)
     return LR_OK;
 }
 
-int lr_call_launch(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_dim3 g, lr_dim3 b, unsigned smem,
-                   CUstream s)
+int lr_call_launch(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launch_geom g, CUstream s)
 {
     void *kp[LR_MAX_KPARAMS];
     for (int i = 0; i < d->nparams; i++)
         kp[i] = d->params[i].type == LR_T_PTR ? (void *)&args[i].dev : (void *)&args[i].v;
-    int rc = lr_cu_launch(f, g, b, smem, s, kp);
+    int rc = lr_cu_launch_ex(f, g.grid, g.block, g.cluster, g.smem, s, kp);
     return rc ? lr_wrap(rc, "launching %s", d->name) : rc;
 }
 
@@ -239,7 +238,7 @@ int lr_call_verify(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launc
     int nout = 0;
     rc = lr_call_upload(d, args);
     if (rc) return rc;
-    rc = lr_call_launch(d, f, args, g.grid, g.block, g.smem, NULL);
+    rc = lr_call_launch(d, f, args, g, NULL);
     if (!rc) rc = lr_cu_sync();
     if (rc) goto out;
     for (int i = 0; i < d->nparams; i++) {

@@ -57,8 +57,12 @@ int lr_call_host(const lr_kernel_desc *d, lr_arg *args);
 int lr_call_host_fn(const lr_kernel_desc *d, lr_host_fn fn, lr_arg *args);
 /* Device mirrors: allocate and copy IN/INOUT buffers; poison OUT buffers. */
 int lr_call_upload(const lr_kernel_desc *d, lr_arg *args);
-int lr_call_launch(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_dim3 grid, lr_dim3 block,
-                   unsigned smem, CUstream s);
+typedef struct lr_launch_geom {
+    lr_dim3 grid, block;
+    unsigned smem;
+    lr_dim3 cluster; /* thread-block cluster (sm_90); x == 0: none */
+} lr_launch_geom;
+int lr_call_launch(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launch_geom g, CUstream s);
 int lr_call_download(const lr_kernel_desc *d, lr_arg *args);
 void lr_call_free_dev(const lr_kernel_desc *d, lr_arg *args);
 
@@ -70,7 +74,6 @@ typedef struct lr_verify_report {
     size_t checked;
 } lr_verify_report;
 
-typedef struct lr_launch_geom { lr_dim3 grid, block; unsigned smem; } lr_launch_geom;
 
 /* Runs GPU and host on the same arguments and compares every output element.
  * Float outputs pass when |gpu - ref| <= tol * scale (scale from host_mag, or

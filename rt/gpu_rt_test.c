@@ -221,7 +221,7 @@ static int test_probe_verified(void)
     a[1].v.u64 = n16;
     a[2].host = out, a[2].count = 264;
     a[3].v.u32 = 264, a[4].v.u32 = 256;
-    lr_launch_geom g = { { 264, 1, 1 }, { 256, 1, 1 }, 0 };
+    lr_launch_geom g = { .grid = { 264, 1, 1 }, .block = { 256, 1, 1 } };
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
     free(h);

@@ -30,6 +30,13 @@
 // x staged per warp at the first visit of each super-chunk, its loads
 // issued with the segment's: no CTA-wide prologue pass over all of x and
 // no barrier on it; register modes only).
+// LR_SPLIT (s > 1): the super-chunks of a batch are split over a cluster
+// of s CTAs (launched with cluster dimension s): CTA rank k of the cluster
+// takes super-chunks k * WARPS + warp, stepping by s * WARPS; rank 0 adds
+// the other ranks' partial sums from their shared memory (DSMEM) and runs
+// the row epilogue. s times the warps per row group, with no atomics and a
+// fixed summation order, for the matrices with few row groups and long
+// rows (down, o) that a grid of one CTA per batch leaves short of warps.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -44,6 +51,10 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 l2pf=3 xw=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 l2pf=2 xw=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 loadonly=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 split=4
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0 split=2
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=1 ntab=603 prefetch=3 split=3
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=128 rg=1 ntab=603 prefetch=1 xw=1 split=4 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -68,6 +79,9 @@
 #ifndef LR_LOADONLY
 #define LR_LOADONLY 0
 #endif
+#ifndef LR_SPLIT
+#define LR_SPLIT 1
+#endif
 // Where the kernel meets programmatic dependent launch: 3 (default) waits
 // for its predecessor before anything, the trigger implicit at exit; 0 loads
 // its first segments and the class table first and triggers after its main
@@ -85,6 +99,15 @@
 #define SC ((NBLK + 7) / 8)
 #define SEG 1792
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
+// Clusters are sm_90: before Hopper a split specialization still computes
+// the right y (rank 0 of each group of LR_SPLIT CTAs takes the whole batch,
+// the others exit), though the host does not ask for one there.
+#if LR_SPLIT > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define NSPL 1
+#else
+#define NSPL LR_SPLIT
+#endif
+#define WS (WARPS * NSPL) // warps sharing one batch's super-chunks
 // cp.async.bulk and mbarrier transaction counts are sm_90: before Hopper a
 // ring request runs as register prefetch 2 (its shared memory stays unused).
 #if LR_PREFETCH >= 3 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -147,6 +170,37 @@ LR_DEV void mbar_wait(u32 bar, u32 parity)
     } while (!done);
 }
 
+// All threads of the cluster: arrive (release) and wait (acquire).
+LR_DEV void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+LR_DEV float word_as(u32 w, float) { return __uint_as_float(w); }
+LR_DEV u32 word_as(u32 w, u32) { return w; }
+
+// p[i] += the same word in the shared memory of cluster ranks 1..LR_SPLIT-1
+// (T = float partial sums or u32 bit counts), for i < n; this CTA only.
+template <typename T> LR_DEV void cluster_add(T *p, int n)
+{
+#if NSPL > 1
+    for (int i = threadIdx.x; i < n; i += LR_THREADS) {
+        T v = p[i];
+        const u32 a = smem_addr(p + i);
+#pragma unroll
+        for (int k = 1; k < NSPL; k++) {
+            u32 ra, w;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(k));
+            asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(w) : "r"(ra) : "memory");
+            v += word_as(w, v);
+        }
+        p[i] = v;
+    }
+#else
+    (void)p, (void)n;
+#endif
+}
+
 // Lane l's six columns of super-chunk sc, zero past the blocks (the pad
 // blocks' codes are zero, and 0 times whatever lies past x could be NaN).
 LR_DEV void load_xpiece(float (&v)[6], const float *__restrict__ x, int sc, int lane)
@@ -196,6 +250,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
     const u32 mF0F0 = lr_opaque(0xF0F0u), m16 = lr_opaque(1u << 16), m20 = lr_opaque(1u << 20);
+    // cluster rank, cluster index and cluster count (1-D clusters along x)
+    const int rank = blockIdx.x % LR_SPLIT, cid = blockIdx.x / LR_SPLIT, ncl = gridDim.x / LR_SPLIT;
+    const int sc0 = rank * WARPS + warp; // this warp's first super-chunk of a batch
+#if NSPL != LR_SPLIT
+    if (rank) return;
+#endif
 
     // Out-of-range batches and row groups load a valid (clamped) segment
     // whose results are never stored: no branches in the loop.
@@ -206,18 +266,18 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         for (int r = 0; r < LR_RG; r++)
             load_seg(dst[r], W + ((size_t)min(b * LR_RG + r, RGN - 1) * SC + k) * SEG, lane);
     };
-    // this warp's segments in order: super-chunks warp, warp + WARPS, ... of
-    // batch b, then of batch b + gridDim.x
+    // this warp's segments in order: super-chunks sc0, sc0 + WS, ... of
+    // batch b, then of batch b + ncl
     auto advance = [&](int &b, int &k) {
-        k += WARPS;
-        if (k >= SC) k = warp, b += gridDim.x;
+        k += WS;
+        if (k >= SC) k = sc0, b += ncl;
     };
     // With LR_PDLT 0 the weights and the class table (immutable) are fetched
     // while the previous kernel (which writes x) may still run; 3 waits here.
 #if LR_PDLT == 3
     lr_pdl_wait();
 #endif
-    int b = blockIdx.x, sc = warp;
+    int b = cid, sc = sc0;
     seg_regs cur[LR_RG];
 #if RING
     // Producer side (lane 0): (pb, psc) = the last position issued; stage s
@@ -281,7 +341,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     __syncthreads();
 
-    for (int par = 0; b < NRGB; b += gridDim.x, par ^= 1) {
+    for (int par = 0; b < NRGB; b += ncl, par ^= 1) {
 #if LR_LOADONLY
         u32 bits[LR_RG];
 #pragma unroll
@@ -293,14 +353,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
             for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
 
-        for (; sc < SC; sc += WARPS) {
+        for (; sc < SC; sc += WS) {
 #if XW
             // The first batch of this CTA stages x for its super-chunks; the
             // next piece's loads go out before this segment decodes.
-            if (b == (int)blockIdx.x) {
+            if (b == cid) {
 #pragma unroll
                 for (int j = 0; j < 3; j++) xs[sc * 96 + 3 * lane + j] = lr_pack_h2(xr[2 * j], xr[2 * j + 1]);
-                if (sc + WARPS < SC) load_xpiece(xr, x, sc + WARPS, lane);
+                if (sc + WS < SC) load_xpiece(xr, x, sc + WS, lane);
                 __syncwarp();
             }
 #endif
@@ -379,10 +439,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             }
 #endif
         }
-        sc = warp;
+        sc = sc0;
 #if LR_PDLT == 0
         // This CTA's weights are read: the next kernel may start its prologue.
-        if (b + (int)gridDim.x >= NRGB) lr_pdl_launch_dependents();
+        if (b + ncl >= NRGB) lr_pdl_launch_dependents();
 #endif
         const int rg0 = b * LR_RG;
         float *rb = red + par * (WARPS * LR_RG * 16);
@@ -395,6 +455,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 if (lane == 0) rbu[warp * LR_RG + r] = t;
             }
             __syncthreads();
+#if NSPL > 1
+            cluster_sync();
+            if (rank) continue;
+            cluster_add(rbu, WARPS * LR_RG);
+            __syncthreads();
+#endif
             for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
                 u32 t = 0;
                 for (int w = 0; w < WARPS; w++) t += rbu[w * LR_RG + i / 16];
@@ -415,8 +481,21 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 rb[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
             }
         __syncthreads();
+#if NSPL > 1
+        // The partials of every rank are in place; rank 0 adds them. The
+        // other ranks go on: their next batch writes the other half of the
+        // double buffer, and before a third they meet rank 0 at the next
+        // cluster_sync, which it reaches only after reading this one.
+        cluster_sync();
+        if (rank) continue;
+        cluster_add(rb, WARPS * LR_RG * 16);
+        __syncthreads();
+#endif
         // The rows of the batch: partial sums, exceptions, row scale, tail.
         lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
                                                               NBLK * 24, row_scale, y);
     }
+#if NSPL > 1
+    cluster_sync(); // no CTA leaves while rank 0 may still read its shared memory
+#endif
 }

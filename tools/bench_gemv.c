@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "  --csv FILE       append results as CSV rows\n"
             "  --reps N         graph replays per timing (default 30)\n"
             "  --geom T,R,U,TL  launch geometry override: threads, rows/warp, unroll, tile\n"
-            "  --extra A,B,C,D  arm-specific knobs\n"
+            "  --extra A,B,C,D,E  arm-specific knobs\n"
             "  --ball           Leech arms: random blocks drawn over the ball like real weights (rows\n"
             "                   named ARM@ball) instead of class-uniform\n"
             "  --smem-budget B  act as if the card's opt-in shared memory were B bytes\n"
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--extra")) {
-            if (sscanf(v, "%d,%d,%d,%d", &opts.extra[0], &opts.extra[1], &opts.extra[2], &opts.extra[3]) < 1) {
+            if (sscanf(v, "%d,%d,%d,%d,%d", &opts.extra[0], &opts.extra[1], &opts.extra[2], &opts.extra[3], &opts.extra[4]) < 1) {
                 fprintf(stderr, "bench_gemv: bad --extra %s\n", v);
                 return 2;
             }
