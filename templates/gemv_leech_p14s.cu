@@ -37,6 +37,11 @@
 // the row epilogue. s times the warps per row group, with no atomics and a
 // fixed summation order, for the matrices with few row groups and long
 // rows (down, o) that a grid of one CTA per batch leaves short of warps.
+// Measured on the H200 (bench/results/h200_tune_leech_p14s.csv, extra4):
+// slower on every Qwen3 shape at 128-512 threads (14B down 25.7 us -> 31.3
+// split 2, 35.2 split 4; q|k|v 11.9 -> 17.4, 25.4): each CTA still stages
+// the whole class table (9.6 KB) and x piece, waits at a cluster barrier and
+// streams fewer segments to amortise them. A sweep candidate, not a default.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
