@@ -66,8 +66,8 @@ static int test_appliance_embeds_kernels(void)
     snprintf(cmd, sizeof cmd,
              "set -e; d=%s; b=%s; $b/bin/cache --dir $d/c warm --models 4B >/dev/null; "
              "cc -std=c11 -O0 -o $d/embed tools/build/embed_cache.c; $d/embed $d/c $d/emb.c 2>/dev/null; "
-             "cc -std=c11 -D_GNU_SOURCE -I. -I%s/include -o $d/check tools/build/appliance_check.c $d/emb.c $b/libleechrt.a "
-             "-lffi -lxxhash -ljansson -lz -ldl -lm -lpthread; mkdir $d/empty; "
+             "cc -std=c11 -D_GNU_SOURCE -I. -I%s/include ${DEPINC:-} -o $d/check tools/build/appliance_check.c $d/emb.c $b/libleechrt.a "
+             "${LDFLAGS:-} -lffi -lxxhash -ljansson -lz -ldl -lm -lpthread; mkdir $d/empty; "
              "LEECHRT_NVRTC=none $d/check $d/empty >/dev/null",
              g_dir, build, getenv("CUDA") ? getenv("CUDA") : "/usr/local/cuda");
     int rc = system(cmd);
