@@ -1,13 +1,15 @@
 // Decode attention for one query token over the f16 KV cache, grouped-query:
 // q head h reads kv head h / (n_heads / n_kv). One CTA per q head; each warp
 // walks a strided subset of positions with an online softmax (running max and
-// sum), lanes hold head_dim/32 elements of q and of the output; warps combine
-// through shared memory. Positions 0..*pos inclusive.
+// sum), U positions per step with their loads in flight together; lanes hold
+// head_dim/32 elements of q and of the output; warps combine through shared
+// memory. Positions 0..*pos inclusive.
 // @spec op_attention threads=256 head_dim=128
 #include "engine_ops.cuh"
 
 #define EPL (LR_HEAD_DIM / 32) // elements per lane
 #define WARPS (LR_THREADS / 32)
+#define U 4 // positions per warp step
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ q, const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
@@ -24,16 +26,45 @@ LR_KERNEL(const float *__restrict__ q, const u16 *__restrict__ kcache, const u16
         acc[e] = 0.f;
     }
     float m = -INFINITY, l = 0.f;
-    for (int t = warp; t < T; t += WARPS) {
-        const u64 base = (u64)t * n_kv * LR_HEAD_DIM + (u64)kvh * LR_HEAD_DIM;
-        float s = 0.f;
+    // U consecutive positions per warp step, their k and v loads issued
+    // together: a step costs one load latency instead of U (at short
+    // contexts the kernel is that latency chain, not bytes).
+    for (int t0 = warp * U; t0 < T; t0 += WARPS * U) {
+        float kv[U][EPL], vv[U][EPL], sc[U];
 #pragma unroll
-        for (int e = 0; e < EPL; e++) s += qv[e] * lr_h2f(kcache[base + lane + 32 * e]);
-        s = lr_warp_sum(s);
-        const float mn = fmaxf(m, s), c = __expf(m - mn), p = __expf(s - mn);
-        l = l * c + p;
+        for (int j = 0; j < U; j++) {
+            const int t = min(t0 + j, T - 1); // past the end: a valid row, weight 0 below
+            const u64 base = (u64)t * n_kv * LR_HEAD_DIM + (u64)kvh * LR_HEAD_DIM;
 #pragma unroll
-        for (int e = 0; e < EPL; e++) acc[e] = acc[e] * c + p * lr_h2f(vcache[base + lane + 32 * e]);
+            for (int e = 0; e < EPL; e++) {
+                kv[j][e] = lr_h2f(kcache[base + lane + 32 * e]);
+                vv[j][e] = lr_h2f(vcache[base + lane + 32 * e]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            float s = 0.f;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) s += qv[e] * kv[j][e];
+            sc[j] = s;
+        }
+#pragma unroll
+        for (int j = 0; j < U; j++) sc[j] = lr_warp_sum(sc[j]);
+        float mn = m;
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            if (t0 + j < T) mn = fmaxf(mn, sc[j]);
+        const float c = __expf(m - mn);
+        l *= c;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[e] *= c;
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const float p = t0 + j < T ? __expf(sc[j] - mn) : 0.f;
+            l += p;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) acc[e] += p * vv[j][e];
+        }
         m = mn;
     }
     if (lane == 0) m_s[warp] = m, l_s[warp] = l;
