@@ -1,6 +1,8 @@
 // Device pieces of the incoherence rotation x' = (Q_odd kron H_m) D x
 // (docs/rotation.md), shared by the standalone kernel (rotate_slab.cu) and the
 // fused GEMV prologue (gemv_f16_rot.cu). x is a K x M row-major matrix.
+// The gather may make its input from other buffers (a source, lr_rot_src_x
+// below; rotate_slab.cu's fused input transforms).
 //
 // A CTA computes one slab: output columns [j*S, (j+1)*S) of all K rows.
 // Splitting a column index c = a*S + b (a < P = M/S, b < S), the Hadamard
@@ -44,11 +46,23 @@ LR_DEV float lr_shfl_bfly(float v, int mask, bool upper)
     return upper ? o - v : v + o;
 }
 
+// Where the gather's input comes from. load(e) issues the reads of the four
+// elements e..e+3 (a chunk's loads are all in flight before any is used);
+// value() makes the input float4 from them. live: not a clamped copy (lanes
+// past the last item recompute one); mine: the slab index of e is this CTA's
+// j, so exactly one CTA of the grid sees each element as mine.
+struct lr_rot_src_x {
+    const float *__restrict__ x;
+    typedef float4 raw;
+    __device__ __forceinline__ raw load(int e) const { return __ldg((const float4 *)(x + e)); }
+    __device__ __forceinline__ float4 value(const raw &v, int, bool, bool) { return v; }
+};
+
 // Gather + the slab's FWHT bits 0..6, written to zs[K][S] (float4 items).
 // Loop bounds are warp-uniform so every lane joins the shuffles; lanes past
 // the last item compute on a clamped copy and store nothing.
-template <int K, int M, int S, int T, int U>
-LR_DEV void lr_rot_gather(float *zs, const float *__restrict__ x, const u32 *__restrict__ dbits, int j)
+template <int K, int M, int S, int T, int U, class Src>
+LR_DEV void lr_rot_gather_src(float *zs, Src &src, const u32 *__restrict__ dbits, int j)
 {
     constexpr int V = S / 4, P = M / S, ITEMS = K * V;
     constexpr int UU = U < P ? U : P;
@@ -62,17 +76,19 @@ LR_DEV void lr_rot_gather(float *zs, const float *__restrict__ x, const u32 *__r
         const int e0 = r * M + 4 * v;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
         for (int a0 = 0; a0 < P; a0 += UU) {
+            typename Src::raw xr[UU];
             float4 xv[UU];
             u32 w[UU];
 #pragma unroll
             for (int u = 0; u < UU; u++) {
                 const int e = e0 + (a0 + u) * S;
-                xv[u] = __ldg((const float4 *)(x + e));
+                xr[u] = src.load(e);
                 w[u] = __ldg(dbits + (e >> 5));
             }
 #pragma unroll
             for (int u = 0; u < UU; u++) {
                 const int e = e0 + (a0 + u) * S;
+                xv[u] = src.value(xr[u], e, i < ITEMS, a0 + u == j);
                 const u32 nib = (w[u] >> (e & 31)) ^ ((__popc(j & (a0 + u)) & 1) ? 15u : 0u);
                 xv[u].x = lr_flip(xv[u].x, nib & 1);
                 xv[u].y = lr_flip(xv[u].y, (nib >> 1) & 1);
@@ -109,6 +125,14 @@ LR_DEV void lr_rot_gather(float *zs, const float *__restrict__ x, const u32 *__r
         }
         if (i < ITEMS) ((float4 *)zs)[ii] = acc;
     }
+}
+
+// The gather of x itself.
+template <int K, int M, int S, int T, int U>
+LR_DEV void lr_rot_gather(float *zs, const float *__restrict__ x, const u32 *__restrict__ dbits, int j)
+{
+    lr_rot_src_x src{ x };
+    lr_rot_gather_src<K, M, S, T, U>(zs, src, dbits, j);
 }
 
 // Slab FWHT bits above the shuffled ones (item bits B.. of v), up to 3 per
