@@ -150,8 +150,7 @@ void lr_rot_qtable(const lr_rot *r, float *q)
 
 /* ---- host references of the kernels: f64 on the tables the kernel gets ---- */
 
-/* t = (q kron Hu) D x for one row of n; mag: sqrt(sum_j (Q_ij x_j)^2) instead. */
-static void rotate_row(const float *x, double *out, const uint32_t *dbits, const float *q, int n, int mag)
+void lr_rotate_row_f64(const double *x, double *out, const uint32_t *dbits, const float *q, int n, int mag)
 {
     int m = n & -n, k = n / m;
     double *t = malloc(sizeof(double) * (size_t)n);
@@ -160,7 +159,7 @@ static void rotate_row(const float *x, double *out, const uint32_t *dbits, const
         /* |Q_ij| = |q[r][r']| for every j in row r' (Hadamard entries are +-1). */
         for (int rp = 0; rp < k; rp++) {
             double ss = 0;
-            for (int c = 0; c < m; c++) ss += (double)x[rp * m + c] * x[rp * m + c];
+            for (int c = 0; c < m; c++) ss += x[rp * m + c] * x[rp * m + c];
             t[rp] = ss;
         }
         for (int r = 0; r < k; r++) {
@@ -171,7 +170,7 @@ static void rotate_row(const float *x, double *out, const uint32_t *dbits, const
         free(t);
         return;
     }
-    for (int i = 0; i < n; i++) t[i] = ((dbits[i >> 5] >> (i & 31)) & 1) ? -(double)x[i] : (double)x[i];
+    for (int i = 0; i < n; i++) t[i] = ((dbits[i >> 5] >> (i & 31)) & 1) ? -x[i] : x[i];
     for (int r = 0; r < k; r++) lr_fwht(t + (size_t)r * m, m);
     for (int r = 0; r < k; r++)
         for (int c = 0; c < m; c++) {
@@ -180,6 +179,16 @@ static void rotate_row(const float *x, double *out, const uint32_t *dbits, const
             out[(size_t)r * m + c] = s;
         }
     free(t);
+}
+
+/* One f32 row through lr_rotate_row_f64. */
+static void rotate_row(const float *x, double *out, const uint32_t *dbits, const float *q, int n, int mag)
+{
+    double *xd = malloc(sizeof(double) * (size_t)n);
+    if (!xd) { for (int i = 0; i < n; i++) out[i] = NAN; return; }
+    for (int i = 0; i < n; i++) xd[i] = x[i];
+    lr_rotate_row_f64(xd, out, dbits, q, n, mag);
+    free(xd);
 }
 
 static void rotate_rows(const float *x, float *y, const uint32_t *dbits, const float *q, int n, int batch, int mag)

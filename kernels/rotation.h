@@ -66,12 +66,37 @@ void lr_rotate_host(const float *x, float *y, const uint32_t *dbits, const float
 /* Error scale of output i: sqrt(sum_j (Q_ij x_j)^2), the l2 size of the terms. */
 void lr_rotate_host_mag(const float *x, float *y, const uint32_t *dbits, const float *q, int32_t n, int32_t batch);
 
+/* One row on the kernels' tables, f64 in and out: out = (q kron Hu_m) D x, or
+ * with mag the l2 size of the terms, sqrt(sum_j (Q_ij x_j)^2). */
+void lr_rotate_row_f64(const double *x, double *out, const uint32_t *dbits, const float *q, int n, int mag);
+
 /* gemv_f16_rot: y = W (Q x), W f16 [rows][cols], cols = n of the rotation. */
 extern const lr_kernel_desc lr_gemv_f16_rot_desc;
 void lr_gemv_f16_rot_host(const uint16_t *W, const float *x, float *y, const uint32_t *dbits, const float *q,
                           int32_t rows, int32_t cols);
 void lr_gemv_f16_rot_host_mag(const uint16_t *W, const float *x, float *y, const uint32_t *dbits, const float *q,
                               int32_t rows, int32_t cols);
+
+/* ---- the rotation with its input made at the gather (rotation_xform.c) ----
+ * rotate_slab.cu's LR_XFORM: the op before a rotated projection runs inside
+ * the rotation kernel instead of as its own launch.
+ *   LR_ROT_X_NORM (residual add + RMSNorm, before q|k|v and gate|up):
+ *     v = x + add (add may be null: v = x) is written to xsum, and
+ *     y = Q (v * w) * rsqrt(mean(v^2) + eps). xsum must not be x (every CTA
+ *     reads all of x while some write xsum); each element of xsum is written
+ *     by exactly one CTA. x, add, xsum, y [batch][n]; w [n].
+ *   LR_ROT_X_SILU (SwiGLU, before down): y = Q h, h[i] = silu(g[i]) * u[i]
+ *     with gu = [g | u], rows of 2n floats; h as op_silu_mul computes it. */
+enum { LR_ROT_X_PLAIN = 0, LR_ROT_X_NORM = 1, LR_ROT_X_SILU = 2, LR_ROT_NX };
+extern const lr_kernel_desc lr_rotate_norm_desc, lr_rotate_silu_desc;
+void lr_rotate_norm_host(const float *x, const float *add, const float *w, float *xsum, float *y,
+                         const uint32_t *dbits, const float *q, int32_t n, int32_t batch, float eps);
+/* xsum: |v|; y: the l2 size of the terms of Q applied to the normed input. */
+void lr_rotate_norm_host_mag(const float *x, const float *add, const float *w, float *xsum, float *y,
+                             const uint32_t *dbits, const float *q, int32_t n, int32_t batch, float eps);
+void lr_rotate_silu_host(const float *gu, float *y, const uint32_t *dbits, const float *q, int32_t n, int32_t batch);
+void lr_rotate_silu_host_mag(const float *gu, float *y, const uint32_t *dbits, const float *q, int32_t n,
+                             int32_t batch);
 
 /* ---- launch planning (no GPU needed) ----
  * single: one CTA per row of the batch holds the whole f32 vector in shared
@@ -96,6 +121,12 @@ const char *lr_rot_mode_name(int mode);
 int lr_rot_plan_make(int n, int smem_budget, int mode, int s, int threads, lr_rot_plan *p);
 int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s);
 lr_launch_geom lr_rot_plan_geom(const lr_rot_plan *p, int batch);
+/* The same plan with input transform xform (LR_ROT_X_*): the spec adds
+ * xform (none for LR_ROT_X_PLAIN: the plain kernel keeps its name), the
+ * shared memory 32 floats for LR_ROT_X_NORM's reduction. */
+int lr_rot_plan_spec_xform(const lr_rot_plan *p, int xform, lr_jit_spec *s);
+unsigned lr_rot_xform_smem(const lr_rot_plan *p, int xform);
+lr_launch_geom lr_rot_xform_geom(const lr_rot_plan *p, int xform, int batch);
 /* Dynamic shared memory a fused GEMV needs (0 when n is not served). */
 unsigned lr_gemv_f16_rot_smem(int cols);
 /* The fused GEMV (rotation prologue in every CTA, then the FP16 GEMV over a
@@ -111,6 +142,7 @@ typedef struct lr_rot_dev {
     lr_rot_plan plan;
     CUdeviceptr dbits, q; /* the kernels' tables */
     CUfunction fn;
+    CUfunction fx[LR_ROT_NX]; /* input-transform variants, once enabled (fx[0] unused) */
 } lr_rot_dev;
 /* Uploads r's tables and gets the kernel for the current device under the
  * current lr_cu_smem_budget(). */
@@ -118,6 +150,16 @@ int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threa
 /* y = Q x for `batch` rows of n floats (graph-capturable). x != y, both
  * 16-byte aligned (rows are read and written as float4). */
 int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int batch, CUstream st);
+/* Gets the kernel of input transform xform (LR_ROT_X_NORM or _SILU) on the
+ * same plan and tables; LR_ERANGE when its shared memory exceeds the budget
+ * (the separate launches still run). Idempotent. */
+int lr_rot_dev_enable(lr_rot_dev *d, int xform);
+/* y = Q (rmsnorm(x + add) * w), x + add into xsum (LR_ROT_X_NORM above;
+ * add 0 = none). Same alignment rules; xsum distinct from x, add and y. */
+int lr_rot_dev_launch_norm(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr add, CUdeviceptr w, CUdeviceptr xsum,
+                           float eps, CUdeviceptr y, int batch, CUstream st);
+/* y = Q (silu(g) * u), gu = [g | u] rows of 2n floats (LR_ROT_X_SILU). */
+int lr_rot_dev_launch_silu(const lr_rot_dev *d, CUdeviceptr gu, CUdeviceptr y, int batch, CUstream st);
 void lr_rot_dev_destroy(lr_rot_dev *d);
 /* lr_call_verify of the kernel on fresh random x (seeded), then the GPU
  * output against lr_rot_apply from the seed (f64). Worst error in *err. */

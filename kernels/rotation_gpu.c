@@ -41,6 +41,43 @@ int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int bat
     return lr_cu_launch(d->fn, g.grid, g.block, g.smem, st, args);
 }
 
+int lr_rot_dev_enable(lr_rot_dev *d, int xform)
+{
+    if (xform != LR_ROT_X_NORM && xform != LR_ROT_X_SILU)
+        return LR_FAIL(LR_EINVAL, "rotation %d: input transform %d", d->plan.n, xform);
+    if (d->fx[xform]) return LR_OK;
+    unsigned smem = lr_rot_xform_smem(&d->plan, xform);
+    if ((long)smem > lr_cu_smem_budget())
+        return LR_FAIL(LR_ERANGE, "rotation %d with input transform %d needs %u B of shared memory, budget %d B",
+                       d->plan.n, xform, smem, lr_cu_smem_budget());
+    lr_jit_spec spec;
+    int rc = lr_rot_plan_spec_xform(&d->plan, xform, &spec);
+    return rc ? rc : lr_jit_get(&spec, &d->fx[xform]);
+}
+
+int lr_rot_dev_launch_norm(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr add, CUdeviceptr w, CUdeviceptr xsum,
+                           float eps, CUdeviceptr y, int batch, CUstream st)
+{
+    if (!d->fx[LR_ROT_X_NORM]) return LR_FAIL(LR_EINVAL, "rotation %d: add + RMSNorm variant not enabled", d->plan.n);
+    if (xsum == x || xsum == add || xsum == y)
+        return LR_FAIL(LR_EINVAL, "rotation %d: xsum aliases an input", d->plan.n);
+    lr_launch_geom g = lr_rot_xform_geom(&d->plan, LR_ROT_X_NORM, batch);
+    int n = d->plan.n;
+    CUdeviceptr db = d->dbits, q = d->q;
+    void *args[] = { &x, &add, &w, &xsum, &y, &db, &q, &n, &batch, &eps };
+    return lr_cu_launch(d->fx[LR_ROT_X_NORM], g.grid, g.block, g.smem, st, args);
+}
+
+int lr_rot_dev_launch_silu(const lr_rot_dev *d, CUdeviceptr gu, CUdeviceptr y, int batch, CUstream st)
+{
+    if (!d->fx[LR_ROT_X_SILU]) return LR_FAIL(LR_EINVAL, "rotation %d: SwiGLU variant not enabled", d->plan.n);
+    lr_launch_geom g = lr_rot_xform_geom(&d->plan, LR_ROT_X_SILU, batch);
+    int n = d->plan.n;
+    CUdeviceptr db = d->dbits, q = d->q;
+    void *args[] = { &gu, &y, &db, &q, &n, &batch };
+    return lr_cu_launch(d->fx[LR_ROT_X_SILU], g.grid, g.block, g.smem, st, args);
+}
+
 void lr_rot_dev_destroy(lr_rot_dev *d)
 {
     lr_cu_free(d->q);

@@ -2,18 +2,39 @@
 // (docs/rotation.md). Grid (M/S, batch): CTA j writes output columns
 // [j*S, (j+1)*S) of each of the K rows (rotate_block.cuh explains the
 // split). S == M is the single-CTA plan: the whole vector in shared memory.
-// Shared memory: K*S + K*K floats, dynamic.
+// Shared memory: K*S + K*K floats, dynamic (+ 32 for LR_XFORM 1).
 // Specialization: LR_N (width; M and K derive from it), LR_S (columns per
 // CTA, a power of two in [4, M]), LR_THREADS, LR_UNROLL (16-byte loads in
-// flight per thread while gathering).
+// flight per thread while gathering), LR_XFORM (the input transform fused
+// into the gather, absent = 0):
+//   0: the input is x.
+//   1: residual add + RMSNorm, the op before q|k|v and gate|up:
+//      v = x + add (add may be null), written to xsum (never x: other CTAs
+//      of the grid still read x; each element is written by one CTA), and
+//      y = Q (v * w) * rsqrt(mean(v^2) + eps). The rotation is linear, so
+//      the scalar goes into the row-mix table; every CTA sums v^2 over the
+//      whole row itself while gathering (its gather reads every element).
+//   2: SwiGLU, the op before down: the input is h[i] = silu(gu[i]) * gu[N + i],
+//      gu rows of 2N floats.
 // @spec rotate n=25600 s=64 threads=416 unroll=8
 // @spec rotate n=17408 s=1024 threads=1024 unroll=1
 // @spec rotate n=32768 s=2048 threads=512 unroll=8
 // @spec rotate n=12 s=4 threads=32 unroll=1
+// @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1
+// @spec rotate n=2560 s=512 threads=640 unroll=1 xform=1
+// @spec rotate n=12 s=4 threads=32 unroll=1 xform=1
+// @spec rotate n=17408 s=64 threads=288 unroll=8 xform=2
+// @spec rotate n=9728 s=512 threads=1024 unroll=1 xform=2
+// @spec rotate n=12 s=4 threads=32 unroll=1 xform=2
 #include "rotate_block.cuh"
 
 #define RM (LR_N & -LR_N)
 #define RK (LR_N / RM)
+#ifndef LR_XFORM
+#define LR_XFORM 0
+#endif
+
+#if LR_XFORM == 0
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restrict__ dbits,
@@ -30,3 +51,98 @@ LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restr
     __syncthreads();
     lr_rot_mix_out<RK, RM, LR_S, LR_THREADS>(zs, qs, y + row, j);
 }
+
+#elif LR_XFORM == 1
+#include "engine_ops.cuh"
+
+// v = x + add, v*w into the rotation; v^2 summed by live items, v stored by
+// the CTA whose slab index e falls in.
+struct lr_rot_src_norm {
+    const float *__restrict__ x, *__restrict__ add, *__restrict__ w;
+    float *__restrict__ xsum;
+    float ss;
+    struct raw { float4 x, a, w; };
+    __device__ __forceinline__ raw load(int e) const
+    {
+        raw r;
+        r.x = __ldg((const float4 *)(x + e));
+        r.a = add ? __ldg((const float4 *)(add + e)) : make_float4(0.f, 0.f, 0.f, 0.f);
+        r.w = __ldg((const float4 *)(w + e));
+        return r;
+    }
+    __device__ __forceinline__ float4 value(const raw &r, int e, bool live, bool mine)
+    {
+        float4 v = r.x;
+        if (add) {
+            v.x += r.a.x;
+            v.y += r.a.y;
+            v.z += r.a.z;
+            v.w += r.a.w;
+        }
+        if (live) {
+            ss += v.x * v.x;
+            ss += v.y * v.y;
+            ss += v.z * v.z;
+            ss += v.w * v.w;
+            if (mine) *(float4 *)(xsum + e) = v;
+        }
+        return make_float4(v.x * r.w.x, v.y * r.w.y, v.z * r.w.z, v.w * r.w.w);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(LR_THREADS)
+LR_KERNEL(const float *__restrict__ x, const float *__restrict__ add, const float *__restrict__ w,
+          float *__restrict__ xsum, float *__restrict__ y, const u32 *__restrict__ dbits,
+          const float *__restrict__ q, int n_, int batch_, float eps)
+{
+    extern __shared__ float4 smem4[];
+    float *zs = (float *)smem4, *qs = zs + RK * LR_S, *red = qs + RK * RK;
+    for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
+    lr_pdl_enter(); // q, w are immutable; x and add come from earlier kernels
+    const int j = blockIdx.x;
+    const u64 row = (u64)blockIdx.y * LR_N;
+    lr_rot_src_norm src{ x + row, add ? add + row : nullptr, w, xsum + row, 0.f };
+    lr_rot_gather_src<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, src, dbits, j);
+    const float r = rsqrtf(lr_block_sum(src.ss, red) / LR_N + eps);
+    for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] *= r; // the entries this thread loaded
+    lr_rot_passes<RK, LR_S, LR_THREADS, 5>(zs);
+    __syncthreads();
+    lr_rot_mix_out<RK, RM, LR_S, LR_THREADS>(zs, qs, y + row, j);
+}
+
+#elif LR_XFORM == 2
+
+// h = silu(g) * u, the same expression as op_silu_mul.cu (so h is the same).
+struct lr_rot_src_silu {
+    const float *__restrict__ gu;
+    struct raw { float4 g, u; };
+    __device__ __forceinline__ raw load(int e) const
+    {
+        return raw{ __ldg((const float4 *)(gu + e)), __ldg((const float4 *)(gu + LR_N + e)) };
+    }
+    static __device__ __forceinline__ float h(float g, float u) { return g / (1.f + __expf(-g)) * u; }
+    __device__ __forceinline__ float4 value(const raw &r, int, bool, bool)
+    {
+        return make_float4(h(r.g.x, r.u.x), h(r.g.y, r.u.y), h(r.g.z, r.u.z), h(r.g.w, r.u.w));
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(LR_THREADS)
+LR_KERNEL(const float *__restrict__ gu, float *__restrict__ y, const u32 *__restrict__ dbits,
+          const float *__restrict__ q, int n_, int batch_)
+{
+    extern __shared__ float4 smem4[];
+    float *zs = (float *)smem4, *qs = zs + RK * LR_S;
+    for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
+    lr_pdl_enter(); // q is immutable; gu comes from the previous kernel
+    const int j = blockIdx.x;
+    lr_rot_src_silu src{ gu + (u64)blockIdx.y * 2 * LR_N };
+    lr_rot_gather_src<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, src, dbits, j);
+    lr_rot_passes<RK, LR_S, LR_THREADS, 5>(zs);
+    __syncthreads();
+    lr_rot_mix_out<RK, RM, LR_S, LR_THREADS>(zs, qs, y + (u64)blockIdx.y * LR_N, j);
+}
+
+#else
+#error "LR_XFORM: 0 (plain), 1 (add + RMSNorm) or 2 (SwiGLU)"
+#endif
