@@ -58,7 +58,8 @@ struct lr_engine {
 };
 
 /* GPU profiling: the step's launches of each phase (embed, norm, rotation,
- * each GEMV, rope, attention, SwiGLU, head; lr_engine_gpu_phase_name) for
+ * norm fused into the rotation, each GEMV, rope, attention, SwiGLU, SwiGLU
+ * fused into the rotation, head; lr_engine_gpu_phase_name) for
  * every layer captured alone as one graph and replayed reps times; us[i] is
  * microseconds per token. The sum exceeds the step's time by what the phases
  * overlap and share; the cache stays valid (nothing advances the position,

@@ -9,7 +9,16 @@
  * add + RMSNorm -> rotation -> fused gate|up GEMV -> SwiGLU -> rotation ->
  * down GEMV. Then the final norm and the int8 head read in place.
  * Projections sharing an input and a rotation are fused into one matrix
- * (rows concatenated) at load time: 4 GEMVs per layer instead of 7. */
+ * (rows concatenated) at load time: 4 GEMVs per layer instead of 7.
+ *
+ * An op feeding a rotated projection runs inside its rotation kernel
+ * (rotate_slab.cu LR_XFORM; LEECHRT_FUSE=0 keeps them separate): residual
+ * add + RMSNorm before q|k|v and gate|up, SwiGLU before down: 10 launches
+ * per layer instead of 13. The fused norm's CTAs all read the residual
+ * stream while it is being updated, so the stream lives in two buffers: a
+ * fused norm reads xb[cur] (+ the pending add) and writes the sum to
+ * xb[cur ^ 1]; the separate norm kernel (one CTA) updates xb[cur] in place.
+ * The step is a fixed sequence, so cur is known at enqueue time. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/kernels.h"
@@ -29,9 +38,11 @@
 enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
 
 /* Phases of a step, for lr_engine_gpu_phases. */
-enum { PH_EMBED, PH_NORM, PH_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_O, PH_GU, PH_SILU, PH_DOWN, PH_HEAD, NPH };
-static const char *const phase_names[NPH] = { "embed", "norm", "rotation", "gemv_qkv", "rope_kv", "attention",
-                                              "gemv_o", "gemv_gateup", "silu_mul", "gemv_down", "head" };
+enum { PH_EMBED, PH_NORM, PH_ROT, PH_NORM_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_O, PH_GU, PH_SILU, PH_SILU_ROT, PH_DOWN,
+       PH_HEAD, NPH };
+static const char *const phase_names[NPH] = { "embed",     "norm",        "rotation",    "norm_rotation", "gemv_qkv",
+                                              "rope_kv",   "attention",   "gemv_o",      "gemv_gateup",   "silu_mul",
+                                              "silu_rotation", "gemv_down", "head" };
 
 /* One (possibly fused) projection y = W (R x). */
 typedef struct proj {
@@ -60,7 +71,9 @@ typedef struct gpu_engine {
     rotation rots[16];
     int nrots;
     CUdeviceptr emb_q, emb_sb, head_q, head_sb, out_norm;
-    CUdeviceptr d_tok, d_pos, x, xn, xr, qkv, att, o, gu, h, down, logits;
+    CUdeviceptr d_tok, d_pos, xb[2], xn, xr, qkv, att, o, gu, h, down, logits;
+    int cur;               /* the residual stream is xb[cur] (see the top) */
+    int fuse;              /* fuse ops into the rotations that follow them */
     CUfunction f_embed, f_norm, f_rope, f_att, f_silu, f_head;
     CUstream s;
     CUgraphExec graph;
@@ -183,6 +196,17 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
     return rc;
 }
 
+/* Gets p's rotation kernel with input transform xform (when the engine
+ * fuses and p has a rotation). A variant over the shared-memory budget is
+ * left out: its ops then run as separate launches. */
+static int want_fused(gpu_engine *e, const proj *p, int xform)
+{
+    if (!e->fuse || p->rot < 0) return LR_OK;
+    int rc = lr_rot_dev_enable(&e->rots[p->rot].dev, xform);
+    if (rc == LR_ERANGE) lr_clear_error(), rc = LR_OK;
+    return rc;
+}
+
 static const lr_tensor_view *need(const lr_model *m, int l, const char *role, int *rc)
 {
     const lr_tensor_view *t = lr_model_layer_tensor(m, l, role);
@@ -212,6 +236,17 @@ static int L1(gpu_engine *e, CUfunction f, unsigned grid, unsigned threads, void
     return lr_cu_launch(f, (lr_dim3){ grid, 1, 1 }, (lr_dim3){ threads, 1, 1 }, 0, s, args);
 }
 
+/* y = W in, in the current phase: in is already rotated when p has a rotation. */
+static int run_gemv(gpu_engine *e, const proj *p, CUdeviceptr in, CUdeviceptr y, int *count)
+{
+    if (!on(e)) return LR_OK;
+    (*count)++;
+    if (p->leech) return lr_leech_dev_gemv(p->ld, in, y, e->s);
+    int rows = p->rows, cols = p->cols;
+    void *args[] = { (void *)&p->w16, &in, &y, &rows, &cols };
+    return lr_cu_launch(p->f16fn, p->g.grid, p->g.block, p->g.smem, e->s, args);
+}
+
 /* y = W (R x); scratch holds R x. */
 static int run_proj(gpu_engine *e, const proj *p, CUdeviceptr x, CUdeviceptr y, int *count)
 {
@@ -227,21 +262,71 @@ static int run_proj(gpu_engine *e, const proj *p, CUdeviceptr x, CUdeviceptr y, 
         e->phase = ph;
         in = e->xr;
     }
-    if (!on(e)) return LR_OK;
-    (*count)++;
-    if (p->leech) return lr_leech_dev_gemv(p->ld, in, y, e->s);
-    int rows = p->rows, cols = p->cols;
-    void *args[] = { (void *)&p->w16, &in, &y, &rows, &cols };
-    return lr_cu_launch(p->f16fn, p->g.grid, p->g.block, p->g.smem, e->s, args);
+    return run_gemv(e, p, in, y, count);
 }
 
+/* The rotation of p when the engine fuses and it has input transform xform
+ * enabled (want_fused). */
+static const lr_rot_dev *fused_rot(const gpu_engine *e, const proj *p, int xform)
+{
+    return e->fuse && p->rot >= 0 && e->rots[p->rot].dev.fx[xform] ? &e->rots[p->rot].dev : NULL;
+}
+
+/* The separate norm kernel: xb[cur] += y (y 0: none) in place, xn = its norm. */
 static int norm(gpu_engine *e, CUdeviceptr y, CUdeviceptr w, int *count)
 {
     int n = (int)e->c.hidden;
     float eps = (float)e->c.norm_eps;
-    CUdeviceptr x = e->x, out = e->xn;
+    CUdeviceptr x = e->xb[e->cur], out = e->xn;
     void *args[] = { &x, &y, &w, &out, &n, &eps };
     return L1(e, e->f_norm, 1, 1024, args, count);
+}
+
+/* x += add (add 0: none), then out = W R (rmsnorm(x) * w): one fused
+ * launch when p's rotation serves it (x moves to the other buffer), else the
+ * norm kernel and run_proj. gemv_phase: the phase of the GEMV. */
+static int norm_proj(gpu_engine *e, CUdeviceptr add, CUdeviceptr w, const proj *p, CUdeviceptr out, int gemv_phase,
+                     int *count)
+{
+    int rc;
+    const lr_rot_dev *rd = fused_rot(e, p, LR_ROT_X_NORM);
+    if (!rd) {
+        e->phase = PH_NORM;
+        if ((rc = norm(e, add, w, count))) return rc;
+        e->phase = gemv_phase;
+        return run_proj(e, p, e->xn, out, count);
+    }
+    CUdeviceptr x = e->xb[e->cur], xsum = e->xb[e->cur ^ 1];
+    e->cur ^= 1; /* whether or not this phase is enqueued: the buffers follow the sequence */
+    e->phase = PH_NORM_ROT;
+    if (on(e)) {
+        if ((rc = lr_rot_dev_launch_norm(rd, x, add, w, xsum, (float)e->c.norm_eps, e->xr, 1, e->s))) return rc;
+        (*count)++;
+    }
+    e->phase = gemv_phase;
+    return run_gemv(e, p, e->xr, out, count);
+}
+
+/* out = W R (silu(g) * u) from gu = [g | u]: fused into p's rotation when it
+ * serves it, else op_silu_mul and run_proj. */
+static int silu_proj(gpu_engine *e, const proj *p, CUdeviceptr out, int *count)
+{
+    int rc, inter = (int)e->c.intermediate;
+    const lr_rot_dev *rd = fused_rot(e, p, LR_ROT_X_SILU);
+    if (!rd) {
+        e->phase = PH_SILU;
+        void *a[] = { &e->gu, &e->h, &inter };
+        if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
+        e->phase = PH_DOWN;
+        return run_proj(e, p, e->h, out, count);
+    }
+    e->phase = PH_SILU_ROT;
+    if (on(e)) {
+        if ((rc = lr_rot_dev_launch_silu(rd, e->gu, e->xr, 1, e->s))) return rc;
+        (*count)++;
+    }
+    e->phase = PH_DOWN;
+    return run_gemv(e, p, e->xr, out, count);
 }
 
 static int layer_hook(gpu_engine *e, int l, int with_down)
@@ -249,7 +334,7 @@ static int layer_hook(gpu_engine *e, int l, int with_down)
     /* The stream after layer l is x (+ the pending down output); after the
      * last layer the hook reports the final-normed vector the head reads. */
     int n = (int)e->c.hidden, rc = lr_cu_stream_sync(e->s);
-    if (!rc) rc = lr_cu_d2h(e->host_x, l == (int)e->c.n_layers ? e->xn : e->x, (size_t)n * 4);
+    if (!rc) rc = lr_cu_d2h(e->host_x, l == (int)e->c.n_layers ? e->xn : e->xb[e->cur], (size_t)n * 4);
     if (!rc && with_down) rc = lr_cu_d2h(e->host_y, e->down, (size_t)n * 4);
     if (rc) return rc;
     if (with_down)
@@ -264,21 +349,19 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     const lr_model_config *c = &e->c;
     int rc, hidden = (int)c->hidden, group = 64;
     *count = 0;
+    e->cur = 0;
     e->phase = PH_EMBED;
     if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, 8, e->s))) return rc;
     {
-        void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->x, &hidden, &group };
+        void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->xb[0], &hidden, &group };
         if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
     }
     if (hooks && (rc = layer_hook(e, -1, 0))) return rc;
-    int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim, inter = (int)c->intermediate;
+    int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim;
     float eps = (float)c->norm_eps, theta = (float)c->rope_theta, scale = (float)(1.0 / sqrt((double)hd));
     for (uint32_t l = 0; l < c->n_layers; l++) {
         layer *L = &e->L[l];
-        e->phase = PH_NORM;
-        if ((rc = norm(e, l ? e->down : 0, L->attn_norm, count))) return rc;
-        e->phase = PH_QKV;
-        if ((rc = run_proj(e, &L->p[PROJ_QKV], e->xn, e->qkv, count))) return rc;
+        if ((rc = norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count))) return rc;
         e->phase = PH_ROPE;
         {
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
@@ -291,20 +374,11 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         }
         e->phase = PH_O;
         if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
-        e->phase = PH_NORM;
-        if ((rc = norm(e, e->o, L->ffn_norm, count))) return rc;
-        e->phase = PH_GU;
-        if ((rc = run_proj(e, &L->p[PROJ_GU], e->xn, e->gu, count))) return rc;
-        e->phase = PH_SILU;
-        {
-            void *a[] = { &e->gu, &e->h, &inter };
-            if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
-        }
-        e->phase = PH_DOWN;
-        if ((rc = run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count))) return rc;
+        if ((rc = norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], e->gu, PH_GU, count))) return rc;
+        if ((rc = silu_proj(e, &L->p[PROJ_DOWN], e->down, count))) return rc;
         if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
     }
-    e->phase = PH_HEAD;
+    e->phase = PH_HEAD; /* the final norm: the head reads xn in place, no rotation to fuse into */
     if ((rc = norm(e, e->down, e->out_norm, count))) return rc;
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
@@ -328,6 +402,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     const lr_model_config *c = &e->c;
     e->base.max_context = o && o->max_context > 0 && o->max_context < (int)c->max_context ? o->max_context
                                                                                            : (int)c->max_context;
+    const char *fuse_env = getenv("LEECHRT_FUSE"); /* 0: no op fused into a rotation (for comparisons) */
+    e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)
@@ -360,6 +436,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         if ((rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV])) || (rc = build_proj(e, &ao, 1, &L->p[PROJ_O])) ||
             (rc = build_proj(e, gu, 2, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN])))
             break;
+        if ((rc = want_fused(e, &L->p[PROJ_QKV], LR_ROT_X_NORM)) ||
+            (rc = want_fused(e, &L->p[PROJ_GU], LR_ROT_X_NORM)) || (rc = want_fused(e, &L->p[PROJ_DOWN], LR_ROT_X_SILU)))
+            break;
         if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) break;
     }
     size_t H = c->hidden, maxw = H;
@@ -367,7 +446,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (c->intermediate > maxw) maxw = c->intermediate;
     if (!rc) rc = lr_cu_alloc(&e->d_tok, 8); /* token, then position: one copy in */
     e->d_pos = e->d_tok + 4;
-    if (!rc) rc = lr_cu_alloc(&e->x, H * 4);
+    if (!rc) rc = lr_cu_alloc(&e->xb[0], H * 4);
+    if (!rc) rc = lr_cu_alloc(&e->xb[1], H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xn, H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xr, maxw * 4);
     if (!rc) rc = lr_cu_alloc(&e->qkv, (size_t)(e->q_dim + 2 * e->kv_dim) * 4);
@@ -526,7 +606,8 @@ static void gpu_close(lr_engine *b)
     for (int i = 0; i < e->nrots; i++) lr_rot_dev_destroy(&e->rots[i].dev);
     if (e->head_q != e->emb_q) { lr_cu_free(e->head_q); lr_cu_free(e->head_sb); }
     lr_cu_free(e->emb_q); lr_cu_free(e->emb_sb); lr_cu_free(e->out_norm);
-    CUdeviceptr bufs[] = { e->d_tok, e->x, e->xn, e->xr, e->qkv, e->att, e->o, e->gu, e->h, e->down, e->logits };
+    CUdeviceptr bufs[] = { e->d_tok, e->xb[0], e->xb[1], e->xn, e->xr,   e->qkv,
+                           e->att,   e->o,     e->gu,    e->h,  e->down, e->logits };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) lr_cu_free(bufs[i]);
     lr_cu_stream_destroy(e->s);
     lr_cu_free_host(e->host_logits), lr_cu_free_host(e->h_io);

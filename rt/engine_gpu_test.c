@@ -49,6 +49,16 @@ static void on_layer(void *u, int layer, int pos, const float *x, int n)
 
 static int g_layout; /* lr_engine_opts.leech_layout of the GPU engine */
 
+/* Launches of one step: embed, final norm, head, and per layer 9 without
+ * rotations (f16 projections); with them 13, or 10 with add + RMSNorm and
+ * SwiGLU fused into the rotations that follow them (unless LEECHRT_FUSE=0). */
+static int want_launches(int layers)
+{
+    const char *f = getenv("LEECHRT_FUSE");
+    int fuse = !(f && !strcmp(f, "0"));
+    return 3 + layers * (g_proj_f16 ? 9 : fuse ? 10 : 13);
+}
+
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 {
     NEED_GPU();
@@ -62,6 +72,8 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     int rc = lr_engine_gpu_ops.open(m, &o, &gpu);
     T_ASSERT(rc == LR_OK, "GPU engine: %s", lr_errmsg());
     printf("    %s (%u layers): %.0f launches per step\n", cfgname, c->n_layers, gpu->launches_per_step);
+    T_ASSERT(gpu->launches_per_step == want_launches((int)c->n_layers), "%.0f launches per step, want %d",
+             gpu->launches_per_step, want_launches((int)c->n_layers));
     int L = (int)c->n_layers, H = (int)c->hidden;
     rec rc_cpu = { 0, L, calloc((size_t)(L + 2) * H, 4) }, rc_gpu = { 0, L, calloc((size_t)(L + 2) * H, 4) };
     int tok = 1 % (int)c->vocab, agree = 0;
@@ -133,6 +145,21 @@ static int test_gate_f16_projections(void)
     return rc;
 }
 
+/* The ops before the rotations as separate launches (LEECHRT_FUSE=0): the
+ * one-buffer residual path on rotated projections. */
+static int test_gate_unfused(void)
+{
+    const char *was = getenv("LEECHRT_FUSE");
+    char keep[16] = "";
+    if (was) snprintf(keep, sizeof keep, "%s", was);
+    setenv("LEECHRT_FUSE", "0", 1);
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
+    if (was) setenv("LEECHRT_FUSE", keep, 1);
+    else unsetenv("LEECHRT_FUSE");
+    return rc;
+}
+
 static int test_context_limit(void)
 {
     NEED_GPU();
@@ -152,4 +179,5 @@ static int test_context_limit(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts), T_CASE(test_gate_f16_projections), T_CASE(test_context_limit))
+T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
+       T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_context_limit))
