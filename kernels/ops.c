@@ -2,6 +2,7 @@
 #include "util/half.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define P(n, t) { n, t, 0, 0 }
@@ -14,6 +15,9 @@ static void rope_mag(float *qkv, const float *qn, const float *kn, uint16_t *kc,
 static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
                           int32_t n_heads, int32_t n_kv, float scale);
 static void silu_mag(const float *gu, float *h, int32_t n);
+static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
+                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
+                               float scale);
 static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
 
 const lr_kernel_desc lr_op_embed_desc = {
@@ -41,6 +45,13 @@ const lr_kernel_desc lr_op_attention_desc = {
       B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32), P("n_kv", LR_T_I32), P("scale", LR_T_F32) },
     (lr_host_fn)lr_op_attention_host, (lr_host_fn)attention_mag,
 };
+const lr_kernel_desc lr_op_rope_attention_desc = {
+    "op_rope_attention", 12,
+    { B("qkv", LR_E_F32, LR_IN), B("qn", LR_E_F32, LR_IN), B("kn", LR_E_F32, LR_IN), B("kcache", LR_E_F16, LR_INOUT),
+      B("vcache", LR_E_F16, LR_INOUT), B("out", LR_E_F32, LR_OUT), B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32),
+      P("n_kv", LR_T_I32), P("eps", LR_T_F32), P("theta", LR_T_F32), P("scale", LR_T_F32) },
+    (lr_host_fn)lr_op_rope_attention_host, (lr_host_fn)rope_attention_mag,
+};
 const lr_kernel_desc lr_op_silu_mul_desc = {
     "op_silu_mul", 3, { B("gu", LR_E_F32, LR_IN), B("h", LR_E_F32, LR_OUT), P("n", LR_T_I32) },
     (lr_host_fn)lr_op_silu_mul_host, (lr_host_fn)silu_mag,
@@ -62,13 +73,17 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
         { "op_embed_int8g", "op_embed_int8g.cu", 256 }, { "op_add_rmsnorm", "op_add_rmsnorm.cu", 1024 },
         { "op_rope_kv", "op_rope_kv.cu", 128 },         { "op_attention", "op_attention.cu", 256 },
         { "op_silu_mul", "op_silu_mul.cu", 256 },       { "op_head_int8g", "op_head_int8g.cu", 256 },
-        { "op_argmax", "op_argmax.cu", 1024 },
+        { "op_argmax", "op_argmax.cu", 1024 },      { "op_rope_attention", "op_rope_attention.cu", 256 },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(op, t[i].op)) {
             lr_jit_spec_init(s, t[i].tmpl, t[i].op);
             lr_jit_spec_set(s, "threads", !strcmp(op, "op_rope_kv") ? (head_dim > 128 ? head_dim : 128) : t[i].threads);
             if (!strcmp(op, "op_attention")) lr_jit_spec_set(s, "head_dim", head_dim);
+            if (!strcmp(op, "op_rope_attention")) { /* threads 0..hd-1 take q, hd..2hd-1 k */
+                lr_jit_spec_set(s, "threads", 2 * head_dim > 256 ? 2 * head_dim : 256);
+                lr_jit_spec_set(s, "head_dim", head_dim);
+            }
             if (!strcmp(op, "op_head_int8g")) lr_jit_spec_set(s, "rpw", 2), lr_jit_spec_set(s, "group", 64);
             return;
         }
@@ -202,6 +217,40 @@ static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc
                           int32_t n_heads, int32_t n_kv, float scale)
 {
     attention(q, kc, vc, out, pos, n_heads, n_kv, scale, 1);
+}
+
+/* The composition it fuses: RoPE (and the cache write) on a copy of qkv,
+ * then attention over the rotated q. */
+static void rope_attention(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, float *out,
+                           const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta, float scale,
+                           int mag)
+{
+    int hd = lr_op_attention_head_dim;
+    size_t n = (size_t)(n_heads + 2 * n_kv) * hd;
+    float *q = malloc(n * sizeof *q);
+    if (!q) return;
+    memcpy(q, qkv, n * sizeof *q);
+    lr_op_rope_kv_host(q, qn, kn, kc, vc, pos, n_heads, n_kv, hd, eps, theta);
+    attention(q, kc, vc, out, pos, n_heads, n_kv, scale, mag);
+    free(q);
+}
+void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
+                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
+                               float scale)
+{
+    rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 0);
+}
+/* Scales: attention's for out; rope's for the cache (the row written). */
+static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
+                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
+                               float scale)
+{
+    rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 1);
+    size_t rows = (size_t)(pos[0] + 1) * n_kv * lr_op_attention_head_dim;
+    for (size_t i = 0; i < rows; i++) {
+        kc[i] = lr_float_to_half(fabsf(lr_half_to_float(kc[i])) + 0.05f);
+        vc[i] = lr_float_to_half(fabsf(lr_half_to_float(vc[i])) + 0.05f);
+    }
 }
 
 void lr_op_silu_mul_host(const float *gu, float *h, int32_t n)

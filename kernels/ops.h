@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 extern const lr_kernel_desc lr_op_embed_desc, lr_op_add_rmsnorm_desc, lr_op_rope_kv_desc, lr_op_attention_desc,
-    lr_op_silu_mul_desc, lr_op_head_desc, lr_op_argmax_desc;
+    lr_op_rope_attention_desc, lr_op_silu_mul_desc, lr_op_head_desc, lr_op_argmax_desc;
 
 void lr_op_embed_host(const int8_t *q, const uint16_t *sb, const int32_t *tok, float *out, int32_t hidden, int32_t group);
 void lr_op_add_rmsnorm_host(float *x, const float *y, const float *w, float *out, int32_t n, float eps);
@@ -18,6 +18,10 @@ void lr_op_rope_kv_host(float *qkv, const float *qn, const float *kn, uint16_t *
                         int32_t n_heads, int32_t n_kv, int32_t head_dim, float eps, float theta);
 void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
                           int32_t n_heads, int32_t n_kv, float scale);
+/* op_rope_kv then op_attention in one (the engine's): qkv is read only. */
+void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
+                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
+                               float scale);
 void lr_op_silu_mul_host(const float *gu, float *h, int32_t n);
 void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
 void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok);

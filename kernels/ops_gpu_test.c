@@ -110,6 +110,46 @@ static int test_rope_kv(void)
     return T_PASS;
 }
 
+/* The fused q/k norm + RoPE + KV write + attention against the composition
+ * of the two host references: Qwen3 (norms) and Llama (none) heads, head
+ * dims 128 and 64, the first position, a few, hundreds and thousands. */
+static int test_rope_attention(void)
+{
+    NEED_GPU();
+    const int positions[] = { 0, 1, 7, 300, 2047 };
+    for (int hdi = 0; hdi < 2; hdi++)
+        for (int k = 0; k < 5; k++)
+            for (int norm = 0; norm < 2; norm++) {
+                int nh = 40, nkv = 8, hd = hdi ? 64 : 128, pos = positions[k];
+                size_t nq = (size_t)(nh + 2 * nkv) * hd, nc = (size_t)(pos + 1) * nkv * hd;
+                float *qkv = malloc(4 * nq), *qn = malloc(4u * hd), *kn = malloc(4u * hd), *out = malloc(4u * nh * hd);
+                uint16_t *kc = malloc(2 * nc), *vc = malloc(2 * nc);
+                lr_rng r;
+                lr_rng_seed(&r, 30 + (uint64_t)k + 10 * (uint64_t)hdi);
+                lr_fill_random(LR_E_F32, qkv, nq, &r, 2);
+                lr_fill_random(LR_E_F32, qn, (size_t)hd, &r, 1.5);
+                lr_fill_random(LR_E_F32, kn, (size_t)hd, &r, 1.5);
+                lr_fill_random(LR_E_F16, kc, nc, &r, 1);
+                lr_fill_random(LR_E_F16, vc, nc, &r, 1);
+                int32_t p = pos;
+                lr_arg a[12] = { 0 };
+                a[0].host = qkv, a[0].count = nq;
+                if (norm) a[1].host = qn, a[1].count = (size_t)hd, a[2].host = kn, a[2].count = (size_t)hd;
+                a[3].host = kc, a[3].count = nc;
+                a[4].host = vc, a[4].count = nc;
+                a[5].host = out, a[5].count = (size_t)nh * hd;
+                a[6].host = &p, a[6].count = 1;
+                a[7].v.i32 = nh, a[8].v.i32 = nkv, a[9].v.f32 = 1e-6f, a[10].v.f32 = 1e6f;
+                a[11].v.f32 = (float)(1.0 / sqrt(hd));
+                lr_op_attention_head_dim = hd;
+                int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, geom((unsigned)nh, 256), 2e-3);
+                free(qkv); free(qn); free(kn); free(out); free(kc); free(vc);
+                lr_op_attention_head_dim = 128;
+                if (rc != T_PASS) { fprintf(stderr, "    head_dim %d pos %d norm %d\n", hd, pos, norm); return rc; }
+            }
+    return T_PASS;
+}
+
 static int test_attention(void)
 {
     NEED_GPU();
@@ -206,4 +246,4 @@ static int test_argmax(void)
 }
 
 T_MAIN(T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
-       T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax))
+       T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention))

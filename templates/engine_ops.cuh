@@ -20,3 +20,96 @@ LR_DEV float lr_warp_max(float v)
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
+
+// Rotary embedding of element i of a head (Hugging Face rotate_half pairs
+// (i, i + d/2)) at position pos; v is element i, partner element i +- d/2.
+// Angles in f64 so long positions keep their accuracy.
+LR_DEV float lr_rope(float v, float partner_v, int i, int head_dim, int pos, float theta)
+{
+    const int half = head_dim / 2, j = i < half ? i : i - half;
+    const double inv = pow((double)theta, -2.0 * j / head_dim);
+    double sn, cs;
+    sincos((double)pos * inv, &sn, &cs);
+    const float partner = i < half ? -partner_v : partner_v;
+    return (float)(v * cs + partner * sn);
+}
+
+// Decode attention of one q head (one CTA of THREADS threads) over positions
+// 0..T-1 of the f16 KV cache, kv head kvh; qv = this lane's HD/32 elements
+// of q, already scaled. Each warp walks U consecutive positions per step with
+// their k and v loads issued together (one load latency per step instead of
+// U: at short contexts the kernel is that chain, not bytes), an online
+// softmax per warp, warps combined through shared memory; warp 0 writes
+// out[0..HD). cur_k/cur_v (shared memory, or null): position T-1's k and v,
+// read there instead of from the cache (the fused RoPE kernel has them).
+template <int HD, int THREADS, int U>
+LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
+                      int kvh, int n_kv, int T, const float *cur_k, const float *cur_v, float *__restrict__ out)
+{
+    constexpr int EPL = HD / 32, WARPS = THREADS / 32;
+    __shared__ float m_s[WARPS], l_s[WARPS], o_s[WARPS][HD];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float acc[EPL];
+#pragma unroll
+    for (int e = 0; e < EPL; e++) acc[e] = 0.f;
+    float m = -INFINITY, l = 0.f;
+    for (int t0 = warp * U; t0 < T; t0 += WARPS * U) {
+        float kv[U][EPL], vv[U][EPL], sc[U];
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const int t = min(t0 + j, T - 1); // past the end: a valid row, weight 0 below
+            const u64 base = (u64)t * n_kv * HD + (u64)kvh * HD;
+            const bool cur = cur_k && t == T - 1;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) {
+                kv[j][e] = cur ? cur_k[lane + 32 * e] : lr_h2f(kcache[base + lane + 32 * e]);
+                vv[j][e] = cur ? cur_v[lane + 32 * e] : lr_h2f(vcache[base + lane + 32 * e]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            float s = 0.f;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) s += qv[e] * kv[j][e];
+            sc[j] = s;
+        }
+#pragma unroll
+        for (int j = 0; j < U; j++) sc[j] = lr_warp_sum(sc[j]);
+        float mn = m;
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            if (t0 + j < T) mn = fmaxf(mn, sc[j]);
+        const float c = __expf(m - mn);
+        l *= c;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[e] *= c;
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            const float p = t0 + j < T ? __expf(sc[j] - mn) : 0.f;
+            l += p;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) acc[e] += p * vv[j][e];
+        }
+        m = mn;
+    }
+    if (lane == 0) m_s[warp] = m, l_s[warp] = l;
+#pragma unroll
+    for (int e = 0; e < EPL; e++) o_s[warp][lane + 32 * e] = acc[e];
+    __syncthreads();
+    if (warp == 0) {
+        float M = -INFINITY;
+        for (int w = 0; w < WARPS; w++) M = fmaxf(M, m_s[w]);
+        float L = 0.f, o[EPL];
+#pragma unroll
+        for (int e = 0; e < EPL; e++) o[e] = 0.f;
+        for (int w = 0; w < WARPS; w++) {
+            if (m_s[w] == -INFINITY) continue; // a warp that saw no position
+            const float c = __expf(m_s[w] - M);
+            L += l_s[w] * c;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) o[e] += o_s[w][lane + 32 * e] * c;
+        }
+#pragma unroll
+        for (int e = 0; e < EPL; e++) out[lane + 32 * e] = o[e] / L;
+    }
+}

@@ -29,12 +29,7 @@ LR_KERNEL(float *__restrict__ qkv, const float *__restrict__ qn, const float *__
     v_s[i] = v;
     __syncthreads();
     if (i < head_dim) {
-        const int j = i < half ? i : i - half;
-        const double inv = pow((double)theta, -2.0 * j / head_dim);
-        double sn, cs;
-        sincos((double)pos * inv, &sn, &cs);
-        const float partner = i < half ? -v_s[i + half] : v_s[i - half];
-        const float r = (float)(v * cs + partner * sn);
+        const float r = lr_rope(v, v_s[i < half ? i + half : i - half], i, head_dim, pos, theta);
         if (is_q) src[i] = r;
         else {
             const u64 row = (u64)pos * n_kv * head_dim + (u64)kvh * head_dim + i;

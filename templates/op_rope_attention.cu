@@ -1,0 +1,58 @@
+// q/k RMSNorm + RoPE + KV-cache write + decode attention in one launch (the
+// engine's step; op_rope_kv then op_attention is the same computation in two).
+// CTA h (one per q head) normalises and rotates q head h and the k head of
+// its group kvh = h / (n_heads / n_kv) at position *pos, keeps both in shared
+// memory, and attends over positions 0..*pos: the cache for the earlier ones,
+// the fresh k and v (rounded to f16 as the cache holds them) for *pos. The
+// group's first CTA writes k and v to cache row *pos; no CTA reads that row,
+// so the group needs no ordering between its CTAs. qkv is read only.
+// @spec op_rope_attention threads=256 head_dim=128
+// @spec op_rope_attention threads=256 head_dim=64
+#include "engine_ops.cuh"
+
+#define HD LR_HEAD_DIM
+#define EPL (HD / 32) // elements per lane
+
+extern "C" __global__ void __launch_bounds__(LR_THREADS)
+LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const float *__restrict__ kn,
+          u16 *__restrict__ kcache, u16 *__restrict__ vcache, float *__restrict__ out, const int *__restrict__ pos_p,
+          int n_heads, int n_kv, float eps, float theta, float scale)
+{
+    static_assert(HD % 32 == 0 && 2 * HD <= LR_THREADS, "threads 0..HD-1 take q, HD..2HD-1 take k");
+    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
+    __shared__ float red[LR_THREADS / 32], raw[2][HD], qs[HD], ks[HD], vs[HD];
+    const int h = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int grp = n_heads / n_kv, kvh = h / grp, pos = pos_p[0];
+    const int which = tid / HD, i = tid % HD; // 0: q element i, 1: k element i, else idle
+    float v = which < 2 ? qkv[(u64)(which ? n_heads + kvh : h) * HD + i] : 0.f;
+    const float *nw = which ? kn : qn;
+    if (qn || kn) { // per-head RMSNorm (Qwen3): the HD/32 warps of each half sum their own
+        const float s = lr_warp_sum(v * v);
+        if (lane == 0) red[warp] = s;
+        __syncthreads();
+        float ss = 0.f;
+        if (which < 2 && nw) {
+            for (int w = which * (HD / 32); w < (which + 1) * (HD / 32); w++) ss += red[w];
+            v = v * rsqrtf(ss / HD + eps) * nw[i];
+        }
+    }
+    if (which < 2) raw[which][i] = v;
+    __syncthreads();
+    if (which < 2) {
+        const float r = lr_rope(v, raw[which][i < HD / 2 ? i + HD / 2 : i - HD / 2], i, HD, pos, theta);
+        if (which == 0) qs[i] = r;
+        else {
+            const u16 kh = lr_f2h(r), vh = lr_f2h(qkv[(u64)(n_heads + n_kv + kvh) * HD + i]);
+            ks[i] = lr_h2f(kh), vs[i] = lr_h2f(vh);
+            if (h % grp == 0) {
+                const u64 row = (u64)pos * n_kv * HD + (u64)kvh * HD + i;
+                kcache[row] = kh, vcache[row] = vh;
+            }
+        }
+    }
+    __syncthreads();
+    float qv[EPL];
+#pragma unroll
+    for (int e = 0; e < EPL; e++) qv[e] = qs[lane + 32 * e] * scale;
+    lr_attend<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, pos + 1, ks, vs, out + (u64)h * HD);
+}
