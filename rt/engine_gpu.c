@@ -5,7 +5,8 @@
  * is set, which runs it eagerly layer by layer).
  *
  * Per layer: [residual add +] RMSNorm -> rotation -> fused q|k|v GEMV ->
- * q/k norm + RoPE + KV write -> attention -> rotation -> o GEMV -> residual
+ * q/k norm + RoPE + KV write + attention (one kernel; LEECHRT_FUSE=0: two)
+ * -> rotation -> o GEMV -> residual
  * add + RMSNorm -> rotation -> fused gate|up GEMV -> SwiGLU -> rotation ->
  * down GEMV. Then the final norm and the int8 head read in place.
  * Projections sharing an input and a rotation are fused into one matrix
@@ -13,8 +14,8 @@
  *
  * An op feeding a rotated projection runs inside its rotation kernel
  * (rotate_slab.cu LR_XFORM; LEECHRT_FUSE=0 keeps them separate): residual
- * add + RMSNorm before q|k|v and gate|up, SwiGLU before down: 10 launches
- * per layer instead of 13. The fused norm's CTAs all read the residual
+ * add + RMSNorm before q|k|v and gate|up, SwiGLU before down: with the
+ * fused RoPE + attention, 9 launches per layer instead of 13. The fused norm's CTAs all read the residual
  * stream while it is being updated, so the stream lives in two buffers: a
  * fused norm reads xb[cur] (+ the pending add) and writes the sum to
  * xb[cur ^ 1]; the separate norm kernel (one CTA) updates xb[cur] in place.
@@ -38,11 +39,12 @@
 enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
 
 /* Phases of a step, for lr_engine_gpu_phases. */
-enum { PH_EMBED, PH_NORM, PH_ROT, PH_NORM_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_O, PH_GU, PH_SILU, PH_SILU_ROT, PH_DOWN,
-       PH_HEAD, NPH };
-static const char *const phase_names[NPH] = { "embed",     "norm",        "rotation",    "norm_rotation", "gemv_qkv",
-                                              "rope_kv",   "attention",   "gemv_o",      "gemv_gateup",   "silu_mul",
-                                              "silu_rotation", "gemv_down", "head" };
+enum { PH_EMBED, PH_NORM, PH_ROT, PH_NORM_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_ROPE_ATT, PH_O, PH_GU, PH_SILU,
+       PH_SILU_ROT, PH_DOWN, PH_HEAD, NPH };
+static const char *const phase_names[NPH] = { "embed",     "norm",          "rotation",       "norm_rotation",
+                                              "gemv_qkv",  "rope_kv",       "attention",      "rope_attention",
+                                              "gemv_o",    "gemv_gateup",   "silu_mul",       "silu_rotation",
+                                              "gemv_down", "head" };
 
 /* One (possibly fused) projection y = W (R x). */
 typedef struct proj {
@@ -74,7 +76,7 @@ typedef struct gpu_engine {
     CUdeviceptr d_tok, d_pos, xb[2], xn, xr, qkv, att, o, gu, h, down, logits;
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
-    CUfunction f_embed, f_norm, f_rope, f_att, f_silu, f_head;
+    CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head;
     CUstream s;
     CUgraphExec graph;
     int graph_nodes;
@@ -362,15 +364,17 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     for (uint32_t l = 0; l < c->n_layers; l++) {
         layer *L = &e->L[l];
         if ((rc = norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count))) return rc;
-        e->phase = PH_ROPE;
-        {
+        if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
+            e->phase = PH_ROPE_ATT;
+            void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &eps, &theta, &scale };
+            if ((rc = L1(e, e->f_rope_att, (unsigned)nh, 2 * hd > 256 ? 2 * (unsigned)hd : 256, a, count))) return rc;
+        } else {
+            e->phase = PH_ROPE;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
             if ((rc = L1(e, e->f_rope, (unsigned)(nh + nkv), hd > 128 ? (unsigned)hd : 128, a, count))) return rc;
-        }
-        e->phase = PH_ATT;
-        {
-            void *a[] = { &e->qkv, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &scale };
-            if ((rc = L1(e, e->f_att, (unsigned)nh, 256, a, count))) return rc;
+            e->phase = PH_ATT;
+            void *b[] = { &e->qkv, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &scale };
+            if ((rc = L1(e, e->f_att, (unsigned)nh, 256, b, count))) return rc;
         }
         e->phase = PH_O;
         if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
@@ -461,6 +465,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = get_fn("op_add_rmsnorm", 0, &e->f_norm);
     if (!rc) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
     if (!rc) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
+    if (!rc && e->fuse) rc = get_fn("op_rope_attention", (int)c->head_dim, &e->f_rope_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
     if (!rc) rc = get_fn("op_head_int8g", 0, &e->f_head);
     /* Why page-locked: the step's copies run inside its graph as DMA instead

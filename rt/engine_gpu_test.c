@@ -50,13 +50,14 @@ static void on_layer(void *u, int layer, int pos, const float *x, int n)
 static int g_layout; /* lr_engine_opts.leech_layout of the GPU engine */
 
 /* Launches of one step: embed, final norm, head, and per layer 9 without
- * rotations (f16 projections); with them 13, or 10 with add + RMSNorm and
- * SwiGLU fused into the rotations that follow them (unless LEECHRT_FUSE=0). */
+ * rotations (f16 projections); with them 13. Unless LEECHRT_FUSE=0, RoPE and
+ * attention are one launch (one less per layer), and with rotations add +
+ * RMSNorm and SwiGLU run inside the rotations that follow them (three less). */
 static int want_launches(int layers)
 {
     const char *f = getenv("LEECHRT_FUSE");
     int fuse = !(f && !strcmp(f, "0"));
-    return 3 + layers * (g_proj_f16 ? 9 : fuse ? 10 : 13);
+    return 3 + layers * (g_proj_f16 ? (fuse ? 8 : 9) : fuse ? 9 : 13);
 }
 
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
