@@ -1,9 +1,7 @@
 // Output head read in place from the int8 table (no transposed copy):
 // logits[r] = sum_i (q[r][i] * s + b) * x[i] with per-group (64) f16 scale and
 // bias, computed as s * sum(q x) + b * sum(x) per group. A warp per row (or
-// LR_RPW rows); each lane loads 16 int8 weights at a time. Per weight: PRMT,
-// FADD, FFMA (no I2F); the products and their order are those of
-// (float)q * x, so the result is bit-identical to a plain conversion.
+// LR_RPW rows); each lane loads 16 int8 weights at a time.
 // @spec op_head_int8g threads=256 rpw=2 group=64
 #include "lr_common.cuh"
 
@@ -34,17 +32,10 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
         for (int r = 0; r < LR_RPW; r++) {
             const int row = min(row0 + r, vocab - 1);
             const uint4 w = lr_ld_stream16(q + (u64)row * hidden + c);
-            // Biased bytes (v + 128) placed in the mantissa of 2^23 give the
-            // float 2^23 + v + 128 with one PRMT; one FADD removes the bias
-            // exactly. The int-to-float conversion it replaces issues at a
-            // quarter of the FP32 rate and bounded this kernel (one per weight).
-            const u32 ws[4] = { w.x ^ 0x80808080u, w.y ^ 0x80808080u, w.z ^ 0x80808080u, w.w ^ 0x80808080u };
+            const u32 ws[4] = { w.x, w.y, w.z, w.w };
             float d = 0.f;
 #pragma unroll
-            for (int k = 0; k < 16; k++) {
-                const float v = __uint_as_float(__byte_perm(ws[k >> 2], 0x4B000000u, 0x7540u | (k & 3))) - 8388736.f;
-                d += v * xs[k];
-            }
+            for (int k = 0; k < 16; k++) d += (float)(i8)(ws[k >> 2] >> (8 * (k & 3))) * xs[k];
             const u32 p = *(const u32 *)(sb + ((u64)row * ng + g) * 2);
             acc[r] += lr_h2f((u16)(p & 0xffff)) * d + lr_h2f((u16)(p >> 16)) * xsum;
         }
