@@ -77,34 +77,52 @@ static int test_add_rmsnorm(void)
     return T_PASS;
 }
 
+/* Random inputs of the RoPE kernels: qkv of nh + 2 nkv heads, the q/k norm
+ * weights, and an f16 KV cache of pos + 1 rows. */
+typedef struct {
+    size_t nq, nc;
+    float *qkv, *qn, *kn;
+    uint16_t *kc, *vc;
+} rope_in;
+
+static int rope_in_make(rope_in *in, int nh, int nkv, int hd, int pos, uint64_t seed)
+{
+    in->nq = (size_t)(nh + 2 * nkv) * hd, in->nc = (size_t)(pos + 1) * nkv * hd;
+    in->qkv = malloc(4 * in->nq), in->qn = malloc(4u * hd), in->kn = malloc(4u * hd);
+    in->kc = malloc(2 * in->nc), in->vc = malloc(2 * in->nc);
+    T_ASSERT(in->qkv && in->qn && in->kn && in->kc && in->vc, "out of memory");
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    lr_fill_random(LR_E_F32, in->qkv, in->nq, &r, 2);
+    lr_fill_random(LR_E_F32, in->qn, (size_t)hd, &r, 1.5);
+    lr_fill_random(LR_E_F32, in->kn, (size_t)hd, &r, 1.5);
+    lr_fill_random(LR_E_F16, in->kc, in->nc, &r, 1);
+    lr_fill_random(LR_E_F16, in->vc, in->nc, &r, 1);
+    return T_PASS;
+}
+
+static void rope_in_free(rope_in *in) { free(in->qkv), free(in->qn), free(in->kn), free(in->kc), free(in->vc); }
+
 static int test_rope_kv(void)
 {
     NEED_GPU();
     const int positions[] = { 0, 1, 37, 4095, 40000 };
     for (int k = 0; k < 5; k++)
         for (int norm = 0; norm < 2; norm++) {
-            int nh = 40, nkv = 8, hd = 128, pos = positions[k], ctx = pos + 1;
-            size_t nq = (size_t)(nh + 2 * nkv) * hd, nc = (size_t)ctx * nkv * hd;
-            float *qkv = malloc(4 * nq), *qn = malloc(4u * hd), *kn = malloc(4u * hd);
-            uint16_t *kc = malloc(2 * nc), *vc = malloc(2 * nc);
-            lr_rng r;
-            lr_rng_seed(&r, 10 + (uint64_t)k);
-            lr_fill_random(LR_E_F32, qkv, nq, &r, 2);
-            lr_fill_random(LR_E_F32, qn, (size_t)hd, &r, 1.5);
-            lr_fill_random(LR_E_F32, kn, (size_t)hd, &r, 1.5);
-            lr_fill_random(LR_E_F16, kc, nc, &r, 1);
-            lr_fill_random(LR_E_F16, vc, nc, &r, 1);
+            int nh = 40, nkv = 8, hd = 128, pos = positions[k];
+            rope_in in;
+            if (rope_in_make(&in, nh, nkv, hd, pos, 10 + (uint64_t)k)) return T_FAIL;
             int32_t p = pos;
             lr_arg a[11] = { 0 };
-            a[0].host = qkv, a[0].count = nq;
-            if (norm) a[1].host = qn, a[1].count = (size_t)hd, a[2].host = kn, a[2].count = (size_t)hd;
-            a[3].host = kc, a[3].count = nc;
-            a[4].host = vc, a[4].count = nc;
+            a[0].host = in.qkv, a[0].count = in.nq;
+            if (norm) a[1].host = in.qn, a[1].count = (size_t)hd, a[2].host = in.kn, a[2].count = (size_t)hd;
+            a[3].host = in.kc, a[3].count = in.nc;
+            a[4].host = in.vc, a[4].count = in.nc;
             a[5].host = &p, a[5].count = 1;
             a[6].v.i32 = nh, a[7].v.i32 = nkv, a[8].v.i32 = hd, a[9].v.f32 = 1e-6f, a[10].v.f32 = 1e6f;
             /* f16 cache entries: one rounding step of the head's scale */
             int rc = run(&lr_op_rope_kv_desc, "op_rope_kv", hd, a, geom((unsigned)(nh + nkv), 128), 2e-3);
-            free(qkv); free(qn); free(kn); free(kc); free(vc);
+            rope_in_free(&in);
             if (rc != T_PASS) { fprintf(stderr, "    pos %d norm %d\n", pos, norm); return rc; }
         }
     return T_PASS;
@@ -121,29 +139,22 @@ static int test_rope_attention(void)
         for (int k = 0; k < 5; k++)
             for (int norm = 0; norm < 2; norm++) {
                 int nh = 40, nkv = 8, hd = hdi ? 64 : 128, pos = positions[k];
-                size_t nq = (size_t)(nh + 2 * nkv) * hd, nc = (size_t)(pos + 1) * nkv * hd;
-                float *qkv = malloc(4 * nq), *qn = malloc(4u * hd), *kn = malloc(4u * hd), *out = malloc(4u * nh * hd);
-                uint16_t *kc = malloc(2 * nc), *vc = malloc(2 * nc);
-                lr_rng r;
-                lr_rng_seed(&r, 30 + (uint64_t)k + 10 * (uint64_t)hdi);
-                lr_fill_random(LR_E_F32, qkv, nq, &r, 2);
-                lr_fill_random(LR_E_F32, qn, (size_t)hd, &r, 1.5);
-                lr_fill_random(LR_E_F32, kn, (size_t)hd, &r, 1.5);
-                lr_fill_random(LR_E_F16, kc, nc, &r, 1);
-                lr_fill_random(LR_E_F16, vc, nc, &r, 1);
+                rope_in in;
+                if (rope_in_make(&in, nh, nkv, hd, pos, 30 + (uint64_t)k + 10 * (uint64_t)hdi)) return T_FAIL;
+                float *out = malloc(4u * nh * hd);
                 int32_t p = pos;
                 lr_arg a[12] = { 0 };
-                a[0].host = qkv, a[0].count = nq;
-                if (norm) a[1].host = qn, a[1].count = (size_t)hd, a[2].host = kn, a[2].count = (size_t)hd;
-                a[3].host = kc, a[3].count = nc;
-                a[4].host = vc, a[4].count = nc;
+                a[0].host = in.qkv, a[0].count = in.nq;
+                if (norm) a[1].host = in.qn, a[1].count = (size_t)hd, a[2].host = in.kn, a[2].count = (size_t)hd;
+                a[3].host = in.kc, a[3].count = in.nc;
+                a[4].host = in.vc, a[4].count = in.nc;
                 a[5].host = out, a[5].count = (size_t)nh * hd;
                 a[6].host = &p, a[6].count = 1;
                 a[7].v.i32 = nh, a[8].v.i32 = nkv, a[9].v.f32 = 1e-6f, a[10].v.f32 = 1e6f;
                 a[11].v.f32 = (float)(1.0 / sqrt(hd));
                 lr_op_attention_head_dim = hd;
                 int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, geom((unsigned)nh, 256), 2e-3);
-                free(qkv); free(qn); free(kn); free(out); free(kc); free(vc);
+                rope_in_free(&in), free(out);
                 lr_op_attention_head_dim = 128;
                 if (rc != T_PASS) { fprintf(stderr, "    head_dim %d pos %d norm %d\n", hd, pos, norm); return rc; }
             }
