@@ -4,6 +4,11 @@
 #   tools/gpu/h200.sh build
 #   tools/gpu/h200.sh test [FILTER]         GPU tests (every test program; CPU ones too)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
+#   tools/gpu/h200.sh profile ARM [MATRICES] [MODEL]
+#                                           Nsight Compute on the first launch (the verify launch)
+#                                           of the arm's kernel per matrix (default gateup,down of
+#                                           14B): SpeedOfLight, warp states, scheduler, occupancy,
+#                                           memory workload as CSV in $OUT/ncu_ARM_MATRIX.csv
 #   tools/gpu/h200.sh tune ARM [MODELS]     sweep an arm's candidate geometries on the Qwen3
 #                                           shapes of MODELS (default 4B,8B,14B,32B), merge the
 #                                           winners into kernels/tuning_table.c (rebuild after;
@@ -56,5 +61,14 @@ case $cmd in
     "$B/bin/tune_gemv" --arm "$arm" --models "$models" $k --reps 20 --csv "$OUT/tune_$arm.csv" \
       --table kernels/tuning_table.c 2>&1 | tee -a "$OUT/tune_$arm.log" | grep -v '^  '
     cp kernels/tuning_table.c "$OUT/tuning_table.c" ;;
-  *) echo "usage: $0 build|test [FILTER]|run PROGRAM ARGS...|tune ARM [MODELS]" >&2; exit 2 ;;
+  profile)
+    arm=$1; mats=${2:-gateup,down}; model=${3:-14B}
+    for m in ${mats//,/ }; do
+      ncu --clock-control none -k regex:gemv -c 1 --csv --page details --section SpeedOfLight \
+        --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis \
+        "$B/bin/bench_gemv" --models "$model" --arms "$arm" --matrices "$m" --reps 3 \
+        >"$OUT/ncu_${arm}_$m.csv" 2>"$OUT/ncu_${arm}_$m.log" || { echo "ncu failed on $arm $m" >&2; tail -5 "$OUT/ncu_${arm}_$m.log" >&2; }
+      grep -E '"(Duration|DRAM Throughput|Achieved Occupancy|Issue Slots Busy|Eligible Warps Per Scheduler)"' "$OUT/ncu_${arm}_$m.csv" | awk -F'","' '{ gsub(/"/, "", $NF); print $(NF-2) " " $NF " " $(NF-1) }' | head -8
+    done ;;
+  *) echo "usage: $0 build|test [FILTER]|run PROGRAM ARGS...|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]" >&2; exit 2 ;;
 esac
