@@ -8,6 +8,7 @@
 // so the group needs no ordering between its CTAs. qkv is read only.
 // @spec op_rope_attention threads=256 head_dim=128
 // @spec op_rope_attention threads=256 head_dim=64
+// @spec op_rope_attention threads=512 head_dim=256
 #include "engine_ops.cuh"
 
 #define HD LR_HEAD_DIM
