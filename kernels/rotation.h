@@ -84,19 +84,14 @@ void lr_gemv_f16_rot_host_mag(const uint16_t *W, const float *x, float *y, const
  *     v = x + add (add may be null: v = x) is written to xsum, and
  *     y = Q (v * w) * rsqrt(mean(v^2) + eps). xsum must not be x (every CTA
  *     reads all of x while some write xsum); each element of xsum is written
- *     by exactly one CTA. x, add, xsum, y [batch][n]; w [n].
- *   LR_ROT_X_SILU (SwiGLU, before down): y = Q h, h[i] = silu(g[i]) * u[i]
- *     with gu = [g | u], rows of 2n floats; h as op_silu_mul computes it. */
-enum { LR_ROT_X_PLAIN = 0, LR_ROT_X_NORM = 1, LR_ROT_X_SILU = 2, LR_ROT_NX };
-extern const lr_kernel_desc lr_rotate_norm_desc, lr_rotate_silu_desc;
+ *     by exactly one CTA. x, add, xsum, y [batch][n]; w [n]. */
+enum { LR_ROT_X_PLAIN = 0, LR_ROT_X_NORM = 1, LR_ROT_NX };
+extern const lr_kernel_desc lr_rotate_norm_desc;
 void lr_rotate_norm_host(const float *x, const float *add, const float *w, float *xsum, float *y,
                          const uint32_t *dbits, const float *q, int32_t n, int32_t batch, float eps);
 /* xsum: |v|; y: the l2 size of the terms of Q applied to the normed input. */
 void lr_rotate_norm_host_mag(const float *x, const float *add, const float *w, float *xsum, float *y,
                              const uint32_t *dbits, const float *q, int32_t n, int32_t batch, float eps);
-void lr_rotate_silu_host(const float *gu, float *y, const uint32_t *dbits, const float *q, int32_t n, int32_t batch);
-void lr_rotate_silu_host_mag(const float *gu, float *y, const uint32_t *dbits, const float *q, int32_t n,
-                             int32_t batch);
 
 /* ---- launch planning (no GPU needed) ----
  * single: one CTA per row of the batch holds the whole f32 vector in shared
@@ -150,7 +145,7 @@ int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threa
 /* y = Q x for `batch` rows of n floats (graph-capturable). x != y, both
  * 16-byte aligned (rows are read and written as float4). */
 int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int batch, CUstream st);
-/* Gets the kernel of input transform xform (LR_ROT_X_NORM or _SILU) on the
+/* Gets the kernel of input transform xform (LR_ROT_X_NORM) on the
  * same plan and tables; LR_ERANGE when its shared memory exceeds the budget
  * (the separate launches still run). Idempotent. */
 int lr_rot_dev_enable(lr_rot_dev *d, int xform);
@@ -158,8 +153,6 @@ int lr_rot_dev_enable(lr_rot_dev *d, int xform);
  * add 0 = none). Same alignment rules; xsum distinct from x, add and y. */
 int lr_rot_dev_launch_norm(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr add, CUdeviceptr w, CUdeviceptr xsum,
                            float eps, CUdeviceptr y, int batch, CUstream st);
-/* y = Q (silu(g) * u), gu = [g | u] rows of 2n floats (LR_ROT_X_SILU). */
-int lr_rot_dev_launch_silu(const lr_rot_dev *d, CUdeviceptr gu, CUdeviceptr y, int batch, CUstream st);
 void lr_rot_dev_destroy(lr_rot_dev *d);
 /* lr_call_verify of the kernel on fresh random x (seeded), then the GPU
  * output against lr_rot_apply from the seed (f64). Worst error in *err. */

@@ -43,7 +43,7 @@ int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int bat
 
 int lr_rot_dev_enable(lr_rot_dev *d, int xform)
 {
-    if (xform != LR_ROT_X_NORM && xform != LR_ROT_X_SILU)
+    if (xform != LR_ROT_X_NORM)
         return LR_FAIL(LR_EINVAL, "rotation %d: input transform %d", d->plan.n, xform);
     if (d->fx[xform]) return LR_OK;
     unsigned smem = lr_rot_xform_smem(&d->plan, xform);
@@ -66,16 +66,6 @@ int lr_rot_dev_launch_norm(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr add, 
     CUdeviceptr db = d->dbits, q = d->q;
     void *args[] = { &x, &add, &w, &xsum, &y, &db, &q, &n, &batch, &eps };
     return lr_cu_launch(d->fx[LR_ROT_X_NORM], g.grid, g.block, g.smem, st, args);
-}
-
-int lr_rot_dev_launch_silu(const lr_rot_dev *d, CUdeviceptr gu, CUdeviceptr y, int batch, CUstream st)
-{
-    if (!d->fx[LR_ROT_X_SILU]) return LR_FAIL(LR_EINVAL, "rotation %d: SwiGLU variant not enabled", d->plan.n);
-    lr_launch_geom g = lr_rot_xform_geom(&d->plan, LR_ROT_X_SILU, batch);
-    int n = d->plan.n;
-    CUdeviceptr db = d->dbits, q = d->q;
-    void *args[] = { &gu, &y, &db, &q, &n, &batch };
-    return lr_cu_launch(d->fx[LR_ROT_X_SILU], g.grid, g.block, g.smem, st, args);
 }
 
 void lr_rot_dev_destroy(lr_rot_dev *d)

@@ -206,7 +206,7 @@ static int test_fused_and_separate(void)
 
 /* The plain bound plus the transform's own f32 roundings, as
  * kernels/rotation_test.c emulates them (<= 1e-6), and room for the device's
- * approximate rsqrtf and __expf. */
+ * approximate rsqrtf. */
 #define XTOL 2e-6
 
 static const int xform_widths[] = { 2560, 4096, 5120, 9728, 17408, 31 * 128, 12 };
@@ -218,9 +218,9 @@ static size_t dbit_words(int n) { return ((size_t)n + 63) / 64 * 2; }
  * f64 (v = x + add rounded to f32 as the kernel stores it) through
  * lr_rot_apply from the seed (f64 Q_odd, not the kernels' f32 table). */
 typedef struct xcase {
-    int xform, n, batch, with_add;
+    int n, batch, with_add;
     lr_rot r;
-    float *x, *add, *w, *gu, *xsum, *y, *mag, q[LR_ROT_MAX_K * LR_ROT_MAX_K];
+    float *x, *add, *w, *xsum, *y, *mag, q[LR_ROT_MAX_K * LR_ROT_MAX_K];
     float *want_xsum; /* f32 x + add */
     double *want_y;   /* f64 */
     lr_arg a[10];
@@ -228,71 +228,52 @@ typedef struct xcase {
 
 static void xcase_free(xcase *c)
 {
-    free(c->x), free(c->add), free(c->w), free(c->gu), free(c->xsum), free(c->y), free(c->mag);
+    free(c->x), free(c->add), free(c->w), free(c->xsum), free(c->y), free(c->mag);
     free(c->want_xsum), free(c->want_y);
     lr_rot_free(&c->r);
 }
 
-static int xcase_make(xcase *c, int xform, int n, int batch, int with_add, uint64_t seed)
+static int xcase_make(xcase *c, int n, int batch, int with_add, uint64_t seed)
 {
     memset(c, 0, sizeof *c);
-    c->xform = xform, c->n = n, c->batch = batch, c->with_add = with_add;
+    c->n = n, c->batch = batch, c->with_add = with_add;
     size_t nb = (size_t)n * batch;
     T_OK(lr_rot_init(&c->r, n, 3000 + (uint64_t)n));
     lr_rot_qtable(&c->r, c->q);
-    c->x = malloc(4 * nb), c->add = malloc(4 * nb), c->w = malloc(4 * (size_t)n), c->gu = malloc(8 * nb);
+    c->x = malloc(4 * nb), c->add = malloc(4 * nb), c->w = malloc(4 * (size_t)n);
     c->xsum = malloc(4 * nb), c->y = malloc(4 * nb), c->mag = malloc(4 * nb), c->want_xsum = malloc(4 * nb);
     c->want_y = malloc(8 * nb);
     double *t = malloc(8 * (size_t)n);
-    T_ASSERT(c->x && c->add && c->w && c->gu && c->xsum && c->y && c->mag && c->want_xsum && c->want_y && t, "oom");
+    T_ASSERT(c->x && c->add && c->w && c->xsum && c->y && c->mag && c->want_xsum && c->want_y && t, "oom");
     lr_rng g;
     lr_rng_seed(&g, seed);
     lr_fill_random(LR_E_F32, c->x, nb, &g, 1.0);
     lr_fill_random(LR_E_F32, c->add, nb, &g, 1.0);
     lr_fill_random(LR_E_F32, c->w, (size_t)n, &g, 1.0);
-    lr_fill_random(LR_E_F32, c->gu, 2 * nb, &g, 2.0);
     const float eps = 1e-6f;
     for (int b = 0; b < batch; b++) {
         size_t row = (size_t)b * n;
-        if (xform == LR_ROT_X_NORM) {
-            double ss = 0;
-            for (int i = 0; i < n; i++) {
-                float v = with_add ? c->x[row + i] + c->add[row + i] : c->x[row + i];
-                c->want_xsum[row + i] = v;
-                ss += (double)v * v;
-            }
-            double rs = 1.0 / sqrt(ss / n + eps);
-            for (int i = 0; i < n; i++) t[i] = (double)c->want_xsum[row + i] * c->w[i] * rs;
-        } else {
-            const float *gg = c->gu + 2 * row, *u = gg + n;
-            for (int i = 0; i < n; i++) t[i] = (double)gg[i] / (1.0 + exp(-(double)gg[i])) * u[i];
+        double ss = 0;
+        for (int i = 0; i < n; i++) {
+            float v = with_add ? c->x[row + i] + c->add[row + i] : c->x[row + i];
+            c->want_xsum[row + i] = v;
+            ss += (double)v * v;
         }
+        double rs = 1.0 / sqrt(ss / n + eps);
+        for (int i = 0; i < n; i++) t[i] = (double)c->want_xsum[row + i] * c->w[i] * rs;
         T_OK(lr_rot_apply(&c->r, t, c->want_y + row));
     }
     free(t);
     lr_arg *a = c->a;
-    if (xform == LR_ROT_X_NORM) {
-        a[0].host = c->x, a[0].count = nb;
-        if (with_add) a[1].host = c->add, a[1].count = nb; /* else a null pointer on both sides */
-        a[2].host = c->w, a[2].count = (size_t)n;
-        a[3].host = c->xsum, a[3].count = nb;
-        a[4].host = c->y, a[4].count = nb;
-        a[5].host = c->r.dbits, a[5].count = dbit_words(n);
-        a[6].host = c->q, a[6].count = (size_t)c->r.k * c->r.k;
-        a[7].v.i32 = n, a[8].v.i32 = batch, a[9].v.f32 = eps;
-    } else {
-        a[0].host = c->gu, a[0].count = 2 * nb;
-        a[1].host = c->y, a[1].count = nb;
-        a[2].host = c->r.dbits, a[2].count = dbit_words(n);
-        a[3].host = c->q, a[3].count = (size_t)c->r.k * c->r.k;
-        a[4].v.i32 = n, a[5].v.i32 = batch;
-    }
+    a[0].host = c->x, a[0].count = nb;
+    if (with_add) a[1].host = c->add, a[1].count = nb; /* else a null pointer on both sides */
+    a[2].host = c->w, a[2].count = (size_t)n;
+    a[3].host = c->xsum, a[3].count = nb;
+    a[4].host = c->y, a[4].count = nb;
+    a[5].host = c->r.dbits, a[5].count = dbit_words(n);
+    a[6].host = c->q, a[6].count = (size_t)c->r.k * c->r.k;
+    a[7].v.i32 = n, a[8].v.i32 = batch, a[9].v.f32 = eps;
     return T_PASS;
-}
-
-static const lr_kernel_desc *xdesc(int xform)
-{
-    return xform == LR_ROT_X_NORM ? &lr_rotate_norm_desc : &lr_rotate_silu_desc;
 }
 
 /* c->y (and c->xsum) against the independent reference: y within tol on the
@@ -302,19 +283,16 @@ static int xcase_check(xcase *c, double tol, const char *what, double *worst)
     size_t nb = (size_t)c->n * c->batch;
     float *dummy = malloc(4 * nb);
     T_ASSERT(dummy, "oom");
-    if (c->xform == LR_ROT_X_NORM)
-        lr_rotate_norm_host_mag(c->x, c->with_add ? c->add : NULL, c->w, dummy, c->mag, c->r.dbits, c->q, c->n,
-                                c->batch, c->a[9].v.f32);
-    else lr_rotate_silu_host_mag(c->gu, c->mag, c->r.dbits, c->q, c->n, c->batch);
+    lr_rotate_norm_host_mag(c->x, c->with_add ? c->add : NULL, c->w, dummy, c->mag, c->r.dbits, c->q, c->n, c->batch,
+                            c->a[9].v.f32);
     free(dummy);
     for (size_t i = 0; i < nb; i++) {
         double e = fabs(c->y[i] - c->want_y[i]) / fmax(c->mag[i], 1e-30);
         if (e > *worst) *worst = e;
-        T_ASSERT(e <= tol, "%s xform %d n=%d batch %d add %d: y[%zu] = %.9g, f64 %.9g, rel err %.3g", what, c->xform,
-                 c->n, c->batch, c->with_add, i, c->y[i], c->want_y[i], e);
-        if (c->xform == LR_ROT_X_NORM)
-            T_ASSERT(!memcmp(&c->xsum[i], &c->want_xsum[i], 4), "%s n=%d: xsum[%zu] = %.9g, x + add = %.9g", what,
-                     c->n, i, c->xsum[i], c->want_xsum[i]);
+        T_ASSERT(e <= tol, "%s n=%d batch %d add %d: y[%zu] = %.9g, f64 %.9g, rel err %.3g", what, c->n, c->batch,
+                 c->with_add, i, c->y[i], c->want_y[i], e);
+        T_ASSERT(!memcmp(&c->xsum[i], &c->want_xsum[i], 4), "%s n=%d: xsum[%zu] = %.9g, x + add = %.9g", what, c->n, i,
+                 c->xsum[i], c->want_xsum[i]);
     }
     return T_PASS;
 }
@@ -324,21 +302,22 @@ static int xcase_check(xcase *c, double tol, const char *what, double *worst)
  * it) against the independent one; then, with a GPU, each plan's kernel
  * through lr_call_verify (outputs NaN-poisoned first, every element of y and
  * xsum compared) and against the independent reference. */
-static int xform_cases(int xform)
+static int test_xform_norm(void)
 {
+    const int xform = LR_ROT_X_NORM;
     int gpu = !no_gpu(), runs = 0;
     double worst_host = 0, worst_gpu = 0;
     if (gpu) lr_cu_set_smem_budget(0);
     for (int t = 0; t < NXW; t++)
         for (int batch = 1; batch <= 2; batch++)
-            for (int with_add = 1; with_add >= (xform == LR_ROT_X_NORM ? 0 : 1); with_add--) {
+            for (int with_add = 1; with_add >= 0; with_add--) {
                 int n = xform_widths[t];
                 xcase c;
-                if (xcase_make(&c, xform, n, batch, with_add, 17 * (uint64_t)n + 2 * batch + with_add) != T_PASS) {
+                if (xcase_make(&c, n, batch, with_add, 17 * (uint64_t)n + 2 * batch + with_add) != T_PASS) {
                     xcase_free(&c);
                     return T_FAIL;
                 }
-                T_OK(lr_call_host(xdesc(xform), c.a));
+                T_OK(lr_call_host(&lr_rotate_norm_desc, c.a));
                 int rc = xcase_check(&c, 3e-7, "host reference", &worst_host);
                 for (int mode = LR_ROT_SINGLE; gpu && rc == T_PASS && mode <= LR_ROT_SLAB; mode++) {
                     lr_rot_dev d;
@@ -347,7 +326,7 @@ static int xform_cases(int xform)
                     if (!r2) r2 = lr_rot_dev_enable(&d, xform);
                     lr_verify_report rep;
                     if (!r2)
-                        r2 = lr_call_verify(xdesc(xform), d.fx[xform], c.a, lr_rot_xform_geom(&d.plan, xform, batch),
+                        r2 = lr_call_verify(&lr_rotate_norm_desc, d.fx[xform], c.a, lr_rot_xform_geom(&d.plan, xform, batch),
                                             XTOL, &rep);
                     if (r2) {
                         fprintf(stderr, "    xform %d n=%d %s batch %d add %d: %s\n", xform, n, lr_rot_mode_name(mode),
@@ -368,10 +347,7 @@ static int xform_cases(int xform)
     return T_PASS;
 }
 
-static int test_xform_norm(void) { return xform_cases(LR_ROT_X_NORM); }
-static int test_xform_silu(void) { return xform_cases(LR_ROT_X_SILU); }
-
-/* The launch API the engine uses (lr_rot_dev_launch_norm / _silu on the
+/* The launch API the engine uses (lr_rot_dev_launch_norm on the
  * default plan), graph-captured and replayed, against the same references;
  * refusals: a variant not enabled, xsum aliasing x. */
 static int test_xform_launch(void)
@@ -380,13 +356,13 @@ static int test_xform_launch(void)
     lr_cu_set_smem_budget(0);
     static const int ns[] = { 2560, 5120 };
     for (int t = 0; t < 2; t++)
-        for (int xform = LR_ROT_X_NORM; xform <= LR_ROT_X_SILU; xform++) {
-            int n = ns[t];
+        {
+            const int xform = LR_ROT_X_NORM, n = ns[t];
             xcase c;
-            if (xcase_make(&c, xform, n, 1, 1, 99 + (uint64_t)n) != T_PASS) { xcase_free(&c); return T_FAIL; }
+            if (xcase_make(&c, n, 1, 1, 99 + (uint64_t)n) != T_PASS) { xcase_free(&c); return T_FAIL; }
             lr_rot_dev d;
             T_OK(lr_rot_dev_create(&d, &c.r, LR_ROT_AUTO, 0, 0));
-            CUdeviceptr dx, dadd, dw, dxs, dy, dgu;
+            CUdeviceptr dx, dadd, dw, dxs, dy;
             CUstream s;
             CUgraphExec ge;
             T_OK(lr_cu_alloc(&dx, 4 * n));
@@ -394,41 +370,34 @@ static int test_xform_launch(void)
             T_OK(lr_cu_alloc(&dw, 4 * n));
             T_OK(lr_cu_alloc(&dxs, 4 * n));
             T_OK(lr_cu_alloc(&dy, 4 * n));
-            T_OK(lr_cu_alloc(&dgu, 8 * n));
             T_OK(lr_cu_h2d(dx, c.x, 4 * n));
             T_OK(lr_cu_h2d(dadd, c.add, 4 * n));
             T_OK(lr_cu_h2d(dw, c.w, 4 * n));
-            T_OK(lr_cu_h2d(dgu, c.gu, 8 * n));
             T_OK(lr_cu_memset8(dy, 0xff, 4 * n));
             T_OK(lr_cu_memset8(dxs, 0xff, 4 * n));
             T_OK(lr_cu_stream_create(&s));
-            int refused = xform == LR_ROT_X_NORM ? lr_rot_dev_launch_norm(&d, dx, dadd, dw, dxs, 1e-6f, dy, 1, s)
-                                                 : lr_rot_dev_launch_silu(&d, dgu, dy, 1, s);
+            int refused = lr_rot_dev_launch_norm(&d, dx, dadd, dw, dxs, 1e-6f, dy, 1, s);
             T_ASSERT(refused == LR_EINVAL, "launch of a variant not enabled accepted");
             lr_clear_error();
             T_OK(lr_rot_dev_enable(&d, xform));
-            if (xform == LR_ROT_X_NORM) {
-                T_ASSERT(lr_rot_dev_launch_norm(&d, dx, dadd, dw, dx, 1e-6f, dy, 1, s) == LR_EINVAL,
-                         "xsum == x accepted");
-                lr_clear_error();
-            }
+            T_ASSERT(lr_rot_dev_launch_norm(&d, dx, dadd, dw, dx, 1e-6f, dy, 1, s) == LR_EINVAL, "xsum == x accepted");
+            lr_clear_error();
             int was = lr_cu_set_pdl(lr_cu_pdl_supported()); /* as the engine captures it */
             T_OK(lr_cu_graph_begin(s));
-            if (xform == LR_ROT_X_NORM) T_OK(lr_rot_dev_launch_norm(&d, dx, dadd, dw, dxs, 1e-6f, dy, 1, s));
-            else T_OK(lr_rot_dev_launch_silu(&d, dgu, dy, 1, s));
+            T_OK(lr_rot_dev_launch_norm(&d, dx, dadd, dw, dxs, 1e-6f, dy, 1, s));
             T_OK(lr_cu_graph_end(s, &ge));
             lr_cu_set_pdl(was);
             for (int i = 0; i < 3; i++) T_OK(lr_cu_graph_launch(ge, s));
             T_OK(lr_cu_stream_sync(s));
             T_OK(lr_cu_d2h(c.y, dy, 4 * n));
-            if (xform == LR_ROT_X_NORM) T_OK(lr_cu_d2h(c.xsum, dxs, 4 * n));
+            T_OK(lr_cu_d2h(c.xsum, dxs, 4 * n));
             double worst = 0;
             int rc = xcase_check(&c, XTOL, "graph", &worst);
             printf("    xform %d n=%d %s plan (s=%d, %d CTAs): graph replay rel err %.3g\n", xform, n,
                    lr_rot_mode_name(d.plan.mode), d.plan.s, d.plan.ctas, worst);
             lr_cu_graph_destroy(ge);
             lr_cu_stream_destroy(s);
-            lr_cu_free(dx), lr_cu_free(dadd), lr_cu_free(dw), lr_cu_free(dxs), lr_cu_free(dy), lr_cu_free(dgu);
+            lr_cu_free(dx), lr_cu_free(dadd), lr_cu_free(dw), lr_cu_free(dxs), lr_cu_free(dy);
             lr_rot_dev_destroy(&d);
             xcase_free(&c);
             if (rc != T_PASS) return rc;
@@ -438,4 +407,4 @@ static int test_xform_launch(void)
 
 T_MAIN(T_CASE(test_every_width), T_CASE(test_budget_l40s), T_CASE(test_budget_48k), T_CASE(test_batch),
        T_CASE(test_graph_replay), T_CASE(test_fused_and_separate), T_CASE(test_xform_norm),
-       T_CASE(test_xform_silu), T_CASE(test_xform_launch))
+       T_CASE(test_xform_launch))

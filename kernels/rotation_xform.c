@@ -1,6 +1,6 @@
 /* The rotation with its input made at the gather (rotate_slab.cu's
- * LR_XFORM): residual add + RMSNorm, or SwiGLU, fused into the rotation that
- * follows them in a decode step. Descriptors, f64 host references (the
+ * LR_XFORM): residual add + RMSNorm fused into the rotation that follows it
+ * in a decode step. Descriptors, f64 host references (the
  * transformed input in f64, then lr_rotate_row_f64 on the kernels' tables)
  * and the specialisations. No GPU needed. */
 #include "kernels/rotation.h"
@@ -19,16 +19,6 @@ const lr_kernel_desc lr_rotate_norm_desc = {
                 { "eps", LR_T_F32, 0, 0 } },
     .host = (lr_host_fn)lr_rotate_norm_host,
     .host_mag = (lr_host_fn)lr_rotate_norm_host_mag,
-};
-
-const lr_kernel_desc lr_rotate_silu_desc = {
-    .name = "rotate_silu",
-    .nparams = 6,
-    .params = { { "gu", LR_T_PTR, LR_E_F32, LR_IN }, { "y", LR_T_PTR, LR_E_F32, LR_OUT },
-                { "dbits", LR_T_PTR, LR_E_U32, LR_IN }, { "q", LR_T_PTR, LR_E_F32, LR_IN },
-                { "n", LR_T_I32, 0, 0 }, { "batch", LR_T_I32, 0, 0 } },
-    .host = (lr_host_fn)lr_rotate_silu_host,
-    .host_mag = (lr_host_fn)lr_rotate_silu_host_mag,
 };
 
 /* v = x + add in f32 (the kernel's one rounding, so xsum compares exactly);
@@ -69,34 +59,6 @@ void lr_rotate_norm_host_mag(const float *x, const float *add, const float *w, f
                              const uint32_t *dbits, const float *q, int32_t n, int32_t batch, float eps)
 {
     norm_rows(x, add, w, xsum, y, dbits, q, n, batch, eps, 1);
-}
-
-static void silu_rows(const float *gu, float *y, const uint32_t *dbits, const float *q, int n, int batch, int mag)
-{
-    double *t = malloc(sizeof(double) * (size_t)n), *o = malloc(sizeof(double) * (size_t)n);
-    for (int b = 0; b < batch; b++) {
-        const float *g = gu + (size_t)b * 2 * n, *u = g + n;
-        if (!t || !o) {
-            for (int i = 0; i < n; i++) y[(size_t)b * n + i] = NAN;
-            continue;
-        }
-        for (int i = 0; i < n; i++) t[i] = (double)g[i] / (1.0 + exp(-(double)g[i])) * u[i];
-        lr_rotate_row_f64(t, o, dbits, q, n, mag);
-        for (int i = 0; i < n; i++) y[(size_t)b * n + i] = (float)o[i];
-    }
-    free(t);
-    free(o);
-}
-
-void lr_rotate_silu_host(const float *gu, float *y, const uint32_t *dbits, const float *q, int32_t n, int32_t batch)
-{
-    silu_rows(gu, y, dbits, q, n, batch, 0);
-}
-
-void lr_rotate_silu_host_mag(const float *gu, float *y, const uint32_t *dbits, const float *q, int32_t n,
-                             int32_t batch)
-{
-    silu_rows(gu, y, dbits, q, n, batch, 1);
 }
 
 int lr_rot_plan_spec_xform(const lr_rot_plan *p, int xform, lr_jit_spec *s)

@@ -40,11 +40,10 @@ enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
 
 /* Phases of a step, for lr_engine_gpu_phases. */
 enum { PH_EMBED, PH_NORM, PH_ROT, PH_NORM_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_ROPE_ATT, PH_O, PH_GU, PH_SILU,
-       PH_SILU_ROT, PH_DOWN, PH_HEAD, NPH };
-static const char *const phase_names[NPH] = { "embed",     "norm",          "rotation",       "norm_rotation",
-                                              "gemv_qkv",  "rope_kv",       "attention",      "rope_attention",
-                                              "gemv_o",    "gemv_gateup",   "silu_mul",       "silu_rotation",
-                                              "gemv_down", "head" };
+       PH_DOWN, PH_HEAD, NPH };
+static const char *const phase_names[NPH] = { "embed",    "norm",      "rotation",       "norm_rotation", "gemv_qkv",
+                                              "rope_kv",  "attention", "rope_attention", "gemv_o",        "gemv_gateup",
+                                              "silu_mul", "gemv_down", "head" };
 
 /* One (possibly fused) projection y = W (R x). */
 typedef struct proj {
@@ -309,29 +308,6 @@ static int norm_proj(gpu_engine *e, CUdeviceptr add, CUdeviceptr w, const proj *
     return run_gemv(e, p, e->xr, out, count);
 }
 
-/* out = W R (silu(g) * u) from gu = [g | u]: fused into p's rotation when it
- * serves it (the engine does not enable that variant, see gpu_open), else
- * op_silu_mul and run_proj. */
-static int silu_proj(gpu_engine *e, const proj *p, CUdeviceptr out, int *count)
-{
-    int rc, inter = (int)e->c.intermediate;
-    const lr_rot_dev *rd = fused_rot(e, p, LR_ROT_X_SILU);
-    if (!rd) {
-        e->phase = PH_SILU;
-        void *a[] = { &e->gu, &e->h, &inter };
-        if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
-        e->phase = PH_DOWN;
-        return run_proj(e, p, e->h, out, count);
-    }
-    e->phase = PH_SILU_ROT;
-    if (on(e)) {
-        if ((rc = lr_rot_dev_launch_silu(rd, e->gu, e->xr, 1, e->s))) return rc;
-        (*count)++;
-    }
-    e->phase = PH_DOWN;
-    return run_gemv(e, p, e->xr, out, count);
-}
-
 static int layer_hook(gpu_engine *e, int l, int with_down)
 {
     /* The stream after layer l is x (+ the pending down output); after the
@@ -360,7 +336,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
     }
     if (hooks && (rc = layer_hook(e, -1, 0))) return rc;
-    int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim;
+    int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim, inter = (int)c->intermediate;
     float eps = (float)c->norm_eps, theta = (float)c->rope_theta, scale = (float)(1.0 / sqrt((double)hd));
     for (uint32_t l = 0; l < c->n_layers; l++) {
         layer *L = &e->L[l];
@@ -380,7 +356,13 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         e->phase = PH_O;
         if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
         if ((rc = norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], e->gu, PH_GU, count))) return rc;
-        if ((rc = silu_proj(e, &L->p[PROJ_DOWN], e->down, count))) return rc;
+        e->phase = PH_SILU;
+        {
+            void *a[] = { &e->gu, &e->h, &inter };
+            if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
+        }
+        e->phase = PH_DOWN;
+        if ((rc = run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count))) return rc;
         if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
     }
     e->phase = PH_HEAD; /* the final norm: the head reads xn in place, no rotation to fuse into */
@@ -441,9 +423,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         if ((rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV])) || (rc = build_proj(e, &ao, 1, &L->p[PROJ_O])) ||
             (rc = build_proj(e, gu, 2, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN])))
             break;
-        /* SwiGLU stays a launch of its own: fused into the rotation before
-           down it measured slower on the H200 (14B: 5.9 us per layer against
-           0.9 for op_silu_mul plus ~2.9 for the plain rotation; docs/engine.md) */
+        /* (SwiGLU stays a launch of its own: fused into the rotation before
+           down it measured slower on the H200; docs/engine.md) */
         if ((rc = want_fused(e, &L->p[PROJ_QKV], LR_ROT_X_NORM)) || (rc = want_fused(e, &L->p[PROJ_GU], LR_ROT_X_NORM)))
             break;
         if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) break;

@@ -14,8 +14,8 @@
 //      y = Q (v * w) * rsqrt(mean(v^2) + eps). The rotation is linear, so
 //      the scalar goes into the row-mix table; every CTA sums v^2 over the
 //      whole row itself while gathering (its gather reads every element).
-//   2: SwiGLU, the op before down: the input is h[i] = silu(gu[i]) * gu[N + i],
-//      gu rows of 2N floats.
+// (SwiGLU before down, fused the same way, measured slower on the H200 than
+// op_silu_mul and the plain rotation, and was removed: docs/rotation.md.)
 // @spec rotate n=25600 s=64 threads=416 unroll=8
 // @spec rotate n=17408 s=1024 threads=1024 unroll=1
 // @spec rotate n=32768 s=2048 threads=512 unroll=8
@@ -23,9 +23,6 @@
 // @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1
 // @spec rotate n=2560 s=512 threads=640 unroll=1 xform=1
 // @spec rotate n=12 s=4 threads=32 unroll=1 xform=1
-// @spec rotate n=17408 s=64 threads=288 unroll=8 xform=2
-// @spec rotate n=9728 s=512 threads=1024 unroll=1 xform=2
-// @spec rotate n=12 s=4 threads=32 unroll=1 xform=2
 #include "rotate_block.cuh"
 
 #define RM (LR_N & -LR_N)
@@ -110,39 +107,6 @@ LR_KERNEL(const float *__restrict__ x, const float *__restrict__ add, const floa
     lr_rot_mix_out<RK, RM, LR_S, LR_THREADS>(zs, qs, y + row, j);
 }
 
-#elif LR_XFORM == 2
-
-// h = silu(g) * u, the same expression as op_silu_mul.cu (so h is the same).
-struct lr_rot_src_silu {
-    const float *__restrict__ gu;
-    struct raw { float4 g, u; };
-    __device__ __forceinline__ raw load(int e) const
-    {
-        return raw{ __ldg((const float4 *)(gu + e)), __ldg((const float4 *)(gu + LR_N + e)) };
-    }
-    static __device__ __forceinline__ float h(float g, float u) { return g / (1.f + __expf(-g)) * u; }
-    __device__ __forceinline__ float4 value(const raw &r, int, bool, bool)
-    {
-        return make_float4(h(r.g.x, r.u.x), h(r.g.y, r.u.y), h(r.g.z, r.u.z), h(r.g.w, r.u.w));
-    }
-};
-
-extern "C" __global__ void __launch_bounds__(LR_THREADS)
-LR_KERNEL(const float *__restrict__ gu, float *__restrict__ y, const u32 *__restrict__ dbits,
-          const float *__restrict__ q, int n_, int batch_)
-{
-    extern __shared__ float4 smem4[];
-    float *zs = (float *)smem4, *qs = zs + RK * LR_S;
-    for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
-    lr_pdl_enter(); // q is immutable; gu comes from the previous kernel
-    const int j = blockIdx.x;
-    lr_rot_src_silu src{ gu + (u64)blockIdx.y * 2 * LR_N };
-    lr_rot_gather_src<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, src, dbits, j);
-    lr_rot_passes<RK, LR_S, LR_THREADS, 5>(zs);
-    __syncthreads();
-    lr_rot_mix_out<RK, RM, LR_S, LR_THREADS>(zs, qs, y + (u64)blockIdx.y * LR_N, j);
-}
-
 #else
-#error "LR_XFORM: 0 (plain), 1 (add + RMSNorm) or 2 (SwiGLU)"
+#error "LR_XFORM: 0 (plain) or 1 (add + RMSNorm)"
 #endif
