@@ -447,9 +447,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_cu_alloc(&e->logits, (size_t)c->vocab * 4);
     if (!rc) rc = get_fn("op_embed_int8g", 0, &e->f_embed);
     if (!rc) rc = get_fn("op_add_rmsnorm", 0, &e->f_norm);
-    if (!rc) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
-    if (!rc) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc && e->fuse) rc = get_fn("op_rope_attention", (int)c->head_dim, &e->f_rope_att);
+    if (!rc && !e->fuse) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
+    if (!rc && !e->fuse) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
     if (!rc) rc = get_fn("op_head_int8g", 0, &e->f_head);
     /* Why page-locked: the step's copies run inside its graph as DMA instead
