@@ -72,16 +72,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--reps")) { i++; if (lr_arg_int("bench_gemv", a, v, 1, 1000000, &reps)) return 2; }
         else if (!strcmp(a, "--smem-budget")) budget = atol(v), i++;
         else if (!strcmp(a, "--geom")) {
-            if (sscanf(v, "%d,%d,%d,%d", &opts.threads, &opts.rpw, &opts.unroll, &opts.tile) < 1) {
-                fprintf(stderr, "bench_gemv: bad --geom %s\n", v);
-                return 2;
-            }
+            int g[4] = { 0 };
+            if (lr_arg_int_list("bench_gemv", a, v, 0, 1024, g, 4) < 0) return 2;
+            opts.threads = g[0], opts.rpw = g[1], opts.unroll = g[2], opts.tile = g[3];
             i++;
         } else if (!strcmp(a, "--extra")) {
-            if (sscanf(v, "%d,%d,%d,%d,%d", &opts.extra[0], &opts.extra[1], &opts.extra[2], &opts.extra[3], &opts.extra[4]) < 1) {
-                fprintf(stderr, "bench_gemv: bad --extra %s\n", v);
-                return 2;
-            }
+            if (lr_arg_int_list("bench_gemv", a, v, -1024, 1024, opts.extra, 5) < 0) return 2;
             i++;
         } else { fprintf(stderr, "bench_gemv: unknown option %s\n", a); usage(stderr); return 2; }
     }
