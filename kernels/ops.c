@@ -163,6 +163,16 @@ void lr_op_rope_kv_host(float *qkv, const float *qn, const float *kn, uint16_t *
         }
     }
 }
+/* The f16 cache's scale: |entry| plus a floor of a few f16 steps of a unit
+ * entry (the row written is one rounding of the head's values). */
+static void cache_mag(uint16_t *kc, uint16_t *vc, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kc[i] = lr_float_to_half(fabsf(lr_half_to_float(kc[i])) + 0.05f);
+        vc[i] = lr_float_to_half(fabsf(lr_half_to_float(vc[i])) + 0.05f);
+    }
+}
+
 /* Scale: each head's RMS, so a rounding step of f16 or f32 is judged against
  * the head's size rather than a near-zero element. */
 static void rope_mag(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
@@ -175,11 +185,7 @@ static void rope_mag(float *qkv, const float *qn, const float *kn, uint16_t *kc,
         float r = (float)sqrt(ss / hd) + 1e-6f;
         for (int i = 0; i < hd; i++) qkv[(size_t)h * hd + i] = r;
     }
-    size_t rows = (size_t)(pos[0] + 1) * n_kv * hd;
-    for (size_t i = 0; i < rows; i++) {
-        kc[i] = lr_float_to_half(fabsf(lr_half_to_float(kc[i])) + 0.05f);
-        vc[i] = lr_float_to_half(fabsf(lr_half_to_float(vc[i])) + 0.05f);
-    }
+    cache_mag(kc, vc, (size_t)(pos[0] + 1) * n_kv * hd);
 }
 
 static void attention(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
@@ -246,11 +252,7 @@ static void rope_attention_mag(const float *qkv, const float *qn, const float *k
                                float scale)
 {
     rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 1);
-    size_t rows = (size_t)(pos[0] + 1) * n_kv * lr_op_attention_head_dim;
-    for (size_t i = 0; i < rows; i++) {
-        kc[i] = lr_float_to_half(fabsf(lr_half_to_float(kc[i])) + 0.05f);
-        vc[i] = lr_float_to_half(fabsf(lr_half_to_float(vc[i])) + 0.05f);
-    }
+    cache_mag(kc, vc, (size_t)(pos[0] + 1) * n_kv * lr_op_attention_head_dim);
 }
 
 void lr_op_silu_mul_host(const float *gu, float *h, int32_t n)
