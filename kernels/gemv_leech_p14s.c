@@ -41,8 +41,9 @@ typedef struct {
     int rows, cols, mag;
 } ref_job;
 
-/* y[r] = row_scale[r] (sum_c w16 f16(x_c) + sum_e dw_e x[col_e]) + tail . x,
- * in f64 (|terms| for the magnitude form). */
+/* y[r] = row_scale[r] (sum_c w_c f16(x_c) + sum_e dw_e x[col_e]) + tail . x,
+ * w = the kernel's exact v s (lr_p14s_kernel_block), in f64 (|terms| for the
+ * magnitude form). */
 static int ref_rows(void *ctx, int r0, int r1)
 {
     const ref_job *j = ctx;
@@ -50,10 +51,10 @@ static int ref_rows(void *ctx, int r0, int r1)
     for (int r = r0; r < r1; r++) {
         double s = 0, t = 0;
         for (int b = 0; b < nblk; b++) {
-            uint16_t w16[24];
-            lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w16);
+            float w[24];
+            lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w);
             for (int k = 0; k < 24; k++) {
-                double v = (double)lr_half_to_float(w16[k]) * lr_half_to_float(lr_float_to_half(j->x[24 * b + k]));
+                double v = (double)w[k] * lr_half_to_float(lr_float_to_half(j->x[24 * b + k]));
                 s += mag ? fabs(v) : v;
             }
         }
@@ -163,9 +164,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     const int split = geom.split > 1 ? geom.split : 1;
     if (split > 1 && lr_cu_device() && lr_cu_device()->cc_major < 9)
         return LR_FAIL(LR_EUNSUPPORTED, "gemv_leech_p14s split=%d needs thread-block clusters (sm_90)", split);
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4;
-    if (geom.prefetch >= 3) /* per-warp bulk-copy rings: prefetch stages of rg segments, an mbarrier each */
-        smem += (size_t)geom.threads / 32 * geom.prefetch * ((size_t)geom.rg * LR_P14S_SEG + 8);
+    /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4 + 64;
+    if (geom.prefetch >= 3) /* per-warp cp.async rings: prefetch stages of rg segments */
+        smem += (size_t)geom.threads / 32 * geom.prefetch * (size_t)geom.rg * LR_P14S_SEG;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);

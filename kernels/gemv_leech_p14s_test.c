@@ -96,7 +96,11 @@ static int test_spec_bounds(void)
     lr_leech_geom geom = { .threads = 128, .rg = 1, .prefetch = 1 };
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
-    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4, "smem %u", g.smem);
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64, "smem %u", g.smem);
+    geom.prefetch = 6; /* plus six 1,792-byte ring stages per warp */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64 + 4 * 6 * 1792, "ring smem %u", g.smem);
+    geom.prefetch = 1;
     geom.persist = 1; /* at most one CTA per SM (132 without a device) */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == (lr_cu_available() ? (unsigned)lr_cu_device()->sm_count : 132u), "persistent grid %u", g.grid.x);

@@ -113,14 +113,14 @@
 #define NSPL LR_SPLIT
 #endif
 #define WS (WARPS * NSPL) // warps sharing one batch's super-chunks
-// cp.async.bulk and mbarrier transaction counts are sm_90: before Hopper a
-// ring request runs as register prefetch 2 (its shared memory stays unused).
-#if LR_PREFETCH >= 3 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// cp.async is sm_80: before Ampere a ring request runs as register
+// prefetch 2 (its shared memory stays unused).
+#if LR_PREFETCH >= 3 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define RING 1
 #else
 #define RING 0
 #endif
-#define XW (LR_XW && !RING)
+#define XW LR_XW
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
@@ -128,6 +128,8 @@
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
 #define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
+// 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
+#define ZB_BYTES 64
 
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
@@ -163,17 +165,16 @@ LR_DEV u32 smem_addr(const void *p)
     return a;
 }
 
-// Waits until phase `parity` of the mbarrier at bar has completed.
-LR_DEV void mbar_wait(u32 bar, u32 parity)
+// cp.async of n (8 or 16) bytes global -> shared; the group helpers.
+template <int N> LR_DEV void cp_async(void *dst, const void *src)
 {
-    u32 done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
+    if (N == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(smem_addr(dst)), "l"(src), "n"(N) : "memory");
 }
+LR_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> LR_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
 // All threads of the cluster: arrive (release) and wait (acquire).
 LR_DEV void cluster_sync()
@@ -211,8 +212,16 @@ template <typename T> LR_DEV void cluster_add(T *p, int n)
 LR_DEV void load_xpiece(float (&v)[6], const float *__restrict__ x, int sc, int lane)
 {
     const int c = sc * 192 + 6 * lane; // 24 | NBLK * 24: a lane's six are all in or all out
+    if (c < NBLK * 24) { // c even: three 8-byte loads (x is at least 8-byte aligned)
 #pragma unroll
-    for (int j = 0; j < 6; j++) v[j] = c < NBLK * 24 ? x[c + j] : 0.f;
+        for (int j = 0; j < 3; j++) {
+            const float2 t = *(const float2 *)(x + c + 2 * j);
+            v[2 * j] = t.x, v[2 * j + 1] = t.y;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 6; j++) v[j] = 0.f;
+    }
 }
 
 LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
@@ -241,7 +250,16 @@ template <int N> LR_DEV u32 shr(u32 w, u32 mul)
 // codes sit in nibbles 1 and 3, PRMT from the pool, HMUL2 by (s, s).
 LR_DEV u32 pair(u32 ws, const uint4 &e, u32 mF0F0)
 {
-    return lr_hmul2(lr_prmt(e.x, e.y, lr_and_or(ws, mF0F0, 0x0808u)), e.z);
+    return lr_prmt(e.x, e.y, lr_and_or(ws, mF0F0, 0x0808u));
+}
+
+// d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
+LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%10,%10,%10,%10};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.f));
 }
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
@@ -285,33 +303,29 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     int b = cid, sc = sc0;
     seg_regs cur[LR_RG];
 #if RING
-    // Producer side (lane 0): (pb, psc) = the last position issued; stage s
-    // of this warp at ring + s * LR_RG * SEG, its mbarrier at bars[s].
-    u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + warp * (LR_PREFETCH * LR_RG * SEG);
-    const u32 bars = smem_addr(smem + TAB_BYTES + XS_BYTES + RED_BYTES + WARPS * LR_PREFETCH * LR_RG * SEG) +
-                     8 * warp * LR_PREFETCH;
+    // Every lane copies the 56 bytes of each segment it will itself read
+    // (no warp or CTA synchronisation), stage st of this warp at ring + st *
+    // LR_RG * SEG; one commit group per stage, empty past the warp's last
+    // segment so that wait_group counts stay uniform. (pb, psc) = the next
+    // position to issue.
+    u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES + warp * (LR_PREFETCH * LR_RG * SEG);
     int pb = b, psc = sc, it = 0;
     auto issue = [&](int st) {
-        if (pb >= NRGB || psc >= SC) return; // past this warp's last segment
-        const u32 bar = bars + 8 * st, dst = smem_addr(ring + st * LR_RG * SEG);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(LR_RG * SEG) : "memory");
+        if (pb < NRGB && psc < SC) {
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++)
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                             dst + r * SEG),
-                         "l"(W + ((size_t)min(pb * LR_RG + r, RGN - 1) * SC + psc) * SEG), "r"(SEG), "r"(bar)
-                         : "memory");
+            for (int r = 0; r < LR_RG; r++) {
+                const u8 *src = W + ((size_t)min(pb * LR_RG + r, RGN - 1) * SC + psc) * SEG;
+                u8 *dst = ring + (st * LR_RG + r) * SEG;
+                cp_async<8>(dst + 8 * lane, src + 8 * lane);
+#pragma unroll
+                for (int j = 0; j < 3; j++) cp_async<16>(dst + 256 + 512 * j + 16 * lane, src + 256 + 512 * j + 16 * lane);
+            }
+        }
+        cp_async_commit();
+        advance(pb, psc);
     };
     (void)load_all;
-    if (lane == 0) {
-        for (int st = 0; st < LR_PREFETCH; st++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int st = 0; st < LR_PREFETCH; st++) {
-            issue(st);
-            advance(pb, psc);
-        }
-    }
+    for (int st = 0; st < LR_PREFETCH; st++) issue(st);
 #else
     load_all(cur, b, sc);
 #endif
@@ -334,6 +348,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     for (int d = 0; d < LR_L2PF; d++) l2pf();
 #endif
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+    const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
+    if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);
+    // B column n = block slot of the super-chunk: lane (g, q) supplies its
+    // x only where g is its block, 2q (tiles 0-5) or 2q + 1 (tiles 6-11).
+    const bool act0 = g == 2 * q, act1 = g == 2 * q + 1;
+    float yacc[LR_RG][2];
     lr_pdl_wait();
 #if XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
@@ -354,9 +374,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         float acc[LR_RG][LR_NACC][4];
 #pragma unroll
-        for (int r = 0; r < LR_RG; r++)
-#pragma unroll
-            for (int a = 0; a < LR_NACC; a++) acc[r][a][0] = acc[r][a][1] = acc[r][a][2] = acc[r][a][3] = 0.f;
+        for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f;
 
         for (; sc < SC; sc += WS) {
 #if XW
@@ -373,18 +391,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             l2pf();
 #endif
 #if RING
-            {
-                const int st = it % LR_PREFETCH;
-                mbar_wait(bars + 8 * st, (u32)(it / LR_PREFETCH) & 1u);
+            // this lane's copies of the segment are in (at most PREFETCH - 1 newer groups pending)
+            cp_async_wait<LR_PREFETCH - 1>();
 #pragma unroll
-                for (int r = 0; r < LR_RG; r++) load_seg_smem(cur[r], ring + (st * LR_RG + r) * SEG, lane);
-                __syncwarp(); // every lane has read the stage before it is refilled
-                if (lane == 0) {
-                    issue(st);
-                    advance(pb, psc);
-                }
-                it++;
-            }
+            for (int r = 0; r < LR_RG; r++) load_seg_smem(cur[r], ring + ((it % LR_PREFETCH) * LR_RG + r) * SEG, lane);
 #elif LR_PREFETCH >= 2
             seg_regs nxt[LR_RG];
             advance(pb, psc);
@@ -406,6 +416,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #else
             // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
             const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
+            const uint4 *xv0 = act0 ? xv : xz, *xv1 = act1 ? xv : xz - 3;
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
                 uint4 e[2][2]; // [row half][block 2q + j]
@@ -415,7 +426,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 e[1][1] = *(const uint4 *)(tab + (cur[r].h.y >> 16));
 #pragma unroll
                 for (int tp = 0; tp < 6; tp++) {
-                    const uint4 xb = xv[tp];
+                    const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
 #pragma unroll
                     for (int tt = 0; tt < 2; tt++) {
                         const int t = 2 * tp + tt, j = t >= 6;
@@ -424,12 +435,27 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                         const u32 a1 = pair(w << 4, e[1][j], mF0F0);
                         const u32 a2 = pair(shr<16>(w, m16), e[0][j], mF0F0);
                         const u32 a3 = pair(shr<12>(w, m20), e[1][j], mF0F0);
-                        lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                        if (t < LR_NACC)
+                            mma_z(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                        else
+                            lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
                     }
                 }
+                // C[m][n] = row m's unscaled dot over block slot n: lane (g, q)
+                // holds rows g, g + 8 x slots 2q, 2q + 1, the blocks of its
+                // four entries; each gets its f32 scale (entry bytes 12..15).
+#pragma unroll
+                for (int a = 1; a < LR_NACC; a++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++) acc[r][0][i] += acc[r][a][i];
+                yacc[r][0] += acc[r][0][0] * __uint_as_float(e[0][0].w) + acc[r][0][1] * __uint_as_float(e[0][1].w);
+                yacc[r][1] += acc[r][0][2] * __uint_as_float(e[1][0].w) + acc[r][0][3] * __uint_as_float(e[1][1].w);
             }
 #endif
 #if RING
+            // cur is consumed: the stage's next segment may overwrite it
+            issue(it % LR_PREFETCH);
+            it++;
 #elif LR_PREFETCH >= 2
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) cur[r] = n1[r], n1[r] = nxt[r];
@@ -474,11 +500,16 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             continue;
         }
 #endif
-        // c0 = row g, c2 = row g + 8 (the 8 columns of B are the same vector).
+        // rows g and g + 8: the sum over the four lanes q of the row
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)
 #pragma unroll
-            for (int a = 1; a < LR_NACC; a++) acc[r][0][0] += acc[r][a][0], acc[r][0][2] += acc[r][a][2];
+            for (int h = 0; h < 2; h++) {
+                float v = yacc[r][h];
+                v += __shfl_xor_sync(0xffffffffu, v, 1);
+                v += __shfl_xor_sync(0xffffffffu, v, 2);
+                acc[r][0][2 * h] = v;
+            }
         if (q == 0)
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {

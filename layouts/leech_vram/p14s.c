@@ -213,7 +213,7 @@ int lr_p14s_tab_build(int max_shell, int gain_bits, const float *centroid, uint8
                 e[k] = high_byte(p.u[k], NULL);
                 e[4 + k] = high_byte(-(int)p.u[k], NULL);
             }
-            memcpy(e + 8, &s, 2), memcpy(e + 10, &s, 2);
+            memcpy(e + 8, &s, 2), memcpy(e + 10, &s, 2), memcpy(e + 12, &sf, 4);
         }
     }
     return LR_OK;
@@ -363,9 +363,10 @@ int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain)
     pool_info p = { 0 };
     if (cls >= 0 && (rc = class_pool(L->max_shell, cls, &p))) return rc;
     const uint8_t *ent = L->tab + (size_t)e * 16;
-    if (memcmp(ent + 8, ent + 10, 2) || ent[12] | ent[13] | ent[14] | ent[15])
-        return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): class-table entry %d malformed", row, blk, e);
     float s = entry_scale(L->tab, e);
+    /* bytes 8..11 the f16 scale twice, 12..15 the same scale as f32 */
+    if (memcmp(ent + 8, ent + 10, 2) || memcmp(ent + 12, &s, 4))
+        return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): class-table entry %d malformed", row, blk, e);
     const float *dw[24];
     if ((rc = block_exceptions(L, row, blk, dw))) return rc;
     for (int i = 0; i < 24; i++) {

@@ -137,10 +137,11 @@ double lr_p14s_bits_per_weight(const lr_p14s *L);
 /* Byte offset of the segment word / header of (row, col) and the code. */
 int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk);
 int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col);
-/* The f16 weights the kernel multiplies for block (row, blk): PRMT of the
- * entry's pool by the code (code 8 and invalid codes >= 8 give what PRMT
- * gives: the sign-replicated pool byte) then f16(v * s), rounded once. */
-void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk,
-                          uint16_t w16[24]);
+/* The weights the kernel applies for block (row, blk): PRMT of the entry's
+ * pool by the code (code 8 and invalid codes >= 8 give what PRMT gives: the
+ * sign-replicated pool byte) as f16 v, times the entry's f32 scale s (bytes
+ * 12..15): the kernel sums v x over the block on tensor cores and scales the
+ * block's sum by s in f32, so v * s here is exact (3 + 11 significant bits). */
+void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk, float w[24]);
 
 #endif

@@ -46,8 +46,8 @@ static void check_block(const lr_p14s *L, int r, int b, const int8_t x[24], int 
     if (g < 0 || g >= 1 << L->gain_bits || (c < 0 && g)) __builtin_trap();
     if (lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) != 16 * e) __builtin_trap();
     float s = entry_scale(L, e);
-    uint16_t w16[24];
-    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, w16);
+    float wk[24];
+    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, wk);
     double w[24];
     if (lr_p14s_get_f64(L, r, b, w) != LR_OK) __builtin_trap();
     for (int i = 0; i < 24; i++) {
@@ -57,7 +57,7 @@ static void check_block(const lr_p14s *L, int r, int b, const int8_t x[24], int 
         int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, r, col);
         if ((a == 0) != (code == LR_P14S_ZERO) || code > LR_P14S_ZERO || (a && (code >> 2 & 1) != (x[i] < 0)))
             __builtin_trap();
-        if (w16[i] != lr_float_to_half((float)(sign * u) * s)) __builtin_trap();
+        if (wk[i] != (float)(sign * u) * s) __builtin_trap();
         const float *dw = exc_at(L, r, col);
         if (!dw != (u == a)) __builtin_trap();
         if (dw) {

@@ -48,8 +48,8 @@ static int want_code(int max_shell, int c, int x)
 }
 
 /* Block (r, b) holding point x with gain g, as the kernel reads it: header
- * = entry byte offset, codes by the code rule, w16 = f16(+-u s) rounded
- * once, the row's exception exactly where |x| != u with dw = (|x| - u) s
+ * = entry byte offset, codes by the code rule, weight = +-u s exactly
+ * (f32), the row's exception exactly where |x| != u with dw = (|x| - u) s
  * (signed); where nothing rounds, f16 weight + dw == x s in f32. */
 static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g)
 {
@@ -59,8 +59,8 @@ static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g
     T_ASSERT(lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) == 16 * e, "row %d block %d: header %d, want %d",
              r, b, lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b), 16 * e);
     float s = tab_scale(L->tab, e);
-    uint16_t w16[24];
-    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, w16);
+    float w[24];
+    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, w);
     for (int i = 0; i < 24; i++) {
         int a = abs(x[i]), sign = x[i] < 0 ? -1 : 1, col = 24 * b + i;
         int u = c < 0 ? 0 : lr_p14s_stored(L->max_shell, c, a);
@@ -68,9 +68,9 @@ static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g
         int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, r, col);
         T_ASSERT(code == want_code(L->max_shell, c, x[i]), "row %d block %d coord %d (x %d): code %d, want %d", r, b, i,
                  x[i], code, want_code(L->max_shell, c, x[i]));
-        uint16_t want16 = lr_float_to_half((float)(sign * u) * s);
-        T_ASSERT(w16[i] == want16, "row %d block %d coord %d (x %d, u %d): kernel f16 %#x, want %#x", r, b, i, x[i], u,
-                 w16[i], want16);
+        float want = (float)(sign * u) * s;
+        T_ASSERT(w[i] == want, "row %d block %d coord %d (x %d, u %d): kernel weight %g, want %g", r, b, i, x[i], u,
+                 w[i], want);
         const float *dw = NULL;
         for (uint32_t k = L->exc_ptr[r]; k < L->exc_ptr[r + 1]; k++)
             if (L->exc_col[k] == (uint32_t)col) dw = &L->exc_dw[k];
@@ -79,9 +79,9 @@ static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g
         float d = dw ? *dw : 0.0f;
         if (dw) T_ASSERT(d == (float)(sign * (a - u)) * s, "row %d col %d: dw %g, want %g", r, col, d, (sign * (a - u)) * s);
         /* no rounding anywhere: then the sum is exact */
-        double ws = (double)lr_half_to_float(w16[i]), xs = (double)x[i] * s;
-        if (ws == (double)(sign * u) * s && (double)d == (double)(sign * (a - u)) * s && (double)(float)xs == xs) {
-            T_ASSERT(lr_half_to_float(w16[i]) + d == (float)xs, "row %d col %d: %g + %g != %g", r, col, ws, d, xs);
+        double ws = (double)w[i], xs = (double)x[i] * s;
+        if ((double)d == (double)(sign * (a - u)) * s && (double)(float)xs == xs) {
+            T_ASSERT(w[i] + d == (float)xs, "row %d col %d: %g + %g != %g", r, col, ws, d, xs);
             g_sum_checked++;
         }
     }
@@ -133,12 +133,12 @@ static int all_hook(const void *p, const lr_leech_matrix *m)
     for (int r = 0; r < L->rg * 16; r++)
         for (int b = (r < m->rows ? m->nblk : 0); b < L->sc * 8; b++) {
             T_ASSERT(lr_p14s_kernel_header(L->data, m->rows, m->cols, r, b) == 0, "pad (%d, %d) header", r, b);
-            uint16_t w16[24];
-            lr_p14s_kernel_block(L->data, L->tab, m->rows, m->cols, r, b, w16);
+            float w[24];
+            lr_p14s_kernel_block(L->data, L->tab, m->rows, m->cols, r, b, w);
             for (int k = 0; k < 24; k++) {
                 T_ASSERT(lr_p14s_kernel_code(L->data, m->rows, m->cols, r, 24 * b + k) == LR_P14S_ZERO, "pad (%d, %d) code",
                          r, b);
-                T_ASSERT(w16[k] == 0, "pad (%d, %d) weight %#x", r, b, w16[k]);
+                T_ASSERT(w[k] == 0.f, "pad (%d, %d) weight %g", r, b, w[k]);
             }
         }
     /* the exception lists: CSR, ascending, inside the blocks */

@@ -72,13 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (lr_leech_unrank(idx[k], m.max_shell, want) || lr_p14s_get(&L, r, b, got, &g) ||
                 memcmp(want, got, 24) || (idx[k] && g != gain[k]) || lr_leech_class_of(want, m.max_shell, &c))
                 __builtin_trap();
-            uint16_t s16, w16[24];
+            uint16_t s16;
+            float w[24];
             memcpy(&s16, L.tab + (size_t)lr_p14s_kernel_header(L.data, L.rows, L.cols, r, b) + 8, 2);
             float s = lr_half_to_float(s16);
-            lr_p14s_kernel_block(L.data, L.tab, L.rows, L.cols, r, b, w16);
+            lr_p14s_kernel_block(L.data, L.tab, L.rows, L.cols, r, b, w);
             for (int i = 0; i < 24; i++) {
                 int a = abs(want[i]), sign = want[i] < 0 ? -1 : 1, u = lr_p14s_stored(m.max_shell, c, a), hit = 0;
-                if (u < 0 || w16[i] != lr_float_to_half((float)(sign * u) * s)) __builtin_trap();
+                if (u < 0 || w[i] != (float)(sign * u) * s) __builtin_trap();
                 for (uint32_t j = L.exc_ptr[r]; j < L.exc_ptr[r + 1]; j++)
                     if (L.exc_col[j] == (uint32_t)(24 * b + i)) {
                         float want_dw = (float)(sign * (a - u)) * s;

@@ -36,17 +36,16 @@ int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col)
 }
 
 void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk,
-                          uint16_t w16[24])
+                          float w[24])
 {
     const uint8_t *e = tab + lr_p14s_kernel_header(W, rows, cols, row, blk);
-    uint16_t s;
-    memcpy(&s, e + 8, 2);
-    float sf = lr_half_to_float(s);
+    float sf;
+    memcpy(&sf, e + 12, 4);
     for (int k = 0; k < 24; k++) {
         int code = lr_p14s_kernel_code(W, rows, cols, row, 24 * blk + k);
         /* PRMT: nibble bit 3 = replicate the sign of the selected byte */
         uint8_t hi = code & 8 ? (e[code & 7] & 0x80 ? 0xff : 0x00) : e[code & 7];
         float v = lr_half_to_float((uint16_t)(hi << 8));
-        w16[k] = lr_float_to_half(v * sf); /* exact f32 product, one rounding (HMUL2) */
+        w[k] = v * sf; /* exact */
     }
 }
