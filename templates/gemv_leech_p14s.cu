@@ -1,10 +1,16 @@
 // Leech Planes14S GEMV, batch 1: y = W x over layouts/leech_vram/p14s.h.
 // Tensor cores do the multiply-adds (mma.m16n8k16, W as A decoded in
 // registers, x as B, f32 accumulation). Per pair of weights: one LOP3 (and
-// one SHF for three of the four pairs of a word) builds the PRMT selector
+// one shift for three of the four pairs of a word) builds the PRMT selector
 // (8, cA, 8, cB), one PRMT picks the two signed f16 high bytes from the
-// class-table entry's pool, one HMUL2 applies the entry's scale: about one
-// ALU-pipe instruction per weight, the resource that limits Planes14.
+// class-table entry's pool: about one ALU-pipe instruction per weight, the
+// resource that limits Planes14. The block scales are not applied per
+// weight: B's eight columns are the eight block slots of the super-chunk
+// (lane (g, q) supplies its x in column g only where g is its block, zeros
+// elsewhere), so C[row][slot] is the row's unscaled dot over one block, and
+// one FFMA per (row, block) applies the entry's f32 scale once per segment.
+// Measured: 276 -> 245 instructions per segment and lane (the 48 HMUL2 of
+// per-pair scaling gone), and exact v s products instead of f16(v s).
 // The layout permutes k inside a 192-column super-chunk so lane q owns
 // blocks 2q and 2q+1: a lane reads 4 class-table entries per segment, and
 // its B fragment is 8 consecutive columns of x (f16, natural order, shared
@@ -18,10 +24,13 @@
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, k = 1 or 2: the segments k
 // steps ahead are in flight in registers while this one decodes; k >= 3: a
-// ring of k segment stages per warp in shared memory, filled by bulk copies
-// (cp.async.bulk, one lane issues a whole segment, an mbarrier per stage):
-// k segments in flight per warp without holding registers. Measured: with
-// registers the kernel waits on DRAM latency, not on issue), LR_NACC (accumulator chains),
+// ring of k segment stages per warp in shared memory, every lane copying
+// its own 56 bytes of each segment with cp.async (no synchronisation):
+// k - 1 segments in flight per warp without holding registers. Measured on
+// the H200: slower at every depth and shape, worse the deeper (14B gate|up
+// 38.7 us with registers, 51.5 / 57.6 / 75.6 with 3 / 4 / 8 stages; the
+// earlier bulk-copy ring lost the same way), the loads-only control too;
+// a sweep candidate), LR_NACC (accumulator chains),
 // LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
 // shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
 // the ALU pipe), LR_L2PF (d > 0: each warp also prefetches into L2 the
@@ -226,13 +235,6 @@ LR_DEV void load_xpiece(float (&v)[6], const float *__restrict__ x, int sc, int 
 
 LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-LR_DEV u32 lr_hmul2(u32 a, u32 b)
-{
-    u32 d;
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-}
-
 // w >> n: SHF (ALU pipe), or with LR_SHR the high word of w * 2^(32 - n)
 // by IMAD.HI (FMA pipe; the multiplier in a register, so ptxas cannot turn
 // it back into a shift).
@@ -247,7 +249,7 @@ template <int N> LR_DEV u32 shr(u32 w, u32 mul)
 }
 
 // One pair: selector (8, cA, 8, cB) from the word shifted so the pair's
-// codes sit in nibbles 1 and 3, PRMT from the pool, HMUL2 by (s, s).
+// codes sit in nibbles 1 and 3, PRMT from the pool (unscaled values).
 LR_DEV u32 pair(u32 ws, const uint4 &e, u32 mF0F0)
 {
     return lr_prmt(e.x, e.y, lr_and_or(ws, mF0F0, 0x0808u));

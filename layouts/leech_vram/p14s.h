@@ -10,7 +10,7 @@
  *    the entry's 8-byte pool = the f16 high byte of a signed value, code 8 is
  *    zero (PRMT's sign-replicate of pool byte 0, which is never negative).
  *    One PRMT with selector nibbles (8, cA, 8, cB) yields half2(vA, vB)
- *    exactly (low bytes 0), one HMUL2 by (s, s) scales it;
+ *    exactly (low bytes 0); the kernel scales each block's dot by s once;
  *  - permuted k: inside a 192-column super-chunk, lane q of the mma owns
  *    blocks 2q and 2q+1 (tiles 0-5 and 6-11), so each lane needs 4 table
  *    entries per segment instead of 16, and x in natural order is already
@@ -39,7 +39,7 @@
  *   bytes 0..3   f16 high bytes of +u0, +u1, +u2, +u3
  *   bytes 4..7   f16 high bytes of -u0, -u1, -u2, -u3
  *   bytes 8..11  half2 (s, s), s = f16(centroid[g] / sqrt(16 m)) (as ctab)
- *   bytes 12..15 zero
+ *   bytes 12..15 the same s as f32 (what the GEMV multiplies by)
  * u = the class's stored magnitudes: its distinct nonzero |coordinates|
  * ascending, each mapped by st(v) = v - 1 for v in {9, 11, 13}, else v; a
  * class with five distinct nonzero magnitudes keeps the first four and
