@@ -34,6 +34,9 @@ typedef struct lr_leech_geom {
                      CTA-wide prologue (register prefetch modes only) */
     int split;    /* Planes14S: a batch's super-chunks split over a cluster of this
                      many CTAs (DSMEM reduction; 0 or 1 = none, at most 8) */
+    int epf;      /* Planes14S: 1 = the row epilogue's scale, exception range and tail
+                     loaded before the main loop, its exception lists prefetched into L2
+                     (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

@@ -119,7 +119,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
 /* The knobs of a tuning-table row or a sweep candidate onto a geometry, in
  * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
- * minb, extra2 = L2 prefetch distance, extra3 = x staged per warp, extra4 =
+ * minb, extra2 = L2 prefetch distance, extra3 = bit 0: x staged per warp,
+ * bit 1: the row epilogue fetched ahead (1 xw, 2 epf, 3 both), extra4 =
  * cluster split of the super-chunks}: 0 keeps
  * the geometry's value, a negative extra turns its feature off. */
 static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
@@ -132,7 +133,7 @@ static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
     if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
     if (k[6]) g->minb = k[6];
     if (k[7]) g->l2pf = k[7] > 0 ? k[7] : 0;
-    if (k[8]) g->xw = k[8] > 0;
+    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
     if (k[9]) g->split = k[9] > 0 ? k[9] : 0;
 }
 
@@ -159,6 +160,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
     if (geom.l2pf < 0 || geom.l2pf > 16) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s l2pf=%d", geom.l2pf);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
+    if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
+    /* the template fetches ahead only with one epilogue row per thread */
+    const int epf = geom.epf && geom.threads >= 16 * geom.rg;
     /* 8 = the portable cluster size limit */
     if (geom.split < 0 || geom.split > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s split=%d", geom.split);
     const int split = geom.split > 1 ? geom.split : 1;
@@ -166,6 +170,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EUNSUPPORTED, "gemv_leech_p14s split=%d needs thread-block clusters (sm_90)", split);
     /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4 + 64;
+    if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (geom.prefetch >= 3) /* per-warp cp.async rings: prefetch stages of rg segments */
         smem += (size_t)geom.threads / 32 * geom.prefetch * (size_t)geom.rg * LR_P14S_SEG;
     if (smem > (size_t)smem_budget)
@@ -184,6 +189,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.l2pf) lr_jit_spec_set(s, "l2pf", geom.l2pf);
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     if (split > 1) lr_jit_spec_set(s, "split", split);
+    if (epf) lr_jit_spec_set(s, "epf", 1);
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist) * (unsigned)split, 1, 1 };
     g->cluster = (lr_dim3){ split > 1 ? (unsigned)split : 0, split > 1 ? 1 : 0, split > 1 ? 1 : 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };

@@ -101,6 +101,15 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64 + 4 * 6 * 1792, "ring smem %u", g.smem);
     geom.prefetch = 1;
+    geom.epf = 1; /* four words per thread for the epilogue fetched ahead */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64 + 16 * 128, "epf smem %u", g.smem);
+    geom.threads = 64, geom.rg = 8; /* 64 threads for 128 rows: the template cannot, the host asks nothing */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 2 * 8 * 16 * 4 + 64, "epf off: smem %u", g.smem);
+    geom.threads = 128, geom.rg = 1, geom.epf = 2;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "epf 2 accepted");
+    geom.epf = 0;
     geom.persist = 1; /* at most one CTA per SM (132 without a device) */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == (lr_cu_available() ? (unsigned)lr_cu_device()->sm_count : 132u), "persistent grid %u", g.grid.x);
@@ -214,19 +223,24 @@ static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw, split} */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0 },
-                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0 },
-                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0 },
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0 },
+                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0 },
+                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0 },
                            /* bulk-copy rings of 3-6 stages */
-                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0 },
+                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0, 0 },
                            /* L2 prefetch distances, x staged per warp, both, with rings (xw ignored there) */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0 },
-                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0 },
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0 },
+                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0 },
                            /* super-chunks split over clusters of 2-8 CTAs: staged x, prologue x, no prefetch,
                               rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5 } };
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0 },
+                           /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
+                              too few threads for one row each (64 x rg 2: off), with a ring, split */
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1 },
+                           { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, { 512, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1 },
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1 } };
     for (int i = 0; i < (int)(sizeof gs / sizeof gs[0]); i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
     return T_PASS;
@@ -238,33 +252,85 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0 }, 0 },
         /* rings refilled across batch boundaries, warps without work */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0, 0 }, 2 },
-        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 2 },
+        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0, 0, 0 }, 0 },
         /* x staged by the first batch only, reused by the later ones; L2
            prefetches running past the last batch */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0, 0 }, 0 },
         /* clusters looping over batches (double-buffered partials read
            remotely), the down shape split 4 ways, one super-chunk in all */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2 }, 7 },
-        { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3 }, 2 },
-        { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4 }, 0 },
-        { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4 }, 2 },
-        { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2, 0 }, 7 },
+        /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 0, 1 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1 }, 2 },
+        { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 0 }, 2 },
+        { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, 0 },
+        { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0 }, 3 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
+    return T_PASS;
+}
+
+/* y of the epilogue fetched ahead (LR_EPF) equals the plain epilogue's bit
+ * for bit: same arithmetic in the same order, only the loads move. */
+static int run_y(lr_p14s *L, const float *x, float *y, lr_leech_geom geom)
+{
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    CUfunction fn;
+    T_OK(lr_gemv_leech_p14s_spec(&spec, &g, L->rows, L->cols, L->nentries, geom, lr_cu_smem_budget()));
+    T_OK(lr_jit_get(&spec, &fn));
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(L, (float *)x, y, a);
+    int rc = lr_call_upload(&lr_gemv_leech_p14s_desc, a);
+    if (!rc) rc = lr_call_launch(&lr_gemv_leech_p14s_desc, fn, a, g, NULL);
+    if (!rc) rc = lr_call_download(&lr_gemv_leech_p14s_desc, a);
+    lr_call_free_dev(&lr_gemv_leech_p14s_desc, a);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static int test_gpu_epf_identical(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
+    for (int i = 0; i < 3; i++) {
+        lr_p14s L;
+        lr_leech_matrix m;
+        if (make(shapes[i][0], shapes[i][1], 4000 + i, &L, &m)) return T_FAIL;
+        lr_leech_random_free(&m);
+        float *x = malloc(sizeof(float) * L.cols), *y0 = malloc(sizeof(float) * L.rows),
+              *y1 = malloc(sizeof(float) * L.rows);
+        fill_x(x, L.cols, 4100 + i);
+        lr_leech_geom g = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
+        g.epf = 0;
+        int bad = run_y(&L, x, y0, g);
+        g.epf = 1;
+        if (!bad) bad = run_y(&L, x, y1, g);
+        int diff = -1;
+        for (int r = 0; !bad && r < L.rows && diff < 0; r++)
+            if (memcmp(&y0[r], &y1[r], 4)) diff = r;
+        printf("    %5d x %5d threads=%d: epf %s\n", L.rows, L.cols, g.threads, bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
+        const float d0 = diff < 0 ? 0.f : y0[diff], d1 = diff < 0 ? 0.f : y1[diff];
+        free(x), free(y0), free(y1);
+        lr_p14s_free(&L);
+        if (bad) return T_FAIL;
+        T_ASSERT(diff < 0, "row %d: y %a without epf, %a with", diff, d0, d1);
+    }
     return T_PASS;
 }
 
@@ -323,4 +389,4 @@ static int test_gpu_loads_control(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))

@@ -51,6 +51,10 @@
 // split 2, 35.2 split 4; q|k|v 11.9 -> 17.4, 25.4): each CTA still stages
 // the whole class table (9.6 KB) and x piece, waits at a cluster barrier and
 // streams fewer segments to amortise them. A sweep candidate, not a default.
+// LR_EPF = 1: the row epilogue's scale, exception range and tail term are
+// loaded (and its exception lists prefetched into L2) before the main loop
+// (lr_rows_ahead) instead of after it, so a CTA does not end on three
+// dependent memory latencies; needs THREADS >= 16 RG (else off).
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -69,6 +73,9 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0 split=2
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=1 ntab=603 prefetch=3 split=3
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=128 rg=1 ntab=603 prefetch=1 xw=1 split=4 loadonly=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 nacc=2 shr=1 xw=1 epf=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=4 epf=1 split=2
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -95,6 +102,9 @@
 #endif
 #ifndef LR_SPLIT
 #define LR_SPLIT 1
+#endif
+#ifndef LR_EPF
+#define LR_EPF 0
 #endif
 // Where the kernel meets programmatic dependent launch: 3 (default) waits
 // for its predecessor before anything, the trigger implicit at exit; 0 loads
@@ -130,6 +140,8 @@
 #define RING 0
 #endif
 #define XW LR_XW
+// the row epilogue's loads fetched ahead (one row per thread needed)
+#define EPF (LR_EPF && !LR_LOADONLY && LR_THREADS >= LR_RG * 16)
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
@@ -139,6 +151,8 @@
 #define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
 #define ZB_BYTES 64
+// LR_EPF: the row epilogue's values fetched ahead, LR_AHEAD_WORDS per thread
+#define AH_BYTES (EPF ? LR_AHEAD_WORDS * 4 * LR_THREADS : 0)
 
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
@@ -310,7 +324,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // LR_RG * SEG; one commit group per stage, empty past the warp's last
     // segment so that wait_group counts stay uniform. (pb, psc) = the next
     // position to issue.
-    u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES + warp * (LR_PREFETCH * LR_RG * SEG);
+    u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES + AH_BYTES + warp * (LR_PREFETCH * LR_RG * SEG);
     int pb = b, psc = sc, it = 0;
     auto issue = [&](int st) {
         if (pb < NRGB && psc < SC) {
@@ -357,6 +371,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const bool act0 = g == 2 * q, act1 = g == 2 * q + 1;
     float yacc[LR_RG][2];
     lr_pdl_wait();
+#if EPF
+    // x is valid: the first batch's epilogue values load while the first
+    // segment and the class table are in flight
+    const lr_rows_ahead<LR_THREADS, LR_RG * 16, TAIL> ahead = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) };
+    if (cid < NRGB) ahead.start(cid * LR_RG * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
+#endif
 #if XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
@@ -369,6 +389,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     __syncthreads();
 
     for (int par = 0; b < NRGB; b += ncl, par ^= 1) {
+#if EPF
+        // the first batch's values were fetched before the class table; a
+        // later one's wait here (persistent grids only)
+        if (b != cid) ahead.start(b * LR_RG * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
+#endif
 #if LR_LOADONLY
         u32 bits[LR_RG];
 #pragma unroll
@@ -530,8 +555,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         __syncthreads();
 #endif
         // The rows of the batch: partial sums, exceptions, row scale, tail.
+#if EPF
+        ahead.finish<WARPS>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
+#else
         lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
                                                               NBLK * 24, row_scale, y);
+#endif
     }
 #if NSPL > 1
     cluster_sync(); // no CTA leaves while rank 0 may still read its shared memory

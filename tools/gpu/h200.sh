@@ -52,7 +52,7 @@ case $cmd in
     arm=$1; models=${2:-4B,8B,14B,32B}
     case $arm in
       # the knobs that won or came close on the 14B shapes (bench/results/h200_tune_*.csv)
-      leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra2 -1 --extra3 1" ;;
+      leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,2,3 --extra0 1 --extra1 -1 --extra2 -1 --extra3 1,3" ;;
       leech_p14)  k="--threads 128,256 --rpw 1 --unroll 1 --tile 0,3 --extra0 1 --extra1 -1" ;;
       leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
       *) echo "tune: no candidate set for arm $arm" >&2; exit 2 ;;
