@@ -3,6 +3,8 @@
 # leave logs and CSVs under $OUT (default ./out).
 #   tools/gpu/h200.sh build
 #   tools/gpu/h200.sh test [FILTER]         GPU tests (every test program; CPU ones too)
+#   tools/gpu/h200.sh gputest               only the test programs with GPU cases (the whole
+#                                           suite took over 300 s there, mostly CPU-only codec tests)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
 #   tools/gpu/h200.sh profile ARM [MATRICES] [MODEL]
 #                                           Nsight Compute on the first launch (the verify launch)
@@ -45,6 +47,17 @@ case $cmd in
     echo "build ok" ;;
   test)
     LEECHRT_FUZZ_SECONDS=0 test/run.sh "$B" "${1:-}" 2>&1 | tee -a "$OUT/tests.log" | grep -v '^ok ' ;;
+  gputest)
+    P=0 F=0 S=0
+    for t in api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test \
+             gemv_leech_p14s_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test \
+             cache_test leechrt_test; do
+      r=$(LEECHRT_FUZZ_SECONDS=0 test/run.sh "$B" "$t" 2>&1 | tee -a "$OUT/tests.log" | tail -1)
+      echo "$t: $r"
+      read -r p _ f _ s _ <<<"$r"
+      P=$((P + ${p:-0})) F=$((F + ${f:-1})) S=$((S + ${s:-0}))
+    done
+    echo "$P passed, $F failed, $S skipped" ;;
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
@@ -70,5 +83,5 @@ case $cmd in
         >"$OUT/ncu_${arm}_$m.csv" 2>"$OUT/ncu_${arm}_$m.log" || { echo "ncu failed on $arm $m" >&2; tail -5 "$OUT/ncu_${arm}_$m.log" >&2; }
       grep -E '"(Duration|DRAM Throughput|Achieved Occupancy|Issue Slots Busy|Eligible Warps Per Scheduler)"' "$OUT/ncu_${arm}_$m.csv" | awk -F'","' '{ gsub(/"/, "", $NF); print $(NF-2) " " $NF " " $(NF-1) }' | head -8
     done ;;
-  *) echo "usage: $0 build|test [FILTER]|run PROGRAM ARGS...|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test [FILTER]|gputest|run PROGRAM ARGS...|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]" >&2; exit 2 ;;
 esac
