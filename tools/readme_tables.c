@@ -237,7 +237,8 @@ static void ncu_table(void)
 }
 
 /* Several kernels side by side: a metric per row, a kernel per column (the
- * kernel's name up to its specialization, "__"). */
+ * kernel's name up to its specialization, "__", and the label the CSV gives
+ * it in a closing parenthesis: "... (14B down: loads only)"). */
 static void ncu_compare_table(const char *file, const char *title)
 {
     csv c;
@@ -258,7 +259,10 @@ static void ncu_compare_table(const char *file, const char *title)
     out("\n| metric |");
     for (int i = 0; i < nk; i++) {
         const char *e = strstr(kern[i], "__");
-        out(" `%.*s`%s |", e ? (int)(e - kern[i]) : (int)strlen(kern[i]), kern[i], strstr(kern[i], "(source") ? " (source counters)" : "");
+        const char *lab = strrchr(kern[i], '(');
+        size_t kl = strlen(kern[i]);
+        if (!lab || kern[i][kl - 1] != ')') lab = "";
+        out(" `%.*s`%s%s |", e ? (int)(e - kern[i]) : (int)kl, kern[i], *lab ? " " : "", lab);
     }
     out("\n|---|");
     for (int i = 0; i < nk; i++) out("---|");
