@@ -84,13 +84,17 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
                 lr_jit_spec_set(s, "threads", 2 * head_dim > 256 ? 2 * head_dim : 256);
                 lr_jit_spec_set(s, "head_dim", head_dim);
             }
-            if (!strcmp(op, "op_head_int8g")) lr_jit_spec_set(s, "rpw", 2), lr_jit_spec_set(s, "group", 64);
+            if (!strcmp(op, "op_head_int8g")) {
+                lr_jit_spec_set(s, "rpw", 2), lr_jit_spec_set(s, "group", 64);
+                if (lr_op_head_unroll > 1 && lr_op_head_unroll <= 8) lr_jit_spec_set(s, "unroll", lr_op_head_unroll);
+            }
             return;
         }
     lr_jit_spec_init(s, "no_such_op.cu", "no_such_op");
 }
 
 int lr_op_attention_head_dim = 128;
+int lr_op_head_unroll = 1;
 
 /* ---- host references (f64) ---- */
 

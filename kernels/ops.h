@@ -31,5 +31,8 @@ void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok);
 void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim);
 /* attention's head_dim is a specialization, so its host reference needs it too. */
 extern int lr_op_attention_head_dim;
+/* Column steps op_head_int8g loads ahead (its LR_UNROLL, 1..8; default 1;
+ * the GPU engine takes LEECHRT_HEAD_UNROLL). */
+extern int lr_op_head_unroll;
 
 #endif
