@@ -237,9 +237,11 @@ static int test_gpu_geometries(void)
                            { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0 },
                            { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0 },
                            /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
-                              too few threads for one row each (64 x rg 2: off), with a ring, split */
+                              two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
+                              off), with a ring, split */
                            { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1 },
-                           { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, { 512, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1 },
+                           { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, { 32, 3, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1 },
+                           { 512, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1 },
                            { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1 } };
     for (int i = 0; i < (int)(sizeof gs / sizeof gs[0]); i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
