@@ -26,4 +26,15 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
  * initialized: lets a machine without a GPU warm the cubin cache for one. */
 void lr_tuning_set_target(const char *device_name, int cc);
 
+/* The fastest candidate per (device, shape) among the rows of arm `arm` in a
+ * tune_gemv CSV (columns commit, device "NAME (sm_XY)", arm, rows, cols, us
+ * and the knob columns; repeated headers of appended runs skipped), only
+ * rows of the comma-separated `commits` unless NULL. row.device/row.arm point
+ * into the pick itself (re-point them after copying a pick). */
+typedef struct lr_tuning_pick {
+    lr_tuning_row row;
+    char device[64], arm[32];
+} lr_tuning_pick;
+int lr_tuning_csv_best(const char *path, const char *arm, const char *commits, lr_tuning_pick *picks, int max, int *n);
+
 #endif

@@ -37,6 +37,10 @@ static void usage(FILE *f)
                "  --minb LIST       Leech arms: CTAs per SM the registers must allow (0 = the arm's rule;\n"
                "                    the compiler caps registers, spilling if it must); default 0\n"
                "  --table FILE      write the merged tuning table here (C source)\n"
+               "  --from-csv FILE   no sweep (no GPU needed): the table's rows for --arm are the fastest\n"
+               "                    candidate per device and shape in this tune CSV (e.g. several sweeps\n"
+               "                    of different candidate sets, or bench/results/h200_tune_ARM.csv)\n"
+               "  --commits LIST    with --from-csv: only rows of these commits\n"
                "  --csv FILE        append every candidate as CSV\n"
                "  --reps N          graph replays per timing (default 10)\n"
                "  -h, --help\n");
@@ -51,10 +55,12 @@ static int enqueue(void *a, int i, void *stream)
 
 #define MAXW 256
 static lr_tuning_row g_new[MAXW];
-static char g_names[MAXW][64];
+static char g_names[MAXW][64], g_devs[MAXW][64];
 static int g_nnew;
 
-static int write_table(const char *path, const char *device, int cc)
+/* The compiled-in table with the rows of g_new (each with its own device
+ * and cc) replacing those of the same device, arm and shape. */
+static int write_table(const char *path)
 {
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
@@ -68,8 +74,8 @@ static int write_table(const char *path, const char *device, int cc)
         const lr_tuning_row *t = &lr_tuning_table[i];
         int replaced = 0;
         for (int k = 0; k < g_nnew; k++)
-            if (t->cc == cc && !strcmp(t->device, device) && !strcmp(t->arm, g_new[k].arm) && t->rows == g_new[k].rows &&
-                t->cols == g_new[k].cols)
+            if (t->cc == g_new[k].cc && !strcmp(t->device, g_new[k].device) && !strcmp(t->arm, g_new[k].arm) &&
+                t->rows == g_new[k].rows && t->cols == g_new[k].cols)
                 replaced = 1;
         if (replaced) continue;
         len += (size_t)snprintf(buf + len, cap - len, "    { \"%s\", %d, \"%s\", %d, %d, { %d, %d, %d, %d, %d, %d, %d, %d, %d, %d }, %.2f },\n",
@@ -80,7 +86,7 @@ static int write_table(const char *path, const char *device, int cc)
     for (int k = 0; k < g_nnew; k++, n++) {
         const lr_tuning_row *t = &g_new[k];
         len += (size_t)snprintf(buf + len, cap - len, "    { \"%s\", %d, \"%s\", %d, %d, { %d, %d, %d, %d, %d, %d, %d, %d, %d, %d }, %.2f },\n",
-                                device, cc, t->arm, t->rows, t->cols, t->knobs[0], t->knobs[1], t->knobs[2], t->knobs[3],
+                                t->device, t->cc, t->arm, t->rows, t->cols, t->knobs[0], t->knobs[1], t->knobs[2], t->knobs[3],
                                 t->knobs[4], t->knobs[5], t->knobs[6], t->knobs[7], t->knobs[8], t->knobs[9], t->us);
     }
     if (n == 0) len += (size_t)snprintf(buf + len, cap - len, "    { 0, 0, 0, 0, 0, { 0 }, 0 },\n");
@@ -92,7 +98,7 @@ static int write_table(const char *path, const char *device, int cc)
 
 int main(int argc, char **argv)
 {
-    const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL;
+    const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;
     int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, tl[8] = { 0 }, ntl = 1, mb[8] = { 0 }, nmb = 1, reps = 10;
     int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1;
@@ -106,6 +112,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--matrices")) mats = v;
         else if (!strcmp(a, "--table")) table = v;
         else if (!strcmp(a, "--csv")) csv = v;
+        else if (!strcmp(a, "--from-csv")) from = v;
+        else if (!strcmp(a, "--commits")) commits = v;
         else if (!strcmp(a, "--reps")) { if (lr_arg_int("tune_gemv", a, v, 1, 1000000, &reps)) return 2; }
         else if (!strcmp(a, "--threads")) { if ((nth = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, th, 8)) < 0) return 2; }
         else if (!strcmp(a, "--rpw")) { if ((nrp = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, rp, 8)) < 0) return 2; }
@@ -121,6 +129,29 @@ int main(int argc, char **argv)
     }
     const lr_gemv_arm *arm = armname ? lr_gemv_arm_find(armname) : NULL;
     if (!arm) { fprintf(stderr, "tune_gemv: --arm names no registered arm\n"); return 2; }
+    if (from) {
+        static lr_tuning_pick picks[MAXW];
+        int n;
+        if (!table) { fprintf(stderr, "tune_gemv: --from-csv needs --table\n"); return 2; }
+        if (lr_tuning_csv_best(from, arm->name, commits, picks, MAXW, &n)) {
+            fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
+            return 1;
+        }
+        if (!n) { fprintf(stderr, "tune_gemv: %s has no %s rows%s%s\n", from, arm->name, commits ? " of " : "", commits ? commits : ""); return 1; }
+        for (int i = 0; i < n; i++) {
+            snprintf(g_names[i], sizeof g_names[0], "%s", picks[i].arm);
+            snprintf(g_devs[i], sizeof g_devs[0], "%s", picks[i].device);
+            g_new[i] = picks[i].row;
+            g_new[i].arm = g_names[i], g_new[i].device = g_devs[i];
+            const int *k = g_new[i].knobs;
+            printf("%-10s %-24s %6d x %-6d best %8.2f us  threads %d rpw %d unroll %d tile %d extra %d,%d,%d,%d,%d minb %d\n",
+                   arm->name, g_devs[i], g_new[i].rows, g_new[i].cols, g_new[i].us, k[0], k[1], k[2], k[3], k[4], k[5],
+                   k[7], k[8], k[9], k[6]);
+        }
+        g_nnew = n;
+        if (write_table(table)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
+        return 0;
+    }
     if (lr_cu_init(0)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
     const lr_device_info *d = lr_cu_device();
     char devname[200];
@@ -174,6 +205,9 @@ int main(int argc, char **argv)
                 lr_tuning_row *t = &g_new[g_nnew];
                 snprintf(g_names[g_nnew], sizeof g_names[0], "%s", arm->name);
                 t->arm = g_names[g_nnew];
+                /* the table is keyed by the device name alone (no arch suffix) */
+                snprintf(g_devs[g_nnew], sizeof g_devs[0], "%s", d->name);
+                t->device = g_devs[g_nnew], t->cc = d->cc_major * 10 + d->cc_minor;
                 t->rows = R[k], t->cols = C[k];
                 memcpy(t->knobs, bk, sizeof bk);
                 t->us = best;
@@ -185,8 +219,7 @@ int main(int argc, char **argv)
         }
     }
     lr_csv_close(&out);
-    /* The table is keyed by the device name alone (no arch suffix). */
-    if (table && write_table(table, d->name, d->cc_major * 10 + d->cc_minor)) {
+    if (table && write_table(table)) {
         fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
         return 1;
     }

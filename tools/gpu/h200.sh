@@ -11,13 +11,14 @@
 #                                           of the arm's kernel per matrix (default gateup,down of
 #                                           14B): SpeedOfLight, warp states, scheduler, occupancy,
 #                                           memory workload as CSV in $OUT/ncu_ARM_MATRIX.csv
-#   tools/gpu/h200.sh tune ARM [MODELS]     sweep an arm's candidate geometries on the Qwen3
+#   tools/gpu/h200.sh tune ARM [MODELS] [FLAGS]  sweep an arm's candidate geometries on the Qwen3
 #                                           shapes of MODELS (default 4B,8B,14B,32B), merge the
 #                                           winners into kernels/tuning_table.c (rebuild after;
 #                                           a copy in $OUT), every candidate into $OUT/tune_ARM.csv.
-#                                           One call per arm with all its models: tune_gemv merges
-#                                           its winners into the table compiled into the binary,
-#                                           so a second call would drop the first call's rows
+#                                           Several calls in one run (other models, or the same
+#                                           shapes with other knobs set in the script) combine:
+#                                           the table takes the fastest row per shape of
+#                                           $OUT/tune_ARM.csv (tune_gemv --from-csv)
 # Headers the machine lacks (libffi, xxhash, jansson, zlib -dev packages) come
 # unpacked in .deps/ (see docs/gpu-machine.md).
 set -uo pipefail
@@ -62,7 +63,7 @@ case $cmd in
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
   tune)
-    arm=$1; models=${2:-4B,8B,14B,32B}
+    arm=$1; models=${2:-4B,8B,14B,32B}; shift; shift || true
     case $arm in
       # the knobs that won or came close on the 14B shapes (bench/results/h200_tune_*.csv)
       leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,2,3 --extra0 1 --extra1 -1 --extra2 -1 --extra3 1,3" ;;
@@ -70,9 +71,16 @@ case $cmd in
       leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
       *) echo "tune: no candidate set for arm $arm" >&2; exit 2 ;;
     esac
+    # candidates given after MODELS (tune_gemv flags) replace the arm's set
+    [ $# -gt 0 ] && k="$*"
     # shellcheck disable=SC2086
     "$B/bin/tune_gemv" --arm "$arm" --models "$models" $k --reps 20 --csv "$OUT/tune_$arm.csv" \
-      --table kernels/tuning_table.c 2>&1 | tee -a "$OUT/tune_$arm.log" | grep -v '^  '
+      2>&1 | tee -a "$OUT/tune_$arm.log" | grep -v '^  '
+    # the table's rows: the fastest candidate per shape over every sweep of
+    # this arm in $OUT/tune_ARM.csv at this commit (several tune calls in one
+    # run combine; the compiled-in table keeps the shapes none of them swept)
+    "$B/bin/tune_gemv" --arm "$arm" --from-csv "$OUT/tune_$arm.csv" ${LEECHRT_COMMIT:+--commits "$LEECHRT_COMMIT"} \
+      --table kernels/tuning_table.c >/dev/null || exit 1
     cp kernels/tuning_table.c "$OUT/tuning_table.c" ;;
   profile)
     arm=$1; mats=${2:-gateup,down}; model=${3:-14B}

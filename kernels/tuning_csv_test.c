@@ -1,0 +1,135 @@
+/* lr_tuning_csv_best: the fastest candidate per device and shape of a tune
+ * CSV, with the commit filter and malformed input refused naming the file
+ * and line; and tune_gemv --from-csv writing those rows into a table. */
+#include "kernels/tuning.h"
+#include "test/t.h"
+#include "util/err.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HDR "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err," \
+            "threads,rpw,unroll,extra0,extra1,tile,minb,extra2,extra3,extra4\n"
+#define ROW(commit, dev, arm, rows, cols, us, threads, nacc, minb, e3)                                             \
+    "2026-11-30," commit "," dev "," arm ",14B,down," #rows "," #cols ",4.8," #us ",,,1e-7," #threads ",1,2,1,-1," \
+    #nacc "," #minb ",-1," #e3 ",0\n"
+
+static char g_path[64];
+static const char *g_argv0 = "";
+
+static void write_csv(const char *text)
+{
+    snprintf(g_path, sizeof g_path, "/tmp/lrtunecsv.XXXXXX");
+    int fd = mkstemp(g_path);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static const lr_tuning_pick *find(const lr_tuning_pick *p, int n, const char *dev, int rows, int cols)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(p[i].row.device, dev) && p[i].row.rows == rows && p[i].row.cols == cols) return &p[i];
+    return NULL;
+}
+
+static int test_fastest_per_shape(void)
+{
+    write_csv(HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 25.4, 128, 3, 0, 1)
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 26.0, 256, 3, 0, 1)
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14", 5120, 17408, 1.0, 64, 1, 0, 1) /* other arm */
+              HDR /* an appended run */
+              ROW("bbb", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 24.25, 256, 2, 3, 3)
+              ROW("bbb", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 5120, 9.9, 128, 1, 0, 1)
+              ROW("bbb", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 5120, 9.9, 256, 1, 0, 1) /* tie: first stays */
+              ROW("ccc", "NVIDIA L40S (sm_89)", "leech_p14s", 5120, 17408, 50.0, 128, 1, 0, 1));
+    lr_tuning_pick p[8];
+    int n;
+    T_OK(lr_tuning_csv_best(g_path, "leech_p14s", NULL, p, 8, &n));
+    T_ASSERT(n == 3, "%d shapes, want 3 (two on the H200, one on the L40S)", n);
+    const lr_tuning_pick *d = find(p, n, "NVIDIA H200", 5120, 17408), *q = find(p, n, "NVIDIA H200", 5120, 5120),
+                         *l = find(p, n, "NVIDIA L40S", 5120, 17408);
+    T_ASSERT(d && q && l, "a shape is missing");
+    T_ASSERT(d->row.cc == 90 && l->row.cc == 89, "cc %d %d", d->row.cc, l->row.cc);
+    T_ASSERT(d->row.us == 24.25 && d->row.knobs[0] == 256 && d->row.knobs[3] == 2 && d->row.knobs[6] == 3 &&
+                 d->row.knobs[8] == 3 && d->row.knobs[2] == 2 && d->row.knobs[4] == 1 && d->row.knobs[5] == -1,
+             "down: %g us, threads %d tile %d minb %d extra3 %d", d->row.us, d->row.knobs[0], d->row.knobs[3],
+             d->row.knobs[6], d->row.knobs[8]);
+    T_ASSERT(q->row.knobs[0] == 128, "a tie replaced the first row (threads %d)", q->row.knobs[0]);
+    T_ASSERT(!strcmp(d->row.arm, "leech_p14s"), "arm %s", d->row.arm);
+    /* only commit aaa: the 25.4 us row */
+    T_OK(lr_tuning_csv_best(g_path, "leech_p14s", "zzz,aaa", p, 8, &n));
+    T_ASSERT(n == 1 && p[0].row.us == 25.4 && p[0].row.knobs[0] == 128, "commit filter: %d rows, %g us", n,
+             n ? p[0].row.us : 0.0);
+    T_ASSERT(lr_tuning_csv_best(g_path, "leech_p14s", NULL, p, 2, &n) == LR_ERANGE, "more shapes than room accepted");
+    unlink(g_path);
+    return T_PASS;
+}
+
+static int test_malformed_refused(void)
+{
+    static const char *bad[] = {
+        HDR ROW("aaa", "NVIDIA H200", "leech_p14s", 5120, 17408, 25.4, 128, 3, 0, 1),          /* no (sm_XY) */
+        HDR ROW("aaa", "NVIDIA H200 (sm_9x)", "leech_p14s", 5120, 17408, 25.4, 128, 3, 0, 1),  /* bad cc */
+        HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, fast, 128, 3, 0, 1),  /* time */
+        HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 25.4, 12x, 3, 0, 1),  /* knob */
+        HDR "2026-11-30,aaa,NVIDIA H200 (sm_90),leech_p14s,14B,down,5120\n",                    /* short row */
+        "date,commit,device,arm,rows,cols,us\n",                                                 /* no knobs */
+        "",                                                                                      /* empty */
+    };
+    lr_tuning_pick p[8];
+    int n;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_csv(bad[i]);
+        int rc = lr_tuning_csv_best(g_path, "leech_p14s", NULL, p, 8, &n);
+        T_ASSERT(rc == LR_EFORMAT, "case %zu: rc %d (%s)", i, rc, lr_errmsg());
+        T_ASSERT(strstr(lr_errmsg(), g_path), "case %zu: the message does not name the file: %s", i, lr_errmsg());
+        unlink(g_path);
+    }
+    T_ASSERT(lr_tuning_csv_best("/nonexistent/tune.csv", "leech_p14s", NULL, p, 8, &n) == LR_EIO, "missing file");
+    T_ASSERT(strstr(lr_errmsg(), "/nonexistent/tune.csv"), "message: %s", lr_errmsg());
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* The program: the picked rows land in the written table; without --table
+ * it refuses (exit 2); a missing CSV fails naming it (exit 1). No GPU. */
+static int test_tune_gemv_from_csv(void)
+{
+    char bin[1200], cmd[4096], out[] = "/tmp/lrtable.XXXXXX";
+    snprintf(bin, sizeof bin, "%s", g_argv0);
+    char *slash = strrchr(bin, '/');
+    T_SKIP_IF(!slash, "no program path");
+    snprintf(slash, sizeof bin - (size_t)(slash - bin), "/../bin/tune_gemv");
+    T_SKIP_IF(access(bin, X_OK) != 0, "no tune_gemv");
+    write_csv(HDR ROW("aaa", "NVIDIA Test GPU (sm_90)", "leech_p14s", 77, 1001, 3.5, 64, 2, 0, 3));
+    close(mkstemp(out));
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
+    int st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "tune_gemv --from-csv exited %d", WEXITSTATUS(st));
+    FILE *f = fopen(out, "r");
+    char text[1 << 16];
+    size_t k = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[k] = 0;
+    if (f) fclose(f);
+    T_ASSERT(strstr(text, "{ \"NVIDIA Test GPU\", 90, \"leech_p14s\", 77, 1001, { 64, 1, 2, 2, 1, -1, 0, -1, 3, 0 }, 3.50 },"),
+             "row not in the table:\n%.400s", text);
+    T_ASSERT(strstr(text, "const int lr_tuning_table_n ="), "table not complete");
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --from-csv %s >/dev/null 2>&1", bin, g_path);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "without --table: exit %d", WEXITSTATUS(st));
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --from-csv /nonexistent.csv --table %s >/dev/null 2>&1", bin, out);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "missing csv: exit %d", WEXITSTATUS(st));
+    unlink(g_path), unlink(out);
+    return T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    g_argv0 = argv[0];
+    static const t_case cases[] = { T_CASE(test_fastest_per_shape), T_CASE(test_malformed_refused),
+                                    T_CASE(test_tune_gemv_from_csv) };
+    return t_main(__FILE__, cases, 3, argc, argv);
+}
