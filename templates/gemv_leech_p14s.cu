@@ -24,13 +24,13 @@
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, k = 1 or 2: the segments k
 // steps ahead are in flight in registers while this one decodes; k >= 3: a
-// ring of k segment stages per warp in shared memory, every lane copying
-// its own 56 bytes of each segment with cp.async (no synchronisation):
-// k - 1 segments in flight per warp without holding registers. Measured on
-// the H200: slower at every depth and shape, worse the deeper (14B gate|up
-// 38.7 us with registers, 51.5 / 57.6 / 75.6 with 3 / 4 / 8 stages; the
-// earlier bulk-copy ring lost the same way), the loads-only control too;
-// a sweep candidate), LR_NACC (accumulator chains),
+// ring of k segment stages per warp in shared memory filled by 16-byte
+// cp.async.cg: k - 1 segments in flight per warp without holding registers.
+// Measured on the H200 with the header copied by the 8-byte (L1-allocating)
+// form: slower at every depth and shape, worse the deeper (14B gate|up 38.7
+// us with registers, 51.5 / 57.6 / 75.6 with 3 / 4 / 8 stages; the earlier
+// bulk-copy ring lost the same way), the loads-only control too; the
+// all-16-byte form is not yet measured; a sweep candidate), LR_NACC (accumulator chains),
 // LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
 // shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
 // the ALU pipe), LR_L2PF (d > 0: each warp also prefetches into L2 the
@@ -188,13 +188,11 @@ LR_DEV u32 smem_addr(const void *p)
     return a;
 }
 
-// cp.async of n (8 or 16) bytes global -> shared; the group helpers.
+// cp.async of 16 bytes global -> shared, L2 only (.cg); the group helpers.
 template <int N> LR_DEV void cp_async(void *dst, const void *src)
 {
-    if (N == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(smem_addr(dst)), "l"(src), "n"(N) : "memory");
+    static_assert(N == 16, "cp.async.cg copies 16 bytes");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
 }
 LR_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> LR_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
@@ -319,11 +317,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     int b = cid, sc = sc0;
     seg_regs cur[LR_RG];
 #if RING
-    // Every lane copies the 56 bytes of each segment it will itself read
-    // (no warp or CTA synchronisation), stage st of this warp at ring + st *
-    // LR_RG * SEG; one commit group per stage, empty past the warp's last
-    // segment so that wait_group counts stay uniform. (pb, psc) = the next
-    // position to issue.
+    // Each lane copies its 48 bytes of code words and lanes 0-15 the 256-byte
+    // header, all as 16-byte cp.async.cg (the first version copied each
+    // lane's 8 header bytes with the 8-byte form, which allocates in L1, and
+    // measured slower than registers at every depth; this form is not yet
+    // measured); stage st of this warp at ring + st * LR_RG * SEG; one commit
+    // group per stage, empty past the warp's last segment so wait_group
+    // counts stay uniform. (pb, psc) = the next position to issue.
     u8 *ring = smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES + AH_BYTES + warp * (LR_PREFETCH * LR_RG * SEG);
     int pb = b, psc = sc, it = 0;
     auto issue = [&](int st) {
@@ -332,7 +332,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int r = 0; r < LR_RG; r++) {
                 const u8 *src = W + ((size_t)min(pb * LR_RG + r, RGN - 1) * SC + psc) * SEG;
                 u8 *dst = ring + (st * LR_RG + r) * SEG;
-                cp_async<8>(dst + 8 * lane, src + 8 * lane);
+                if (lane < 16) cp_async<16>(dst + 16 * lane, src + 16 * lane); // the 256-byte header
 #pragma unroll
                 for (int j = 0; j < 3; j++) cp_async<16>(dst + 256 + 512 * j + 16 * lane, src + 256 + 512 * j + 16 * lane);
             }
@@ -420,6 +420,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if RING
             // this lane's copies of the segment are in (at most PREFETCH - 1 newer groups pending)
             cp_async_wait<LR_PREFETCH - 1>();
+            __syncwarp(); // a lane reads header bytes another lane copied
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) load_seg_smem(cur[r], ring + ((it % LR_PREFETCH) * LR_RG + r) * SEG, lane);
 #elif LR_PREFETCH >= 2
@@ -480,7 +481,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             }
 #endif
 #if RING
-            // cur is consumed: the stage's next segment may overwrite it
+            // cur is consumed: the stage's next segment may overwrite it (every
+            // lane has read the header bytes that lanes 0-15 overwrite)
+            __syncwarp();
             issue(it % LR_PREFETCH);
             it++;
 #elif LR_PREFETCH >= 2
