@@ -32,8 +32,8 @@ typedef struct lr_leech_geom {
                      steps ahead (0 = none) */
     int xw;       /* Planes14S: 1 = x staged per warp at first use instead of a
                      CTA-wide prologue (register prefetch modes only) */
-    int split;    /* Planes14S: a batch's super-chunks split over a cluster of this
-                     many CTAs (DSMEM reduction; 0 or 1 = none, at most 8) */
+    int split;    /* Planes14S: a batch's super-chunks split over this many CTAs (the
+                     last to finish adds the partials; 0 or 1 = none, at most 8) */
     int epf;      /* Planes14S: 1 = the row epilogue's scale, exception range and tail
                      loaded before the main loop, its exception lists prefetched into L2
                      (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */

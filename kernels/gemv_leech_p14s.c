@@ -121,7 +121,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = L2 prefetch distance, extra3 = bit 0: x staged per warp,
  * bit 1: the row epilogue fetched ahead (1 xw, 2 epf, 3 both), extra4 =
- * cluster split of the super-chunks}: 0 keeps
+ * split of the super-chunks over CTAs}: 0 keeps
  * the geometry's value, a negative extra turns its feature off. */
 static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
@@ -163,13 +163,12 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
-    /* 8 = the portable cluster size limit */
     if (geom.split < 0 || geom.split > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s split=%d", geom.split);
     const int split = geom.split > 1 ? geom.split : 1;
-    if (split > 1 && lr_cu_device() && lr_cu_device()->cc_major < 9)
-        return LR_FAIL(LR_EUNSUPPORTED, "gemv_leech_p14s split=%d needs thread-block clusters (sm_90)", split);
-    /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)geom.threads / 32 * geom.rg * 16 * 4 + 64;
+    /* class table | x | reduction (a partial per warp, or per split rank
+     * where more) | 64 zero bytes (templates/gemv_leech_p14s.cu) */
+    const int rw = geom.threads / 32 > split ? geom.threads / 32 : split;
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)rw * geom.rg * 16 * 4 + 64;
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (geom.prefetch >= 3) /* per-warp cp.async rings: prefetch stages of rg segments */
         smem += (size_t)geom.threads / 32 * geom.prefetch * (size_t)geom.rg * LR_P14S_SEG;
@@ -191,7 +190,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (split > 1) lr_jit_spec_set(s, "split", split);
     if (epf) lr_jit_spec_set(s, "epf", 1);
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist) * (unsigned)split, 1, 1 };
-    g->cluster = (lr_dim3){ split > 1 ? (unsigned)split : 0, split > 1 ? 1 : 0, split > 1 ? 1 : 0 };
+    g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;

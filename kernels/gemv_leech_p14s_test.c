@@ -124,11 +124,13 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "xw 2 accepted");
     geom.xw = 0, geom.split = 9;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "split 9 accepted");
-    geom.split = 4; /* four CTAs per batch, one cluster each */
+    geom.split = 4; /* four CTAs per batch, no cluster */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
-    T_ASSERT(g.grid.x == 320 * 4 && g.cluster.x == 4 && g.cluster.y == 1 && g.cluster.z == 1, "split grid %u cluster %u",
-             g.grid.x, g.cluster.x);
-    geom.split = 1;
+    T_ASSERT(g.grid.x == 320 * 4 && g.cluster.x == 0, "split grid %u cluster %u", g.grid.x, g.cluster.x);
+    geom.threads = 64, geom.split = 5; /* more ranks than warps: the reduction holds 5 partials per row */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
+    T_ASSERT(g.smem == 603 * 16 + 91 * 384 + 2 * 5 * 16 * 4 + 64, "split 5 smem %u", g.smem);
+    geom.threads = 128, geom.split = 1;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.cluster.x == 0, "split 1: grid %u cluster %u", g.grid.x, g.cluster.x);
     geom.split = 0, geom.threads = 48;
@@ -157,7 +159,7 @@ static int test_default_geom_from_table(void)
 
 /* ---- GPU ---- */
 
-/* grid 0: the specialization's grid; else that many CTAs, or clusters of
+/* grid 0: the specialization's grid; else that many CTAs, or groups of
  * geom.split CTAs (a persistent grid when fewer than the row-group batches). */
 static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, unsigned grid)
 {
@@ -232,7 +234,7 @@ static int test_gpu_geometries(void)
                            /* L2 prefetch distances, x staged per warp, both, with rings */
                            { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0 },
                            { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0 },
-                           /* super-chunks split over clusters of 2-8 CTAs: staged x, prologue x, no prefetch,
+                           /* super-chunks split over 2-8 CTAs: staged x, prologue x, no prefetch,
                               rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
                            { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0 },
                            { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0 },
@@ -271,16 +273,19 @@ static int test_gpu_persistent(void)
         { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0, 0 }, 2 },
         { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0 }, 2 },
         { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0, 0 }, 0 },
-        /* clusters looping over batches (double-buffered partials read
-           remotely), the down shape split 4 ways, one super-chunk in all */
+        /* split ranks looping over batches (each batch's counter reset by
+           its last rank, double-buffered partials), the down shape split 4
+           ways, one super-chunk in all */
         { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2, 0 }, 7 },
-        /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 0, 1 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1 }, 2 },
         { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 0 }, 2 },
         { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, 0 },
         { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4, 0 }, 2 },
         { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0 }, 3 },
+        /* epilogue fetched ahead: later batches start() at their top; rows < 16;
+           with a split (every rank fetches, the last finishes) */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 0, 1 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 3, 1 }, 5 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;

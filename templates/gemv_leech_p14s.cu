@@ -39,18 +39,19 @@
 // x staged per warp at the first visit of each super-chunk, its loads
 // issued with the segment's: no CTA-wide prologue pass over all of x and
 // no barrier on it; register modes only).
-// LR_SPLIT (s > 1): the super-chunks of a batch are split over a cluster
-// of s CTAs (launched with cluster dimension s): CTA rank k of the cluster
-// takes super-chunks k * WARPS + warp, stepping by s * WARPS; rank 0 adds
-// the other ranks' partial sums from their shared memory (DSMEM) and runs
-// the row epilogue. s times the warps per row group, with no atomics and a
-// fixed summation order, for the matrices with few row groups and long
-// rows (down, o) that a grid of one CTA per batch leaves short of warps.
-// Measured on the H200 (bench/results/h200_tune_leech_p14s.csv, extra4):
-// slower on every Qwen3 shape at 128-512 threads (14B down 25.7 us -> 31.3
-// split 2, 35.2 split 4; q|k|v 11.9 -> 17.4, 25.4): each CTA still stages
-// the whole class table (9.6 KB) and x piece, waits at a cluster barrier and
-// streams fewer segments to amortise them. A sweep candidate, not a default.
+// LR_SPLIT (s > 1): the super-chunks of a batch are split over s CTAs
+// (consecutive blockIdx.x): rank k takes super-chunks k * WARPS + warp,
+// stepping by s * WARPS, for the matrices with few row groups and long rows
+// (down, o) that one CTA per batch leaves short of warps and unevenly
+// spread (320 CTAs on 132 SMs: 2 or 3 per SM). Each rank writes its row
+// sums to global scratch (module globals, zero at load) and counts itself
+// in with an atomic; the last to arrive adds the s partials in rank order
+// (deterministic) and runs the row epilogue, then resets the counter. No
+// CTA waits for another. The first version met in a thread-block cluster
+// (rank 0 reading the others' shared memory, cluster barriers) and measured
+// slower on every Qwen3 shape (bench/results/h200_tune_leech_p14s.csv,
+// extra4: 14B down 25.7 us -> 31.3 split 2, 35.2 split 4); this form is not
+// yet measured. Launches are serial on a stream (one scratch per kernel).
 // LR_EPF = 1: the row epilogue's scale, exception range and tail term are
 // loaded (and its exception lists prefetched into L2) before the main loop
 // (lr_rows_ahead) instead of after it, so a CTA does not end on three
@@ -123,14 +124,7 @@
 #define SC ((NBLK + 7) / 8)
 #define SEG 1792
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
-// Clusters are sm_90: before Hopper a split specialization still computes
-// the right y (rank 0 of each group of LR_SPLIT CTAs takes the whole batch,
-// the others exit), though the host does not ask for one there.
-#if LR_SPLIT > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define NSPL 1
-#else
 #define NSPL LR_SPLIT
-#endif
 #define WS (WARPS * NSPL) // warps sharing one batch's super-chunks
 // cp.async is sm_80: before Ampere a ring request runs as register
 // prefetch 2 (its shared memory stays unused).
@@ -148,7 +142,8 @@
 // double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
-#define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
+#define RW (WARPS > NSPL ? WARPS : NSPL) // partials per row in the reduction buffer
+#define RED_BYTES (2 * RW * LR_RG * 16 * 4)
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
 #define ZB_BYTES 64
 // LR_EPF: the row epilogue's values fetched ahead, LR_AHEAD_WORDS per thread
@@ -197,36 +192,31 @@ template <int N> LR_DEV void cp_async(void *dst, const void *src)
 LR_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> LR_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
-// All threads of the cluster: arrive (release) and wait (acquire).
-LR_DEV void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-LR_DEV float word_as(u32 w, float) { return __uint_as_float(w); }
-LR_DEV u32 word_as(u32 w, u32) { return w; }
-
-// p[i] += the same word in the shared memory of cluster ranks 1..LR_SPLIT-1
-// (T = float partial sums or u32 bit counts), for i < n; this CTA only.
-template <typename T> LR_DEV void cluster_add(T *p, int n)
-{
 #if NSPL > 1
-    for (int i = threadIdx.x; i < n; i += LR_THREADS) {
-        T v = p[i];
-        const u32 a = smem_addr(p + i);
-#pragma unroll
-        for (int k = 1; k < NSPL; k++) {
-            u32 ra, w;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(k));
-            asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(w) : "r"(ra) : "memory");
-            v += word_as(w, v);
-        }
-        p[i] = v;
-    }
-#else
-    (void)p, (void)n;
-#endif
+// The split's meeting place: NSPL partials per row of every batch, and how
+// many ranks of each batch have written theirs.
+__device__ u32 g_part[NRGB * NSPL * LR_RG * 16];
+__device__ u32 g_count[NRGB];
+
+// Rank `rank` of batch b publishes its n words mine[i] (row sums, or bit
+// counts); true in the last rank to arrive, whose out[k * n + i] then holds
+// rank k's word i for every rank. All threads of the CTA call it.
+LR_DEV bool split_meet(const u32 *mine, u32 *out, int n, int b, int rank, bool *flag)
+{
+    for (int i = threadIdx.x; i < n; i += LR_THREADS) g_part[((size_t)b * NSPL + rank) * n + i] = mine[i];
+    __threadfence(); // the partials before the count
+    __syncthreads();
+    if (threadIdx.x == 0) *flag = atomicAdd(&g_count[b], 1u) == NSPL - 1;
+    __syncthreads();
+    if (!*flag) return false;
+    __threadfence(); // the count before the others' partials
+    for (int i = threadIdx.x; i < NSPL * n; i += LR_THREADS)
+        out[i] = __ldcg(&g_part[(size_t)b * NSPL * n + i]); // L2: L1 may hold stale lines
+    if (threadIdx.x == 0) g_count[b] = 0; // for the next launch
+    __syncthreads();
+    return true;
 }
+#endif
 
 // Lane l's six columns of super-chunk sc, zero past the blocks (the pad
 // blocks' codes are zero, and 0 times whatever lies past x could be NaN).
@@ -287,11 +277,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
     const u32 mF0F0 = lr_opaque(0xF0F0u), m16 = lr_opaque(1u << 16), m20 = lr_opaque(1u << 20);
-    // cluster rank, cluster index and cluster count (1-D clusters along x)
+    // split rank, the CTA's first batch and the batch stride (groups of
+    // LR_SPLIT consecutive CTAs share a batch)
     const int rank = blockIdx.x % LR_SPLIT, cid = blockIdx.x / LR_SPLIT, ncl = gridDim.x / LR_SPLIT;
     const int sc0 = rank * WARPS + warp; // this warp's first super-chunk of a batch
-#if NSPL != LR_SPLIT
-    if (rank) return;
+#if NSPL > 1
+    __shared__ bool split_flag;
 #endif
 
     // Out-of-range batches and row groups load a valid (clamped) segment
@@ -506,7 +497,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         if (b + ncl >= NRGB) lr_pdl_launch_dependents();
 #endif
         const int rg0 = b * LR_RG;
-        float *rb = red + par * (WARPS * LR_RG * 16);
+        float *rb = red + par * (RW * LR_RG * 16);
 #if LR_LOADONLY
         {
             u32 *rbu = (u32 *)rb;
@@ -516,15 +507,25 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 if (lane == 0) rbu[warp * LR_RG + r] = t;
             }
             __syncthreads();
+            int nw = WARPS; // partials per row group in rbu
 #if NSPL > 1
-            cluster_sync();
-            if (rank) continue;
-            cluster_add(rbu, WARPS * LR_RG);
-            __syncthreads();
+            {
+                // this rank's count per row group into the other half's
+                // first words (free until the next batch's barrier)
+                u32 *mine = (u32 *)(red + (par ^ 1) * (RW * LR_RG * 16));
+                for (int r = threadIdx.x; r < LR_RG; r += LR_THREADS) {
+                    u32 t = 0;
+                    for (int w = 0; w < WARPS; w++) t += rbu[w * LR_RG + r];
+                    mine[r] = t;
+                }
+                __syncthreads();
+                if (!split_meet(mine, rbu, LR_RG, b, rank, &split_flag)) continue;
+                nw = NSPL;
+            }
 #endif
             for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
                 u32 t = 0;
-                for (int w = 0; w < WARPS; w++) t += rbu[w * LR_RG + i / 16];
+                for (int w = 0; w < nw; w++) t += rbu[w * LR_RG + i / 16];
                 if (rg0 * 16 + i < LR_ROWS) y[rg0 * 16 + i] = (float)t;
             }
             continue;
@@ -548,24 +549,27 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             }
         __syncthreads();
 #if NSPL > 1
-        // The partials of every rank are in place; rank 0 adds them. The
-        // other ranks go on: their next batch writes the other half of the
-        // double buffer, and before a third they meet rank 0 at the next
-        // cluster_sync, which it reaches only after reading this one.
-        cluster_sync();
-        if (rank) continue;
-        cluster_add(rb, WARPS * LR_RG * 16);
-        __syncthreads();
+        {
+            // this rank's row sums (its warps' partials added in warp order)
+            // into the other half of the buffer, then the meeting: the last
+            // rank gets every rank's sums in rb, rank-major, and finishes
+            float *mine = red + (par ^ 1) * (RW * LR_RG * 16);
+            for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
+                float t = 0.f;
+                for (int w = 0; w < WARPS; w++) t += rb[w * LR_RG * 16 + i];
+                mine[i] = t;
+            }
+            __syncthreads();
+            if (!split_meet((const u32 *)mine, (u32 *)rb, LR_RG * 16, b, rank, &split_flag)) continue;
+        }
 #endif
-        // The rows of the batch: partial sums, exceptions, row scale, tail.
+        // The rows of the batch: partial sums (of the warps, or of the split's
+        // ranks), exceptions, row scale, tail.
 #if EPF
-        ahead.finish<WARPS>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
+        ahead.template finish<(NSPL > 1 ? NSPL : WARPS)>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
 #else
-        lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
-                                                              NBLK * 24, row_scale, y);
+        lr_rows_epilogue<LR_THREADS, LR_RG * 16, (NSPL > 1 ? NSPL : WARPS), TAIL>(
+            rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale, y);
 #endif
     }
-#if NSPL > 1
-    cluster_sync(); // no CTA leaves while rank 0 may still read its shared memory
-#endif
 }
