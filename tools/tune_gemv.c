@@ -33,7 +33,7 @@ static void usage(FILE *f)
                "  --extra2 LIST     arm knob 2 (leech_p14s: L2 prefetch distance in segments, -1 = none)\n"
                "  --extra3 LIST     arm knob 3 (leech_p14s: 1 = x staged per warp, 2 = epilogue fetched ahead,\n"
                "                    3 = both, -1 = neither)\n"
-               "  --extra4 LIST     arm knob 4 (leech_p14s: super-chunks split over a cluster of N CTAs, -1 = none)\n"
+               "  --extra4 LIST     arm knob 4 (leech_p14s: super-chunks split over N CTAs, -1 = none)\n"
                "  --minb LIST       Leech arms: CTAs per SM the registers must allow (0 = the arm's rule;\n"
                "                    the compiler caps registers, spilling if it must); default 0\n"
                "  --table FILE      write the merged tuning table here (C source)\n"
