@@ -287,7 +287,7 @@ static void generate(void)
 {
     g_len = 0;
     gemv_table("h200_gemv_14b.csv", "GEMV, one Qwen3-14B decoder layer (one process)", "14B",
-               "f16,cublas,noweights,leech_p14,leech_p14s,leech_p14s_loads,leech_i8,leech_p14rec,leech_p12x,leech_slot32");
+               "f16,cublas,noweights,stream_p14s,leech_p14,leech_p14s,leech_p14s_loads,leech_i8,leech_p14rec,leech_p12x,leech_slot32");
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
     codec_table();
     rotation_table();

@@ -52,7 +52,7 @@ case $cmd in
     P=0 F=0 S=0
     for t in api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test \
              gemv_leech_p14s_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test \
-             cache_test leechrt_test; do
+             cache_test leechrt_test gemv_arm_stream_test; do
       r=$(LEECHRT_FUZZ_SECONDS=0 test/run.sh "$B" "$t" 2>&1 | tee -a "$OUT/tests.log" | tail -1)
       echo "$t: $r"
       read -r p _ f _ s _ <<<"$r"

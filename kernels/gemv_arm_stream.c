@@ -1,0 +1,107 @@
+/* Benchmark arm `stream_p14s`: a control, not a GEMV. It streams exactly the
+ * bytes of a Planes14S matrix's segments (ceil(rows/16) x ceil(cols/192)
+ * segments of 1,792 bytes) with the read-bound probe (grid-stride, 512
+ * threads, up to 4 CTAs per SM, 8 x 16 bytes per thread in flight), rotating over
+ * distinct copies like every arm. Why: the probe's bound is taken on 2 GiB;
+ * a 16 MB matrix cannot reach it (launch, ramp-up and tail), so this says
+ * what the same bytes cost at each matrix's own size, and the GEMV's and the
+ * loads-only control's shortfall can be read against it. Verified like the
+ * probe (the wrapping u32 sum per CTA against its host reference). */
+#include "jit/jit.h"
+#include "kernels/gemv_arm.h"
+#include "kernels/kernels.h"
+#include "layouts/leech_vram/p14s.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    size_t bytes;
+    int copies;
+    CUdeviceptr buf, out; /* copies x bytes; the per-CTA sums */
+    uint32_t *host;       /* copy 0, for verification */
+    unsigned blocks, threads;
+    CUfunction fn;
+} stream_state;
+
+static void stream_destroy(void *p)
+{
+    stream_state *s = p;
+    if (!s) return;
+    lr_cu_free(s->buf), lr_cu_free(s->out);
+    free(s->host);
+    free(s);
+}
+
+static int stream_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    (void)o;
+    *out = NULL;
+    const lr_device_info *d = lr_cu_device();
+    if (!d) return LR_FAIL(LR_ENODEV, "stream_p14s: no device");
+    if (rows <= 0 || cols < 24) return LR_FAIL(LR_EINVAL, "stream_p14s: shape %dx%d", rows, cols);
+    stream_state *s = calloc(1, sizeof *s);
+    if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
+    const size_t rg = ((size_t)rows + 15) / 16, sc = ((size_t)cols / 24 + 7) / 8;
+    s->bytes = rg * sc * LR_P14S_SEG, s->copies = copies;
+    /* At most 4 CTAs per SM as the probe; fewer where the matrix is small, so
+     * that every thread still has its 8 loads in flight at once (the probe's
+     * unrolled loop needs 8 grid strides of data; its remainder loop has one) */
+    s->threads = 512;
+    const size_t per_cta = (size_t)s->threads * 8 * 16, fit = s->bytes / per_cta;
+    s->blocks = fit < 1 ? 1u : fit > (size_t)d->sm_count * 4 ? (unsigned)d->sm_count * 4 : (unsigned)fit;
+    lr_jit_spec spec;
+    lr_probe_spec(&spec, (int)s->threads, 8);
+    int rc = lr_jit_get(&spec, &s->fn);
+    if (!rc && !(s->host = malloc(s->bytes))) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    if (!rc) {
+        lr_rng r;
+        lr_rng_seed(&r, seed);
+        lr_fill_random(LR_E_U32, s->host, s->bytes / 4, &r, 0);
+    }
+    if (!rc) rc = lr_cu_alloc(&s->buf, s->bytes * (size_t)copies);
+    if (!rc) rc = lr_cu_alloc(&s->out, s->blocks * 4u);
+    /* the same values at distinct addresses: the addresses keep them out of the L2 */
+    for (int c = 0; c < copies && !rc; c++) rc = lr_cu_h2d(s->buf + (size_t)c * s->bytes, s->host, s->bytes);
+    if (rc) { stream_destroy(s); return rc; }
+    *out = s;
+    return LR_OK;
+}
+
+static int stream_verify(void *p, uint64_t seed, double *err)
+{
+    (void)seed;
+    stream_state *s = p;
+    uint32_t *sums = malloc(s->blocks * 4u);
+    if (!sums) return LR_FAIL(LR_ENOMEM, "out of memory");
+    lr_arg a[5] = { 0 };
+    a[0].host = s->host, a[0].count = s->bytes / 4;
+    a[1].v.u64 = s->bytes / 16;
+    a[2].host = sums, a[2].count = s->blocks;
+    a[3].v.u32 = s->blocks;
+    a[4].v.u32 = s->threads;
+    lr_launch_geom g = { .grid = { s->blocks, 1, 1 }, .block = { s->threads, 1, 1 } };
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_probe_desc, s->fn, a, g, 0, &rep);
+    *err = rep.max_rel_err;
+    free(sums);
+    return rc;
+}
+
+static int stream_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
+{
+    (void)x, (void)y;
+    stream_state *s = p;
+    CUdeviceptr buf = s->buf + (size_t)(copy % s->copies) * s->bytes;
+    uint64_t n16 = s->bytes / 16;
+    unsigned nb = s->blocks, th = s->threads;
+    void *args[] = { &buf, &n16, &s->out, &nb, &th };
+    return lr_cu_launch(s->fn, (lr_dim3){ s->blocks, 1, 1 }, (lr_dim3){ s->threads, 1, 1 }, 0, st, args);
+}
+
+static size_t stream_bytes(void *p) { return ((stream_state *)p)->bytes; }
+
+/* 1,792 bytes per 16 x 192 weights */
+const lr_gemv_arm lr_arm_stream_p14s = { "stream_p14s", 1792.0 * 8 / 3072, stream_prepare, stream_verify,
+                                         stream_launch, stream_bytes, stream_destroy };
