@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rt/engine.h"
+#include "util/benchcsv.h"
 #include "util/strlist.h"
 
 #define MAXR 4096
@@ -28,18 +29,7 @@ static void out(const char *fmt, ...)
     va_end(ap);
 }
 
-static int split(char *line, char **f)
-{
-    int n = 0;
-    line[strcspn(line, "\r\n")] = 0;
-    for (char *p = line;; p++) {
-        f[n++] = p;
-        p = strchr(p, ',');
-        if (!p || n == MAXF) break;
-        *p = 0;
-    }
-    return n;
-}
+static int split(char *line, char **f) { return lr_csv_split(line, f, MAXF); }
 
 static int load(const char *name, csv *c)
 {

@@ -54,8 +54,8 @@ static int enqueue(void *a, int i, void *stream)
 }
 
 #define MAXW 256
-static lr_tuning_row g_new[MAXW];
-static char g_names[MAXW][64], g_devs[MAXW][64];
+/* new rows, each holding its own device and arm strings (row.device/arm point into it) */
+static lr_tuning_pick g_new[MAXW];
 static int g_nnew;
 
 /* The compiled-in table with the rows of g_new (each with its own device
@@ -74,8 +74,8 @@ static int write_table(const char *path)
         const lr_tuning_row *t = &lr_tuning_table[i];
         int replaced = 0;
         for (int k = 0; k < g_nnew; k++)
-            if (t->cc == g_new[k].cc && !strcmp(t->device, g_new[k].device) && !strcmp(t->arm, g_new[k].arm) &&
-                t->rows == g_new[k].rows && t->cols == g_new[k].cols)
+            if (t->cc == g_new[k].row.cc && !strcmp(t->device, g_new[k].device) && !strcmp(t->arm, g_new[k].arm) &&
+                t->rows == g_new[k].row.rows && t->cols == g_new[k].row.cols)
                 replaced = 1;
         if (replaced) continue;
         len += (size_t)snprintf(buf + len, cap - len, "    { \"%s\", %d, \"%s\", %d, %d, { %d, %d, %d, %d, %d, %d, %d, %d, %d, %d }, %.2f },\n",
@@ -84,9 +84,9 @@ static int write_table(const char *path)
         n++;
     }
     for (int k = 0; k < g_nnew; k++, n++) {
-        const lr_tuning_row *t = &g_new[k];
+        const lr_tuning_row *t = &g_new[k].row;
         len += (size_t)snprintf(buf + len, cap - len, "    { \"%s\", %d, \"%s\", %d, %d, { %d, %d, %d, %d, %d, %d, %d, %d, %d, %d }, %.2f },\n",
-                                t->device, t->cc, t->arm, t->rows, t->cols, t->knobs[0], t->knobs[1], t->knobs[2], t->knobs[3],
+                                g_new[k].device, t->cc, g_new[k].arm, t->rows, t->cols, t->knobs[0], t->knobs[1], t->knobs[2], t->knobs[3],
                                 t->knobs[4], t->knobs[5], t->knobs[6], t->knobs[7], t->knobs[8], t->knobs[9], t->us);
     }
     if (n == 0) len += (size_t)snprintf(buf + len, cap - len, "    { 0, 0, 0, 0, 0, { 0 }, 0 },\n");
@@ -130,23 +130,19 @@ int main(int argc, char **argv)
     const lr_gemv_arm *arm = armname ? lr_gemv_arm_find(armname) : NULL;
     if (!arm) { fprintf(stderr, "tune_gemv: --arm names no registered arm\n"); return 2; }
     if (from) {
-        static lr_tuning_pick picks[MAXW];
         int n;
         if (!table) { fprintf(stderr, "tune_gemv: --from-csv needs --table\n"); return 2; }
-        if (lr_tuning_csv_best(from, arm->name, commits, picks, MAXW, &n)) {
+        if (lr_tuning_csv_best(from, arm->name, commits, g_new, MAXW, &n)) {
             fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
             return 1;
         }
         if (!n) { fprintf(stderr, "tune_gemv: %s has no %s rows%s%s\n", from, arm->name, commits ? " of " : "", commits ? commits : ""); return 1; }
         for (int i = 0; i < n; i++) {
-            snprintf(g_names[i], sizeof g_names[0], "%s", picks[i].arm);
-            snprintf(g_devs[i], sizeof g_devs[0], "%s", picks[i].device);
-            g_new[i] = picks[i].row;
-            g_new[i].arm = g_names[i], g_new[i].device = g_devs[i];
-            const int *k = g_new[i].knobs;
+            const lr_tuning_row *t = &g_new[i].row;
+            const int *k = t->knobs;
             printf("%-10s %-24s %6d x %-6d best %8.2f us  threads %d rpw %d unroll %d tile %d extra %d,%d,%d,%d,%d minb %d\n",
-                   arm->name, g_devs[i], g_new[i].rows, g_new[i].cols, g_new[i].us, k[0], k[1], k[2], k[3], k[4], k[5],
-                   k[7], k[8], k[9], k[6]);
+                   arm->name, g_new[i].device, t->rows, t->cols, t->us, k[0], k[1], k[2], k[3], k[4], k[5], k[7], k[8],
+                   k[9], k[6]);
         }
         g_nnew = n;
         if (write_table(table)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
@@ -176,7 +172,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 9; k++) {
             if (!lr_list_has(mats, names[k])) continue;
             int dup = 0; /* k and v share a shape; up and gate too */
-            for (int j = 0; j < g_nnew; j++) dup |= g_new[j].rows == R[k] && g_new[j].cols == C[k];
+            for (int j = 0; j < g_nnew; j++) dup |= g_new[j].row.rows == R[k] && g_new[j].row.cols == C[k];
             if (dup) continue;
             double best = 1e30;
             int bk[LR_TUNE_KNOBS] = { 0 };
@@ -202,12 +198,12 @@ int main(int argc, char **argv)
                 }
             }
             if (best < 1e30 && g_nnew < MAXW) {
-                lr_tuning_row *t = &g_new[g_nnew];
-                snprintf(g_names[g_nnew], sizeof g_names[0], "%s", arm->name);
-                t->arm = g_names[g_nnew];
+                lr_tuning_pick *p = &g_new[g_nnew];
+                lr_tuning_row *t = &p->row;
+                snprintf(p->arm, sizeof p->arm, "%s", arm->name);
                 /* the table is keyed by the device name alone (no arch suffix) */
-                snprintf(g_devs[g_nnew], sizeof g_devs[0], "%s", d->name);
-                t->device = g_devs[g_nnew], t->cc = d->cc_major * 10 + d->cc_minor;
+                snprintf(p->device, sizeof p->device, "%s", d->name);
+                t->device = p->device, t->arm = p->arm, t->cc = d->cc_major * 10 + d->cc_minor;
                 t->rows = R[k], t->cols = C[k];
                 memcpy(t->knobs, bk, sizeof bk);
                 t->us = best;

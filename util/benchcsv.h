@@ -19,4 +19,20 @@ int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *dev
 void lr_csv_row(lr_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lr_csv_close(lr_csv *c);
 
+/* The reading side: splits a line of these files (no quoting) at commas in
+ * place, the line end removed; at most max fields, the last holding the rest. */
+#include <string.h>
+static inline int lr_csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = 0;
+    for (char *p = line;; p++) {
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p || n == max) break;
+        *p = 0;
+    }
+    return n;
+}
+
 #endif

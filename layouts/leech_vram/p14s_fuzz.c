@@ -1,8 +1,8 @@
 /* Fuzz target: arbitrary bytes as a Planes14S layout with an arbitrary
  * exception list. Every block either decodes to a lattice point of the class
  * its header names or is rejected with LR_EFORMAT; whatever decodes agrees
- * with the kernel view (p14s_view.c: the header's entry, the f16 weight
- * f16(+-u s) of the stored magnitude, the row's exception exactly where the
+ * with the kernel view (p14s_view.c: the header's entry, the weight
+ * +-u s of the stored magnitude, exact in f32, the row's exception exactly where the
  * stored magnitude differs, dw = (|x| - u) s signed); a layout that
  * validates has every block decodable and its pads the origin; validate
  * never crashes.

@@ -2,7 +2,7 @@
  * unfolded from an archive decodes, with its exceptions, to the codec's
  * unrank and gain (random and adversarial matrices, every class, gain widths
  * 0-2, odd shapes); the kernel view (raw bytes through p14s_view.c: header,
- * 4-bit code, PRMT + HMUL2 f16 weight) plus the row's exception gives the
+ * 4-bit code, PRMT value times the entry's f32 scale) plus the row's exception gives the
  * point's weights; every class of both balls round-trips through put / get
  * with the exceptions its stored magnitudes imply; damage is rejected; bits
  * per weight as documented; the multithreaded unfold is deterministic;

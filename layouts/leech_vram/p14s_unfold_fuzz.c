@@ -3,7 +3,7 @@
  * non-finite row scale or centroid (LR_EINVAL) or an f16-overflowing one
  * (LR_ERANGE) too, each with a message naming p14s; every accepted archive
  * unfolds to a layout that validates, whose blocks decode to the archive's
- * points and gains, with the kernel view's f16 weights and exceptions as
+ * points and gains, with the kernel view's weights and exceptions as
  * the stored magnitudes imply, and which the fast unfold on 1-3 threads and
  * the reference unfold (unrank + put, one thread) give byte for byte, with
  * the same status on failure.

@@ -1,6 +1,6 @@
-/* Planes14S as the kernel sees it: header, code and f16 weight of a
- * position read from the raw segment bytes, with the kernel's PRMT and HMUL2
- * emulated (layouts/leech_vram/p14s.h has the bit layout). The GEMV's host
+/* Planes14S as the kernel sees it: header, code and weight of a position
+ * read from the raw segment bytes, with the kernel's PRMT and its per-block
+ * f32 scale emulated (layouts/leech_vram/p14s.h has the bit layout). The GEMV's host
  * reference and the layout tests read weights only through here. */
 #include "layouts/leech_vram/p14s.h"
 #include "util/half.h"
