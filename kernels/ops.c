@@ -1,4 +1,5 @@
 #include "kernels/ops.h"
+#include "util/err.h"
 #include "util/half.h"
 
 #include <math.h>
@@ -95,6 +96,16 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
 
 int lr_op_attention_head_dim = 128;
 int lr_op_head_unroll = 1;
+
+int lr_op_head_unroll_set(const char *what, const char *s)
+{
+    if (!s) return LR_OK;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 1 || v > 8) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..8", what, s);
+    lr_op_head_unroll = (int)v;
+    return LR_OK;
+}
 
 /* ---- host references (f64) ---- */
 

@@ -32,7 +32,10 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim);
 /* attention's head_dim is a specialization, so its host reference needs it too. */
 extern int lr_op_attention_head_dim;
 /* Column steps op_head_int8g loads ahead (its LR_UNROLL, 1..8; default 1;
- * the GPU engine takes LEECHRT_HEAD_UNROLL). */
+ * the GPU engine takes LEECHRT_HEAD_UNROLL through lr_op_head_unroll_set). */
 extern int lr_op_head_unroll;
+/* Sets it from a string (NULL: unchanged); anything but an integer 1..8 is
+ * LR_EINVAL naming `what` and the value, and leaves it unchanged. */
+int lr_op_head_unroll_set(const char *what, const char *s);
 
 #endif

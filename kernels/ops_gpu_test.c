@@ -264,5 +264,37 @@ static int test_argmax(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
+static long long spec_param(const lr_jit_spec *s, const char *name)
+{
+    for (int i = 0; i < s->nparams; i++)
+        if (!strcmp(s->p[i].name, name)) return s->p[i].value;
+    return -1;
+}
+
+/* LEECHRT_HEAD_UNROLL's parse: 1..8 taken, garbage refused naming the
+ * setting and the value, the setting left unchanged; NULL changes nothing.
+ * Also the head's specialization: unroll only above 1. No GPU needed. */
+static int test_head_unroll_setting(void)
+{
+    T_OK(lr_op_head_unroll_set("X", "4"));
+    T_ASSERT(lr_op_head_unroll == 4, "unroll %d", lr_op_head_unroll);
+    static const char *bad[] = { "", "0", "9", "4x", " ", "-1", "1e1", "99999999999999999999" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_ASSERT(lr_op_head_unroll_set("LEECHRT_HEAD_UNROLL", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_HEAD_UNROLL") && lr_op_head_unroll == 4, "'%s': %s, unroll %d", bad[i],
+                 lr_errmsg(), lr_op_head_unroll);
+    }
+    T_OK(lr_op_head_unroll_set("X", NULL));
+    T_ASSERT(lr_op_head_unroll == 4, "NULL changed it");
+    lr_jit_spec s4, s1;
+    lr_op_spec(&s4, "op_head_int8g", 0);
+    T_OK(lr_op_head_unroll_set("X", "1"));
+    lr_op_spec(&s1, "op_head_int8g", 0);
+    T_ASSERT(spec_param(&s4, "unroll") == 4 && spec_param(&s1, "unroll") == -1, "unroll in the specs: %lld / %lld",
+             spec_param(&s4, "unroll"), spec_param(&s1, "unroll"));
+    lr_clear_error();
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
        T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention))

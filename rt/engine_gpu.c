@@ -391,16 +391,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
                                                                                            : (int)c->max_context;
     const char *fuse_env = getenv("LEECHRT_FUSE"); /* 0: no op fused into a rotation (for comparisons) */
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
-    /* op_head_int8g's column steps loaded ahead, 1..8 (for comparisons; kernels/ops.h) */
-    const char *hu = getenv("LEECHRT_HEAD_UNROLL");
-    if (hu) {
-        char *end;
-        long v = strtol(hu, &end, 10);
-        if (end == hu || *end || v < 1 || v > 8)
-            rc = LR_FAIL(LR_EINVAL, "GPU engine: LEECHRT_HEAD_UNROLL=%s (want 1..8)", hu);
-        else
-            lr_op_head_unroll = (int)v;
-    }
+    /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
+    rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)
