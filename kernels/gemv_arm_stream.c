@@ -10,6 +10,7 @@
 #include "jit/jit.h"
 #include "kernels/gemv_arm.h"
 #include "kernels/kernels.h"
+#include "kernels/read_bound.h"
 #include "layouts/leech_vram/p14s.h"
 #include "util/err.h"
 #include "util/rng.h"
@@ -75,16 +76,7 @@ static int stream_verify(void *p, uint64_t seed, double *err)
     stream_state *s = p;
     uint32_t *sums = malloc(s->blocks * 4u);
     if (!sums) return LR_FAIL(LR_ENOMEM, "out of memory");
-    lr_arg a[5] = { 0 };
-    a[0].host = s->host, a[0].count = s->bytes / 4;
-    a[1].v.u64 = s->bytes / 16;
-    a[2].host = sums, a[2].count = s->blocks;
-    a[3].v.u32 = s->blocks;
-    a[4].v.u32 = s->threads;
-    lr_launch_geom g = { .grid = { s->blocks, 1, 1 }, .block = { s->threads, 1, 1 } };
-    lr_verify_report rep;
-    int rc = lr_call_verify(&lr_probe_desc, s->fn, a, g, 0, &rep);
-    *err = rep.max_rel_err;
+    int rc = lr_probe_verify(s->fn, s->host, s->bytes / 16, s->blocks, s->threads, sums, err);
     free(sums);
     return rc;
 }

@@ -7,6 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+int lr_probe_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads, uint32_t *sums,
+                    double *max_rel_err)
+{
+    lr_arg a[5] = { 0 };
+    a[0].host = (void *)host, a[0].count = n16 * 4;
+    a[1].v.u64 = n16;
+    a[2].host = sums, a[2].count = blocks;
+    a[3].v.u32 = blocks;
+    a[4].v.u32 = threads;
+    lr_launch_geom g = { .grid = { blocks, 1, 1 }, .block = { threads, 1, 1 } };
+    lr_verify_report rep = { 0 };
+    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
+    if (max_rel_err) *max_rel_err = rep.max_rel_err;
+    return rc;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -79,15 +95,7 @@ int lr_read_bound_gbps(size_t bytes, int reps, double *gbps)
         lr_rng r;
         lr_rng_seed(&r, 1234);
         lr_fill_random(LR_E_U32, h, n16 * 4, &r, 0);
-        lr_arg a[5] = { 0 };
-        a[0].host = h, a[0].count = n16 * 4;
-        a[1].v.u64 = n16;
-        a[2].host = out, a[2].count = p.blocks;
-        a[3].v.u32 = p.blocks;
-        a[4].v.u32 = p.threads;
-        lr_launch_geom g = { .grid = { p.blocks, 1, 1 }, .block = { p.threads, 1, 1 } };
-        lr_verify_report rep;
-        rc = lr_call_verify(&lr_probe_desc, p.f, a, g, 0, &rep);
+        rc = lr_probe_verify(p.f, h, n16, p.blocks, p.threads, out, NULL);
         free(h);
         free(out);
         if (rc) return rc;

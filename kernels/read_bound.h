@@ -4,9 +4,18 @@
 #ifndef LR_READ_BOUND_H
 #define LR_READ_BOUND_H
 #include <stddef.h>
+#include <stdint.h>
+
+#include "rt/cu.h"
 
 /* Reads `bytes` (0 = 2 GiB) repeatedly; median GB/s over `reps` graph replays. */
 int lr_read_bound_gbps(size_t bytes, int reps, double *gbps);
+/* The probe kernel f on the n16 16-byte words of host (uploaded), launched
+ * as blocks x threads, against its host reference (exact); sums: blocks
+ * words of scratch; max_rel_err (may be NULL) the verify report's. Every
+ * user of the probe verifies through here. */
+int lr_probe_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads, uint32_t *sums,
+                    double *max_rel_err);
 /* Times `fn(arg, i, stream)` launched `per_graph` times per graph over `reps`
  * replays; returns the median microseconds per launch. */
 typedef int (*lr_enqueue_fn)(void *arg, int i, void *stream);
