@@ -225,26 +225,26 @@ static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw, split} */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0 },
-                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0 },
-                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0 },
+    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0 },
+                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0 },
+                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0 },
                            /* cp.async rings of 3-6 stages */
-                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0, 0 },
+                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },
                            /* L2 prefetch distances, x staged per warp, both, with rings */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0 },
-                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0 },
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0, 0 },
+                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0, 0 },
                            /* super-chunks split over 2-8 CTAs: staged x, prologue x, no prefetch,
                               rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0 },
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0 },
+                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0, 0 },
                            /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                               two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                               off), with a ring, split */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1 },
-                           { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, { 32, 3, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1 },
-                           { 512, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1 },
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1 } };
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1, 0 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1, 0 },
+                           { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0 },
+                           { 512, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0 },
+                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1, 0 } };
     for (int i = 0; i < (int)(sizeof gs / sizeof gs[0]); i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
     return T_PASS;
@@ -256,36 +256,36 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0 }, 0 },
         /* rings refilled across batch boundaries, warps without work */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 2 },
-        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0, 0, 0, 0 }, 0 },
         /* x staged by the first batch only, reused by the later ones; L2
            prefetches running past the last batch */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0, 0, 0 }, 0 },
         /* split ranks looping over batches (each batch's counter reset by
            its last rank, double-buffered partials), the down shape split 4
            ways, one super-chunk in all */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2, 0 }, 7 },
-        { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 0 }, 2 },
-        { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0 }, 0 },
-        { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4, 0 }, 2 },
-        { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2, 0, 0 }, 7 },
+        { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 0, 0 }, 2 },
+        { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0, 0 }, 0 },
+        { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0 }, 3 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16;
            with a split (every rank fetches, the last finishes) */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 0, 1 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1 }, 2 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 3, 1 }, 5 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 0, 1, 0 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 3, 1, 0 }, 5 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -311,10 +311,14 @@ static int run_y(lr_p14s *L, const float *x, float *y, lr_leech_geom geom)
     return T_PASS;
 }
 
+/* Features that move loads but not arithmetic must leave y bit-identical:
+ * the epilogue fetched ahead (epf) and the pre-wait L2 prefetch (prel2; 64
+ * steps reach past a warp's segments into later batches and past the end). */
 static int test_gpu_epf_identical(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
+    const struct { int epf, prel2; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 8, "prel2 8" }, { 1, 64, "epf + prel2 64" } };
     for (int i = 0; i < 3; i++) {
         lr_p14s L;
         lr_leech_matrix m;
@@ -324,19 +328,22 @@ static int test_gpu_epf_identical(void)
               *y1 = malloc(sizeof(float) * L.rows);
         fill_x(x, L.cols, 4100 + i);
         lr_leech_geom g = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
-        g.epf = 0;
-        int bad = run_y(&L, x, y0, g);
-        g.epf = 1;
-        if (!bad) bad = run_y(&L, x, y1, g);
-        int diff = -1;
-        for (int r = 0; !bad && r < L.rows && diff < 0; r++)
-            if (memcmp(&y0[r], &y1[r], 4)) diff = r;
-        printf("    %5d x %5d threads=%d: epf %s\n", L.rows, L.cols, g.threads, bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
-        const float d0 = diff < 0 ? 0.f : y0[diff], d1 = diff < 0 ? 0.f : y1[diff];
+        g.epf = 0, g.prel2 = 0;
+        int bad = run_y(&L, x, y0, g), diff = -1, v = 0;
+        float d0 = 0.f, d1 = 0.f;
+        for (; v < 3 && !bad && diff < 0; v++) {
+            g.epf = var[v].epf, g.prel2 = var[v].prel2;
+            memset(y1, 0xff, sizeof(float) * L.rows); /* NaN: a row left unwritten differs */
+            bad = run_y(&L, x, y1, g);
+            for (int r = 0; !bad && r < L.rows && diff < 0; r++)
+                if (memcmp(&y0[r], &y1[r], 4)) diff = r, d0 = y0[r], d1 = y1[r];
+            printf("    %5d x %5d threads=%d: %s %s\n", L.rows, L.cols, g.threads, var[v].what,
+                   bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
+        }
         free(x), free(y0), free(y1);
         lr_p14s_free(&L);
         if (bad) return T_FAIL;
-        T_ASSERT(diff < 0, "row %d: y %a without epf, %a with", diff, d0, d1);
+        T_ASSERT(diff < 0, "%s, row %d: y %a without, %a with", var[v - 1].what, diff, d0, d1);
     }
     return T_PASS;
 }

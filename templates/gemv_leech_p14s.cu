@@ -56,6 +56,10 @@
 // loaded (and its exception lists prefetched into L2) before the main loop
 // (lr_rows_ahead) instead of after it, so a CTA does not end on three
 // dependent memory latencies; needs THREADS >= 16 RG (else off).
+// LR_PREL2 = n: before waiting for its predecessor (PDL), each warp
+// prefetches its first n segment steps into L2 (one bulk prefetch each), so
+// the weight stream starts while a short op before the GEMV still runs; the
+// engine sets it where the predecessor is not itself bandwidth-bound.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -77,6 +81,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 nacc=2 shr=1 xw=1 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=4 epf=1 split=2
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 prel2=4
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=1 split=2 prel2=40
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -106,6 +112,9 @@
 #endif
 #ifndef LR_EPF
 #define LR_EPF 0
+#endif
+#ifndef LR_PREL2
+#define LR_PREL2 0
 #endif
 // Where the kernel meets programmatic dependent launch: 3 (default) waits
 // for its predecessor before anything, the trigger implicit at exit; 0 loads
@@ -300,6 +309,19 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         k += WS;
         if (k >= SC) k = sc0, b += ncl;
     };
+#if LR_PREL2
+    // This warp's first LR_PREL2 segment steps (weights, immutable) go to L2
+    // while the previous kernel still runs: under PDL a GEMV whose
+    // predecessor is a short op (rotation, attention) starts early, and the
+    // DRAM would otherwise idle until that op ends. Lane d: step d / RG.
+    if (sc0 < SC) {
+        const int per = (SC - sc0 + WS - 1) / WS; // this warp's segments per batch
+        for (int d = lane; d < LR_PREL2 * LR_RG; d += 32) {
+            const int s = d / LR_RG, bb = cid + (s / per) * ncl, k = sc0 + (s % per) * WS;
+            if (bb < NRGB) lr_prefetch_l2_bytes<SEG>(W + ((size_t)min(bb * LR_RG + d % LR_RG, RGN - 1) * SC + k) * SEG);
+        }
+    }
+#endif
     // With LR_PDLT 0 the weights and the class table (immutable) are fetched
     // while the previous kernel (which writes x) may still run; 3 waits here.
 #if LR_PDLT == 3

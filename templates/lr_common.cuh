@@ -101,3 +101,15 @@ LR_DEV void lr_pdl_enter()
 
 // Warms L2 with a line of immutable data (weights) before lr_pdl_wait.
 LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+// N bytes (a multiple of 128, 16-byte aligned) into L2: one bulk prefetch on
+// sm_90, a line at a time before it.
+template <int N> LR_DEV void lr_prefetch_l2_bytes(const void *p)
+{
+    static_assert(N % 128 == 0, "lr_prefetch_l2_bytes: whole lines");
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "n"(N) : "memory");
+#else
+#pragma unroll
+    for (int i = 0; i < N; i += 128) lr_prefetch_l2((const char *)p + i);
+#endif
+}

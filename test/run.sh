@@ -28,7 +28,13 @@ add() { # name, output file, exit code
     failed+=("$1")
   fi
   grep -a -E '^(FAIL|skip)' "$2" | sed 's/^/  /'
-  grep -a -E '^    ' "$2" | head -40
+  if [ "$f" = 0 ]; then
+    grep -a -E '^    ' "$2" | head -40
+  else
+    # each failed case's own output (the lines since the case before it
+    # ended), its last 60 lines: the message is at the end
+    awk '/^(ok  |skip) /{n=0; next} /^FAIL /{print "  -- " $0; s=n>60?n-60:0; for(i=s;i<n;i++) print b[i]; n=0; next} {b[n++]=$0}' "$2"
+  fi
 }
 
 for t in "$B"/test/*; do

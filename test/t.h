@@ -44,6 +44,7 @@ typedef struct { const char *name; int (*fn)(void); } t_case;
 static inline int t_main(const char *file, const t_case *cases, int n, int argc, char **argv)
 {
     int p = 0, f = 0, s = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a case's lines and its stderr message stay in order in a log */
     for (int i = 0; i < n; i++) {
         if (argc > 1 && !strstr(cases[i].name, argv[1])) continue;
         fflush(stdout);

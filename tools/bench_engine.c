@@ -28,13 +28,16 @@ static void usage(FILE *f)
                "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s, planes14,\n"
                "               default (the engine's per-matrix choice; arm engine_leech) (default planes14s)\n"
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
+               "  --env NAME=V1,V2,...  run each once per value with the environment variable NAME set\n"
+               "               (e.g. LEECHRT_PREL2=0,4), same artifact and process; adds a variant column\n"
                "  -h, --help\n");
 }
 
 static double g_bound; /* GB/s, measured in this process */
 
 
-static int run(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
+/* vc: the variant column (",\"NAME=V\"" under --env), or "" */
+static int run(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv, const char *vc)
 {
     lr_model *m;
     double t0 = lr_now();
@@ -58,12 +61,12 @@ static int run(const char *path, const char *label, const char *arm, int layout,
                "%.2f GB weights/token = %.0f GB/s = %.1f%% of the read bound\n",
                arm, label, c->n_layers, t_open, tps, 1e-3 * us, e->launches_per_step, e->pdl ? "PDL" : "no PDL",
                e->bytes_per_step / 1e9, gbps, 100 * gbps / g_bound);
-        lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f", arm, label, us, gbps, 100 * gbps / g_bound, tps);
+        lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us, gbps, 100 * gbps / g_bound, tps, vc);
         double gus = 0;
         if (!(rc = lr_engine_gpu_graph_us(e, 20, &gus))) {
             printf("  step graph replayed back to back: %.1f us (GPU time; the step adds %.1f us of host work)\n", gus,
                    us - gus);
-            lr_csv_row(csv, "%s,%s,graph,,,,%.1f,,,,", arm, label, gus);
+            lr_csv_row(csv, "%s,%s,graph,,,,%.1f,,,,%s", arm, label, gus, vc);
         }
         /* Where the time goes: each phase of every layer replayed alone. */
         double ph[16] = { 0 }, sum = 0;
@@ -72,13 +75,34 @@ static int run(const char *path, const char *label, const char *arm, int layout,
             for (int i = 0; lr_engine_gpu_phase_name(i); i++) {
                 printf(" %s %.0f", lr_engine_gpu_phase_name(i), ph[i]);
                 sum += ph[i];
-                lr_csv_row(csv, "%s,%s,%s,,,,%.1f,,,,", arm, label, lr_engine_gpu_phase_name(i), ph[i]);
+                lr_csv_row(csv, "%s,%s,%s,,,,%.1f,,,,%s", arm, label, lr_engine_gpu_phase_name(i), ph[i], vc);
             }
             printf("; sum %.0f vs step %.0f\n", sum, us);
         }
     }
     e->ops->close(e);
     lr_model_close(m);
+    return rc;
+}
+
+/* --env NAME=V1,V2,...: each run repeated once per value with NAME set,
+ * on the same artifact in the same process (a side-by-side comparison). */
+static char g_env[256];
+
+static int run_variants(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
+{
+    char *eq = strchr(g_env, '=');
+    if (!eq) return run(path, label, arm, layout, n, csv, "");
+    char name[128], vals[256], vc[300];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - g_env), g_env);
+    snprintf(vals, sizeof vals, "%s", eq + 1);
+    int rc = 0;
+    for (char *save = NULL, *v = strtok_r(vals, ",", &save); v && !rc; v = strtok_r(NULL, ",", &save)) {
+        setenv(name, v, 1);
+        printf("-- %s=%s\n", name, v);
+        snprintf(vc, sizeof vc, ",\"%s=%s\"", name, v);
+        rc = run(path, label, arm, layout, n, csv, vc);
+    }
     return rc;
 }
 
@@ -95,6 +119,14 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-n")) { if (lr_arg_int("bench_engine", a, v, 1, 1048576, &n)) return 2; }
         else if (!strcmp(a, "--csv")) csvp = v;
+        else if (!strcmp(a, "--env")) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1] || strlen(v) >= sizeof g_env || (size_t)(eq - v) >= 128) {
+                fprintf(stderr, "bench_engine: --env %s: expected NAME=V1,V2,...\n", v);
+                return 2;
+            }
+            snprintf(g_env, sizeof g_env, "%s", v);
+        }
         else if (!strcmp(a, "--layout")) {
             char l[256];
             snprintf(l, sizeof l, "%s", v);
@@ -119,7 +151,7 @@ int main(int argc, char **argv)
     char dev[200];
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
-    if (lr_csv_open(&csv, csvp, LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    if (lr_csv_open(&csv, csvp, g_env[0] ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;
     static const struct { const char *name, *arm; int layout; } lays[] = {
         { "planes14s", "engine_leech_p14s", LR_LEECH_DEV_P14S },
@@ -127,7 +159,7 @@ int main(int argc, char **argv)
         { "default", "engine_leech", LR_LEECH_DEV_DEFAULT } };
     if (model) {
         for (int k = 0; k < 3 && !rc; k++)
-            if (lr_list_has(layouts, lays[k].name)) rc = run(model, "model", lays[k].arm, lays[k].layout, n, &csv);
+            if (lr_list_has(layouts, lays[k].name)) rc = run_variants(model, "model", lays[k].arm, lays[k].layout, n, &csv);
     }
     else {
         char list[256];
@@ -141,9 +173,9 @@ int main(int argc, char **argv)
                 if ((f16 && !strcmp(proj, "leech")) || (!f16 && !strcmp(proj, "f16"))) continue;
                 lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16 };
                 if ((rc = lr_synth_write(path, &c, &o))) break;
-                if (f16) rc = run(path, s, "engine_f16", 0, n, &csv);
+                if (f16) rc = run_variants(path, s, "engine_f16", 0, n, &csv);
                 for (int k = 0; k < 3 && !f16 && !rc; k++)
-                    if (lr_list_has(layouts, lays[k].name)) rc = run(path, s, lays[k].arm, lays[k].layout, n, &csv);
+                    if (lr_list_has(layouts, lays[k].name)) rc = run_variants(path, s, lays[k].arm, lays[k].layout, n, &csv);
                 unlink(path);
             }
         }
