@@ -221,34 +221,51 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
+/* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw, split} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0 },
+                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0 },
+                       /* cp.async rings of 3-6 stages */
+                       { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },
+                       /* L2 prefetch distances, x staged per warp, both, with rings */
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0, 0 },
+                       { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0, 0 },
+                       /* super-chunks split over 2-8 CTAs: staged x, prologue x, no prefetch,
+                          rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0 },
+                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0, 0 },
+                       /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
+                          two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
+                          off), with a ring, split */
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1, 0 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1, 0 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0 },
+                       { 256, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0 },
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1, 0 } };
+
 static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    /* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw, split} */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0 },
-                           { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0 },
-                           { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0 },
-                           /* cp.async rings of 3-6 stages */
-                           { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },
-                           /* L2 prefetch distances, x staged per warp, both, with rings */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0, 0 },
-                           { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0, 0 },
-                           /* super-chunks split over 2-8 CTAs: staged x, prologue x, no prefetch,
-                              rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0 },
-                           { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0, 0 },
-                           /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
-                              two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
-                              off), with a ring, split */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1, 0 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1, 0 },
-                           { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0 },
-                           { 512, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0 },
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1, 0 } };
-    for (int i = 0; i < (int)(sizeof gs / sizeof gs[0]); i++)
-        if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
+
+    for (int i = 0; i < (int)(sizeof g_geoms / sizeof g_geoms[0]); i++)
+        if (verify_shape(1000, 5120 + 24 * 3 + 1, g_geoms[i], 3000 + i)) return T_FAIL;
     return T_PASS;
 }
+
+/* Every geometry above fits the H200's opt-in shared memory (232,448 bytes)
+ * at the shape it runs: checked here without a GPU, so CI catches a
+ * geometry the GPU run would refuse. */
+static int test_geometries_fit(void)
+{
+    for (int i = 0; i < (int)(sizeof g_geoms / sizeof g_geoms[0]); i++) {
+        lr_jit_spec spec;
+        lr_launch_geom g;
+        int rc = lr_gemv_leech_p14s_spec(&spec, &g, 1000, 5120 + 24 * 3 + 1, 603, g_geoms[i], 232448);
+        T_ASSERT(rc == LR_OK, "geometry %d: %s", i, lr_errmsg());
+    }
+    return T_PASS;
+}
+
 
 /* Persistent grids: CTAs looping over several row-group batches, the
  * double-buffered reduction, prefetch across batch boundaries. */
@@ -402,5 +419,5 @@ static int test_gpu_loads_control(void)
 }
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
-       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_gpu_persistent),
+       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))
