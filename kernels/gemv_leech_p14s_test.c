@@ -146,13 +146,15 @@ static int test_default_geom_from_table(void)
 {
     lr_tuning_set_target("NVIDIA H200", 90);
     lr_leech_geom a = lr_gemv_leech_p14s_default_geom(34816, 5120), k = lr_gemv_leech_p14s_default_geom(1024, 5120);
-    lr_leech_geom u = lr_gemv_leech_p14s_default_geom(77, 1001);
+    lr_leech_geom u = lr_gemv_leech_p14s_default_geom(77, 1001), d = lr_gemv_leech_p14s_default_geom(5120, 17408);
     lr_tuning_set_target(NULL, 0);
-    T_ASSERT(a.threads == 128 && a.rg == 1 && a.prefetch == 1 && a.tabg == 1 && a.nacc == 3 && a.persist == 0 &&
+    T_ASSERT(a.threads == 128 && a.rg == 1 && a.prefetch == 1 && a.tabg == 1 && a.nacc == 1 && a.persist == 0 &&
                  a.minb == 0 && a.l2pf == 0 && a.xw == 1 && a.split == 0,
              "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d minb %d l2pf %d xw %d", a.threads, a.rg,
              a.prefetch, a.tabg, a.nacc, a.persist, a.minb, a.l2pf, a.xw);
     T_ASSERT(k.threads == 512 && k.xw == 1, "k: threads %d xw %d", k.threads, k.xw);
+    T_ASSERT(d.threads == 256 && d.nacc == 2 && d.xw == 1 && d.epf == 1 && d.split == 0 && d.minb == 0,
+             "down: threads %d nacc %d xw %d epf %d split %d minb %d", d.threads, d.nacc, d.xw, d.epf, d.split, d.minb);
     T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.tabg && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
 }
