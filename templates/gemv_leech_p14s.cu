@@ -30,7 +30,7 @@
 // form: slower at every depth and shape, worse the deeper (14B gate|up 38.7
 // us with registers, 51.5 / 57.6 / 75.6 with 3 / 4 / 8 stages; the earlier
 // bulk-copy ring lost the same way), the loads-only control too; the
-// all-16-byte form is not yet measured; a sweep candidate), LR_NACC (accumulator chains),
+// all-16-byte form is verified, not yet timed; a sweep candidate), LR_NACC (accumulator chains),
 // LR_MINB (CTAs per SM the registers must allow), LR_SHR (1 = the right
 // shifts of the code words as IMAD.HI on the FMA pipe instead of SHF on
 // the ALU pipe), LR_L2PF (d > 0: each warp also prefetches into L2 the
@@ -50,8 +50,9 @@
 // CTA waits for another. The first version met in a thread-block cluster
 // (rank 0 reading the others' shared memory, cluster barriers) and measured
 // slower on every Qwen3 shape (bench/results/h200_tune_leech_p14s.csv,
-// extra4: 14B down 25.7 us -> 31.3 split 2, 35.2 split 4); this form is not
-// yet measured. Launches are serial on a stream (one scratch per kernel).
+// extra4: 14B down 25.7 us -> 31.3 split 2, 35.2 split 4); this form is
+// faster than that but still slower than no split (down 24.1 -> 26.2 at 2,
+// o 9.9 -> 11.9). Launches are serial on a stream (one scratch per kernel).
 // LR_EPF = 1: the row epilogue's scale, exception range and tail term are
 // loaded (and its exception lists prefetched into L2) before the main loop
 // (lr_rows_ahead) instead of after it, so a CTA does not end on three
@@ -59,7 +60,8 @@
 // LR_PREL2 = n: before waiting for its predecessor (PDL), each warp
 // prefetches its first n segment steps into L2 (one bulk prefetch each), so
 // the weight stream starts while a short op before the GEMV still runs; the
-// engine sets it where the predecessor is not itself bandwidth-bound.
+// engine's LEECHRT_PREL2. Measured slower in the 14B engine at every n tried
+// (2-16: 226.7 -> 226.2 ... 209.6 tok/s), so the engine leaves it at 0.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
