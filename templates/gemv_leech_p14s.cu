@@ -262,12 +262,13 @@ template <int N> LR_DEV u32 shr(u32 w, u32 mul)
 #endif
 }
 
-// One pair: selector (8, cA, 8, cB) from the word shifted so the pair's
-// codes sit in nibbles 1 and 3, PRMT from the pool (unscaled values).
-LR_DEV u32 pair(u32 ws, const uint4 &e, u32 mF0F0)
-{
-    return lr_prmt(e.x, e.y, lr_and_or(ws, mF0F0, 0x0808u));
-}
+// Selectors (8, cA, 8, cB) for two pairs at once: the word (shifted so
+// the codes sit in nibbles 1, 3, 5, 7) masked and or'ed in one LOP3; PRMT
+// reads only the low 16 bits, so the low pair selects from sel and the high
+// pair from sel >> 16 (one LOP3 per two pairs instead of one per pair).
+LR_DEV u32 sels(u32 ws, u32 mF0) { return lr_and_or(ws, mF0, 0x08080808u); }
+// One pair from the pool (unscaled values) by a selector.
+LR_DEV u32 pair(u32 sel, const uint4 &e) { return lr_prmt(e.x, e.y, sel); }
 
 // d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
 LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -288,7 +289,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     u32 *xs = (u32 *)(smem + TAB_BYTES);
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
-    const u32 mF0F0 = lr_opaque(0xF0F0u), m16 = lr_opaque(1u << 16), m20 = lr_opaque(1u << 20);
+    const u32 mF0 = lr_opaque(0xF0F0F0F0u), m16 = lr_opaque(1u << 16);
     // split rank, the CTA's first batch and the batch stride (groups of
     // LR_SPLIT consecutive CTAs share a batch)
     const int rank = blockIdx.x % LR_SPLIT, cid = blockIdx.x / LR_SPLIT, ncl = gridDim.x / LR_SPLIT;
@@ -475,10 +476,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                     for (int tt = 0; tt < 2; tt++) {
                         const int t = 2 * tp + tt, j = t >= 6;
                         const u32 w = word_of(cur[r].w[t >> 2], t & 3);
-                        const u32 a0 = pair(w, e[0][j], mF0F0);
-                        const u32 a1 = pair(w << 4, e[1][j], mF0F0);
-                        const u32 a2 = pair(shr<16>(w, m16), e[0][j], mF0F0);
-                        const u32 a3 = pair(shr<12>(w, m20), e[1][j], mF0F0);
+                        // codes in nibbles 1, 3 | 5, 7 (rows g | g + 8 of one tile
+                        // half) and 0, 2 | 4, 6 (the other): a0 | a2, a1 | a3
+                        const u32 s02 = sels(w, mF0), s13 = sels(w << 4, mF0);
+                        const u32 a0 = pair(s02, e[0][j]);
+                        const u32 a1 = pair(s13, e[1][j]);
+                        const u32 a2 = pair(shr<16>(s02, m16), e[0][j]);
+                        const u32 a3 = pair(shr<16>(s13, m16), e[1][j]);
                         if (t < LR_NACC)
                             mma_z(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
                         else
