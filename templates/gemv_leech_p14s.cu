@@ -1,16 +1,18 @@
 // Leech Planes14S GEMV, batch 1: y = W x over layouts/leech_vram/p14s.h.
 // Tensor cores do the multiply-adds (mma.m16n8k16, W as A decoded in
-// registers, x as B, f32 accumulation). Per pair of weights: one LOP3 (and
-// one shift for three of the four pairs of a word) builds the PRMT selector
-// (8, cA, 8, cB), one PRMT picks the two signed f16 high bytes from the
-// class-table entry's pool: about one ALU-pipe instruction per weight, the
-// resource that limits Planes14. The block scales are not applied per
+// registers, x as B, f32 accumulation). Per two pairs of weights: one LOP3
+// builds the PRMT selectors (8, cA, 8, cB) of both (PRMT reads the low 16
+// bits; the second pair's is sel >> 16), and per pair one PRMT picks the
+// two signed f16 high bytes from the class-table entry's pool: about 0.85
+// ALU-pipe instructions per weight, the resource that limits Planes14. The block scales are not applied per
 // weight: B's eight columns are the eight block slots of the super-chunk
 // (lane (g, q) supplies its x in column g only where g is its block, zeros
 // elsewhere), so C[row][slot] is the row's unscaled dot over one block, and
 // one FFMA per (row, block) applies the entry's f32 scale once per segment.
 // Measured: 276 -> 245 instructions per segment and lane (the 48 HMUL2 of
-// per-pair scaling gone), and exact v s products instead of f16(v s).
+// per-pair scaling gone), and exact v s products instead of f16(v s); then
+// 245 -> 221 with the shared selectors (one LOP3 per two pairs instead of
+// one per pair): 14B layer 85.1 -> 82.7 us on the H200.
 // The layout permutes k inside a 192-column super-chunk so lane q owns
 // blocks 2q and 2q+1: a lane reads 4 class-table entries per segment, and
 // its B fragment is 8 consecutive columns of x (f16, natural order, shared
