@@ -18,7 +18,9 @@ int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *dev
     const char *env = getenv("LEECHRT_COMMIT");
     if (env && *env) snprintf(c->commit, sizeof c->commit, "%s", env);
     else {
-        FILE *p = popen("git rev-parse --short HEAD 2>/dev/null", "r");
+        /* "-dirty" when tracked files differ from HEAD: a copy of the tree
+         * whose .git lags behind (a GPU machine's) must not pass for HEAD */
+        FILE *p = popen("git describe --always --dirty --abbrev=7 2>/dev/null", "r");
         if (p) {
             if (!fgets(c->commit, sizeof c->commit, p)) c->commit[0] = 0;
             pclose(p);
