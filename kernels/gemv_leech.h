@@ -4,6 +4,7 @@
 #define LR_GEMV_LEECH_H
 #include "jit/spec.h"
 #include "kernels/gemv_arm.h"
+#include "kernels/tuning.h"
 #include "layouts/leech_vram/i8.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/p14.h"
@@ -37,6 +38,8 @@ typedef struct lr_leech_geom {
     int epf;      /* Planes14S: 1 = the row epilogue's scale, exception range and tail
                      loaded before the main loop, its exception lists prefetched into L2
                      (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
+    int xh;       /* Planes14S: 1 = the B fragments read from x's f16 copy in global
+                     memory (lr_p14s_xh_fill), no staging (templates/gemv_leech_p14s.cu) */
     int prel2;    /* Planes14S: segment steps per warp prefetched into L2 before waiting
                      for the previous kernel under PDL (0 = none; the engine's setting,
                      lr_leech_dev_prel2, not a tuning knob: a sweep has no predecessor) */
@@ -127,20 +130,31 @@ extern const lr_gemv_arm lr_arm_leech_i8;
  * (layouts/leech_vram/p14s_view.c); the reference accumulates in f64, so
  * verify holds LR_GEMV_LEECH_TOL. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_desc;
+/* xh (the kernel's f16 copy of x, read with geom.xh) is not read: the
+ * reference rounds x itself, so a wrong copy fails verification. */
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                             float *y, int32_t rows, int32_t cols);
+                             const uint16_t *xh, float *y, int32_t rows, int32_t cols);
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                                 float *y, int32_t rows, int32_t cols);
+                                 const uint16_t *xh, float *y, int32_t rows, int32_t cols);
 /* Tuning table "leech_p14s" (threads, rpw = row groups per CTA, tile =
  * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
  * row group, prefetch. */
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
+/* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
+ * says which knob is which). */
+void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);
 int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                             int smem_budget);
-/* Arguments for lr_call_* over a layout (exception arrays never empty). */
-void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
+/* x's f16 copy as the kernel reads it with geom.xh: lr_p14s_xh_count(cols)
+ * halves, the first cols / 24 * 24 columns rounded to nearest, zeros after
+ * (the tail columns and the super-chunk pad). */
+size_t lr_p14s_xh_count(int cols);
+void lr_p14s_xh_fill(const float *x, int cols, uint16_t *xh);
+/* Arguments for lr_call_* over a layout (exception arrays never empty); xh
+ * holds lr_p14s_xh_count(cols) halves, filled here from x. */
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, uint16_t *xh, float *y, lr_arg a[12]);
 extern const lr_gemv_arm lr_arm_leech_p14s;
 /* Benchmark control (template knob loadonly): the same segment loads and
  * geometry, no decode; y[r] = set bits of row r's row group. */

@@ -77,6 +77,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     d->geom.prel2 = lr_leech_dev_prel2;
+    d->geom.xh = 0; /* the engine's ops write no f16 copy of x (yet): stage it */
     lr_jit_spec spec;
     rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
@@ -142,7 +143,8 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
     int rows = m->rows, cols = m->cols;
     if (m->layout == LR_LEECH_DEV_P14S) {
-        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+        CUdeviceptr xh = 0; /* geom.xh is off here */
+        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &xh, &y, &rows, &cols };
         return lr_cu_launch_ex(m->fn, m->g.grid, m->g.block, m->g.cluster, m->g.smem, s, args);
     }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };

@@ -17,13 +17,13 @@
 
 /* The kernel's arguments, shared by the GEMV and its loads-only control. */
 #define P14S_PARAMS                                                                                                   \
-    .nparams = 11,                                                                                                    \
+    .nparams = 12,                                                                                                    \
     .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },        { "tab", LR_T_PTR, LR_E_U8, LR_IN },                        \
                 { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },                     \
                 { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },                  \
                 { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },                        \
-                { "y", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },                                \
-                { "cols", LR_T_I32, 0, 0 } }
+                { "xh", LR_T_PTR, LR_E_F16, LR_IN },        { "y", LR_T_PTR, LR_E_F32, LR_OUT },                       \
+                { "rows", LR_T_I32, 0, 0 },                 { "cols", LR_T_I32, 0, 0 } }
 
 const lr_kernel_desc lr_gemv_leech_p14s_desc = {
     .name = "gemv_leech_p14s",
@@ -81,15 +81,17 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
 
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                             float *y, int32_t rows, int32_t cols)
+                             const uint16_t *xh, float *y, int32_t rows, int32_t cols)
 {
+    (void)xh;
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
 }
 
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                                 float *y, int32_t rows, int32_t cols)
+                                 const uint16_t *xh, float *y, int32_t rows, int32_t cols)
 {
+    (void)xh;
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
 }
 
@@ -97,10 +99,10 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
  * row group (its SC segments, headers and code words) ---- */
 
 static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
-                      const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
-                      int32_t rows, int32_t cols)
+                      const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                      const uint16_t *xh, float *y, int32_t rows, int32_t cols)
 {
-    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
+    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x, (void)xh;
     size_t per = (size_t)((cols / 24 + 7) / 8) * LR_P14S_SEG;
     for (int g = 0; g < (rows + 15) / 16; g++) {
         uint64_t bits = 0;
@@ -120,10 +122,11 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = L2 prefetch distance, extra3 = bit 0: x staged per warp,
- * bit 1: the row epilogue fetched ahead (1 xw, 2 epf, 3 both), extra4 =
+ * bit 1: the row epilogue fetched ahead (1 xw, 2 epf, 3 both), bit 2: x's
+ * f16 copy read from global memory (xh; staging then off), extra4 =
  * split of the super-chunks over CTAs}: 0 keeps
  * the geometry's value, a negative extra turns its feature off. */
-static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
+void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
     if (k[0]) g->threads = k[0];
     if (k[1]) g->rg = k[1];
@@ -133,7 +136,7 @@ static void apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
     if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
     if (k[6]) g->minb = k[6];
     if (k[7]) g->l2pf = k[7] > 0 ? k[7] : 0;
-    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
+    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2), g->xh = k[8] > 0 && (k[8] & 4);
     if (k[9]) g->split = k[9] > 0 ? k[9] : 0;
 }
 
@@ -141,7 +144,7 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
     lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1 };
     int t[LR_TUNE_KNOBS];
-    if (lr_tuning_lookup("leech_p14s", rows, cols, t)) apply_knobs(&g, t);
+    if (lr_tuning_lookup("leech_p14s", rows, cols, t)) lr_gemv_leech_p14s_apply_knobs(&g, t);
     return g;
 }
 
@@ -161,6 +164,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.l2pf < 0 || geom.l2pf > 16) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s l2pf=%d", geom.l2pf);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
+    if (geom.xh < 0 || geom.xh > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xh=%d", geom.xh);
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
     if (geom.prel2 < 0 || geom.prel2 > 64) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prel2=%d", geom.prel2);
@@ -169,7 +173,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     /* class table | x | reduction (a partial per warp, or per split rank
      * where more) | 64 zero bytes (templates/gemv_leech_p14s.cu) */
     const int rw = geom.threads / 32 > split ? geom.threads / 32 : split;
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)rw * geom.rg * 16 * 4 + 64;
+    /* (no x staging with xh) */
+    size_t smem = (size_t)ntab * 16 + (geom.xh ? 0 : (size_t)sc * 384) + 2 * (size_t)rw * geom.rg * 16 * 4 + 64;
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (geom.prefetch >= 3) /* per-warp cp.async rings: prefetch stages of rg segments */
         smem += (size_t)geom.threads / 32 * geom.prefetch * (size_t)geom.rg * LR_P14S_SEG;
@@ -191,6 +196,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (split > 1) lr_jit_spec_set(s, "split", split);
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (geom.prel2) lr_jit_spec_set(s, "prel2", geom.prel2);
+    if (geom.xh) lr_jit_spec_set(s, "xh", 1);
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist) * (unsigned)split, 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
@@ -198,10 +204,20 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     return LR_OK;
 }
 
-void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
+size_t lr_p14s_xh_count(int cols) { return (size_t)((cols / 24 + 7) / 8) * 192; }
+
+void lr_p14s_xh_fill(const float *x, int cols, uint16_t *xh)
+{
+    const int nb = cols / 24 * 24;
+    const size_t n = lr_p14s_xh_count(cols);
+    for (size_t c = 0; c < n; c++) xh[c] = (int)c < nb ? lr_float_to_half(x[c]) : 0;
+}
+
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, uint16_t *xh, float *y, lr_arg a[12])
 {
     static uint16_t one_h;
-    memset(a, 0, 11 * sizeof *a);
+    memset(a, 0, 12 * sizeof *a);
+    lr_p14s_xh_fill(x, L->cols, xh);
     a[0].host = L->data, a[0].count = L->bytes;
     a[1].host = L->tab, a[1].count = (size_t)L->nentries * 16;
     a[2].host = L->row_scale, a[2].count = (size_t)L->rows;
@@ -210,9 +226,10 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
     a[5].host = L->exc_col, a[5].count = L->nexc ? L->nexc : 1;
     a[6].host = L->exc_dw, a[6].count = L->nexc ? L->nexc : 1;
     a[7].host = x, a[7].count = (size_t)L->cols;
-    a[8].host = y, a[8].count = (size_t)L->rows;
-    a[9].v.i32 = L->rows;
-    a[10].v.i32 = L->cols;
+    a[8].host = xh, a[8].count = lr_p14s_xh_count(L->cols);
+    a[9].host = y, a[9].count = (size_t)L->rows;
+    a[10].v.i32 = L->rows;
+    a[11].v.i32 = L->cols;
 }
 
 /* ---- benchmark arm ---- */
@@ -223,6 +240,7 @@ typedef struct {
     size_t wbytes; /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
     size_t off_ptr, off_col, off_dw;
     CUdeviceptr w, tab, scale, tail;
+    CUdeviceptr xh; /* x's f16 copy for geom.xh: from random x (timing does not depend on x) */
     CUfunction fn;
     lr_launch_geom g;
     int loadonly; /* the control arm leech_p14s_loads */
@@ -234,7 +252,7 @@ static void p14s_destroy(void *p)
 {
     p14s_state *s = p;
     if (!s) return;
-    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail), lr_cu_free(s->xh);
     lr_p14s_free(&s->L);
     free(s);
 }
@@ -250,7 +268,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (o) {
         const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
                                        o->extra[1], o->minb, o->extra[2], o->extra[3], o->extra[4] };
-        apply_knobs(&geom, k);
+        lr_gemv_leech_p14s_apply_knobs(&geom, k);
     }
     lr_leech_matrix m;
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
@@ -279,6 +297,18 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
     if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
     if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
+    if (!rc && geom.xh) {
+        size_t n = lr_p14s_xh_count(cols);
+        float *x = malloc(sizeof(float) * (size_t)cols);
+        uint16_t *xh = malloc(2 * n);
+        lr_rng r;
+        lr_rng_seed(&r, seed ^ 0x7868);
+        if (!x || !xh) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+        if (!rc) lr_fill_random(LR_E_F32, x, (size_t)cols, &r, 1.0), lr_p14s_xh_fill(x, cols, xh);
+        if (!rc) rc = lr_cu_alloc(&s->xh, 2 * n);
+        if (!rc) rc = lr_cu_h2d(s->xh, xh, 2 * n);
+        free(x), free(xh);
+    }
     if (rc) { p14s_destroy(s); return rc; }
     *out = s;
     return LR_OK;
@@ -288,17 +318,18 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
 {
     p14s_state *s = p;
     float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
-    if (!x || !y) { free(x), free(y); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+    uint16_t *xh = malloc(2 * lr_p14s_xh_count(s->cols));
+    if (!x || !y || !xh) { free(x), free(y), free(xh); return LR_FAIL(LR_ENOMEM, "out of memory"); }
     lr_rng r;
     lr_rng_seed(&r, seed ^ 0x5eed);
     lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
-    lr_arg a[11];
-    lr_gemv_leech_p14s_args(&s->L, x, y, a);
+    lr_arg a[12];
+    lr_gemv_leech_p14s_args(&s->L, x, xh, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(s->loadonly ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
                             LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
-    free(x), free(y);
+    free(x), free(y), free(xh);
     return rc;
 }
 
@@ -308,7 +339,7 @@ static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream
     CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
     CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &s->xh, &y, &rows, &cols };
     return lr_cu_launch_ex(s->fn, s->g.grid, s->g.block, s->g.cluster, s->g.smem, st, args);
 }
 

@@ -41,7 +41,12 @@
 // registers; Planes14S waits on DRAM latency, long_scoreboard), LR_XW (1 =
 // x staged per warp at the first visit of each super-chunk, its loads
 // issued with the segment's: no CTA-wide prologue pass over all of x and
-// no barrier on it; register modes only).
+// no barrier on it; register modes only), LR_XH (1 = x's f16 copy read from
+// global memory, `xh`: SC * 192 halves, x's first NBLK * 24 columns rounded
+// to nearest, zeros after; written by the op before the GEMV. No staging
+// at all: the B fragments are LDG.128 through L1 instead of LDS.128 after a
+// staging pass; SASS main loop 210 -> 192 on the gate|up specialization,
+// 221 -> 204 on down with x staged per warp. Not yet run on a GPU).
 // LR_SPLIT (s > 1): the super-chunks of a batch are split over s CTAs
 // (consecutive blockIdx.x): rank k takes super-chunks k * WARPS + warp,
 // stepping by s * WARPS, for the matrices with few row groups and long rows
@@ -88,6 +93,9 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 prel2=4
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=1 split=2 prel2=40
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 xh=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 nacc=2 shr=1 epf=1 xh=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=4 split=2 xh=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -108,6 +116,9 @@
 #endif
 #ifndef LR_XW
 #define LR_XW 0
+#endif
+#ifndef LR_XH
+#define LR_XH 0
 #endif
 #ifndef LR_LOADONLY
 #define LR_LOADONLY 0
@@ -147,7 +158,8 @@
 #else
 #define RING 0
 #endif
-#define XW LR_XW
+#define XH LR_XH
+#define XW (LR_XW && !XH) // xh needs no staging
 // the row epilogue's loads fetched ahead (one row per thread needed)
 #define EPF (LR_EPF && !LR_LOADONLY && LR_THREADS >= LR_RG * 16)
 
@@ -155,7 +167,7 @@
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
-#define XS_BYTES (SC * 384)
+#define XS_BYTES (XH ? 0 : SC * 384)
 #define RW (WARPS > NSPL ? WARPS : NSPL) // partials per row in the reduction buffer
 #define RED_BYTES (2 * RW * LR_RG * 16 * 4)
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
@@ -249,6 +261,12 @@ LR_DEV void load_xpiece(float (&v)[6], const float *__restrict__ x, int sc, int 
     }
 }
 
+#if XH
+// The B fragment of the block slots a lane does not own: zeros, in global
+// memory beside xh (a select between two global pointers, no generic loads).
+__device__ uint4 g_xzero[4];
+#endif
+
 LR_DEV u32 word_of(const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
 // w >> n: SHF (ALU pipe), or with LR_SHR the high word of w * 2^(32 - n)
@@ -284,7 +302,8 @@ LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
 extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
-          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
+          const float *__restrict__ exc_dw, const float *__restrict__ x, const u32 *__restrict__ xh, float *__restrict__ y,
+          int rows_, int cols_)
 {
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
@@ -396,7 +415,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const lr_rows_ahead<LR_THREADS, LR_RG * 16, TAIL> ahead = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) };
     if (cid < NRGB) ahead.start(cid * LR_RG * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
 #endif
-#if XW
+#if XH
+    (void)xs;
+#elif XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
 #else
@@ -462,8 +483,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             }
 #else
             // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
+#if XH
+            const uint4 *xv = (const uint4 *)(xh + sc * 96 + 24 * q);
+            const uint4 *xv0 = act0 ? xv : g_xzero, *xv1 = act1 ? xv : g_xzero - 3;
+#else
             const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
             const uint4 *xv0 = act0 ? xv : xz, *xv1 = act1 ? xv : xz - 3;
+#endif
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
                 uint4 e[2][2]; // [row half][block 2q + j]
@@ -473,7 +499,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 e[1][1] = *(const uint4 *)(tab + (cur[r].h.y >> 16));
 #pragma unroll
                 for (int tp = 0; tp < 6; tp++) {
+#if XH
+                    const uint4 xb = __ldg(tp < 3 ? xv0 + tp : xv1 + tp);
+#else
                     const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
+#endif
 #pragma unroll
                     for (int tt = 0; tt < 2; tt++) {
                         const int t = 2 * tp + tt, j = t >= 6;

@@ -32,7 +32,7 @@ static void usage(FILE *f)
                "  --extra1 LIST     arm knob 1 (f16: 1 = x via L1, 2 = x in smem; default 1,2)\n"
                "  --extra2 LIST     arm knob 2 (leech_p14s: L2 prefetch distance in segments, -1 = none)\n"
                "  --extra3 LIST     arm knob 3 (leech_p14s: 1 = x staged per warp, 2 = epilogue fetched ahead,\n"
-               "                    3 = both, -1 = neither)\n"
+               "                    3 = both, + 4 = x's f16 copy read from global memory (no staging), -1 = none)\n"
                "  --extra4 LIST     arm knob 4 (leech_p14s: super-chunks split over N CTAs, -1 = none)\n"
                "  --minb LIST       Leech arms: CTAs per SM the registers must allow (0 = the arm's rule;\n"
                "                    the compiler caps registers, spilling if it must); default 0\n"
