@@ -124,11 +124,11 @@ void lr_gemv_leech_i8_args(lr_i8 *L, float *x, uint8_t *xq, float *y, lr_arg a[1
 extern const lr_gemv_arm lr_arm_leech_i8;
 
 /* ---- Planes14S, signed class table, permuted k (templates/gemv_leech_p14s.cu) ----
- * y[r] = row_scale[r] (sum_c w16[r][c] f16(x_c) + sum_e dw_e x[col_e])
+ * y[r] = row_scale[r] (sum_c w[r][c] f16(x_c) + sum_e dw_e x[col_e])
  *        + sum_j tail[r][j] x[24 nblk + j]
- * with w16 = f16(v * s), v the pool value (exact), s the entry's f16 scale
- * (layouts/leech_vram/p14s_view.c); the reference accumulates in f64, so
- * verify holds LR_GEMV_LEECH_TOL. */
+ * with w = v s exactly, v the pool value, s the entry's f32 block scale
+ * (lr_p14s_kernel_block); the reference accumulates in f64, so verify
+ * holds LR_GEMV_LEECH_TOL. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_desc;
 /* xh (the kernel's f16 copy of x, read with geom.xh) is not read: the
  * reference rounds x itself, so a wrong copy fails verification. */
