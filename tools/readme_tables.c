@@ -9,11 +9,11 @@
 
 #include "rt/engine.h"
 #include "util/benchcsv.h"
+#include "util/err.h"
+#include "util/results_csv.h"
 #include "util/strlist.h"
 
-#define MAXR 4096
-#define MAXF 24
-typedef struct { int n; char *f[MAXR][MAXF]; int nf[MAXR]; char *hdr[MAXF]; int nh; } csv;
+typedef lr_rcsv csv;
 
 static char *g_dir = "bench/results";
 static char g_out[1 << 17];
@@ -29,32 +29,16 @@ static void out(const char *fmt, ...)
     va_end(ap);
 }
 
-static int split(char *line, char **f) { return lr_csv_split(line, f, MAXF); }
-
+/* bench/results/NAME (a table whose file is missing is left out) */
 static int load(const char *name, csv *c)
 {
-    char path[1024], line[4096];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    FILE *f = fopen(path, "r");
-    memset(c, 0, sizeof *c);
-    if (!f) return -1;
-    if (fgets(line, sizeof line, f)) c->nh = split(strdup(line), c->hdr);
-    while (c->n < MAXR && fgets(line, sizeof line, f)) {
-        /* a repeated header (appended runs) is skipped */
-        if (!strncmp(line, "date,", 5)) continue;
-        c->nf[c->n] = split(strdup(line), c->f[c->n]);
-        c->n++;
-    }
-    fclose(f);
+    if (lr_rcsv_load(path, c)) { lr_clear_error(); return -1; }
     return 0;
 }
 
-static const char *get(const csv *c, int r, const char *col)
-{
-    for (int i = 0; i < c->nh; i++)
-        if (!strcmp(c->hdr[i], col)) return i < c->nf[r] ? c->f[r][i] : "";
-    return "";
-}
+static const char *get(const csv *c, int r, const char *col) { return lr_rcsv_get(c, r, col); }
 
 /* Names the file, device, date and every commit its rows come from (rows of
  * several runs may share a file; each row carries its own commit). */

@@ -1,0 +1,216 @@
+/* plots: the README's pictures, drawn from the CSVs in bench/results/ (like
+ * the tables, nothing in them is typed by hand; a test fails if a committed
+ * PNG no longer matches its CSVs).
+ *   plots [--out DIR] [RESULTS_DIR]     write the PNGs into DIR (default bench/plots)
+ *   plots --check DIR [RESULTS_DIR]     exit 1 if a PNG in DIR differs */
+#include "util/atomic_file.h"
+#include "util/err.h"
+#include "util/png.h"
+#include "util/raster.h"
+#include "util/results_csv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define W 960
+#define INK 0x202020u
+#define GRID 0xdcdcdcu
+#define TARGET 0xc0392bu
+#define LEECH 0x2f6fb0u
+#define BEST 0x173f6eu
+#define CONTROL 0x9a9a9au
+#define F16 0xe08a2cu
+
+typedef struct {
+    char label[48], value[48];
+    double v;
+    uint32_t colour;
+} bar;
+
+/* Horizontal bars on a fresh canvas: title, source line, one bar per row
+ * with its value text, grid lines every `tick`, a red line at `target`. */
+static int chart(lr_canvas *c, const char *title, const char *source, const bar *b, int n, double vmax, double tick,
+                 const char *unit, double target, const char *target_label)
+{
+    const int row = 26, top = 64, lw0 = 12;
+    int lw = 0;
+    for (int i = 0; i < n; i++) {
+        int t = lr_canvas_text_width(2, b[i].label);
+        if (t > lw) lw = t;
+    }
+    const int x0 = lw0 + lw + 12, x1 = W - 150, h = top + n * row + 44;
+    int rc = lr_canvas_init(c, W, h, 0xffffffu);
+    if (rc) return rc;
+    lr_canvas_text(c, 12, 10, 2, INK, title);
+    lr_canvas_text(c, 12, 36, 1, 0x606060u, source);
+    const double sx = (x1 - x0) / vmax;
+    for (double t = 0; t <= vmax + 1e-9; t += tick) {
+        int x = x0 + (int)lround(t * sx);
+        lr_canvas_rect(c, x, top - 4, 1, n * row + 4, GRID);
+        char s[32];
+        snprintf(s, sizeof s, "%g%s", t, unit);
+        lr_canvas_text(c, x - lr_canvas_text_width(1, s) / 2, top + n * row + 6, 1, 0x606060u, s);
+    }
+    for (int i = 0; i < n; i++) {
+        int y = top + i * row, len = (int)lround((b[i].v < vmax ? b[i].v : vmax) * sx);
+        lr_canvas_text(c, lw0, y + 4, 2, INK, b[i].label);
+        lr_canvas_rect(c, x0, y + 2, len > 0 ? len : 1, row - 6, b[i].colour);
+        lr_canvas_text(c, x0 + len + 6, y + 8, 1, INK, b[i].value);
+    }
+    if (target > 0) {
+        int x = x0 + (int)lround(target * sx);
+        lr_canvas_rect(c, x, top - 8, 2, n * row + 8, TARGET);
+        lr_canvas_text(c, x + 6, top + n * row + 20, 1, TARGET, target_label);
+    }
+    return LR_OK;
+}
+
+static char g_dir[1024] = "bench/results";
+
+static int load(const char *name, lr_rcsv *c)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    return lr_rcsv_load(path, c);
+}
+
+/* "bench/results/A.csv (device; commits x, y)" */
+static void source_line(char *s, size_t n, const char *names, const lr_rcsv *c, int ncsv)
+{
+    char commits[160] = "";
+    size_t len = 0;
+    for (int k = 0; k < ncsv; k++)
+        for (int r = 0; r < c[k].n; r++) {
+            const char *m = lr_rcsv_get(&c[k], r, "commit");
+            if (!*m || strstr(commits, m)) continue;
+            len += (size_t)snprintf(commits + len, sizeof commits - len, "%s%s", len ? ", " : "", m);
+            if (len >= sizeof commits) break;
+        }
+    snprintf(s, n, "Source: %s (%s; commit%s %s)", names, lr_rcsv_get(&c[0], 0, "device"), strchr(commits, ',') ? "s" : "",
+             commits);
+}
+
+static int cmp_bar(const void *a, const void *b)
+{
+    double d = ((const bar *)b)->v - ((const bar *)a)->v;
+    return d > 0 ? 1 : d < 0 ? -1 : strcmp(((const bar *)a)->label, ((const bar *)b)->label);
+}
+
+/* Every arm's fused 14B layer under PDL as % of the read bound measured in
+ * its process; the newest Planes14S run labelled with its commit. */
+static int plot_gemv(lr_canvas *c)
+{
+    lr_rcsv f[2];
+    int rc = load("h200_gemv_14b.csv", &f[0]);
+    if (rc) return rc;
+    if (load("h200_gemv_14b_p14s.csv", &f[1])) lr_clear_error(), memset(&f[1], 0, sizeof f[1]);
+    bar b[32];
+    int n = 0;
+    for (int k = 0; k < 2; k++)
+        for (int r = 0; r < f[k].n && n < 32; r++) {
+            const char *arm = lr_rcsv_get(&f[k], r, "arm"), *pct = lr_rcsv_get(&f[k], r, "pct_read_bound");
+            if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl") || !*pct) continue;
+            if (k == 1 && strcmp(arm, "leech_p14s")) continue; /* its controls repeat the first file's */
+            bar *x = &b[n++];
+            snprintf(x->label, sizeof x->label, k ? "%s @%s" : "%s", arm, lr_rcsv_get(&f[k], r, "commit"));
+            x->v = atof(pct);
+            snprintf(x->value, sizeof x->value, "%.1f%%  %.1f us", x->v, atof(lr_rcsv_get(&f[k], r, "us")));
+            x->colour = !strncmp(arm, "leech_", 6) && strcmp(arm, "leech_p14s_loads") ? (k ? BEST : LEECH)
+                        : !strcmp(arm, "f16") || !strcmp(arm, "cublas") ? F16 : CONTROL;
+        }
+    qsort(b, (size_t)n, sizeof *b, cmp_bar);
+    char src[400];
+    source_line(src, sizeof src, "bench/results/h200_gemv_14b.csv, h200_gemv_14b_p14s.csv", f, f[1].n ? 2 : 1);
+    rc = chart(c, "Qwen3-14B layer (fused, PDL), H200: % of the DRAM read bound", src, b, n, 100, 10, "%", 85,
+               "target 85% (issue #4)");
+    lr_rcsv_free(&f[0]), lr_rcsv_free(&f[1]);
+    return rc;
+}
+
+/* Decode tokens/s per model size, Planes14S beside f16. */
+static int plot_engine(lr_canvas *c)
+{
+    lr_rcsv f;
+    int rc = load("h200_engine.csv", &f);
+    if (rc) return rc;
+    static const char *models[] = { "4B", "8B", "14B", "32B" }, *arms[] = { "engine_leech_p14s", "engine_f16" };
+    bar b[8];
+    int n = 0;
+    double vmax = 0;
+    for (int m = 0; m < 4; m++)
+        for (int a = 0; a < 2; a++)
+            for (int r = 0; r < f.n; r++) {
+                if (strcmp(lr_rcsv_get(&f, r, "arm"), arms[a]) || strcmp(lr_rcsv_get(&f, r, "model"), models[m]) ||
+                    strcmp(lr_rcsv_get(&f, r, "matrix"), "step"))
+                    continue;
+                bar *x = &b[n++];
+                snprintf(x->label, sizeof x->label, "%s %s", models[m], a ? "f16" : "Planes14S");
+                x->v = atof(lr_rcsv_get(&f, r, "tok_s"));
+                snprintf(x->value, sizeof x->value, "%.1f tok/s", x->v);
+                x->colour = a ? F16 : LEECH;
+                if (x->v > vmax) vmax = x->v;
+                break;
+            }
+    char src[400];
+    source_line(src, sizeof src, "bench/results/h200_engine.csv", &f, 1);
+    vmax = ceil((vmax > 400 ? vmax : 400) / 100) * 100;
+    rc = chart(c, "Decode tokens/s on the H200 (synthetic Qwen3, greedy, batch 1)", src, b, n, vmax, 100, "", 400,
+               "14B target 400 tok/s (issue #7)");
+    lr_rcsv_free(&f);
+    return rc;
+}
+
+static const struct { const char *file; int (*draw)(lr_canvas *); } g_plots[] = {
+    { "gemv_14b.png", plot_gemv },
+    { "engine_tok_s.png", plot_engine },
+};
+
+int main(int argc, char **argv)
+{
+    const char *outdir = "bench/plots";
+    int check = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: plots [--out DIR] [RESULTS_DIR]    write the README's PNGs (default DIR bench/plots)\n"
+                   "       plots --check DIR [RESULTS_DIR]   exit 1 if a PNG in DIR no longer matches the CSVs\n");
+            return 0;
+        }
+        if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--check")) && i + 1 < argc) {
+            check = !strcmp(argv[i], "--check");
+            outdir = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "plots: unknown option %s (see --help)\n", argv[i]);
+            return 2;
+        } else snprintf(g_dir, sizeof g_dir, "%s", argv[i]);
+    }
+    int bad = 0;
+    for (size_t k = 0; k < sizeof g_plots / sizeof g_plots[0]; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", outdir, g_plots[k].file);
+        lr_canvas c;
+        int rc = g_plots[k].draw(&c);
+        if (rc) { fprintf(stderr, "plots: %s: %s\n", g_plots[k].file, lr_errmsg()); return 1; }
+        if (!check) {
+            rc = lr_png_write(path, c.rgb, c.w, c.h);
+            if (rc) fprintf(stderr, "plots: %s\n", lr_errmsg()), bad = 1;
+        } else {
+            void *png;
+            size_t n;
+            uint8_t *rgb = NULL;
+            int w, h;
+            rc = lr_read_file(path, &png, &n);
+            if (!rc) rc = lr_png_decode(path, png, n, &rgb, &w, &h);
+            if (rc) fprintf(stderr, "plots: %s\n", lr_errmsg()), bad = 1;
+            else if (w != c.w || h != c.h || memcmp(rgb, c.rgb, (size_t)w * h * 3)) {
+                fprintf(stderr, "plots: %s differs from what %s draws: run build/bin/plots --out %s\n", path, g_dir, outdir);
+                bad = 1;
+            }
+            if (!rc) free(png);
+            free(rgb);
+        }
+        lr_canvas_free(&c);
+    }
+    return bad;
+}

@@ -1,0 +1,23 @@
+/* Reading the result CSVs of bench/results/ (util/benchcsv.h writes them):
+ * a header line, then rows; a repeated header (appended runs) is skipped.
+ * Used by the README tables and the plots. */
+#ifndef LR_RESULTS_CSV_H
+#define LR_RESULTS_CSV_H
+
+#define LR_RCSV_MAXR 4096
+#define LR_RCSV_MAXF 24
+
+typedef struct lr_rcsv {
+    int n, nh;
+    char *hdr[LR_RCSV_MAXF];
+    char *(*f)[LR_RCSV_MAXF]; /* n rows */
+    int *nf;
+} lr_rcsv;
+
+/* LR_EIO when the file cannot be opened (c is then empty), LR_ENOMEM. */
+int lr_rcsv_load(const char *path, lr_rcsv *c);
+/* Row r's value in column col; "" when absent. */
+const char *lr_rcsv_get(const lr_rcsv *c, int r, const char *col);
+void lr_rcsv_free(lr_rcsv *c);
+
+#endif
