@@ -8,52 +8,52 @@
 
 static char g_tables[1024], g_plots[1024];
 
-/* `check` (a command line with %s for the program) exits 0 */
-static int runs_clean(const char *bin, const char *check)
+/* A check: the program, a file that must exist (else not the repository
+ * root), a shell command with %s for the program that must exit 0. */
+typedef struct { const char *bin, *need, *cmd, *what; } check;
+
+static int run_check(const check *c)
 {
+    T_SKIP_IF(access(c->bin, X_OK) != 0, "program not built");
+    T_SKIP_IF(access(c->need, R_OK) != 0, "not run from the repository root");
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, check, bin);
-    return system(cmd) == 0;
+    snprintf(cmd, sizeof cmd, c->cmd, c->bin);
+    T_ASSERT(system(cmd) == 0, "%s", c->what);
+    return T_PASS;
 }
 
 static int test_readme_matches_results(void)
 {
-    T_SKIP_IF(access(g_tables, X_OK) != 0, "readme_tables not built");
-    T_SKIP_IF(access("README.md", R_OK) != 0, "not run from the repository root");
-    T_ASSERT(runs_clean(g_tables, "%s --check README.md bench/results"),
-             "README tables drifted from bench/results (see message above)");
-    return T_PASS;
+    const check c = { g_tables, "README.md", "%s --check README.md bench/results",
+                      "README tables drifted from bench/results (see message above)" };
+    return run_check(&c);
 }
 
 static int test_tables_check_detects_drift(void)
 {
-    T_SKIP_IF(access(g_tables, X_OK) != 0, "readme_tables not built");
-    T_SKIP_IF(access("README.md", R_OK) != 0, "not run from the repository root");
-    T_ASSERT(runs_clean(g_tables, "d=$(mktemp -d) && cp README.md $d/R.md && sed -i 's/| 14B | f16 | 7 |/| 14B | f16 | 8 |/' "
-                                  "$d/R.md && ! %s --check $d/R.md bench/results 2>/dev/null; r=$?; rm -rf $d; exit $r"),
-             "an edited table was not detected");
-    return T_PASS;
+    const check c = { g_tables, "README.md",
+                      "d=$(mktemp -d) && cp README.md $d/R.md && sed -i 's/| 14B | f16 | 7 |/| 14B | f16 | 8 |/' $d/R.md && "
+                      "! %s --check $d/R.md bench/results 2>/dev/null; r=$?; rm -rf $d; exit $r",
+                      "an edited table was not detected" };
+    return run_check(&c);
 }
 
 static int test_plots_match_results(void)
 {
-    T_SKIP_IF(access(g_plots, X_OK) != 0, "plots not built");
-    T_SKIP_IF(access("bench/plots", R_OK) != 0, "not run from the repository root");
-    T_ASSERT(runs_clean(g_plots, "%s --check bench/plots bench/results"),
-             "bench/plots drifted from bench/results (see message above)");
-    return T_PASS;
+    const check c = { g_plots, "bench/plots", "%s --check bench/plots bench/results",
+                      "bench/plots drifted from bench/results (see message above)" };
+    return run_check(&c);
 }
 
 static int test_plots_check_detects_drift(void)
 {
-    T_SKIP_IF(access(g_plots, X_OK) != 0, "plots not built");
-    T_SKIP_IF(access("bench/results/h200_engine.csv", R_OK) != 0, "not run from the repository root");
     /* the 14B Planes14S tok/s changed in a copy of the results */
-    T_ASSERT(runs_clean(g_plots, "d=$(mktemp -d) && cp -r bench/results $d/r && "
-                                 "sed -i '/engine_leech_p14s,14B,step,/s/,[0-9.]*$/,999.00/' $d/r/h200_engine.csv && "
-                                 "! %s --check bench/plots $d/r 2>/dev/null; r=$?; rm -rf $d; exit $r"),
-             "an edited CSV was not detected");
-    return T_PASS;
+    const check c = { g_plots, "bench/results/h200_engine.csv",
+                      "d=$(mktemp -d) && cp -r bench/results $d/r && "
+                      "sed -i '/engine_leech_p14s,14B,step,/s/,[0-9.]*$/,999.00/' $d/r/h200_engine.csv && "
+                      "! %s --check bench/plots $d/r 2>/dev/null; r=$?; rm -rf $d; exit $r",
+                      "an edited CSV was not detected" };
+    return run_check(&c);
 }
 
 int main(int argc, char **argv)
