@@ -69,27 +69,15 @@ static int chart(lr_canvas *c, const char *title, const char *source, const bar 
 
 static char g_dir[1024] = "bench/results";
 
-static int load(const char *name, lr_rcsv *c)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    return lr_rcsv_load(path, c);
-}
+static int load(const char *name, lr_rcsv *c) { return lr_rcsv_load_in(g_dir, name, c); }
 
 /* "bench/results/A.csv (device; commits x, y)" */
 static void source_line(char *s, size_t n, const char *names, const lr_rcsv *c, int ncsv)
 {
     char commits[160] = "";
-    size_t len = 0;
-    for (int k = 0; k < ncsv; k++)
-        for (int r = 0; r < c[k].n; r++) {
-            const char *m = lr_rcsv_get(&c[k], r, "commit");
-            if (!*m || strstr(commits, m)) continue;
-            len += (size_t)snprintf(commits + len, sizeof commits - len, "%s%s", len ? ", " : "", m);
-            if (len >= sizeof commits) break;
-        }
-    snprintf(s, n, "Source: %s (%s; commit%s %s)", names, lr_rcsv_get(&c[0], 0, "device"), strchr(commits, ',') ? "s" : "",
-             commits);
+    int k = 0;
+    for (int i = 0; i < ncsv; i++) k = lr_rcsv_commits(&c[i], commits, sizeof commits);
+    snprintf(s, n, "Source: %s (%s; commit%s %s)", names, lr_rcsv_get(&c[0], 0, "device"), k > 1 ? "s" : "", commits);
 }
 
 static int cmp_bar(const void *a, const void *b)

@@ -32,9 +32,7 @@ static void out(const char *fmt, ...)
 /* bench/results/NAME (a table whose file is missing is left out) */
 static int load(const char *name, csv *c)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    if (lr_rcsv_load(path, c)) { lr_clear_error(); return -1; }
+    if (lr_rcsv_load_in(g_dir, name, c)) { lr_clear_error(); return -1; }
     return 0;
 }
 
@@ -46,15 +44,9 @@ static void source(const csv *c, const char *name)
 {
     if (!c->n) return;
     char commits[256] = "";
-    size_t len = 0;
-    for (int r = 0; r < c->n; r++) {
-        const char *k = get(c, r, "commit");
-        if (!*k || strstr(commits, k)) continue;
-        len += (size_t)snprintf(commits + len, sizeof commits - len, "%s%s", len ? ", " : "", k);
-        if (len >= sizeof commits) break;
-    }
+    int k = lr_rcsv_commits(c, commits, sizeof commits);
     out("\n_Source: `bench/results/%s` (%s, %s %s, %s)._\n\n", name, get(c, 0, "device"),
-        strchr(commits, ',') ? "commits" : "commit", commits, get(c, 0, "date"));
+        k > 1 ? "commits" : "commit", commits, get(c, 0, "date"));
 }
 
 static void gemv_table(const char *file, const char *title, const char *models, const char *arms)

@@ -1,0 +1,36 @@
+/* The results reader: header, rows, a repeated header skipped, short rows
+ * and unknown columns read as "", a missing file refused naming it, and the
+ * commit list (unique, bounded). */
+#include "test/t.h"
+#include "util/err.h"
+#include "util/results_csv.h"
+
+#include <string.h>
+
+static int test_read_and_get(void)
+{
+    static char text[] = "date,commit,arm,us\n"
+                         "2026-11-30,aaa1111,f16,1.5\n"
+                         "date,commit,arm,us\n"
+                         "2026-11-30,bbb2222,leech\n";
+    FILE *f = fmemopen(text, strlen(text), "r");
+    T_ASSERT(f, "fmemopen");
+    lr_rcsv c;
+    int rc = lr_rcsv_read(f, "mem.csv", &c);
+    fclose(f);
+    T_OK(rc);
+    T_ASSERT(c.n == 2 && c.nh == 4, "%d rows, %d columns", c.n, c.nh);
+    T_ASSERT(!strcmp(lr_rcsv_get(&c, 0, "us"), "1.5") && !strcmp(lr_rcsv_get(&c, 1, "arm"), "leech"), "values");
+    T_ASSERT(!*lr_rcsv_get(&c, 1, "us") && !*lr_rcsv_get(&c, 0, "nope") && !*lr_rcsv_get(&c, 5, "arm"), "absent = \"\"");
+    char list[32] = "";
+    T_ASSERT(lr_rcsv_commits(&c, list, sizeof list) == 2 && !strcmp(list, "aaa1111, bbb2222"), "commits '%s'", list);
+    T_ASSERT(lr_rcsv_commits(&c, list, sizeof list) == 2, "repeat adds nothing: '%s'", list);
+    char small[12] = "";
+    T_ASSERT(lr_rcsv_commits(&c, small, sizeof small) == 1 && !strcmp(small, "aaa1111"), "bounded: '%s'", small);
+    lr_rcsv_free(&c);
+    T_ASSERT(lr_rcsv_load("/nonexistent/x.csv", &c) == LR_EIO && strstr(lr_errmsg(), "/nonexistent/x.csv"), "missing file");
+    lr_clear_error();
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_read_and_get))
