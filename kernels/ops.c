@@ -1,4 +1,5 @@
 #include "kernels/ops.h"
+#include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
 
@@ -100,10 +101,7 @@ int lr_op_head_unroll = 1;
 int lr_op_head_unroll_set(const char *what, const char *s)
 {
     if (!s) return LR_OK;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < 1 || v > 8) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..8", what, s);
-    lr_op_head_unroll = (int)v;
+    if (lr_parse_int(s, 1, 8, &lr_op_head_unroll)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..8", what, s);
     return LR_OK;
 }
 
