@@ -53,7 +53,7 @@ int main(int argc, char **argv)
     const char *models = "4B,8B,14B,32B", *arms = NULL, *mats = NULL, *csv = NULL;
     int reps = 30;
     lr_gemv_arm_opts opts = { 0 };
-    long budget = 0;
+    int budget = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--matrices")) mats = v, i++;
         else if (!strcmp(a, "--csv")) csv = v, i++;
         else if (!strcmp(a, "--reps")) { i++; if (lr_arg_int("bench_gemv", a, v, 1, 1000000, &reps)) return 2; }
-        else if (!strcmp(a, "--smem-budget")) budget = atol(v), i++;
+        else if (!strcmp(a, "--smem-budget")) { i++; if (lr_arg_int("bench_gemv", a, v, 1024, 1 << 20, &budget)) return 2; }
         else if (!strcmp(a, "--geom")) {
             int g[4] = { 0 };
             if (lr_arg_int_list("bench_gemv", a, v, 0, 1024, g, 4) < 0) return 2;
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     if (reps < 3) reps = 3;
     int rc = lr_cu_init(0);
     if (rc) { fprintf(stderr, "bench_gemv: %s\n", lr_errmsg()); return 1; }
-    if (budget > 0) lr_cu_set_smem_budget((int)budget);
+    if (budget > 0) lr_cu_set_smem_budget(budget);
     const lr_device_info *d = lr_cu_device();
     char devname[200];
     snprintf(devname, sizeof devname, "%s (%s)", d->name, d->arch);

@@ -56,6 +56,7 @@ static int test_bad_numbers_refused(void)
         { "bench_gemv", "--extra 1,-1,0,1,zz", "--extra" },
         { "bench_gemv", "--extra 1,2,3,4,5,6", "--extra" },
         { "bench_gemv", "--geom 128,q", "--geom" },
+        { "bench_gemv", "--smem-budget 100k", "--smem-budget" },
         { "tune_gemv", "--threads 128,x --arm leech_p14", "--threads" },
         { "tune_gemv", "--tile 1,,2 --arm leech_p14", "--tile" },
         { "tune_gemv", "--minb 6,y --arm leech_p14s", "--minb" },
