@@ -36,6 +36,9 @@ typedef struct lr_tuning_pick {
     char device[64], arm[32];
 } lr_tuning_pick;
 int lr_tuning_csv_best(const char *path, const char *arm, const char *commits, lr_tuning_pick *picks, int max, int *n);
+/* Whether the engine runs a candidate with these knobs as measured (rows it
+ * does not are left out of the table). */
+int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS]);
 /* The same from an open stream; `path` names it in messages. */
 #include <stdio.h>
 int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const char *commits, lr_tuning_pick *picks,

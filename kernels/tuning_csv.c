@@ -14,6 +14,14 @@
 
 #define MAXF 32
 
+/* Planes14S with x's f16 copy read from global memory (extra3 bit 2, xh):
+ * the engine's rotations write x in f32 only, so lr_leech_dev runs such a
+ * row without xh, a geometry that was not the one measured. The table holds
+ * what the engine runs; the sweep's xh rows stay in the CSV. */
+int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
+{
+    return !(!strcmp(arm, "leech_p14s") && knobs[8] > 0 && (knobs[8] & 4));
+}
 
 static int col(char **hdr, int nh, const char *name)
 {
@@ -74,6 +82,7 @@ int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const 
         if (!ok) { rc = LR_FAIL(LR_EFORMAT, "%s:%d: a device, shape, time or knob field is malformed", path, lineno); break; }
         p.row.rows = (int)v[0], p.row.cols = (int)v[1], p.row.us = v[2];
         for (int k = 0; k < LR_TUNE_KNOBS; k++) p.row.knobs[k] = (int)v[3 + k];
+        if (!lr_tuning_engine_runs(arm, p.row.knobs)) continue; /* measured, but no table row */
         snprintf(p.arm, sizeof p.arm, "%s", arm);
         int i;
         for (i = 0; i < *n; i++)
