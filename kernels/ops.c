@@ -87,7 +87,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
                 lr_jit_spec_set(s, "head_dim", head_dim);
             }
             if (!strcmp(op, "op_head_int8g")) {
-                lr_jit_spec_set(s, "rpw", lr_op_head_rpw), lr_jit_spec_set(s, "group", 64);
+                lr_jit_spec_set(s, "rpw", 2), lr_jit_spec_set(s, "group", 64);
                 if (lr_op_head_unroll > 1 && lr_op_head_unroll <= 8) lr_jit_spec_set(s, "unroll", lr_op_head_unroll);
             }
             return;
@@ -97,16 +97,6 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
 
 int lr_op_attention_head_dim = 128;
 int lr_op_head_unroll = 1;
-int lr_op_head_rpw = 2;
-
-int lr_op_head_rpw_set(const char *what, const char *s)
-{
-    int v;
-    if (!s) return LR_OK;
-    if (lr_parse_int(s, 1, 8, &v) || (v & (v - 1))) return LR_FAIL(LR_EINVAL, "%s=%s: want 1, 2, 4 or 8", what, s);
-    lr_op_head_rpw = v;
-    return LR_OK;
-}
 
 int lr_op_head_unroll_set(const char *what, const char *s)
 {

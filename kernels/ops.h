@@ -37,10 +37,5 @@ extern int lr_op_head_unroll;
 /* Sets it from a string (NULL: unchanged); anything but an integer 1..8 is
  * LR_EINVAL naming `what` and the value, and leaves it unchanged. */
 int lr_op_head_unroll_set(const char *what, const char *s);
-/* Rows per warp of op_head_int8g (its LR_RPW: 1, 2, 4 or 8; default 2; the
- * GPU engine takes LEECHRT_HEAD_RPW): more rows share each x load and put
- * more weight bytes in flight per lane. A CTA (256 threads) covers 8 x it. */
-extern int lr_op_head_rpw;
-int lr_op_head_rpw_set(const char *what, const char *s);
 
 #endif

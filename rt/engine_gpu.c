@@ -370,7 +370,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, 8u * (unsigned)lr_op_head_rpw), 256, a, count))) return rc;
+    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, 16), 256, a, count))) return rc;
     return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
 }
 
@@ -393,7 +393,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
-    if (!rc) rc = lr_op_head_rpw_set("GPU engine: LEECHRT_HEAD_RPW", getenv("LEECHRT_HEAD_RPW"));
     /* Planes14S GEMVs prefetching their first segments into L2 while the op
      * before them runs (kernels/gemv_leech.h; measured slower, default 0) */
     if (!rc) rc = lr_leech_dev_prel2_set("GPU engine: LEECHRT_PREL2", getenv("LEECHRT_PREL2"));
