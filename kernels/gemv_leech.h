@@ -40,9 +40,10 @@ typedef struct lr_leech_geom {
                      (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
     int xh;       /* Planes14S: 1 = the B fragments read from x's f16 copy in global
                      memory (lr_p14s_xh_fill), no staging (templates/gemv_leech_p14s.cu) */
-    int prel2;    /* Planes14S: segment steps per warp prefetched into L2 before waiting
-                     for the previous kernel under PDL (0 = none; the engine's setting,
-                     lr_leech_dev_prel2, not a tuning knob: a sweep has no predecessor) */
+    int trigger;  /* Planes14S under PDL: 1 = each CTA lets the next kernel launch after
+                     its main loop (the dependent's launch and prologue overlap the last
+                     row epilogues), 0 = when the grid exits (the engine's setting,
+                     lr_leech_dev_trigger, not a tuning knob: a sweep has no dependent) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -187,11 +188,11 @@ int lr_leech_dev_default_layout(int rows, int cols);
 /* "planes14", "planes14s"; NULL for anything else. */
 const char *lr_leech_dev_layout_name(int layout);
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
-/* Planes14S matrices uploaded from now on get geom.prel2 = this (default 0);
- * the GPU engine takes LEECHRT_PREL2 through lr_leech_dev_prel2_set, which
- * refuses anything but an integer 0..64 naming `what`. */
-extern int lr_leech_dev_prel2;
-int lr_leech_dev_prel2_set(const char *what, const char *s);
+/* Planes14S matrices uploaded from now on get geom.trigger = this (default
+ * 0); the GPU engine takes LEECHRT_GEMV_TRIGGER through
+ * lr_leech_dev_trigger_set, which refuses anything but 0 or 1 naming `what`. */
+extern int lr_leech_dev_trigger;
+int lr_leech_dev_trigger_set(const char *what, const char *s);
 int lr_leech_dev_layout(const lr_leech_dev *m);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */

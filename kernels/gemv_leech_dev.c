@@ -76,7 +76,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
            o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
     d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
-    d->geom.prel2 = lr_leech_dev_prel2;
+    d->geom.trigger = lr_leech_dev_trigger;
     d->geom.xh = 0; /* the engine's ops write no f16 copy of x (yet): stage it */
     lr_jit_spec spec;
     rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
@@ -98,12 +98,12 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     return rc;
 }
 
-int lr_leech_dev_prel2 = 0;
+int lr_leech_dev_trigger = 0;
 
-int lr_leech_dev_prel2_set(const char *what, const char *s)
+int lr_leech_dev_trigger_set(const char *what, const char *s)
 {
     if (!s) return LR_OK;
-    if (lr_parse_int(s, 0, 64, &lr_leech_dev_prel2)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 0..64", what, s);
+    if (lr_parse_int(s, 0, 1, &lr_leech_dev_trigger)) return LR_FAIL(LR_EINVAL, "%s=%s: want 0 or 1", what, s);
     return LR_OK;
 }
 

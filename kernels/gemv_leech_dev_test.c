@@ -377,22 +377,22 @@ static int test_default_layout_rule(void)
     return T_PASS;
 }
 
-/* LEECHRT_PREL2 as the engine parses it: garbage refused naming the setting,
- * the value kept otherwise (no GPU needed). */
-static int test_prel2_setting(void)
+/* LEECHRT_GEMV_TRIGGER as the engine parses it: garbage refused naming the
+ * setting, the value kept otherwise (no GPU needed). */
+static int test_trigger_setting(void)
 {
-    const char *bad[] = { "", "-1", "65", "4x", "1e1", "99999999999999999999" };
+    const char *bad[] = { "", "-1", "2", "1x", "1e0", "99999999999999999999" };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
-        int rc = lr_leech_dev_prel2_set("LEECHRT_PREL2", bad[i]);
-        T_ASSERT(rc == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_PREL2"), "'%s' accepted (rc %d)", bad[i], rc);
+        int rc = lr_leech_dev_trigger_set("LEECHRT_GEMV_TRIGGER", bad[i]);
+        T_ASSERT(rc == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_TRIGGER"), "'%s' accepted (rc %d)", bad[i], rc);
         lr_clear_error();
     }
-    T_ASSERT(lr_leech_dev_prel2 == 0, "a refused value changed the setting to %d", lr_leech_dev_prel2);
-    T_OK(lr_leech_dev_prel2_set("LEECHRT_PREL2", "12"));
-    T_OK(lr_leech_dev_prel2_set("LEECHRT_PREL2", NULL)); /* unset: kept */
-    int v = lr_leech_dev_prel2;
-    lr_leech_dev_prel2 = 0;
-    T_ASSERT(v == 12, "prel2 %d", v);
+    T_ASSERT(lr_leech_dev_trigger == 0, "a refused value changed the setting to %d", lr_leech_dev_trigger);
+    T_OK(lr_leech_dev_trigger_set("LEECHRT_GEMV_TRIGGER", "1"));
+    T_OK(lr_leech_dev_trigger_set("LEECHRT_GEMV_TRIGGER", NULL)); /* unset: kept */
+    int v = lr_leech_dev_trigger;
+    lr_leech_dev_trigger = 0;
+    T_ASSERT(v == 1, "trigger %d", v);
     return T_PASS;
 }
 
@@ -459,10 +459,10 @@ static int test_gpu_artifact_fused(void)
     if (gpu_fused(qkv, 3, "GPU blk.0 q|k|v", 1) || gpu_fused(gu, 2, "GPU blk.1 gate|up", 0) ||
         gpu_fused(down, 1, "GPU blk.1 down", 0))
         return T_FAIL;
-    /* the engine's pre-wait L2 prefetch (LEECHRT_PREL2) through the same upload path */
-    T_OK(lr_leech_dev_prel2_set("test", "6"));
-    int bad = gpu_fused_on(gu, 2, "GPU blk.1 gate|up prel2 6", 1, LR_LEECH_DEV_P14S);
-    lr_leech_dev_prel2 = 0;
+    /* the engine's PDL trigger after the main loop (LEECHRT_GEMV_TRIGGER) through the same upload path */
+    T_OK(lr_leech_dev_trigger_set("test", "1"));
+    int bad = gpu_fused_on(gu, 2, "GPU blk.1 gate|up trigger 1", 1, LR_LEECH_DEV_P14S);
+    lr_leech_dev_trigger = 0;
     if (bad) return T_FAIL;
     int kind;
     uint64_t seed;
@@ -506,4 +506,4 @@ static int teardown(void)
 }
 
 T_MAIN(T_CASE(test_artifact_fused_host), T_CASE(test_mixed_centroids_host), T_CASE(test_mismatch_errors),
-       T_CASE(test_loader_hook), T_CASE(test_default_layout_rule), T_CASE(test_prel2_setting), T_CASE(test_gpu_artifact_fused), T_CASE(test_gpu_mixed_centroids), T_CASE(teardown))
+       T_CASE(test_loader_hook), T_CASE(test_default_layout_rule), T_CASE(test_trigger_setting), T_CASE(test_gpu_artifact_fused), T_CASE(test_gpu_mixed_centroids), T_CASE(teardown))

@@ -167,7 +167,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xh < 0 || geom.xh > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xh=%d", geom.xh);
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
-    if (geom.prel2 < 0 || geom.prel2 > 64) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prel2=%d", geom.prel2);
+    if (geom.trigger < 0 || geom.trigger > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s trigger=%d", geom.trigger);
     if (geom.split < 0 || geom.split > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s split=%d", geom.split);
     const int split = geom.split > 1 ? geom.split : 1;
     /* class table | x | reduction (a partial per warp, or per split rank
@@ -195,7 +195,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     if (split > 1) lr_jit_spec_set(s, "split", split);
     if (epf) lr_jit_spec_set(s, "epf", 1);
-    if (geom.prel2) lr_jit_spec_set(s, "prel2", geom.prel2);
+    if (geom.trigger) lr_jit_spec_set(s, "pdlt", 1); /* the template's PDL placement 1 */
     if (geom.xh) lr_jit_spec_set(s, "xh", 1);
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist) * (unsigned)split, 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

@@ -375,16 +375,15 @@ static int run_y(lr_p14s *L, const float *x, float *y, lr_leech_geom geom)
 }
 
 /* Features that move loads but not arithmetic must leave y bit-identical:
- * the epilogue fetched ahead (epf), the pre-wait L2 prefetch (prel2; 64
- * steps reach past a warp's segments into later batches and past the end)
- * and x's f16 copy read from global memory (xh: the same halves, rounded on
+ * the epilogue fetched ahead (epf), the PDL trigger after the main loop
+ * (trigger, alone and with epf) and x's f16 copy read from global memory (xh: the same halves, rounded on
  * the host instead of by the staging). */
 static int test_gpu_epf_identical(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
-    const struct { int epf, prel2, xh; const char *what; } var[] = {
-        { 1, 0, 0, "epf" }, { 0, 8, 0, "prel2 8" }, { 1, 64, 0, "epf + prel2 64" }, { 0, 0, 1, "xh" } };
+    const struct { int epf, trigger, xh; const char *what; } var[] = {
+        { 1, 0, 0, "epf" }, { 0, 1, 0, "trigger" }, { 1, 1, 0, "epf + trigger" }, { 0, 0, 1, "xh" } };
     for (int i = 0; i < 3; i++) {
         lr_p14s L;
         lr_leech_matrix m;
@@ -394,11 +393,11 @@ static int test_gpu_epf_identical(void)
               *y1 = malloc(sizeof(float) * L.rows);
         fill_x(x, L.cols, 4100 + i);
         lr_leech_geom g = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
-        g.epf = 0, g.prel2 = 0, g.xh = 0;
+        g.epf = 0, g.trigger = 0, g.xh = 0;
         int bad = run_y(&L, x, y0, g), diff = -1, v = 0;
         float d0 = 0.f, d1 = 0.f;
         for (; v < 4 && !bad && diff < 0; v++) {
-            g.epf = var[v].epf, g.prel2 = var[v].prel2, g.xh = var[v].xh;
+            g.epf = var[v].epf, g.trigger = var[v].trigger, g.xh = var[v].xh;
             memset(y1, 0xff, sizeof(float) * L.rows); /* NaN: a row left unwritten differs */
             bad = run_y(&L, x, y1, g);
             for (int r = 0; !bad && r < L.rows && diff < 0; r++)

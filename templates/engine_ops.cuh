@@ -24,14 +24,24 @@ LR_DEV float lr_warp_max(float v)
 // Rotary embedding of element i of a head (Hugging Face rotate_half pairs
 // (i, i + d/2)) at position pos; v is element i, partner element i +- d/2.
 // Angles in f64 so long positions keep their accuracy.
-LR_DEV float lr_rope(float v, float partner_v, int i, int head_dim, int pos, float theta)
+// Split in two so a kernel can take the angle (a long f64 dependency chain)
+// before it waits for its inputs.
+LR_DEV void lr_rope_angle(int i, int head_dim, int pos, float theta, double *cs, double *sn)
 {
     const int half = head_dim / 2, j = i < half ? i : i - half;
     const double inv = pow((double)theta, -2.0 * j / head_dim);
-    double sn, cs;
-    sincos((double)pos * inv, &sn, &cs);
-    const float partner = i < half ? -partner_v : partner_v;
+    sincos((double)pos * inv, sn, cs);
+}
+LR_DEV float lr_rope_apply(float v, float partner_v, int i, int head_dim, double cs, double sn)
+{
+    const float partner = i < head_dim / 2 ? -partner_v : partner_v;
     return (float)(v * cs + partner * sn);
+}
+LR_DEV float lr_rope(float v, float partner_v, int i, int head_dim, int pos, float theta)
+{
+    double cs, sn;
+    lr_rope_angle(i, head_dim, pos, theta, &cs, &sn);
+    return lr_rope_apply(v, partner_v, i, head_dim, cs, sn);
 }
 
 // Decode attention of one q head (one CTA of THREADS threads) over positions

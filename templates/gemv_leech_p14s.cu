@@ -65,11 +65,9 @@
 // loaded (and its exception lists prefetched into L2) before the main loop
 // (lr_rows_ahead) instead of after it, so a CTA does not end on three
 // dependent memory latencies; needs THREADS >= 16 RG (else off).
-// LR_PREL2 = n: before waiting for its predecessor (PDL), each warp
-// prefetches its first n segment steps into L2 (one bulk prefetch each), so
-// the weight stream starts while a short op before the GEMV still runs; the
-// engine's LEECHRT_PREL2. Measured slower in the 14B engine at every n tried
-// (2-16: 226.7 -> 226.2 ... 209.6 tok/s), so the engine leaves it at 0.
+// (LR_PREL2, each warp prefetching its first segments into L2 before the
+// PDL wait, measured slower in the 14B engine at every depth tried, 2-16:
+// 226.7 -> 226.2 ... 209.6 tok/s, and was removed.)
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -91,8 +89,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 nacc=2 shr=1 xw=1 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=4 epf=1 split=2
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 prel2=4
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=1 split=2 prel2=40
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 pdlt=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=1 split=2 pdlt=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 xh=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 nacc=2 shr=1 epf=1 xh=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=4 split=2 xh=1
@@ -129,16 +127,17 @@
 #ifndef LR_EPF
 #define LR_EPF 0
 #endif
-#ifndef LR_PREL2
-#define LR_PREL2 0
-#endif
 // Where the kernel meets programmatic dependent launch: 3 (default) waits
 // for its predecessor before anything, the trigger implicit at exit; 0 loads
 // its first segments and the class table first and triggers after its main
 // loop. Measured on the H200 (bench/results/h200_p14s_pdl_placement.csv):
 // with 0 the fused 14B layer takes 103 us under PDL, with 3 89 us; the early
 // loads compete with the predecessor's tail (a trigger at entry was slower
-// still in the 14B engine: 6.27 against 5.78 ms per token).
+// still in the 14B engine: 6.27 against 5.78 ms per token). 1 waits first
+// like 3 and triggers after the main loop like 0: in the engine the next
+// kernel is a small op (rotation, attention, SwiGLU) whose launch and
+// prologue then overlap this grid's last row epilogues (the engine's
+// LEECHRT_GEMV_TRIGGER, lr_leech_geom.trigger).
 #ifndef LR_PDLT
 #define LR_PDLT 3
 #endif
@@ -334,22 +333,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         k += WS;
         if (k >= SC) k = sc0, b += ncl;
     };
-#if LR_PREL2
-    // This warp's first LR_PREL2 segment steps (weights, immutable) go to L2
-    // while the previous kernel still runs: under PDL a GEMV whose
-    // predecessor is a short op (rotation, attention) starts early, and the
-    // DRAM would otherwise idle until that op ends. Lane d: step d / RG.
-    if (sc0 < SC) {
-        const int per = (SC - sc0 + WS - 1) / WS; // this warp's segments per batch
-        for (int d = lane; d < LR_PREL2 * LR_RG; d += 32) {
-            const int s = d / LR_RG, bb = cid + (s / per) * ncl, k = sc0 + (s % per) * WS;
-            if (bb < NRGB) lr_prefetch_l2_bytes<SEG>(W + ((size_t)min(bb * LR_RG + d % LR_RG, RGN - 1) * SC + k) * SEG);
-        }
-    }
-#endif
     // With LR_PDLT 0 the weights and the class table (immutable) are fetched
-    // while the previous kernel (which writes x) may still run; 3 waits here.
-#if LR_PDLT == 3
+    // while the previous kernel (which writes x) may still run; 1 and 3 wait here.
+#if LR_PDLT != 0
     lr_pdl_wait();
 #endif
     int b = cid, sc = sc0;
@@ -553,7 +539,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         }
         sc = sc0;
-#if LR_PDLT == 0
+#if LR_PDLT <= 1
         // This CTA's weights are read: the next kernel may start its prologue.
         if (b + ncl >= NRGB) lr_pdl_launch_dependents();
 #endif

@@ -20,11 +20,17 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
           int n_heads, int n_kv, float eps, float theta, float scale)
 {
     static_assert(HD % 32 == 0 && 2 * HD <= LR_THREADS, "threads 0..HD-1 take q, HD..2HD-1 take k");
-    lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ float red[LR_THREADS / 32], raw[2][HD], qs[HD], ks[HD], vs[HD];
     const int h = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int grp = n_heads / n_kv, kvh = h / grp, pos = pos_p[0];
+    const int grp = n_heads / n_kv, kvh = h / grp;
     const int which = tid / HD, i = tid % HD; // 0: q element i, 1: k element i, else idle
+    // The position is written before the step's first kernel (the engine's
+    // copy in), not by the kernel before this one: its RoPE angle (f64 pow
+    // and sincos) is taken while that kernel may still run.
+    const int pos = pos_p[0];
+    double cs = 1.0, sn = 0.0;
+    if (which < 2) lr_rope_angle(i, HD, pos, theta, &cs, &sn);
+    lr_pdl_enter(); // qkv comes from the previous kernel (lr_common.cuh)
     float v = which < 2 ? qkv[(u64)(which ? n_heads + kvh : h) * HD + i] : 0.f;
     const float *nw = which ? kn : qn;
     if (qn || kn) { // per-head RMSNorm (Qwen3): the HD/32 warps of each half sum their own
@@ -40,7 +46,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     if (which < 2) raw[which][i] = v;
     __syncthreads();
     if (which < 2) {
-        const float r = lr_rope(v, raw[which][i < HD / 2 ? i + HD / 2 : i - HD / 2], i, HD, pos, theta);
+        const float r = lr_rope_apply(v, raw[which][i < HD / 2 ? i + HD / 2 : i - HD / 2], i, HD, cs, sn);
         if (which == 0) qs[i] = r;
         else {
             const u16 kh = lr_f2h(r), vh = lr_f2h(qkv[(u64)(n_heads + n_kv + kvh) * HD + i]);
