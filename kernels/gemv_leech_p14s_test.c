@@ -190,7 +190,7 @@ static int test_default_geom_from_table(void)
              "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d minb %d l2pf %d xw %d", a.threads, a.rg,
              a.prefetch, a.tabg, a.nacc, a.persist, a.minb, a.l2pf, a.xw);
     T_ASSERT(k.threads == 512 && k.xw == 1, "k: threads %d xw %d", k.threads, k.xw);
-    T_ASSERT(d.threads == 256 && d.nacc == 2 && d.xw == 1 && d.epf == 1 && d.split == 0 && d.minb == 0,
+    T_ASSERT(d.threads == 256 && d.nacc == 1 && d.xw == 1 && d.epf == 0 && d.split == 0 && d.minb == 3,
              "down: threads %d nacc %d xw %d epf %d split %d minb %d", d.threads, d.nacc, d.xw, d.epf, d.split, d.minb);
     T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.tabg && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
