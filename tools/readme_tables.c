@@ -115,11 +115,12 @@ static void engine_table(void)
     if (!load("h200_engine.csv", &c)) {
         out("\n### Decode (GPU engine, synthetic Qwen3, greedy, batch 1)\n");
         source(&c, "h200_engine.csv");
-        out("| arm | model | ms per token | tok/s | weight GB/s | %% of read bound |\n|---|---|---|---|---|---|\n");
+        out("| commit | arm | model | ms per token | tok/s | weight GB/s | %% of read bound |\n|---|---|---|---|---|---|---|\n");
         for (int r = 0; r < c.n; r++) {
             if (strcmp(get(&c, r, "matrix"), "step")) continue;
             const char *gb = get(&c, r, "gbps"), *pct = get(&c, r, "pct_read_bound");
-            out("| %s | %s | %.3f | %s | %s | %s |\n", get(&c, r, "arm"), get(&c, r, "model"), atof(get(&c, r, "us")) / 1e3,
+            out("| %s | %s | %s | %.3f | %s | %s | %s |\n", get(&c, r, "commit"), get(&c, r, "arm"), get(&c, r, "model"),
+                atof(get(&c, r, "us")) / 1e3,
                 get(&c, r, "tok_s"), *gb ? gb : "-", *pct ? pct : "-");
         }
         /* Per-phase µs per token (each phase of every layer replayed alone). */
@@ -132,9 +133,9 @@ static void engine_table(void)
         if (any) {
             out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph); "
                 "graph = the whole step's graph replayed back to back (GPU time), step = one decode step as the "
-                "host sees it (graph launch, wait, logits):\n\n| arm | model |");
+                "host sees it (graph launch, wait, logits):\n\n| commit | arm | model |");
             for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
-            out(" sum | graph | step |\n|---|---|");
+            out(" sum | graph | step |\n|---|---|---|");
             for (int i = 0; i < nph + 3; i++) out("---|");
             out("\n");
             for (int r = 0; r < c.n; r++) {
@@ -159,7 +160,9 @@ static void engine_table(void)
                         graph = atof(get(&c, k, "us"));
                 char gcell[32];
                 snprintf(gcell, sizeof gcell, graph >= 0 ? "%.0f" : "-", graph);
-                if (found) out("| %s | %s |%s %.0f | %s | %.0f |\n", arm, model, cells, sum, gcell, atof(get(&c, r, "us")));
+                if (found)
+                    out("| %s | %s | %s |%s %.0f | %s | %.0f |\n", get(&c, r, "commit"), arm, model, cells, sum, gcell,
+                        atof(get(&c, r, "us")));
             }
         }
     }
