@@ -18,7 +18,7 @@ typedef struct lr_leech_geom {
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */
     int prefetch; /* 0: none; 1: the next super-chunk's loads issued into registers before
                      decoding this one; k >= 2 (Planes14): a k-stage cp.async ring per warp
-                     in shared memory */
+                     in shared memory; Planes14S: 2 = two segments ahead in registers */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
     int tabg;     /* Planes14: 1 = class table read from global memory through L1,
                      0 = staged in shared memory; Planes14S: 1 = the code words'
@@ -29,21 +29,11 @@ typedef struct lr_leech_geom {
     int minb;     /* CTAs per SM the register allocation must allow (the compiler
                      caps registers per thread, spilling if it must); 0 = the
                      template's rule */
-    int l2pf;     /* Planes14S: each warp prefetches into L2 the segment this many
-                     steps ahead (0 = none) */
     int xw;       /* Planes14S: 1 = x staged per warp at first use instead of a
                      CTA-wide prologue (register prefetch modes only) */
-    int split;    /* Planes14S: a batch's super-chunks split over this many CTAs (the
-                     last to finish adds the partials; 0 or 1 = none, at most 8) */
     int epf;      /* Planes14S: 1 = the row epilogue's scale, exception range and tail
                      loaded before the main loop, its exception lists prefetched into L2
                      (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
-    int xh;       /* Planes14S: 1 = the B fragments read from x's f16 copy in global
-                     memory (lr_p14s_xh_fill), no staging (templates/gemv_leech_p14s.cu) */
-    int trigger;  /* Planes14S under PDL: 1 = each CTA lets the next kernel launch after
-                     its main loop (the dependent's launch and prologue overlap the last
-                     row epilogues), 0 = when the grid exits (the engine's setting,
-                     lr_leech_dev_trigger, not a tuning knob: a sweep has no dependent) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -131,14 +121,12 @@ extern const lr_gemv_arm lr_arm_leech_i8;
  * (lr_p14s_kernel_block); the reference accumulates in f64, so verify
  * holds LR_GEMV_LEECH_TOL. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_desc;
-/* xh (the kernel's f16 copy of x, read with geom.xh) is not read: the
- * reference rounds x itself, so a wrong copy fails verification. */
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                             const uint16_t *xh, float *y, int32_t rows, int32_t cols);
+                             float *y, int32_t rows, int32_t cols);
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                                 const uint16_t *xh, float *y, int32_t rows, int32_t cols);
+                                 float *y, int32_t rows, int32_t cols);
 /* Tuning table "leech_p14s" (threads, rpw = row groups per CTA, tile =
  * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
  * row group, prefetch. */
@@ -148,14 +136,8 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);
 int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                             int smem_budget);
-/* x's f16 copy as the kernel reads it with geom.xh: lr_p14s_xh_count(cols)
- * halves, the first cols / 24 * 24 columns rounded to nearest, zeros after
- * (the tail columns and the super-chunk pad). */
-size_t lr_p14s_xh_count(int cols);
-void lr_p14s_xh_fill(const float *x, int cols, uint16_t *xh);
-/* Arguments for lr_call_* over a layout (exception arrays never empty); xh
- * holds lr_p14s_xh_count(cols) halves, filled here from x. */
-void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, uint16_t *xh, float *y, lr_arg a[12]);
+/* Arguments for lr_call_* over a layout (exception arrays never empty). */
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
 extern const lr_gemv_arm lr_arm_leech_p14s;
 /* Benchmark control (template knob loadonly): the same segment loads and
  * geometry, no decode; y[r] = set bits of row r's row group. */
@@ -188,11 +170,6 @@ int lr_leech_dev_default_layout(int rows, int cols);
 /* "planes14", "planes14s"; NULL for anything else. */
 const char *lr_leech_dev_layout_name(int layout);
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
-/* Planes14S matrices uploaded from now on get geom.trigger = this (default
- * 0); the GPU engine takes LEECHRT_GEMV_TRIGGER through
- * lr_leech_dev_trigger_set, which refuses anything but 0 or 1 naming `what`. */
-extern int lr_leech_dev_trigger;
-int lr_leech_dev_trigger_set(const char *what, const char *s);
 int lr_leech_dev_layout(const lr_leech_dev *m);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */

@@ -76,8 +76,6 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
            o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
     d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
-    d->geom.trigger = lr_leech_dev_trigger;
-    d->geom.xh = 0; /* the engine's ops write no f16 copy of x (yet): stage it */
     lr_jit_spec spec;
     rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
@@ -96,15 +94,6 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     }
     lr_p14s_free(&L);
     return rc;
-}
-
-int lr_leech_dev_trigger = 0;
-
-int lr_leech_dev_trigger_set(const char *what, const char *s)
-{
-    if (!s) return LR_OK;
-    if (lr_parse_int(s, 0, 1, &lr_leech_dev_trigger)) return LR_FAIL(LR_EINVAL, "%s=%s: want 0 or 1", what, s);
-    return LR_OK;
 }
 
 int lr_leech_dev_default_layout(int rows, int cols)
@@ -143,8 +132,7 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
     int rows = m->rows, cols = m->cols;
     if (m->layout == LR_LEECH_DEV_P14S) {
-        CUdeviceptr xh = 0; /* geom.xh is off here */
-        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &xh, &y, &rows, &cols };
+        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
         return lr_cu_launch_ex(m->fn, m->g.grid, m->g.block, m->g.cluster, m->g.smem, s, args);
     }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };

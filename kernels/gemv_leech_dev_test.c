@@ -168,7 +168,7 @@ static int host_fused_p14s(const lr_tensor_view *const *v, int n, const char *wh
     lr_rng g;
     lr_rng_seed(&g, 78);
     lr_fill_random(LR_E_F32, x, (size_t)L.cols, &g, 1.0);
-    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, y, L.rows,
+    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, L.rows,
                             L.cols);
     int rc = check_y(W, rows, L.cols, x, y, DENSE_TOL, what);
     T_OK(lr_p14s_unfold_views(v, n, 1, &L1));
@@ -377,25 +377,6 @@ static int test_default_layout_rule(void)
     return T_PASS;
 }
 
-/* LEECHRT_GEMV_TRIGGER as the engine parses it: garbage refused naming the
- * setting, the value kept otherwise (no GPU needed). */
-static int test_trigger_setting(void)
-{
-    const char *bad[] = { "", "-1", "2", "1x", "1e0", "99999999999999999999" };
-    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
-        int rc = lr_leech_dev_trigger_set("LEECHRT_GEMV_TRIGGER", bad[i]);
-        T_ASSERT(rc == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_TRIGGER"), "'%s' accepted (rc %d)", bad[i], rc);
-        lr_clear_error();
-    }
-    T_ASSERT(lr_leech_dev_trigger == 0, "a refused value changed the setting to %d", lr_leech_dev_trigger);
-    T_OK(lr_leech_dev_trigger_set("LEECHRT_GEMV_TRIGGER", "1"));
-    T_OK(lr_leech_dev_trigger_set("LEECHRT_GEMV_TRIGGER", NULL)); /* unset: kept */
-    int v = lr_leech_dev_trigger;
-    lr_leech_dev_trigger = 0;
-    T_ASSERT(v == 1, "trigger %d", v);
-    return T_PASS;
-}
-
 /* ---- GPU ---- */
 
 static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0, int graph, int layout)
@@ -459,11 +440,6 @@ static int test_gpu_artifact_fused(void)
     if (gpu_fused(qkv, 3, "GPU blk.0 q|k|v", 1) || gpu_fused(gu, 2, "GPU blk.1 gate|up", 0) ||
         gpu_fused(down, 1, "GPU blk.1 down", 0))
         return T_FAIL;
-    /* the engine's PDL trigger after the main loop (LEECHRT_GEMV_TRIGGER) through the same upload path */
-    T_OK(lr_leech_dev_trigger_set("test", "1"));
-    int bad = gpu_fused_on(gu, 2, "GPU blk.1 gate|up trigger 1", 1, LR_LEECH_DEV_P14S);
-    lr_leech_dev_trigger = 0;
-    if (bad) return T_FAIL;
     int kind;
     uint64_t seed;
     lr_leech_dev *d;
@@ -506,4 +482,4 @@ static int teardown(void)
 }
 
 T_MAIN(T_CASE(test_artifact_fused_host), T_CASE(test_mixed_centroids_host), T_CASE(test_mismatch_errors),
-       T_CASE(test_loader_hook), T_CASE(test_default_layout_rule), T_CASE(test_trigger_setting), T_CASE(test_gpu_artifact_fused), T_CASE(test_gpu_mixed_centroids), T_CASE(teardown))
+       T_CASE(test_loader_hook), T_CASE(test_default_layout_rule), T_CASE(test_gpu_artifact_fused), T_CASE(test_gpu_mixed_centroids), T_CASE(teardown))

@@ -17,13 +17,13 @@
 
 /* The kernel's arguments, shared by the GEMV and its loads-only control. */
 #define P14S_PARAMS                                                                                                   \
-    .nparams = 12,                                                                                                    \
+    .nparams = 11,                                                                                                    \
     .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },        { "tab", LR_T_PTR, LR_E_U8, LR_IN },                        \
                 { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },                     \
                 { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },                  \
                 { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },                        \
-                { "xh", LR_T_PTR, LR_E_F16, LR_IN },        { "y", LR_T_PTR, LR_E_F32, LR_OUT },                       \
-                { "rows", LR_T_I32, 0, 0 },                 { "cols", LR_T_I32, 0, 0 } }
+                { "y", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },                                \
+                { "cols", LR_T_I32, 0, 0 } }
 
 const lr_kernel_desc lr_gemv_leech_p14s_desc = {
     .name = "gemv_leech_p14s",
@@ -81,17 +81,15 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
 
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                             const uint16_t *xh, float *y, int32_t rows, int32_t cols)
+                             float *y, int32_t rows, int32_t cols)
 {
-    (void)xh;
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
 }
 
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                                 const uint16_t *xh, float *y, int32_t rows, int32_t cols)
+                                 float *y, int32_t rows, int32_t cols)
 {
-    (void)xh;
     gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
 }
 
@@ -100,9 +98,9 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
 
 static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                       const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                      const uint16_t *xh, float *y, int32_t rows, int32_t cols)
+                      float *y, int32_t rows, int32_t cols)
 {
-    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x, (void)xh;
+    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
     size_t per = (size_t)((cols / 24 + 7) / 8) * LR_P14S_SEG;
     for (int g = 0; g < (rows + 15) / 16; g++) {
         uint64_t bits = 0;
@@ -121,11 +119,12 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
 /* The knobs of a tuning-table row or a sweep candidate onto a geometry, in
  * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
- * minb, extra2 = L2 prefetch distance, extra3 = bit 0: x staged per warp,
- * bit 1: the row epilogue fetched ahead (1 xw, 2 epf, 3 both), bit 2: x's
- * f16 copy read from global memory (xh; staging then off), extra4 =
- * split of the super-chunks over CTAs}: 0 keeps
- * the geometry's value, a negative extra turns its feature off. */
+ * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
+ * row epilogue fetched ahead (1 xw, 2 epf, 3 both), extra4 = (unused)}: 0
+ * keeps the geometry's value, a negative extra turns its feature off.
+ * (extra2, extra3 bit 2 and extra4 were the L2 prefetch distance, x's f16
+ * copy from global memory and the split over CTAs: measured slower and
+ * removed; lr_tuning_engine_runs keeps their sweep rows out of the table.) */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
     if (k[0]) g->threads = k[0];
@@ -135,9 +134,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[4]) g->prefetch = k[4] > 0 ? k[4] : 0;
     if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
     if (k[6]) g->minb = k[6];
-    if (k[7]) g->l2pf = k[7] > 0 ? k[7] : 0;
-    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2), g->xh = k[8] > 0 && (k[8] & 4);
-    if (k[9]) g->split = k[9] > 0 ? k[9] : 0;
+    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
 }
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
@@ -160,24 +157,16 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s minb=%d for %d threads", geom.minb, geom.threads);
     int sc = (cols / 24 + 7) / 8, rgn = (rows + 15) / 16;
     if (geom.persist < 0 || geom.persist > 32) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s persist=%d", geom.persist);
-    if (geom.prefetch < 0 || geom.prefetch > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d", geom.prefetch);
-    if (geom.l2pf < 0 || geom.l2pf > 16) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s l2pf=%d", geom.l2pf);
+    if (geom.prefetch < 0 || geom.prefetch > 2)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d (0, 1 or 2 segments ahead)", geom.prefetch);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
-    if (geom.xh < 0 || geom.xh > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xh=%d", geom.xh);
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
-    if (geom.trigger < 0 || geom.trigger > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s trigger=%d", geom.trigger);
-    if (geom.split < 0 || geom.split > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s split=%d", geom.split);
-    const int split = geom.split > 1 ? geom.split : 1;
-    /* class table | x | reduction (a partial per warp, or per split rank
-     * where more) | 64 zero bytes (templates/gemv_leech_p14s.cu) */
-    const int rw = geom.threads / 32 > split ? geom.threads / 32 : split;
-    /* (no x staging with xh) */
-    size_t smem = (size_t)ntab * 16 + (geom.xh ? 0 : (size_t)sc * 384) + 2 * (size_t)rw * geom.rg * 16 * 4 + 64;
+    /* class table | x | reduction (a partial per warp) | 64 zero bytes
+     * (templates/gemv_leech_p14s.cu) */
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
-    if (geom.prefetch >= 3) /* per-warp cp.async rings: prefetch stages of rg segments */
-        smem += (size_t)geom.threads / 32 * geom.prefetch * (size_t)geom.rg * LR_P14S_SEG;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -191,33 +180,19 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
-    if (geom.l2pf) lr_jit_spec_set(s, "l2pf", geom.l2pf);
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
-    if (split > 1) lr_jit_spec_set(s, "split", split);
     if (epf) lr_jit_spec_set(s, "epf", 1);
-    if (geom.trigger) lr_jit_spec_set(s, "pdlt", 1); /* the template's PDL placement 1 */
-    if (geom.xh) lr_jit_spec_set(s, "xh", 1);
-    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist) * (unsigned)split, 1, 1 };
+    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
 }
 
-size_t lr_p14s_xh_count(int cols) { return (size_t)((cols / 24 + 7) / 8) * 192; }
-
-void lr_p14s_xh_fill(const float *x, int cols, uint16_t *xh)
-{
-    const int nb = cols / 24 * 24;
-    const size_t n = lr_p14s_xh_count(cols);
-    for (size_t c = 0; c < n; c++) xh[c] = (int)c < nb ? lr_float_to_half(x[c]) : 0;
-}
-
-void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, uint16_t *xh, float *y, lr_arg a[12])
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
 {
     static uint16_t one_h;
-    memset(a, 0, 12 * sizeof *a);
-    lr_p14s_xh_fill(x, L->cols, xh);
+    memset(a, 0, 11 * sizeof *a);
     a[0].host = L->data, a[0].count = L->bytes;
     a[1].host = L->tab, a[1].count = (size_t)L->nentries * 16;
     a[2].host = L->row_scale, a[2].count = (size_t)L->rows;
@@ -226,10 +201,9 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, uint16_t *xh, float *y, lr_ar
     a[5].host = L->exc_col, a[5].count = L->nexc ? L->nexc : 1;
     a[6].host = L->exc_dw, a[6].count = L->nexc ? L->nexc : 1;
     a[7].host = x, a[7].count = (size_t)L->cols;
-    a[8].host = xh, a[8].count = lr_p14s_xh_count(L->cols);
-    a[9].host = y, a[9].count = (size_t)L->rows;
-    a[10].v.i32 = L->rows;
-    a[11].v.i32 = L->cols;
+    a[8].host = y, a[8].count = (size_t)L->rows;
+    a[9].v.i32 = L->rows;
+    a[10].v.i32 = L->cols;
 }
 
 /* ---- benchmark arm ---- */
@@ -240,7 +214,6 @@ typedef struct {
     size_t wbytes; /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
     size_t off_ptr, off_col, off_dw;
     CUdeviceptr w, tab, scale, tail;
-    CUdeviceptr xh; /* x's f16 copy for geom.xh: from random x (timing does not depend on x) */
     CUfunction fn;
     lr_launch_geom g;
     int loadonly; /* the control arm leech_p14s_loads */
@@ -252,7 +225,7 @@ static void p14s_destroy(void *p)
 {
     p14s_state *s = p;
     if (!s) return;
-    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail), lr_cu_free(s->xh);
+    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
     lr_p14s_free(&s->L);
     free(s);
 }
@@ -297,18 +270,6 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
     if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
     if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
-    if (!rc && geom.xh) {
-        size_t n = lr_p14s_xh_count(cols);
-        float *x = malloc(sizeof(float) * (size_t)cols);
-        uint16_t *xh = malloc(2 * n);
-        lr_rng r;
-        lr_rng_seed(&r, seed ^ 0x7868);
-        if (!x || !xh) rc = LR_FAIL(LR_ENOMEM, "out of memory");
-        if (!rc) lr_fill_random(LR_E_F32, x, (size_t)cols, &r, 1.0), lr_p14s_xh_fill(x, cols, xh);
-        if (!rc) rc = lr_cu_alloc(&s->xh, 2 * n);
-        if (!rc) rc = lr_cu_h2d(s->xh, xh, 2 * n);
-        free(x), free(xh);
-    }
     if (rc) { p14s_destroy(s); return rc; }
     *out = s;
     return LR_OK;
@@ -318,18 +279,17 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
 {
     p14s_state *s = p;
     float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
-    uint16_t *xh = malloc(2 * lr_p14s_xh_count(s->cols));
-    if (!x || !y || !xh) { free(x), free(y), free(xh); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+    if (!x || !y) { free(x), free(y); return LR_FAIL(LR_ENOMEM, "out of memory"); }
     lr_rng r;
     lr_rng_seed(&r, seed ^ 0x5eed);
     lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
-    lr_arg a[12];
-    lr_gemv_leech_p14s_args(&s->L, x, xh, y, a);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&s->L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(s->loadonly ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
                             LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
-    free(x), free(y), free(xh);
+    free(x), free(y);
     return rc;
 }
 
@@ -339,7 +299,7 @@ static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream
     CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
     CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &s->xh, &y, &rows, &cols };
+    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
     return lr_cu_launch_ex(s->fn, s->g.grid, s->g.block, s->g.cluster, s->g.smem, st, args);
 }
 

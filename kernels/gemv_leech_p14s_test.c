@@ -44,10 +44,9 @@ static int test_reference_vs_dense(void)
         if (make(rows, cols, 100 + s, &L, &m)) return T_FAIL;
         float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *mag = malloc(sizeof(float) * rows);
         fill_x(x, cols, 7 + s);
-        lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, y, rows,
-                                cols);
-        lr_gemv_leech_p14s_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, mag,
-                                    rows, cols);
+        lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols);
+        lr_gemv_leech_p14s_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag, rows,
+                                    cols);
         double worst = 0;
         for (int i = 0; i < rows; i++) {
             double d = 0, dm = 0;
@@ -79,50 +78,31 @@ static int test_ffi_matches_direct(void)
     lr_leech_matrix m;
     if (make(21, 24 * 11 + 3, 5, &L, &m)) return T_FAIL;
     float x[267], y1[21], y2[21];
-    uint16_t xh[2 * 192];
-    T_ASSERT(lr_p14s_xh_count(267) == 2 * 192, "xh count %zu", lr_p14s_xh_count(267));
     fill_x(x, 267, 11);
-    lr_arg a[12];
-    lr_gemv_leech_p14s_args(&L, x, xh, y1, a);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y1, a);
     T_OK(lr_call_host(&lr_gemv_leech_p14s_desc, a));
-    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, NULL, y2, 21, 267);
+    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y2, 21, 267);
     T_ASSERT(!memcmp(y1, y2, sizeof y1), "ffi and direct calls differ");
     lr_p14s_free(&L);
     lr_leech_random_free(&m);
     return T_PASS;
 }
 
-/* x's f16 copy: rounded to nearest over the whole blocks, zeros over the
- * tail columns and the super-chunk pad (a pad block's codes are zero, and 0
- * times a NaN would not be); a spec with xh stages no x (smaller shared
- * memory) and the tuning knob extra3 bit 2 selects it. */
-static int test_xh_copy_and_spec(void)
+/* The tuning knobs: extra3 bits 0 and 1 are xw and epf; the knobs of the
+ * removed features (extra2, extra3 bit 2, extra4) change nothing. */
+static int test_knobs(void)
 {
-    const int cols = 24 * 9 + 5; /* 9 blocks: 2 super-chunks (384 halves), 5 tail columns */
-    float x[24 * 9 + 5];
-    uint16_t xh[384];
-    T_ASSERT(lr_p14s_xh_count(cols) == 384, "count %zu", lr_p14s_xh_count(cols));
-    for (int c = 0; c < cols; c++) x[c] = 1.0f + (float)c / 3.0f; /* most not exact in f16 */
-    memset(xh, 0xff, sizeof xh);
-    lr_p14s_xh_fill(x, cols, xh);
-    for (int c = 0; c < 384; c++) {
-        uint16_t want = c < 24 * 9 ? lr_float_to_half(x[c]) : 0;
-        T_ASSERT(xh[c] == want, "column %d: %04x, want %04x", c, xh[c], want);
-    }
-    lr_jit_spec a, b;
-    lr_launch_geom ga, gb;
-    lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1 };
-    T_OK(lr_gemv_leech_p14s_spec(&a, &ga, 5120, 17408, 603, g, 232448));
-    g.xh = 1;
-    T_OK(lr_gemv_leech_p14s_spec(&b, &gb, 5120, 17408, 603, g, 232448));
-    T_ASSERT(ga.smem - gb.smem == (17408 / 24 + 7) / 8 * 384, "smem %u with staging, %u with xh", ga.smem, gb.smem);
-    g.xh = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&b, &gb, 5120, 17408, 603, g, 232448) == LR_EINVAL, "xh=2 accepted");
-    lr_clear_error();
     lr_leech_geom k = { .threads = 128, .rg = 1, .prefetch = 1 };
-    const int knobs[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 5, 0 }; /* extra3 = 5: xw + xh */
+    const int knobs[LR_TUNE_KNOBS] = { 256, 2, 2, 3, 2, 4, 3, 7, 7, 4 };
     lr_gemv_leech_p14s_apply_knobs(&k, knobs);
-    T_ASSERT(k.xw == 1 && k.xh == 1 && k.epf == 0, "extra3 5: xw %d xh %d epf %d", k.xw, k.xh, k.epf);
+    T_ASSERT(k.threads == 256 && k.rg == 2 && k.tabg == 1 && k.nacc == 3 && k.prefetch == 2 && k.persist == 4 &&
+                 k.minb == 3 && k.xw == 1 && k.epf == 1,
+             "threads %d rg %d shr %d nacc %d prefetch %d persist %d minb %d xw %d epf %d", k.threads, k.rg, k.tabg,
+             k.nacc, k.prefetch, k.persist, k.minb, k.xw, k.epf);
+    const int off[LR_TUNE_KNOBS] = { 0, 0, 0, 0, -1, -1, 0, -1, -1, -1 };
+    lr_gemv_leech_p14s_apply_knobs(&k, off);
+    T_ASSERT(k.prefetch == 0 && k.persist == 0 && k.xw == 0 && k.epf == 0 && k.threads == 256, "negative knobs");
     return T_PASS;
 }
 
@@ -134,9 +114,11 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.block.x == 128, "grid %u block %u", g.grid.x, g.block.x);
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64, "smem %u", g.smem);
-    geom.prefetch = 6; /* plus six 1,792-byte ring stages per warp */
+    geom.prefetch = 3; /* the rings are gone: two segments ahead at most */
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "prefetch 3 accepted");
+    geom.prefetch = 2;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
-    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64 + 4 * 6 * 1792, "ring smem %u", g.smem);
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64, "prefetch 2 smem %u", g.smem);
     geom.prefetch = 1;
     geom.epf = 1; /* four words per thread for the epilogue fetched ahead */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
@@ -155,22 +137,13 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 5000, geom, 232448) == LR_EINVAL, "table over 16-bit headers");
     geom.minb = 17;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "minb past 2048 threads");
-    geom.minb = 0, geom.l2pf = 17;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "l2pf 17 accepted");
-    geom.l2pf = 0, geom.xw = 2;
+    geom.minb = 0, geom.xw = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "xw 2 accepted");
-    geom.xw = 0, geom.split = 9;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "split 9 accepted");
-    geom.split = 4; /* four CTAs per batch, no cluster */
+    geom.xw = 0;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
-    T_ASSERT(g.grid.x == 320 * 4 && g.cluster.x == 0, "split grid %u cluster %u", g.grid.x, g.cluster.x);
-    geom.threads = 64, geom.split = 5; /* more ranks than warps: the reduction holds 5 partials per row */
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
-    T_ASSERT(g.smem == 603 * 16 + 91 * 384 + 2 * 5 * 16 * 4 + 64, "split 5 smem %u", g.smem);
-    geom.threads = 128, geom.split = 1;
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
-    T_ASSERT(g.grid.x == 320 && g.cluster.x == 0, "split 1: grid %u cluster %u", g.grid.x, g.cluster.x);
-    geom.split = 0, geom.threads = 48;
+    T_ASSERT(g.grid.x == 320 && g.cluster.x == 0, "down: grid %u cluster %u", g.grid.x, g.cluster.x);
+    T_ASSERT(g.smem == 603 * 16 + 91 * 384 + 2 * 4 * 16 * 4 + 64, "down smem %u", g.smem);
+    geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     lr_clear_error();
     return T_PASS;
@@ -186,12 +159,12 @@ static int test_default_geom_from_table(void)
     lr_leech_geom u = lr_gemv_leech_p14s_default_geom(77, 1001), d = lr_gemv_leech_p14s_default_geom(5120, 17408);
     lr_tuning_set_target(NULL, 0);
     T_ASSERT(a.threads == 128 && a.rg == 1 && a.prefetch == 1 && a.tabg == 1 && a.nacc == 1 && a.persist == 0 &&
-                 a.minb == 0 && a.l2pf == 0 && a.xw == 1 && a.split == 0,
-             "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d minb %d l2pf %d xw %d", a.threads, a.rg,
-             a.prefetch, a.tabg, a.nacc, a.persist, a.minb, a.l2pf, a.xw);
+                 a.minb == 0 && a.xw == 1 && a.epf == 0,
+             "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d minb %d xw %d epf %d", a.threads, a.rg,
+             a.prefetch, a.tabg, a.nacc, a.persist, a.minb, a.xw, a.epf);
     T_ASSERT(k.threads == 512 && k.xw == 1, "k: threads %d xw %d", k.threads, k.xw);
-    T_ASSERT(d.threads == 256 && d.nacc == 1 && d.xw == 1 && d.epf == 0 && d.split == 0 && d.minb == 3,
-             "down: threads %d nacc %d xw %d epf %d split %d minb %d", d.threads, d.nacc, d.xw, d.epf, d.split, d.minb);
+    T_ASSERT(d.threads == 256 && d.nacc == 1 && d.xw == 1 && d.epf == 0 && d.minb == 3,
+             "down: threads %d nacc %d xw %d epf %d minb %d", d.threads, d.nacc, d.xw, d.epf, d.minb);
     T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.tabg && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
 }
@@ -210,20 +183,19 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_launch_geom g;
     CUfunction fn;
     T_OK(lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
-    if (grid) g.grid.x = grid * (geom.split > 1 ? (unsigned)geom.split : 1u);
+    if (grid) g.grid.x = grid;
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
-    uint16_t *xh = malloc(2 * lr_p14s_xh_count(cols));
     fill_x(x, cols, seed * 3 + 1);
-    lr_arg a[12];
-    lr_gemv_leech_p14s_args(&L, x, xh, y, a);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d l2pf=%d xw=%d split=%d grid %u: max rel err "
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d grid %u: max rel err "
            "%.2e, %u exceptions\n",
-           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.l2pf, geom.xw, geom.split,
-           g.grid.x, rep.max_rel_err, L.nexc);
-    free(x), free(y), free(xh);
+           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.xw, geom.epf, g.grid.x,
+           rep.max_rel_err, L.nexc);
+    free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
     return T_PASS;
@@ -261,31 +233,20 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, l2pf, xw, split} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0 },
-                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0 },
-                       /* cp.async rings of 3-6 stages */
-                       { 128, 1, 4, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 1, 6, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       /* L2 prefetch distances, x staged per warp, both, with rings */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 3, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0, 0, 0 },
-                       { 64, 3, 2, 0, 0, 2, 0, 0, 8, 1, 0, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0 }, { 128, 1, 4, 0, 0, 1, 0, 0, 2, 1, 0, 0, 0, 0 },
-                       /* super-chunks split over 2-8 CTAs: staged x, prologue x, no prefetch,
-                          rings, more warps than a rank's super-chunks (1024 threads x 2 > 28) */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0 }, { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0 },
-                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 1, 8, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, { 256, 3, 1, 0, 0, 1, 0, 0, 2, 1, 5, 0, 0, 0 },
+/* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, xw, epf} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0 },
+                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0 },
+                       /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
-                          off), with a ring, split */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 1, 0, 0 }, { 256, 1, 1, 0, 1, 2, 0, 3, 0, 1, 0, 1, 0, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0 },
-                       { 256, 2, 4, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0 },
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 2, 1, 0, 0 },
-                           /* x's f16 copy from global memory (xh): with xw set (xh wins), no
-                              prefetch and 2 row groups, a ring, split + epf, 3 chains */
-                           { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0 },
-                           { 64, 1, 4, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0 }, { 128, 1, 1, 0, 1, 1, 0, 0, 0, 0, 2, 1, 1, 0 } };
+                          off), two segments ahead */
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 1 }, { 256, 1, 1, 0, 1, 2, 0, 3, 1, 1 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1 } };
 
 static int test_gpu_geometries(void)
 {
@@ -317,36 +278,23 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0 }, 0 },
-        /* rings refilled across batch boundaries, warps without work */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 4, 0, 1, 3, 1, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 34816, 5120, { 128, 1, 4, 0, 1, 3, 4, 0, 0, 0, 0, 0, 0, 0 }, 0 },
-        /* x staged by the first batch only, reused by the later ones; L2
-           prefetches running past the last batch */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 4, 1, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 2, 1, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 3, 1, 0, 0, 0, 0 }, 0 },
-        /* split ranks looping over batches (each batch's counter reset by
-           its last rank, double-buffered partials), the down shape split 4
-           ways, one super-chunk in all */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 2, 0, 0, 0 }, 7 },
-        { 333, 1001, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 1, 4, 0, 0, 0 }, 0 },
-        { 77, 48, { 128, 1, 1, 0, 0, 0, 1, 0, 0, 1, 4, 0, 0, 0 }, 2 },
-        { 1000, 5120 + 24 * 3 + 1, { 64, 1, 4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 }, 3 },
-        /* epilogue fetched ahead: later batches start() at their top; rows < 16;
-           with a split (every rank fetches, the last finishes) */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 0, 1, 0, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0 }, 2 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 0, 1, 3, 1, 0, 0 }, 5 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0 }, 0 },
+        /* two segments ahead across batch boundaries */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 1, 3, 1, 0, 0, 0 }, 7 },
+        /* x staged by the first batch only, reused by the later ones */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 1, 0 }, 0 },
+        /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 1 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1 }, 2 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -362,28 +310,24 @@ static int run_y(lr_p14s *L, const float *x, float *y, lr_leech_geom geom)
     CUfunction fn;
     T_OK(lr_gemv_leech_p14s_spec(&spec, &g, L->rows, L->cols, L->nentries, geom, lr_cu_smem_budget()));
     T_OK(lr_jit_get(&spec, &fn));
-    lr_arg a[12];
-    uint16_t *xh = malloc(2 * lr_p14s_xh_count(L->cols));
-    lr_gemv_leech_p14s_args(L, (float *)x, xh, y, a);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(L, (float *)x, y, a);
     int rc = lr_call_upload(&lr_gemv_leech_p14s_desc, a);
     if (!rc) rc = lr_call_launch(&lr_gemv_leech_p14s_desc, fn, a, g, NULL);
     if (!rc) rc = lr_call_download(&lr_gemv_leech_p14s_desc, a);
     lr_call_free_dev(&lr_gemv_leech_p14s_desc, a);
-    free(xh);
     T_OK(rc);
     return T_PASS;
 }
 
 /* Features that move loads but not arithmetic must leave y bit-identical:
- * the epilogue fetched ahead (epf), the PDL trigger after the main loop
- * (trigger, alone and with epf) and x's f16 copy read from global memory (xh: the same halves, rounded on
- * the host instead of by the staging). */
+ * the epilogue fetched ahead (epf) and x staged per warp (xw), alone and
+ * together. */
 static int test_gpu_epf_identical(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
-    const struct { int epf, trigger, xh; const char *what; } var[] = {
-        { 1, 0, 0, "epf" }, { 0, 1, 0, "trigger" }, { 1, 1, 0, "epf + trigger" }, { 0, 0, 1, "xh" } };
+    const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
     for (int i = 0; i < 3; i++) {
         lr_p14s L;
         lr_leech_matrix m;
@@ -393,11 +337,11 @@ static int test_gpu_epf_identical(void)
               *y1 = malloc(sizeof(float) * L.rows);
         fill_x(x, L.cols, 4100 + i);
         lr_leech_geom g = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
-        g.epf = 0, g.trigger = 0, g.xh = 0;
+        g.epf = 0, g.xw = 0;
         int bad = run_y(&L, x, y0, g), diff = -1, v = 0;
         float d0 = 0.f, d1 = 0.f;
-        for (; v < 4 && !bad && diff < 0; v++) {
-            g.epf = var[v].epf, g.trigger = var[v].trigger, g.xh = var[v].xh;
+        for (; v < 3 && !bad && diff < 0; v++) {
+            g.epf = var[v].epf, g.xw = var[v].xw;
             memset(y1, 0xff, sizeof(float) * L.rows); /* NaN: a row left unwritten differs */
             bad = run_y(&L, x, y1, g);
             for (int r = 0; !bad && r < L.rows && diff < 0; r++)
@@ -453,8 +397,8 @@ static int test_gpu_loads_control(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     lr_gemv_arm_opts os[] = { { 0 }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1 } },
-                              { .threads = 256, .extra = { 2, -1, 2, -1 } },
-                              { .threads = 128, .extra = { 1, -1, -1, 1, 4 } }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1, 2 } } };
+                              { .threads = 256, .extra = { 2, -1, 0, -1 } }, { .threads = 128, .extra = { 0, -1, -1, 3 } },
+                              { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 3 } } };
     for (int i = 0; i < 5; i++) {
         void *st;
         double err;
@@ -467,5 +411,5 @@ static int test_gpu_loads_control(void)
 }
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
-       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_xh_copy_and_spec), T_CASE(test_gpu_persistent),
+       T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))

@@ -14,13 +14,16 @@
 
 #define MAXF 32
 
-/* Planes14S with x's f16 copy read from global memory (extra3 bit 2, xh):
- * the engine's rotations write x in f32 only, so lr_leech_dev runs such a
- * row without xh, a geometry that was not the one measured. The table holds
- * what the engine runs; the sweep's xh rows stay in the CSV. */
+/* Planes14S candidates that used a removed feature (measured slower,
+ * docs/layouts.md): x's f16 copy read from global memory (extra3 bit 2),
+ * a cp.async ring (extra0 >= 3), an L2 prefetch distance (extra2 > 0), a
+ * split over CTAs (extra4 > 1). The kernel would ignore the knob and run
+ * another geometry than the one measured; the table holds what runs. The
+ * rows stay in the CSV. */
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
-    return !(!strcmp(arm, "leech_p14s") && knobs[8] > 0 && (knobs[8] & 4));
+    if (strcmp(arm, "leech_p14s")) return 1;
+    return !((knobs[8] > 0 && (knobs[8] & 4)) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
 }
 
 static int col(char **hdr, int nh, const char *name)

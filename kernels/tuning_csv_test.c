@@ -67,8 +67,9 @@ static int test_fastest_per_shape(void)
     return T_PASS;
 }
 
-/* A faster candidate that reads x's f16 copy (extra3 + 4) is measured but
- * not the table's row: the engine cannot feed it. Other arms keep extra3. */
+/* A faster candidate of a removed feature (here x's f16 copy, extra3 + 4)
+ * is measured but not the table's row: the kernel would run another
+ * geometry. Other arms keep extra3. */
 static int test_xh_rows_left_out(void)
 {
     write_csv(HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 22.2, 256, 1, 3, 1)
@@ -87,6 +88,18 @@ static int test_xh_rows_left_out(void)
     T_OK(lr_tuning_csv_best(g_path, "leech_i8", NULL, p, 8, &n));
     T_ASSERT(n == 1 && p[0].row.knobs[8] == 7, "another arm's extra3 7 left out");
     unlink(g_path);
+    /* the other removed features: a ring (extra0 >= 3), an L2 prefetch
+       distance (extra2 > 0), a split (extra4 > 1); split 1 is no split */
+    int k[LR_TUNE_KNOBS] = { 128, 1, 2, 1, 1, -1, 0, -1, 3, 0 };
+    T_ASSERT(lr_tuning_engine_runs("leech_p14s", k), "a plain row left out");
+    k[4] = 3;
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k) && lr_tuning_engine_runs("leech_p14", k), "ring");
+    k[4] = 1, k[7] = 2;
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "l2pf");
+    k[7] = 0, k[9] = 2;
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "split 2");
+    k[9] = 1;
+    T_ASSERT(lr_tuning_engine_runs("leech_p14s", k), "split 1 left out");
     return T_PASS;
 }
 

@@ -29,7 +29,7 @@ static void usage(FILE *f)
                "               default (the engine's per-matrix choice; arm engine_leech) (default planes14s)\n"
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
                "  --env NAME=V1,V2,...  run each once per value with the environment variable NAME set\n"
-               "               (e.g. LEECHRT_GEMV_TRIGGER=0,1), same artifact and process; adds a variant column\n"
+               "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; adds a variant column\n"
                "  -h, --help\n");
 }
 

@@ -81,9 +81,9 @@ static int test_bad_numbers_refused(void)
         { "import", "--gguf m.gguf -o o.lrt --gptq-damp 0.1", "--gptq-damp" }, /* without --gptq */
         { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-damp x", "--gptq-damp" },
         { "bench_engine", "--layout p14", "--layout" },
-        { "bench_engine", "--env LEECHRT_GEMV_TRIGGER", "--env" },
+        { "bench_engine", "--env LEECHRT_FUSE", "--env" },
         { "bench_engine", "--env =4", "--env" },
-        { "bench_engine", "--env LEECHRT_GEMV_TRIGGER=", "--env" },
+        { "bench_engine", "--env LEECHRT_FUSE=", "--env" },
     };
     int tested = 0;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

@@ -70,7 +70,6 @@ case $cmd in
       # spills (sm_90 ptxas): 7 CTAs of 128 threads per SM instead of 5 on the many-CTA shapes;
       # 24 candidates per shape, ~6 min for all four models. Down at 256 threads, 2 chains,
       # minb 3 won this round: a second sweep in the same run combines (see the header).
-      # x's f16 copy from global memory (xh) is extra3 + 4: sweep --extra3 1,3,5,7 --minb 0,3
       leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra2 -1 --extra3 1,3 --minb 0,7" ;;
       leech_p14)  k="--threads 128,256 --rpw 1 --unroll 1 --tile 0,3 --extra0 1 --extra1 -1" ;;
       leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
