@@ -143,6 +143,10 @@ extern const lr_gemv_arm lr_arm_leech_p14s;
  * geometry, no decode; y[r] = set bits of row r's row group. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_loads_desc;
 extern const lr_gemv_arm lr_arm_leech_p14s_loads;
+/* The other control (template knob decodeonly): the whole GEMV, every row
+ * group reading row group 0's segments (L2-resident), verified as the GEMV
+ * of a layout whose row groups all hold those codes. */
+extern const lr_gemv_arm lr_arm_leech_p14s_decode;
 
 /* ---- Engine API: Leech tensors of the artifact as one device matrix ----
  * lr_leech_dev_upload unfolds one or more Leech tensor views with the same

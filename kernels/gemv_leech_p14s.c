@@ -216,7 +216,7 @@ typedef struct {
     CUdeviceptr w, tab, scale, tail;
     CUfunction fn;
     lr_launch_geom g;
-    int loadonly; /* the control arm leech_p14s_loads */
+    int mode; /* CTL_GEMV, or the control arms leech_p14s_loads / leech_p14s_decode */
 } p14s_state;
 
 static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
@@ -230,12 +230,14 @@ static void p14s_destroy(void *p)
     free(s);
 }
 
-static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int loadonly, void **out)
+enum { CTL_GEMV, CTL_LOADS, CTL_DECODE };
+
+static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int mode, void **out)
 {
     *out = NULL;
     p14s_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
-    s->loadonly = loadonly;
+    s->mode = mode;
     s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
     lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
     if (o) {
@@ -247,9 +249,15 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
     if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);
     lr_leech_random_free(&m);
+    /* decode-only: every row group holds row group 0's codes (the kernel
+     * reads only those), so the GEMV reference checks it as it is */
+    const size_t per = (size_t)s->L.sc * LR_P14S_SEG;
+    if (!rc && mode == CTL_DECODE)
+        for (int g = 1; g < s->L.rg; g++) memcpy(s->L.data + (size_t)g * per, s->L.data, per);
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
-    if (!rc && loadonly) lr_jit_spec_set(&spec, "loadonly", 1);
+    if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
+    if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
     /* Copies (distinct addresses, same bytes) hold everything a launch streams. */
     s->off_ptr = al256(s->L.bytes);
@@ -286,7 +294,7 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&s->L, x, y, a);
     lr_verify_report rep;
-    int rc = lr_call_verify(s->loadonly ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
+    int rc = lr_call_verify(s->mode == CTL_LOADS ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
                             LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
     free(x), free(y);
@@ -313,17 +321,28 @@ static size_t p14s_bytes(void *p)
 
 static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, 0, out);
+    return prepare(rows, cols, copies, seed, o, CTL_GEMV, out);
 }
 
 /* The control: Planes14S's segment stream at the same geometry (the
  * tuning table's "leech_p14s" entry), without the decode. */
 static int loads_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, 1, out);
+    return prepare(rows, cols, copies, seed, o, CTL_LOADS, out);
+}
+
+/* The other control: the whole GEMV at the same geometry, its weight stream
+ * served from L2 (every row group reads row group 0's segments; bytes()
+ * still counts the GEMV's, so GB/s reads as the rate the decode alone
+ * would allow). */
+static int decode_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_DECODE, out);
 }
 
 const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
                                         p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s_loads = { "leech_p14s_loads", 4.8, loads_prepare, p14s_verify, p14s_launch,
                                               p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s_decode = { "leech_p14s_decode", 4.8, decode_prepare, p14s_verify, p14s_launch,
+                                               p14s_bytes, p14s_destroy };

@@ -392,7 +392,7 @@ static int test_gpu_arm(void)
 
 /* The loads-only control: every row's bit count equals the host's, at the
  * table geometry, with x staged per warp, and persistent with two row
- * groups per CTA. */
+ * groups per CTA; the decode-only control verified at the same geometries. */
 static int test_gpu_loads_control(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
@@ -405,6 +405,13 @@ static int test_gpu_loads_control(void)
         T_OK(lr_arm_leech_p14s_loads.prepare(1000, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
         int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err);
         lr_arm_leech_p14s_loads.destroy(st);
+        T_OK(rc);
+        /* the decode-only control at the same geometries: the GEMV of the
+           layout whose row groups all hold row group 0's codes, verified row
+           by row (the last, partial row group included) */
+        T_OK(lr_arm_leech_p14s_decode.prepare(1000, 5120 + 24 * 3 + 1, 2, 80 + i, &os[i], &st));
+        rc = lr_arm_leech_p14s_decode.verify(st, 90 + i, &err);
+        lr_arm_leech_p14s_decode.destroy(st);
         T_OK(rc);
     }
     return T_PASS;

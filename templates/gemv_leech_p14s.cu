@@ -40,6 +40,14 @@
 // epilogue; y[row] = the number of set bits in its row group's segments
 // (exact in f32). Its time is what this access pattern costs without the
 // decode (kernels/gemv_leech_p14s.c, arm leech_p14s_loads).
+// LR_DECODEONLY = 1 is the other control: the whole GEMV, but every row
+// group reads row group 0's segments (SC * 1792 bytes, L2-resident after the
+// first CTAs), so the weight stream costs no DRAM time; with a layout whose
+// row groups all hold row group 0's codes it computes that layout's GEMV
+// exactly (arm leech_p14s_decode). Its time is the decode's without the
+// stream; beside leech_p14s_loads it tells how far the two overlap (its
+// main loop: 202 instructions per segment and lane against the GEMV's 210,
+// the row group's address gone; 80 registers against 79, gate|up spec).
 // Under programmatic dependent launch the kernel waits for its predecessor
 // before anything and lets its dependents launch when it exits.
 // Measured on the H200, verified, slower or no faster, and removed at
@@ -64,6 +72,7 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=603 prefetch=1 shr=1 xw=1 minb=3
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 loadonly=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 decodeonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -87,6 +96,9 @@
 #endif
 #ifndef LR_EPF
 #define LR_EPF 0
+#endif
+#ifndef LR_DECODEONLY
+#define LR_DECODEONLY 0
 #endif
 #if LR_PREFETCH < 0 || LR_PREFETCH > 2
 #error "LR_PREFETCH: 0, 1 or 2 segments in flight ahead"
@@ -198,7 +210,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         b = min(b, NRGB - 1);
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)
-            load_seg(dst[r], W + ((size_t)min(b * LR_RG + r, RGN - 1) * SC + k) * SEG, lane);
+            load_seg(dst[r], W + ((size_t)(LR_DECODEONLY ? 0 : min(b * LR_RG + r, RGN - 1)) * SC + k) * SEG, lane);
     };
     // this warp's segments in order: super-chunks warp, warp + WARPS, ... of
     // batch b, then of batch b + ncl

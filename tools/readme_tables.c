@@ -266,10 +266,10 @@ static void generate(void)
                "f16,cublas,noweights,stream_p14s,leech_p14,leech_p14s,leech_p14s_loads,leech_i8,leech_p14rec,leech_p12x,leech_slot32");
     /* the newest Planes14S kernel against its controls, when only those were re-run */
     gemv_table("h200_gemv_14b_p14s.csv", "GEMV, Qwen3-14B layer: the newest Planes14S and its controls (one process)", "14B",
-               "f16,stream_p14s,leech_p14s,leech_p14s_loads");
+               "f16,stream_p14s,leech_p14s,leech_p14s_loads,leech_p14s_decode");
     /* the same kernels on ball-uniform blocks (exceptions as rare as in imported models) */
     gemv_table("h200_gemv_14b_ball.csv", "GEMV, Qwen3-14B layer, blocks drawn over the ball like real weights (one process)",
-               "14B", "f16,stream_p14s,leech_p14s@ball,leech_p14s_loads@ball");
+               "14B", "f16,stream_p14s,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball");
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
     codec_table();
     rotation_table();
