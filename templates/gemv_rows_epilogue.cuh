@@ -15,6 +15,34 @@ struct lr_rows_geom {
     static constexpr int TPR = q >= 32 ? 32 : q >= 16 ? 16 : q >= 8 ? 8 : q >= 4 ? 4 : q >= 2 ? 2 : 1;
 };
 
+// Row i of the batch (row `row`, `ok` when it exists) from its TPR threads:
+// each adds its share of the exceptions e0..e1, then takes its share of the
+// tail term (tail_t(), after the exceptions' loads are out: the longest
+// chain first), then its share of the WARPS partial sums red[w * NR + i];
+// the group reduces both and its first thread writes y[row] = s rs + t.
+// Shared by both ends below, so they stay bit-identical.
+template <int TPR, int NR, int WARPS, class TailT>
+LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, TailT tail_t, const float *red,
+                          const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
+                          const float *__restrict__ x, float *__restrict__ y)
+{
+    const int sub = threadIdx.x % TPR, lane = threadIdx.x & 31;
+    // the lanes of this thread's row group (TPR consecutive lanes of one warp)
+    const u32 gmask = TPR == 32 ? 0xffffffffu : ((1u << TPR) - 1) << (lane & ~(TPR - 1));
+    float s = 0.f, t = 0.f;
+    if (ok) {
+        for (u32 e = e0 + sub; e < e1; e += TPR) s = fmaf(exc_dw[e], x[exc_col[e]], s);
+        t = tail_t();
+        for (int w = sub; w < WARPS; w += TPR) s += red[w * NR + i];
+    }
+#pragma unroll
+    for (int o = TPR / 2; o > 0; o >>= 1) {
+        s += __shfl_xor_sync(gmask, s, o);
+        t += __shfl_xor_sync(gmask, t, o);
+    }
+    if (ok && sub == 0) y[row] = fmaf(s, rs, t);
+}
+
 // red[w * NR + i]: warp w's partial sum of row row0 + i (WARPS warps);
 // rows at or past `rows` are skipped; tail [rows][TAIL] f16 multiplies
 // x[tail_col0 ..]. All threads of the CTA call it (no early exit).
@@ -25,26 +53,19 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
                              const float *__restrict__ row_scale, float *__restrict__ y)
 {
     constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR, GROUPS = THREADS / TPR;
-    const int sub = threadIdx.x % TPR, lane = threadIdx.x & 31;
-    // the lanes of this thread's row group (TPR consecutive lanes of one warp)
-    const u32 gmask = TPR == 32 ? 0xffffffffu : ((1u << TPR) - 1) << (lane & ~(TPR - 1));
+    const int sub = threadIdx.x % TPR;
     for (int i = threadIdx.x / TPR; i < NR; i += GROUPS) {
         const int row = row0 + i;
         const bool ok = row < rows;
-        float s = 0.f, t = 0.f, rs = 0.f;
-        if (ok) {
-            rs = row_scale[row];
-            const u32 e0 = exc_ptr[row], e1 = exc_ptr[row + 1];
-            for (u32 e = e0 + sub; e < e1; e += TPR) s = fmaf(exc_dw[e], x[exc_col[e]], s);
+        float rs = 0.f;
+        u32 e0 = 0, e1 = 0;
+        if (ok) rs = row_scale[row], e0 = exc_ptr[row], e1 = exc_ptr[row + 1];
+        auto tail_t = [&]() {
+            float t = 0.f;
             for (int j = sub; j < TAIL; j += TPR) t = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[tail_col0 + j], t);
-            for (int w = sub; w < WARPS; w += TPR) s += red[w * NR + i];
-        }
-#pragma unroll
-        for (int o = TPR / 2; o > 0; o >>= 1) {
-            s += __shfl_xor_sync(gmask, s, o);
-            t += __shfl_xor_sync(gmask, t, o);
-        }
-        if (ok && sub == 0) y[row] = fmaf(s, rs, t);
+            return t;
+        };
+        lr_row_finish<TPR, NR, WARPS>(ok, i, row, e0, e1, rs, tail_t, red, exc_col, exc_dw, x, y);
     }
 }
 
@@ -96,22 +117,10 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
                                            const float *__restrict__ exc_dw, const float *__restrict__ x,
                                            float *__restrict__ y) const
     {
-        const int i = threadIdx.x / TPR, s0 = sub(), lane = threadIdx.x & 31;
-        const u32 gmask = TPR == 32 ? 0xffffffffu : ((1u << TPR) - 1) << (lane & ~(TPR - 1));
+        const int i = threadIdx.x / TPR;
         const bool ok = i < NR && row0 + i < rows;
-        float s = 0.f, t = 0.f, rs = 0.f;
-        if (ok) {
-            rs = __uint_as_float(ah[threadIdx.x]);
-            t = __uint_as_float(ah[THREADS + threadIdx.x]);
-            const u32 e0 = ah[2 * THREADS + threadIdx.x], e1 = ah[3 * THREADS + threadIdx.x];
-            for (u32 e = e0 + s0; e < e1; e += TPR) s = fmaf(exc_dw[e], x[exc_col[e]], s);
-            for (int w = s0; w < WARPS; w += TPR) s += red[w * NR + i];
-        }
-#pragma unroll
-        for (int o = TPR / 2; o > 0; o >>= 1) {
-            s += __shfl_xor_sync(gmask, s, o);
-            t += __shfl_xor_sync(gmask, t, o);
-        }
-        if (ok && s0 == 0) y[row0 + i] = fmaf(s, rs, t);
+        auto tail_t = [&]() { return __uint_as_float(ah[THREADS + threadIdx.x]); };
+        lr_row_finish<TPR, NR, WARPS>(ok, i, row0 + i, ah[2 * THREADS + threadIdx.x], ah[3 * THREADS + threadIdx.x],
+                                      __uint_as_float(ah[threadIdx.x]), tail_t, red, exc_col, exc_dw, x, y);
     }
 };
