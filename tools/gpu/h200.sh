@@ -66,11 +66,11 @@ case $cmd in
     arm=$1; models=${2:-4B,8B,14B,32B}; shift; shift || true
     case $arm in
       # the knobs that won or came close on the 14B shapes (bench/results/h200_tune_*.csv)
-      # leech_p14s: one accumulator chain needs 79 registers (3: 96), 72 with --minb 7 and no
-      # spills (sm_90 ptxas): 7 CTAs of 128 threads per SM instead of 5 on the many-CTA shapes;
-      # 24 candidates per shape, ~6 min for all four models. Down at 256 threads, 2 chains,
-      # minb 3 won this round: a second sweep in the same run combines (see the header).
-      leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra2 -1 --extra3 1,3 --minb 0,7" ;;
+      # leech_p14s: one accumulator chain needs 79 registers (3: 96); 14B down won at 256
+      # threads with registers for 3 CTAs per SM (minb 3, one chain, xw; sweep at 6105a47),
+      # gate|up and q|k|v at 128 threads, one chain, xw; o with 3 chains and epf. 36
+      # candidates per shape; a second sweep in the same run combines (see the header).
+      leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra3 1,3 --minb 0,3,7" ;;
       leech_p14)  k="--threads 128,256 --rpw 1 --unroll 1 --tile 0,3 --extra0 1 --extra1 -1" ;;
       leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
       *) echo "tune: no candidate set for arm $arm" >&2; exit 2 ;;
