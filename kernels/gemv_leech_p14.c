@@ -3,6 +3,7 @@
  * benchmark arm. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/leech_arm_img.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/random.h"
@@ -170,9 +171,9 @@ int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols
 /* ---- benchmark arm ---- */
 
 typedef struct {
-    int rows, cols, copies;
+    int rows, cols;
     lr_p14 L;
-    CUdeviceptr w, tab, scale, tail; /* w: copies x L.bytes */
+    lr_leech_arm_img img; /* no exception lists: copies x L.bytes */
     CUfunction fn;
     lr_launch_geom g;
 } p14_state;
@@ -181,7 +182,7 @@ static void p14_destroy(void *p)
 {
     p14_state *s = p;
     if (!s) return;
-    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_leech_arm_img_free(&s->img);
     lr_p14_free(&s->L);
     free(s);
 }
@@ -191,7 +192,7 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     *out = NULL;
     p14_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
-    s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
+    s->rows = rows, s->cols = cols;
     lr_leech_geom geom = lr_gemv_leech_p14_default_geom(rows, cols);
     if (o && o->threads) geom.threads = o->threads;
     if (o && o->rpw) geom.rg = o->rpw;
@@ -208,16 +209,10 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_p14_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
-    /* Copies hold the same bytes at distinct addresses: what keeps them out
-     * of the L2 is the address. */
-    if (!rc) rc = lr_cu_alloc(&s->w, s->L.bytes * (size_t)s->copies);
-    for (int c = 0; c < s->copies && !rc; c++) rc = lr_cu_h2d(s->w + (size_t)c * s->L.bytes, s->L.data, s->L.bytes);
-    if (!rc) rc = lr_cu_alloc(&s->tab, (size_t)s->L.nentries * 16);
-    if (!rc) rc = lr_cu_h2d(s->tab, s->L.tab, (size_t)s->L.nentries * 16);
-    if (!rc) rc = lr_cu_alloc(&s->scale, sizeof(float) * (size_t)rows);
-    if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
-    if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
-    if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
+    const lr_leech_arm_src src = { .data = s->L.data,          .bytes = s->L.bytes,         .rows = rows,
+                                   .tab = s->L.tab,            .nentries = s->L.nentries,   .row_scale = s->L.row_scale,
+                                   .tail_f16 = s->L.tail_f16, .tail = s->L.tail };
+    if (!rc) rc = lr_leech_arm_img_upload(&s->img, &src, copies);
     if (rc) { p14_destroy(s); return rc; }
     *out = s;
     return LR_OK;
@@ -251,9 +246,10 @@ static int p14_verify(void *p, uint64_t seed, double *err)
 static int p14_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
 {
     p14_state *s = p;
-    CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->L.bytes;
+    CUdeviceptr w;
+    lr_leech_arm_img_copy(&s->img, copy, &w, NULL, NULL, NULL);
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &x, &y, &rows, &cols };
+    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &x, &y, &rows, &cols };
     return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
 }
 

@@ -3,6 +3,7 @@
  * accumulation), specialization and the benchmark arm. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/leech_arm_img.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/random.h"
@@ -209,23 +210,19 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
 /* ---- benchmark arm ---- */
 
 typedef struct {
-    int rows, cols, copies;
+    int rows, cols;
     lr_p14s L;
-    size_t wbytes; /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
-    size_t off_ptr, off_col, off_dw;
-    CUdeviceptr w, tab, scale, tail;
+    lr_leech_arm_img img;
     CUfunction fn;
     lr_launch_geom g;
     int mode; /* CTL_GEMV, or the control arms leech_p14s_loads / leech_p14s_decode */
 } p14s_state;
 
-static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
-
 static void p14s_destroy(void *p)
 {
     p14s_state *s = p;
     if (!s) return;
-    lr_cu_free(s->w), lr_cu_free(s->tab), lr_cu_free(s->scale), lr_cu_free(s->tail);
+    lr_leech_arm_img_free(&s->img);
     lr_p14s_free(&s->L);
     free(s);
 }
@@ -238,7 +235,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     p14s_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
     s->mode = mode;
-    s->rows = rows, s->cols = cols, s->copies = copies < 1 ? 1 : copies;
+    s->rows = rows, s->cols = cols;
     lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
     if (o) {
         const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
@@ -259,25 +256,11 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
-    /* Copies (distinct addresses, same bytes) hold everything a launch streams. */
-    s->off_ptr = al256(s->L.bytes);
-    s->off_col = s->off_ptr + al256(sizeof(uint32_t) * ((size_t)rows + 1));
-    s->off_dw = s->off_col + al256(sizeof(uint32_t) * (s->L.nexc + 1));
-    s->wbytes = s->off_dw + al256(sizeof(float) * (s->L.nexc + 1));
-    if (!rc) rc = lr_cu_alloc(&s->w, s->wbytes * (size_t)s->copies);
-    for (int c = 0; c < s->copies && !rc; c++) {
-        CUdeviceptr b = s->w + (size_t)c * s->wbytes;
-        rc = lr_cu_h2d(b, s->L.data, s->L.bytes);
-        if (!rc) rc = lr_cu_h2d(b + s->off_ptr, s->L.exc_ptr, sizeof(uint32_t) * ((size_t)rows + 1));
-        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_col, s->L.exc_col, sizeof(uint32_t) * s->L.nexc);
-        if (!rc && s->L.nexc) rc = lr_cu_h2d(b + s->off_dw, s->L.exc_dw, sizeof(float) * s->L.nexc);
-    }
-    if (!rc) rc = lr_cu_alloc(&s->tab, (size_t)s->L.nentries * 16);
-    if (!rc) rc = lr_cu_h2d(s->tab, s->L.tab, (size_t)s->L.nentries * 16);
-    if (!rc) rc = lr_cu_alloc(&s->scale, sizeof(float) * (size_t)rows);
-    if (!rc) rc = lr_cu_h2d(s->scale, s->L.row_scale, sizeof(float) * (size_t)rows);
-    if (!rc && s->L.tail) rc = lr_cu_alloc(&s->tail, (size_t)rows * s->L.tail * 2);
-    if (!rc && s->L.tail) rc = lr_cu_h2d(s->tail, s->L.tail_f16, (size_t)rows * s->L.tail * 2);
+    const lr_leech_arm_src src = { .data = s->L.data,       .bytes = s->L.bytes,         .rows = rows,
+                                   .exc_ptr = s->L.exc_ptr, .exc_col = s->L.exc_col,     .exc_dw = s->L.exc_dw,
+                                   .nexc = s->L.nexc,       .tab = s->L.tab,             .nentries = s->L.nentries,
+                                   .row_scale = s->L.row_scale, .tail_f16 = s->L.tail_f16, .tail = s->L.tail };
+    if (!rc) rc = lr_leech_arm_img_upload(&s->img, &src, copies);
     if (rc) { p14s_destroy(s); return rc; }
     *out = s;
     return LR_OK;
@@ -304,10 +287,10 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
 static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
 {
     p14s_state *s = p;
-    CUdeviceptr w = s->w + (size_t)(copy % s->copies) * s->wbytes;
-    CUdeviceptr ep = w + s->off_ptr, ec = w + s->off_col, ed = w + s->off_dw;
+    CUdeviceptr w, ep, ec, ed;
+    lr_leech_arm_img_copy(&s->img, copy, &w, &ep, &ec, &ed);
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->tab, &s->scale, &s->tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
     return lr_cu_launch_ex(s->fn, s->g.grid, s->g.block, s->g.cluster, s->g.smem, st, args);
 }
 

@@ -1,0 +1,42 @@
+/* The device image of a Leech benchmark arm (kernels/gemv_leech_*.c):
+ * `copies` copies, at distinct addresses, of everything one launch streams
+ * (the segments and, with exception lists, their CSR row pointers, columns
+ * and dw), so rotating through them keeps a launch's weights out of the L2;
+ * and one copy of what every launch shares (class table, row scales, f16
+ * tail). */
+#ifndef LR_LEECH_ARM_IMG_H
+#define LR_LEECH_ARM_IMG_H
+#include "rt/cu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct lr_leech_arm_src {
+    const void *data;
+    size_t bytes; /* the segments */
+    int rows;
+    const uint32_t *exc_ptr, *exc_col; /* exc_ptr NULL: a layout without exception lists */
+    const float *exc_dw;
+    uint32_t nexc;
+    const void *tab;
+    int nentries; /* 16-byte class-table entries */
+    const float *row_scale;
+    const uint16_t *tail_f16; /* [rows][tail], or NULL */
+    int tail;
+} lr_leech_arm_src;
+
+typedef struct lr_leech_arm_img {
+    int copies;
+    size_t wbytes;                   /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
+    size_t off_ptr, off_col, off_dw; /* 0 without exception lists */
+    CUdeviceptr w, tab, scale, tail;
+} lr_leech_arm_img;
+
+/* Allocates and uploads; on error frees what it took (img stays freeable). */
+int lr_leech_arm_img_upload(lr_leech_arm_img *img, const lr_leech_arm_src *src, int copies);
+void lr_leech_arm_img_free(lr_leech_arm_img *img);
+/* Copy `copy` (mod copies): its segments and exception arrays. */
+void lr_leech_arm_img_copy(const lr_leech_arm_img *img, int copy, CUdeviceptr *w, CUdeviceptr *ep, CUdeviceptr *ec,
+                           CUdeviceptr *ed);
+
+#endif
