@@ -13,6 +13,15 @@
 
 #include <stdint.h>
 
+/* The end of a row in the f64 host references with exception lists
+ * (Planes14S, I8x): s (the row's block sum) plus its exceptions
+ * sum_e dw_e x[col_e], times row_scale[r], plus the f16 tail term
+ * sum_k tail[r][k] x[tail_col0 + k] (nt columns); with mag, every term's
+ * magnitude (the verify tolerance's scale). */
+float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                           const uint16_t *tail, int nt, const float *x, int tail_col0, const float *row_scale,
+                           int mag);
+
 typedef struct lr_leech_geom {
     int threads;  /* per CTA */
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */

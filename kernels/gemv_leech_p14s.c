@@ -50,7 +50,7 @@ static int ref_rows(void *ctx, int r0, int r1)
     const ref_job *j = ctx;
     int nblk = j->cols / 24, nt = j->cols % 24, mag = j->mag;
     for (int r = r0; r < r1; r++) {
-        double s = 0, t = 0;
+        double s = 0;
         for (int b = 0; b < nblk; b++) {
             float w[24];
             lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w);
@@ -59,15 +59,8 @@ static int ref_rows(void *ctx, int r0, int r1)
                 s += mag ? fabs(v) : v;
             }
         }
-        for (uint32_t e = j->exc_ptr[r]; e < j->exc_ptr[r + 1]; e++) {
-            double v = (double)j->exc_dw[e] * j->x[j->exc_col[e]];
-            s += mag ? fabs(v) : v;
-        }
-        for (int k = 0; k < nt; k++) {
-            double v = (double)lr_half_to_float(j->tail[(size_t)r * nt + k]) * j->x[24 * nblk + k];
-            t += mag ? fabs(v) : v;
-        }
-        j->y[r] = (float)(s * (mag ? fabs(j->row_scale[r]) : j->row_scale[r]) + t);
+        j->y[r] = lr_leech_ref_row_end(s, r, j->exc_ptr, j->exc_col, j->exc_dw, j->tail, nt, j->x, 24 * nblk,
+                                       j->row_scale, mag);
     }
     return 0;
 }
