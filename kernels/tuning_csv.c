@@ -4,15 +4,13 @@
  * candidates, so sweeps of different candidate sets could not be combined,
  * and the table could not be rebuilt from bench/results. */
 #include "kernels/tuning.h"
-#include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/results_csv.h"
 #include "util/strlist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAXF 32
 
 /* Planes14S candidates that used a removed feature (measured slower,
  * docs/layouts.md): x's f16 copy read from global memory (extra3 bit 2),
@@ -24,13 +22,6 @@ int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
     if (strcmp(arm, "leech_p14s")) return 1;
     return !((knobs[8] > 0 && (knobs[8] & 4)) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
-}
-
-static int col(char **hdr, int nh, const char *name)
-{
-    for (int i = 0; i < nh; i++)
-        if (!strcmp(hdr[i], name)) return i;
-    return -1;
 }
 
 /* a finite number in [lo, hi] (no cast of an out-of-range double below) */
@@ -57,32 +48,31 @@ static int device_cc(const char *s, char *dev, size_t n, int *cc)
 int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const char *commits, lr_tuning_pick *picks,
                               int max, int *n)
 {
-    static const char *knob_cols[LR_TUNE_KNOBS] = { "threads", "rpw",  "unroll", "tile",   "extra0",
-                                                    "extra1",  "minb", "extra2", "extra3", "extra4" };
+    static const char *cols[5 + LR_TUNE_KNOBS] = { "commit", "device", "arm",    "rows",   "cols",
+                                                   "threads", "rpw",   "unroll", "tile",   "extra0",
+                                                   "extra1",  "minb",  "extra2", "extra3", "extra4" };
+    static const char *us_col = "us";
     *n = 0;
-    char hline[4096], line[4096], *hdr[MAXF], *fl[MAXF];
-    int rc = LR_OK, lineno = 1;
-    if (!fgets(hline, sizeof hline, f)) return LR_FAIL(LR_EFORMAT, "%s: empty", path);
-    int nh = lr_csv_split(hline, hdr, MAXF), ci[4 + LR_TUNE_KNOBS];
-    const char *need[4] = { "commit", "device", "arm", "us" };
-    for (int i = 0; i < 4 + LR_TUNE_KNOBS && !rc; i++) {
-        const char *name = i < 4 ? need[i] : knob_cols[i - 4];
-        if ((ci[i] = col(hdr, nh, name)) < 0) rc = LR_FAIL(LR_EFORMAT, "%s: no column %s", path, name);
-    }
-    const int crows = col(hdr, nh, "rows"), ccols = col(hdr, nh, "cols");
-    if (!rc && (crows < 0 || ccols < 0)) rc = LR_FAIL(LR_EFORMAT, "%s: no rows/cols columns", path);
-    while (!rc && fgets(line, sizeof line, f)) {
-        lineno++;
-        if (!strncmp(line, "date,", 5)) continue; /* the header of an appended run */
-        int nf = lr_csv_split(line, fl, MAXF);
-        if (nf != nh) { rc = LR_FAIL(LR_EFORMAT, "%s:%d: %d fields, header has %d", path, lineno, nf, nh); break; }
+    lr_rcsv c;
+    int rc = lr_rcsv_read(f, path, &c), ci[5 + LR_TUNE_KNOBS], cus = -1;
+    if (rc) return rc;
+    if (!c.nh) rc = LR_FAIL(LR_EFORMAT, "%s: empty", path);
+    for (int i = 0; i < 5 + LR_TUNE_KNOBS && !rc; i++)
+        if ((ci[i] = lr_rcsv_col(&c, cols[i])) < 0) rc = LR_FAIL(LR_EFORMAT, "%s: no column %s", path, cols[i]);
+    if (!rc && (cus = lr_rcsv_col(&c, us_col)) < 0) rc = LR_FAIL(LR_EFORMAT, "%s: no column %s", path, us_col);
+    for (int r = 0; r < c.n && !rc; r++) {
+        char **fl = c.f[r];
+        if (c.nf[r] != c.nh) { rc = LR_FAIL(LR_EFORMAT, "%s:%d: %d fields, header has %d", path, c.line[r], c.nf[r], c.nh); break; }
         if (strcmp(fl[ci[2]], arm) || !lr_list_has(commits, fl[ci[0]])) continue;
         lr_tuning_pick p = { 0 };
         double v[2 + 1 + LR_TUNE_KNOBS];
-        int ok = device_cc(fl[ci[1]], p.device, sizeof p.device, &p.row.cc) && num(fl[crows], 1, 1 << 30, &v[0]) &&
-                 num(fl[ccols], 1, 1 << 30, &v[1]) && num(fl[ci[3]], 0, 1e12, &v[2]);
-        for (int k = 0; ok && k < LR_TUNE_KNOBS; k++) ok = num(fl[ci[4 + k]], -1e6, 1e6, &v[3 + k]);
-        if (!ok) { rc = LR_FAIL(LR_EFORMAT, "%s:%d: a device, shape, time or knob field is malformed", path, lineno); break; }
+        int ok = device_cc(fl[ci[1]], p.device, sizeof p.device, &p.row.cc) && num(fl[ci[3]], 1, 1 << 30, &v[0]) &&
+                 num(fl[ci[4]], 1, 1 << 30, &v[1]) && num(fl[cus], 0, 1e12, &v[2]);
+        for (int k = 0; ok && k < LR_TUNE_KNOBS; k++) ok = num(fl[ci[5 + k]], -1e6, 1e6, &v[3 + k]);
+        if (!ok) {
+            rc = LR_FAIL(LR_EFORMAT, "%s:%d: a device, shape, time or knob field is malformed", path, c.line[r]);
+            break;
+        }
         p.row.rows = (int)v[0], p.row.cols = (int)v[1], p.row.us = v[2];
         for (int k = 0; k < LR_TUNE_KNOBS; k++) p.row.knobs[k] = (int)v[3 + k];
         if (!lr_tuning_engine_runs(arm, p.row.knobs)) continue; /* measured, but no table row */
@@ -100,6 +90,7 @@ int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const 
             rc = LR_FAIL(LR_ERANGE, "%s: more than %d shapes", path, max);
         }
     }
+    lr_rcsv_free(&c);
     for (int i = 0; i < *n; i++) picks[i].row.device = picks[i].device, picks[i].row.arm = picks[i].arm;
     return rc;
 }

@@ -24,44 +24,76 @@ int lr_rcsv_load_in(const char *dir, const char *name, lr_rcsv *c)
     return lr_rcsv_load(path, c);
 }
 
+/* Room for one more row (doubling). */
+static int grow(lr_rcsv *c)
+{
+    if (c->n < c->cap) return 0;
+    int cap = c->cap ? 2 * c->cap : 256;
+    void *f = realloc(c->f, sizeof *c->f * (size_t)cap), *nf = NULL, *line = NULL;
+    if (f) c->f = f, nf = realloc(c->nf, sizeof *c->nf * (size_t)cap);
+    if (nf) c->nf = nf, line = realloc(c->line, sizeof *c->line * (size_t)cap);
+    if (!line) return -1;
+    c->line = line, c->cap = cap;
+    return 0;
+}
+
 int lr_rcsv_read(FILE *f, const char *what, lr_rcsv *c)
 {
     memset(c, 0, sizeof *c);
-    c->f = malloc(sizeof *c->f * LR_RCSV_MAXR);
-    c->nf = malloc(sizeof *c->nf * LR_RCSV_MAXR);
-    if (!c->f || !c->nf) { lr_rcsv_free(c); return LR_FAIL(LR_ENOMEM, "%s: out of memory", what); }
     char line[4096];
-    int rc = LR_OK;
+    int rc = LR_OK, lineno = 1;
     if (fgets(line, sizeof line, f)) {
         char *h = strdup(line);
         if (h) c->nh = lr_csv_split(h, c->hdr, LR_RCSV_MAXF);
         else rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", what);
     }
-    while (!rc && c->n < LR_RCSV_MAXR && fgets(line, sizeof line, f)) {
+    while (!rc && fgets(line, sizeof line, f)) {
+        lineno++;
         if (!strncmp(line, "date,", 5)) continue; /* the header of an appended run */
         char *l = strdup(line);
-        if (!l) { rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", what); break; }
+        if (!l || grow(c)) { free(l); rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", what); break; }
         c->nf[c->n] = lr_csv_split(l, c->f[c->n], LR_RCSV_MAXF);
-        c->n++;
+        c->line[c->n++] = lineno;
     }
     if (rc) lr_rcsv_free(c);
     return rc;
 }
 
+int lr_rcsv_col(const lr_rcsv *c, const char *name)
+{
+    for (int i = 0; i < c->nh; i++)
+        if (!strcmp(c->hdr[i], name)) return i;
+    return -1;
+}
+
 const char *lr_rcsv_get(const lr_rcsv *c, int r, const char *col)
 {
     if (r < 0 || r >= c->n) return "";
-    for (int i = 0; i < c->nh; i++)
-        if (!strcmp(c->hdr[i], col)) return i < c->nf[r] ? c->f[r][i] : "";
-    return "";
+    int i = lr_rcsv_col(c, col);
+    return i >= 0 && i < c->nf[r] ? c->f[r][i] : "";
 }
 
 void lr_rcsv_free(lr_rcsv *c)
 {
     if (c->nh) free(c->hdr[0]); /* the header line, split in place */
     for (int r = 0; c->f && r < c->n; r++) free(c->f[r][0]);
-    free(c->f), free(c->nf);
+    free(c->f), free(c->nf), free(c->line);
     memset(c, 0, sizeof *c);
+}
+
+/* k is one of the ", "-separated items of list (not merely inside one:
+ * "abc1234" is not in "abc1234-dirty") */
+static int has_token(const char *list, const char *k)
+{
+    const size_t n = strlen(k);
+    for (const char *p = list; *p;) {
+        const char *e = strstr(p, ", ");
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !memcmp(p, k, n)) return 1;
+        if (!e) break;
+        p = e + 2;
+    }
+    return 0;
 }
 
 int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n)
@@ -71,7 +103,7 @@ int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n)
     out[len] = 0;
     for (int r = 0; r < c->n; r++) {
         const char *k = lr_rcsv_get(c, r, "commit");
-        if (!*k || strstr(out, k)) continue;
+        if (!*k || has_token(out, k)) continue;
         size_t need = strlen(k) + (len ? 2 : 0);
         if (len + need >= n) break;
         len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", k);

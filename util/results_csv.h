@@ -6,14 +6,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define LR_RCSV_MAXR 4096
 #define LR_RCSV_MAXF 24
 
 typedef struct lr_rcsv {
     int n, nh;
     char *hdr[LR_RCSV_MAXF];
-    char *(*f)[LR_RCSV_MAXF]; /* n rows */
-    int *nf;
+    char *(*f)[LR_RCSV_MAXF]; /* n rows, each split at most LR_RCSV_MAXF ways */
+    int *nf;                  /* fields of each row */
+    int *line;                /* each row's line in the file (for messages) */
+    int cap;
 } lr_rcsv;
 
 /* LR_EIO when the file cannot be opened (c is then empty), LR_ENOMEM. */
@@ -22,6 +23,8 @@ int lr_rcsv_load(const char *path, lr_rcsv *c);
 int lr_rcsv_read(FILE *f, const char *what, lr_rcsv *c);
 /* dir/name */
 int lr_rcsv_load_in(const char *dir, const char *name, lr_rcsv *c);
+/* The index of column `name` in the header, -1 when absent. */
+int lr_rcsv_col(const lr_rcsv *c, const char *name);
 /* Row r's value in column col; "" when absent. */
 const char *lr_rcsv_get(const lr_rcsv *c, int r, const char *col);
 void lr_rcsv_free(lr_rcsv *c);

@@ -28,6 +28,18 @@ static int test_read_and_get(void)
     char small[12] = "";
     T_ASSERT(lr_rcsv_commits(&c, small, sizeof small) == 1 && !strcmp(small, "aaa1111"), "bounded: '%s'", small);
     lr_rcsv_free(&c);
+    /* a commit is a whole item of the list, not a part of another */
+    static char dirty[] = "date,commit\n2026-11-30,abc1234-dirty\n2026-11-30,abc1234\n";
+    f = fmemopen(dirty, strlen(dirty), "r");
+    T_ASSERT(f, "fmemopen");
+    rc = lr_rcsv_read(f, "dirty.csv", &c);
+    fclose(f);
+    T_OK(rc);
+    char both[64] = "";
+    T_ASSERT(lr_rcsv_commits(&c, both, sizeof both) == 2 && !strcmp(both, "abc1234-dirty, abc1234"), "commits '%s'", both);
+    T_ASSERT(c.line[0] == 2 && c.line[1] == 3 && lr_rcsv_col(&c, "commit") == 1 && lr_rcsv_col(&c, "us") == -1,
+             "line numbers / column index");
+    lr_rcsv_free(&c);
     T_ASSERT(lr_rcsv_load("/nonexistent/x.csv", &c) == LR_EIO && strstr(lr_errmsg(), "/nonexistent/x.csv"), "missing file");
     lr_clear_error();
     return T_PASS;
