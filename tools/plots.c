@@ -117,7 +117,8 @@ static int plot_gemv(lr_canvas *c)
     return rc;
 }
 
-/* Decode tokens/s per model size, Planes14S beside f16. */
+/* Decode tokens/s per model size, Planes14S beside f16: each pair's newest
+ * run (the file's last step row of that arm and model). */
 static int plot_engine(lr_canvas *c)
 {
     lr_rcsv f;
@@ -128,19 +129,20 @@ static int plot_engine(lr_canvas *c)
     int n = 0;
     double vmax = 0;
     for (int m = 0; m < 4; m++)
-        for (int a = 0; a < 2; a++)
-            for (int r = 0; r < f.n; r++) {
-                if (strcmp(lr_rcsv_get(&f, r, "arm"), arms[a]) || strcmp(lr_rcsv_get(&f, r, "model"), models[m]) ||
-                    strcmp(lr_rcsv_get(&f, r, "matrix"), "step"))
-                    continue;
-                bar *x = &b[n++];
-                snprintf(x->label, sizeof x->label, "%s %s", models[m], a ? "f16" : "Planes14S");
-                x->v = atof(lr_rcsv_get(&f, r, "tok_s"));
-                snprintf(x->value, sizeof x->value, "%.1f tok/s", x->v);
-                x->colour = a ? F16 : LEECH;
-                if (x->v > vmax) vmax = x->v;
-                break;
-            }
+        for (int a = 0; a < 2; a++) {
+            int last = -1;
+            for (int r = 0; r < f.n; r++)
+                if (!strcmp(lr_rcsv_get(&f, r, "arm"), arms[a]) && !strcmp(lr_rcsv_get(&f, r, "model"), models[m]) &&
+                    !strcmp(lr_rcsv_get(&f, r, "matrix"), "step"))
+                    last = r;
+            if (last < 0) continue;
+            bar *x = &b[n++];
+            snprintf(x->label, sizeof x->label, "%s %s", models[m], a ? "f16" : "Planes14S");
+            x->v = atof(lr_rcsv_get(&f, last, "tok_s"));
+            snprintf(x->value, sizeof x->value, "%.1f tok/s @%s", x->v, lr_rcsv_get(&f, last, "commit"));
+            x->colour = a ? F16 : LEECH;
+            if (x->v > vmax) vmax = x->v;
+        }
     char src[400];
     source_line(src, sizeof src, "bench/results/h200_engine.csv", &f, 1);
     vmax = ceil((vmax > 400 ? vmax : 400) / 100) * 100;
