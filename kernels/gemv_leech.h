@@ -42,9 +42,7 @@ typedef struct lr_leech_geom {
                      CTA-wide prologue (register prefetch modes only) */
     int epf;      /* Planes14S: 1 = the row epilogue's scale, exception range and tail
                      loaded before the main loop, its exception lists prefetched into L2
-                     (templates/gemv_rows_epilogue.cuh lr_rows_ahead); 2 = that end's
-                     three dependent fetches pipelined through the main loop by cp.async
-                     (lr_rows_pipe) */
+                     (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

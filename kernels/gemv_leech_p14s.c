@@ -114,8 +114,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
- * row epilogue fetched ahead (epf 1; 1 xw, 2 epf, 3 both), bit 2: that end
- * pipelined through the main loop (epf 2; 5 with xw), extra4 = (unused)}: 0
+ * row epilogue fetched ahead (1 xw, 2 epf, 3 both), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bit 2 and extra4 were the L2 prefetch distance, x's f16
  * copy from global memory and the split over CTAs: measured slower and
@@ -129,17 +128,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[4]) g->prefetch = k[4] > 0 ? k[4] : 0;
     if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
     if (k[6]) g->minb = k[6];
-    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] <= 0 ? 0 : (k[8] & 4) ? 2 : (k[8] & 2) ? 1 : 0;
-}
-
-/* lr_rows_pipe<THREADS, NR, TAIL>::WORDS (templates/gemv_rows_epilogue.cuh):
- * 6 + 2 ceil(TAIL / TPR), TPR = THREADS / NR rounded down to a power of two,
- * at most 32 */
-static int rows_pipe_words(int threads, int nr, int tail)
-{
-    int tpr = 1;
-    while (tpr < 32 && 2 * tpr <= threads / nr) tpr *= 2;
-    return 6 + 2 * ((tail + tpr - 1) / tpr);
+    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
 }
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
@@ -165,14 +154,13 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.prefetch < 0 || geom.prefetch > 2)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d (0, 1 or 2 segments ahead)", geom.prefetch);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
-    if (geom.epf < 0 || geom.epf > 2) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
+    if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
     /* the template fetches ahead only with one epilogue row per thread */
-    const int epf = geom.threads >= 16 * geom.rg ? geom.epf : 0;
+    const int epf = geom.epf && geom.threads >= 16 * geom.rg;
     /* class table | x | reduction (a partial per warp) | 64 zero bytes
      * (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
-    if (epf == 1) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
-    if (epf == 2) smem += (size_t)4 * rows_pipe_words(geom.threads, 16 * geom.rg, cols % 24) * geom.threads;
+    if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -187,7 +175,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
-    if (epf) lr_jit_spec_set(s, "epf", epf);
+    if (epf) lr_jit_spec_set(s, "epf", 1);
     g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };

@@ -89,12 +89,12 @@ static int test_ffi_matches_direct(void)
     return T_PASS;
 }
 
-/* The tuning knobs: extra3 bits 0, 1 and 2 are xw, epf 1 and epf 2; the
- * knobs of the removed features (extra2, extra4) change nothing. */
+/* The tuning knobs: extra3 bits 0 and 1 are xw and epf; the knobs of the
+ * removed features (extra2, extra3 bit 2, extra4) change nothing. */
 static int test_knobs(void)
 {
     lr_leech_geom k = { .threads = 128, .rg = 1, .prefetch = 1 };
-    const int knobs[LR_TUNE_KNOBS] = { 256, 2, 2, 3, 2, 4, 3, 7, 3, 4 };
+    const int knobs[LR_TUNE_KNOBS] = { 256, 2, 2, 3, 2, 4, 3, 7, 7, 4 };
     lr_gemv_leech_p14s_apply_knobs(&k, knobs);
     T_ASSERT(k.threads == 256 && k.rg == 2 && k.tabg == 1 && k.nacc == 3 && k.prefetch == 2 && k.persist == 4 &&
                  k.minb == 3 && k.xw == 1 && k.epf == 1,
@@ -103,9 +103,6 @@ static int test_knobs(void)
     const int off[LR_TUNE_KNOBS] = { 0, 0, 0, 0, -1, -1, 0, -1, -1, -1 };
     lr_gemv_leech_p14s_apply_knobs(&k, off);
     T_ASSERT(k.prefetch == 0 && k.persist == 0 && k.xw == 0 && k.epf == 0 && k.threads == 256, "negative knobs");
-    const int pipe[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 5, 0 };
-    lr_gemv_leech_p14s_apply_knobs(&k, pipe);
-    T_ASSERT(k.xw == 1 && k.epf == 2, "extra3 5: xw %d epf %d", k.xw, k.epf);
     return T_PASS;
 }
 
@@ -130,14 +127,7 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 2 * 8 * 16 * 4 + 64, "epf off: smem %u", g.smem);
     geom.threads = 128, geom.rg = 1, geom.epf = 2;
-    /* pipelined: 8 threads per row, 5120 % 24 = 8 tail columns: 6 + 2 words per thread */
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
-    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64 + 8 * 4 * 128, "epf 2 smem %u", g.smem);
-    geom.threads = 32, geom.rg = 2; /* one thread per row, 1001 % 24 = 17 tail columns: 6 + 34 words */
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 77, 1001, 603, geom, 232448));
-    T_ASSERT(g.smem == 603 * 16 + 6 * 384 + 2 * 1 * 2 * 16 * 4 + 64 + 40 * 4 * 32, "epf 2 odd smem %u", g.smem);
-    geom.threads = 128, geom.rg = 1, geom.epf = 3;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "epf 3 accepted");
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "epf 2 accepted");
     geom.epf = 0;
     geom.persist = 1; /* at most one CTA per SM (132 without a device) */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
@@ -256,14 +246,7 @@ static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 2
                           off), two segments ahead */
                        { 128, 1, 1, 0, 1, 3, 0, 0, 1, 1 }, { 256, 1, 1, 0, 1, 2, 0, 3, 1, 1 },
                        { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1 },
-                       /* the row end pipelined through the main loop: default-like, capped at 6 CTAs,
-                          16 threads per row, one thread per row (64 x rg 4), too few threads (off),
-                          warps with fewer than two segments (1024 threads), two segments ahead */
-                       { 128, 1, 1, 0, 1, 1, 0, 0, 1, 2 }, { 128, 1, 1, 0, 1, 1, 0, 6, 1, 2 },
-                       { 256, 1, 1, 0, 1, 1, 0, 3, 1, 2 }, { 64, 4, 0, 0, 0, 2, 0, 0, 0, 2 },
-                       { 32, 3, 1, 0, 0, 1, 0, 0, 1, 2 }, { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 2 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 2 } };
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1 } };
 
 static int test_gpu_geometries(void)
 {
@@ -312,9 +295,6 @@ static int test_gpu_persistent(void)
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
         { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 1 }, 7 },
         { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1 }, 2 },
-        /* the row end pipelined: later batches start() at their top */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 1, 1, 0, 1, 2 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 2 }, 2 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;

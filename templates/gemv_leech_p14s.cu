@@ -34,9 +34,7 @@
 // the row epilogue's scale, exception range and tail term loaded, and its
 // exception lists prefetched into L2, before the main loop (lr_rows_ahead),
 // so a CTA does not end on three dependent memory latencies; needs
-// THREADS >= 16 RG, else off; 2 = that end pipelined through the main
-// loop instead: its three dependent fetches one per iteration, by cp.async
-// into shared memory, lr_rows_pipe).
+// THREADS >= 16 RG, else off).
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -76,8 +74,6 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 decodeonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 epf=2
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=2 ntab=603 prefetch=2 epf=2
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -116,8 +112,7 @@
 #define SEG 1792
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
 // the row epilogue's loads fetched ahead (one row per thread needed)
-#define EPF (LR_EPF == 1 && !LR_LOADONLY && LR_THREADS >= LR_RG * 16)
-#define EPP (LR_EPF == 2 && !LR_LOADONLY && LR_THREADS >= LR_RG * 16)
+#define EPF (LR_EPF && !LR_LOADONLY && LR_THREADS >= LR_RG * 16)
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
@@ -241,10 +236,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // x only where g is its block, 2q (tiles 0-5) or 2q + 1 (tiles 6-11).
     const bool act0 = g == 2 * q, act1 = g == 2 * q + 1;
     float yacc[LR_RG][2];
-#if EPP
-    const lr_rows_pipe<LR_THREADS, LR_RG * 16, TAIL> pipe = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) };
-    if (cid < NRGB) pipe.start(cid * LR_RG * 16, LR_ROWS, exc_ptr, tail, x, NBLK * 24, row_scale);
-#endif
 #if EPF
     // the first batch's epilogue values load while the first segment and
     // the class table are in flight
@@ -267,12 +258,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // the first batch's values were fetched before the class table; a
         // later one's wait here (persistent grids only)
         if (b != cid) ahead.start(b * LR_RG * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
-#endif
-#if EPP
-        if (b != cid) pipe.start(b * LR_RG * 16, LR_ROWS, exc_ptr, tail, x, NBLK * 24, row_scale);
-        // the row end's fetches after this warp's first and second segments;
-        // a warp with fewer runs them after its loop
-        const int nseg = warp < SC ? (SC - warp + WARPS - 1) / WARPS : 0;
 #endif
 #if LR_LOADONLY
         u32 bits[LR_RG];
@@ -354,10 +339,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 yacc[r][1] += acc[r][0][2] * __uint_as_float(e[1][0].w) + acc[r][0][3] * __uint_as_float(e[1][1].w);
             }
 #endif
-#if EPP
-            if (sc == warp) pipe.step1(exc_col, exc_dw);
-            else if (sc == warp + WARPS) pipe.step2(x);
-#endif
 #if LR_PREFETCH == 2
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) cur[r] = n1[r], n1[r] = nxt[r];
@@ -373,10 +354,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         }
         sc = warp;
-#if EPP
-        if (nseg < 1) pipe.step1(exc_col, exc_dw);
-        if (nseg < 2) pipe.step2(x);
-#endif
         const int rg0 = b * LR_RG;
         float *rb = red + par * (WARPS * LR_RG * 16);
 #if LR_LOADONLY
@@ -417,8 +394,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // scale, tail.
 #if EPF
         ahead.template finish<WARPS>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
-#elif EPP
-        pipe.template finish<WARPS>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
 #else
         lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
                                                               NBLK * 24, row_scale, y);

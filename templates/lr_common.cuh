@@ -99,16 +99,6 @@ LR_DEV void lr_pdl_enter()
     lr_pdl_wait();
 }
 
-// 4 bytes global -> shared without a register (cp.async, sm_80+): a value
-// fetched now and read a loop iteration later holds no register meanwhile.
-LR_DEV void lr_cp4(void *dst, const void *src)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
-}
-LR_DEV void lr_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-LR_DEV void lr_cp_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
 // Warms L2 with a line of immutable data (weights) before lr_pdl_wait.
 LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // N bytes (a multiple of 128, 16-byte aligned) into L2: one bulk prefetch on
