@@ -43,6 +43,12 @@ typedef struct lr_leech_geom {
     int epf;      /* Planes14S: 1 = the row epilogue's scale, exception range and tail
                      loaded before the main loop, its exception lists prefetched into L2
                      (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
+    int groups;   /* Planes14S: independent warp groups per CTA, each on its own
+                     row-group batches (0 or 1 = the CTA is one group; more: x staged
+                     once per CTA in the prologue, no xw, no epf) */
+    int tabx;     /* Planes14S: 1 = eight interleaved copies of the class table, lane l
+                     reading copy l % 8 (bank-conflict-free LDS.128; 8x the shared
+                     memory, for one large CTA per SM with groups) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

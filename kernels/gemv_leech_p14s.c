@@ -114,7 +114,9 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * the table's order {threads, rpw = row groups, unroll (2 = right shifts by
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
- * row epilogue fetched ahead (1 xw, 2 epf, 3 both), extra4 = (unused)}: 0
+ * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
+ * per CTA, bit 7: the class table in eight lane copies (e.g. 176 = 6 groups
+ * and copies), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bit 2 and extra4 were the L2 prefetch distance, x's f16
  * copy from global memory and the split over CTAs: measured slower and
@@ -128,7 +130,10 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[4]) g->prefetch = k[4] > 0 ? k[4] : 0;
     if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
     if (k[6]) g->minb = k[6];
-    if (k[8]) g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
+    if (k[8]) {
+        g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
+        g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0, g->tabx = k[8] > 0 && (k[8] & 128);
+    }
 }
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
@@ -155,11 +160,18 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d (0, 1 or 2 segments ahead)", geom.prefetch);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
+    const int groups = geom.groups > 1 ? geom.groups : 1;
+    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.tabx < 0 || geom.tabx > 1)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d tabx=%d for %d threads", geom.groups, geom.tabx,
+                       geom.threads);
+    /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
+    if (groups > 1) geom.xw = 0, geom.epf = 0;
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
     /* class table | x | reduction (a partial per warp) | 64 zero bytes
      * (templates/gemv_leech_p14s.cu) */
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
+    size_t smem = (size_t)ntab * 16 * (geom.tabx ? 8 : 1) + (size_t)sc * 384 +
+                  2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
@@ -176,7 +188,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     if (epf) lr_jit_spec_set(s, "epf", 1);
-    g->grid = (lr_dim3){ lr_leech_batch_grid((rgn + geom.rg - 1) / geom.rg, geom.persist), 1, 1 };
+    if (groups > 1) lr_jit_spec_set(s, "groups", groups);
+    if (geom.tabx) lr_jit_spec_set(s, "tabx", 1);
+    const int batches = (rgn + geom.rg - 1) / geom.rg;
+    g->grid = (lr_dim3){ lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;

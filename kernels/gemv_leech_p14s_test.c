@@ -103,6 +103,12 @@ static int test_knobs(void)
     const int off[LR_TUNE_KNOBS] = { 0, 0, 0, 0, -1, -1, 0, -1, -1, -1 };
     lr_gemv_leech_p14s_apply_knobs(&k, off);
     T_ASSERT(k.prefetch == 0 && k.persist == 0 && k.xw == 0 && k.epf == 0 && k.threads == 256, "negative knobs");
+    const int grp[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 176, 0 }; /* 6 groups (bits 3-6), copies (bit 7) */
+    lr_gemv_leech_p14s_apply_knobs(&k, grp);
+    T_ASSERT(k.groups == 6 && k.tabx == 1 && k.xw == 0 && k.epf == 0, "groups %d tabx %d", k.groups, k.tabx);
+    const int grp1[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 25, 0 }; /* 3 groups, xw asked */
+    lr_gemv_leech_p14s_apply_knobs(&k, grp1);
+    T_ASSERT(k.groups == 3 && k.tabx == 0 && k.xw == 1, "groups %d tabx %d xw %d", k.groups, k.tabx, k.xw);
     return T_PASS;
 }
 
@@ -126,6 +132,21 @@ static int test_spec_bounds(void)
     geom.threads = 64, geom.rg = 8; /* 64 threads for 128 rows: the template cannot, the host asks nothing */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 2 * 8 * 16 * 4 + 64, "epf off: smem %u", g.smem);
+    geom.threads = 768, geom.rg = 1, geom.epf = 1, geom.xw = 1, geom.groups = 6, geom.tabx = 1;
+    /* six groups of four warps share eight copies of the table; x staged in
+       the prologue (xw and epf off); 320 row groups over 6 per CTA */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g.smem == 603 * 128 + 27 * 384 + 2 * 24 * 16 * 4 + 64 && g.grid.x == 54 && g.block.x == 768,
+             "groups: smem %u grid %u", g.smem, g.grid.x);
+    T_ASSERT(lr_jit_spec_get(&s, "xw", 0) == 0 && lr_jit_spec_get(&s, "epf", 0) == 0 &&
+                 lr_jit_spec_get(&s, "groups", 0) == 6 && lr_jit_spec_get(&s, "tabx", 0) == 1,
+             "groups spec");
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 90000) == LR_ERANGE, "copies past the budget");
+    geom.groups = 5; /* 768 threads are not 5 groups of whole warps */
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "5 groups accepted");
+    geom.threads = 32 * 16, geom.groups = 16; /* named barriers 1..15 */
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "16 groups accepted");
+    geom.groups = 0, geom.tabx = 0, geom.xw = 0, geom.epf = 0;
     geom.threads = 128, geom.rg = 1, geom.epf = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "epf 2 accepted");
     geom.epf = 0;
@@ -191,10 +212,10 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d grid %u: max rel err "
-           "%.2e, %u exceptions\n",
-           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.xw, geom.epf, g.grid.x,
-           rep.max_rel_err, L.nexc);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d tabx=%d grid %u: "
+           "max rel err %.2e, %u exceptions\n",
+           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.xw, geom.epf,
+           geom.groups, geom.tabx, g.grid.x, rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
@@ -233,20 +254,25 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, xw, epf} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0 },
-                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0 },
+/* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, xw, epf, groups, tabx} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0 },
+                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0 },
                        /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0 },
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                           off), two segments ahead */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 1 }, { 256, 1, 1, 0, 1, 2, 0, 3, 1, 1 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1 } };
+                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 1, 0, 0 }, { 256, 1, 1, 0, 1, 2, 0, 3, 1, 1, 0, 0 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0 },
+                       /* warp groups: six of four warps with the table's lane copies, two of four
+                          (rg 2, two ahead), three of two without copies, eight of four (registers
+                          capped at 64: spills) */
+                       { 768, 1, 1, 0, 1, 1, 0, 0, 0, 0, 6, 1 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 1 },
+                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0 }, { 1024, 1, 1, 0, 1, 1, 0, 0, 0, 0, 8, 1 } };
 
 static int test_gpu_geometries(void)
 {
@@ -278,23 +304,30 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 1, 3, 1, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 1, 3, 1, 0, 0, 0, 0, 0 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 1, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 1, 0, 0, 0 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 1 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 1, 0, 0 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0 }, 2 },
+        /* warp groups looping over batches: 7 CTAs of 6 groups for 63
+           batches, the 14B gate|up and a down-like shape at their tuned-like
+           geometries, more groups than batches */
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 6, 1 }, 7 },
+        { 34816, 5120, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 6, 1 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 3, 1 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -398,8 +431,10 @@ static int test_gpu_loads_control(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     lr_gemv_arm_opts os[] = { { 0 }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1 } },
                               { .threads = 256, .extra = { 2, -1, 0, -1 } }, { .threads = 128, .extra = { 0, -1, -1, 3 } },
-                              { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 3 } } };
-    for (int i = 0; i < 5; i++) {
+                              { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 3 } },
+                              /* 6 warp groups, the table in lane copies, persistent */
+                              { .threads = 768, .extra = { 1, 1, 0, 176 } } };
+    for (int i = 0; i < 6; i++) {
         void *st;
         double err;
         T_OK(lr_arm_leech_p14s_loads.prepare(1000, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));

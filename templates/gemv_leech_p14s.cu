@@ -35,6 +35,20 @@
 // exception lists prefetched into L2, before the main loop (lr_rows_ahead),
 // so a CTA does not end on three dependent memory latencies; needs
 // THREADS >= 16 RG, else off).
+// LR_GROUPS (1 = one row-group batch per CTA at a time): the CTA's warps
+// form that many independent groups of LR_THREADS / 32 / LR_GROUPS warps,
+// each working its own batches (batch blockIdx.x * LR_GROUPS + group, then
+// every gridDim.x * LR_GROUPS-th) with its own reduction buffer and named
+// barrier; the class table and x are staged once per CTA for all of them
+// (x in the prologue: no xw, no epf). LR_TABX = 1 stores the class table
+// eight times, interleaved, entry i of copy c at (8 i + c) * 16 bytes, and
+// lane l reads copy l % 8: the eight lanes of a quarter-warp's LDS.128 hit
+// eight different bank quads, no conflicts. Why: Nsight Compute on the 14B
+// gate|up (h200 at 03c9ec5) put the L1 data pipe at 74% of its peak, the
+// busiest unit, and 40 of a segment's ~70 shared-memory wavefronts in the
+// four class-table loads (10 each against 4 ideal: random entries collide
+// on banks); eight copies (77 KB at 603 entries) fit only with one big CTA
+// per SM sharing them, hence the groups.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -74,6 +88,9 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 decodeonly=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 tabx=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 tabx=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 tabx=1 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -101,10 +118,24 @@
 #ifndef LR_DECODEONLY
 #define LR_DECODEONLY 0
 #endif
+#ifndef LR_GROUPS
+#define LR_GROUPS 1
+#endif
+#ifndef LR_TABX
+#define LR_TABX 0
+#endif
+#if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
+#error "LR_GROUPS: 1..15 groups of whole warps (named barriers 1..15)"
+#endif
+#if LR_GROUPS > 1 && (LR_XW || LR_EPF)
+#error "warp groups stage x in the prologue and fetch nothing ahead"
+#endif
 #if LR_PREFETCH < 0 || LR_PREFETCH > 2
 #error "LR_PREFETCH: 0, 1 or 2 segments in flight ahead"
 #endif
-#define WARPS (LR_THREADS / 32)
+// warps and threads of one group (the whole CTA when LR_GROUPS is 1)
+#define WARPS (LR_THREADS / 32 / LR_GROUPS)
+#define GT (WARPS * 32)
 #define NBLK (LR_COLS / 24)
 #define TAIL (LR_COLS % 24)
 #define RGN ((LR_ROWS + 15) / 16)
@@ -117,9 +148,9 @@
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
-#define TAB_BYTES (LR_NTAB * 16)
+#define TAB_BYTES (LR_NTAB * 16 * (LR_TABX ? 8 : 1))
 #define XS_BYTES (SC * 384)
-#define RED_BYTES (2 * WARPS * LR_RG * 16 * 4)
+#define RED_BYTES (LR_GROUPS * 2 * WARPS * LR_RG * 16 * 4)
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
 #define ZB_BYTES 64
 
@@ -191,6 +222,17 @@ LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.f));
 }
 
+// A group's barrier: the CTA's when it is the only group.
+LR_DEV void group_sync(int gid)
+{
+#if LR_GROUPS == 1
+    (void)gid;
+    __syncthreads();
+#else
+    asm volatile("bar.sync %0, %1;" ::"r"(gid + 1), "n"(GT) : "memory");
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
@@ -200,9 +242,15 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     u8 *tab = smem;
     u32 *xs = (u32 *)(smem + TAB_BYTES);
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
+    const int lane = threadIdx.x & 31, q = lane & 3, g = lane >> 2;
+    // the warp in its group, the group, the thread in it (the compiler
+    // cannot know threadIdx.x < LR_THREADS: one group is spelt out)
+    const int warp = LR_GROUPS == 1 ? threadIdx.x >> 5 : (threadIdx.x >> 5) % WARPS;
+    const int gid = LR_GROUPS == 1 ? 0 : (threadIdx.x >> 5) / WARPS;
+    const int gtid = LR_GROUPS == 1 ? threadIdx.x : threadIdx.x % GT;
     const u32 mF0 = lr_opaque(0xF0F0F0F0u), m16 = lr_opaque(1u << 16);
-    const int cid = blockIdx.x, ncl = gridDim.x; // the CTA's first batch and the batch stride
+    // the group's first batch and the batch stride
+    const int cid = blockIdx.x * LR_GROUPS + gid, ncl = gridDim.x * LR_GROUPS;
 
     // Out-of-range batches and row groups load a valid (clamped) segment
     // whose results are never stored: no branches in the loop.
@@ -229,7 +277,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     advance(pb, psc);
     load_all(n1, pb, psc);
 #endif
+#if LR_TABX
+    for (int i = threadIdx.x; i < LR_NTAB * 8; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i >> 3];
+    const u8 *tabl = tab + (lane & 7) * 16; // this lane's copy
+#define TAB_ENTRY(off) (*(const uint4 *)(tabl + (off) * 8))
+#else
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+#define TAB_ENTRY(off) (*(const uint4 *)(tab + (off)))
+#endif
     const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
     if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);
     // B column n = block slot of the super-chunk: lane (g, q) supplies its
@@ -304,10 +359,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
                 uint4 e[2][2]; // [row half][block 2q + j]
-                e[0][0] = *(const uint4 *)(tab + (cur[r].h.x & 0xffffu));
-                e[0][1] = *(const uint4 *)(tab + (cur[r].h.x >> 16));
-                e[1][0] = *(const uint4 *)(tab + (cur[r].h.y & 0xffffu));
-                e[1][1] = *(const uint4 *)(tab + (cur[r].h.y >> 16));
+                e[0][0] = TAB_ENTRY(cur[r].h.x & 0xffffu);
+                e[0][1] = TAB_ENTRY(cur[r].h.x >> 16);
+                e[1][0] = TAB_ENTRY(cur[r].h.y & 0xffffu);
+                e[1][1] = TAB_ENTRY(cur[r].h.y >> 16);
 #pragma unroll
                 for (int tp = 0; tp < 6; tp++) {
                     const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
@@ -355,7 +410,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         }
         sc = warp;
         const int rg0 = b * LR_RG;
-        float *rb = red + par * (WARPS * LR_RG * 16);
+        float *rb = red + (gid * 2 + par) * (WARPS * LR_RG * 16);
 #if LR_LOADONLY
         {
             u32 *rbu = (u32 *)rb;
@@ -364,8 +419,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 const u32 t = lr_warp_sum_u32(bits[r]);
                 if (lane == 0) rbu[warp * LR_RG + r] = t;
             }
-            __syncthreads();
-            for (int i = threadIdx.x; i < LR_RG * 16; i += LR_THREADS) {
+            group_sync(gid);
+            for (int i = gtid; i < LR_RG * 16; i += GT) {
                 u32 t = 0;
                 for (int w = 0; w < WARPS; w++) t += rbu[w * LR_RG + i / 16];
                 if (rg0 * 16 + i < LR_ROWS) y[rg0 * 16 + i] = (float)t;
@@ -389,14 +444,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 rb[(warp * LR_RG + r) * 16 + g] = acc[r][0][0];
                 rb[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
             }
-        __syncthreads();
+        group_sync(gid);
         // The rows of the batch: the warps' partial sums, exceptions, row
         // scale, tail.
 #if EPF
         ahead.template finish<WARPS>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
 #else
-        lr_rows_epilogue<LR_THREADS, LR_RG * 16, WARPS, TAIL>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x,
-                                                              NBLK * 24, row_scale, y);
+        lr_rows_epilogue<GT, LR_RG * 16, WARPS, TAIL, (LR_GROUPS > 1)>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw,
+                                                                     tail, x, NBLK * 24, row_scale, y);
 #endif
     }
 }

@@ -45,16 +45,20 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
 
 // red[w * NR + i]: warp w's partial sum of row row0 + i (WARPS warps);
 // rows at or past `rows` are skipped; tail [rows][TAIL] f16 multiplies
-// x[tail_col0 ..]. All threads of the CTA call it (no early exit).
-template <int THREADS, int NR, int WARPS, int TAIL>
+// x[tail_col0 ..]. All threads of the CTA call it (no early exit); with
+// GROUP, all THREADS threads of one group of consecutive whole warps.
+template <int THREADS, int NR, int WARPS, int TAIL, bool GROUP = false>
 LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__restrict__ exc_ptr,
                              const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
                              const u16 *__restrict__ tail, const float *__restrict__ x, int tail_col0,
                              const float *__restrict__ row_scale, float *__restrict__ y)
 {
     constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR, GROUPS = THREADS / TPR;
-    const int sub = threadIdx.x % TPR;
-    for (int i = threadIdx.x / TPR; i < NR; i += GROUPS) {
+    // (unsigned, as threadIdx.x: a signed index cost the Planes14S gate|up
+    // main loop 7 instructions and a register, nvcc 13.0)
+    const unsigned tid = GROUP ? threadIdx.x % THREADS : threadIdx.x;
+    const int sub = tid % TPR;
+    for (int i = tid / TPR; i < NR; i += GROUPS) {
         const int row = row0 + i;
         const bool ok = row < rows;
         float rs = 0.f;
