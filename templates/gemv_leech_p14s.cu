@@ -48,7 +48,10 @@
 // busiest unit, and 40 of a segment's ~70 shared-memory wavefronts in the
 // four class-table loads (10 each against 4 ideal: random entries collide
 // on banks); eight copies (77 KB at 603 entries) fit only with one big CTA
-// per SM sharing them, hence the groups.
+// per SM sharing them. Measured (14B sweeps at a65ca43): the groups win
+// gate|up (35.42 us against 36.62) and down (20.67 against 22.07); the
+// copies lose (gate|up 36.16 against 35.42): the conflicts cost wavefronts,
+// not time, so the tuning table leaves them off.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments

@@ -277,6 +277,9 @@ static void generate(void)
     ncu_table();
     ncu_compare_table("h200_ncu_leech_p14s.csv",
                       "Nsight Compute: the fused gate|up kernels of Planes14, Planes14S and I8x (before the all-rows epilogue)");
+    ncu_compare_table("h200_ncu_p14s_controls.csv",
+                      "Nsight Compute: Planes14S on 14B shapes beside its decode-only and loads-only controls "
+                      "(ball-uniform blocks, one CTA per row group)");
     engine_table();
     quality_table();
 }
