@@ -19,6 +19,44 @@ static const char *intern(const char *s, size_t n)
     return g_names[g_nnames++];
 }
 
+int lr_spec_parse(const char *tmpl, const char *q, size_t len, lr_jit_spec *spec)
+{
+    const char *eol = q + len;
+    while (q < eol && *q == ' ') q++;
+    size_t kl = 0;
+    while (q + kl < eol && q[kl] != ' ' && q[kl] != '\n') kl++;
+    const char *kname = intern(q, kl);
+    if (!kl || !kname) return LR_FAIL(LR_EINVAL, "%s: bad @spec kernel name", tmpl);
+    lr_jit_spec_init(spec, tmpl, kname);
+    q += kl;
+    while (q < eol) {
+        while (q < eol && (*q == ' ' || *q == '\n')) q++;
+        if (q >= eol) break;
+        const char *eq = memchr(q, '=', (size_t)(eol - q));
+        if (!eq) return LR_FAIL(LR_EINVAL, "%s: @spec item without '='", tmpl);
+        char name[32];
+        size_t nl = (size_t)(eq - q);
+        if (nl == 0 || nl >= sizeof name) return LR_FAIL(LR_EINVAL, "%s: bad @spec name", tmpl);
+        memcpy(name, q, nl);
+        name[nl] = 0;
+        /* the value: digits up to the next space or the end (strtoll must
+           not read past the line, which need not be NUL-terminated) */
+        char num[32];
+        size_t vl = 0;
+        while (eq + 1 + vl < eol && eq[1 + vl] != ' ' && eq[1 + vl] != '\n') vl++;
+        if (vl == 0 || vl >= sizeof num) return LR_FAIL(LR_EINVAL, "%s: @spec %s has no value", tmpl, name);
+        memcpy(num, eq + 1, vl);
+        num[vl] = 0;
+        char *end;
+        long long v = strtoll(num, &end, 0);
+        if (*end) return LR_FAIL(LR_EINVAL, "%s: @spec %s=%s is not a number", tmpl, name, num);
+        int rc = lr_jit_spec_set(spec, name, v);
+        if (rc) return rc;
+        q = eq + 1 + vl;
+    }
+    return LR_OK;
+}
+
 int lr_spec_examples(const char *tmpl, lr_jit_spec *specs, int max)
 {
     size_t len;
@@ -28,28 +66,8 @@ int lr_spec_examples(const char *tmpl, lr_jit_spec *specs, int max)
     for (const char *p = strstr(src, "// @spec "); p; p = strstr(p + 1, "// @spec ")) {
         const char *q = p + 9, *eol = strchr(q, '\n');
         if (!eol) eol = src + len;
-        size_t kl = strcspn(q, " \n");
-        const char *kname = intern(q, kl);
-        if (!kname) return LR_FAIL(LR_EINVAL, "%s: bad @spec kernel name", tmpl), -1;
         if (n == max) break;
-        lr_jit_spec_init(&specs[n], tmpl, kname);
-        q += kl;
-        while (q < eol) {
-            while (q < eol && *q == ' ') q++;
-            if (q >= eol) break;
-            const char *eq = memchr(q, '=', (size_t)(eol - q));
-            if (!eq) return LR_FAIL(LR_EINVAL, "%s: @spec item without '='", tmpl), -1;
-            char name[32];
-            size_t nl = (size_t)(eq - q);
-            if (nl == 0 || nl >= sizeof name) return LR_FAIL(LR_EINVAL, "%s: bad @spec name", tmpl), -1;
-            memcpy(name, q, nl);
-            name[nl] = 0;
-            char *end;
-            long long v = strtoll(eq + 1, &end, 0);
-            if (end == eq + 1) return LR_FAIL(LR_EINVAL, "%s: @spec %s has no value", tmpl, name), -1;
-            if (lr_jit_spec_set(&specs[n], name, v)) return -1;
-            q = end;
-        }
+        if (lr_spec_parse(tmpl, q, (size_t)(eol - q), &specs[n])) return -1;
         n++;
     }
     return n;

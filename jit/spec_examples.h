@@ -9,4 +9,8 @@
  * Returns the count, or -1 with a message on a malformed line. */
 int lr_spec_examples(const char *tmpl, lr_jit_spec *specs, int max);
 
+/* One spec, "KERNEL name=value ..." (len bytes at line, no NUL needed),
+ * of template tmpl (the name is kept, not copied). */
+int lr_spec_parse(const char *tmpl, const char *line, size_t len, lr_jit_spec *spec);
+
 #endif

@@ -28,7 +28,8 @@ static int test_help_and_unknown_flags(void)
 {
     static const char *progs[] = { "bench_gemv", "tune_gemv", "bench_engine", "bench_rotation", "bench_load",
                                    "bench_unfold", "cache", "inspect", "gen_synthetic", "import", "tokenize",
-                                   "leech_encode_bench", "leech_mse_bench", "readme_tables", "plots", "ppl", "leechrt" };
+                                   "leech_encode_bench", "leech_mse_bench", "readme_tables", "plots", "ppl", "leechrt",
+                                   "sass_count" };
     int tested = 0;
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         char path[1200], err[4096];

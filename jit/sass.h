@@ -1,0 +1,27 @@
+/* What a compiled kernel costs per weight, read from its cubin and its
+ * disassembly: the register count (the cubin's EIATTR_REGCOUNT) and the
+ * innermost loop that issues tensor-core instructions (nvdisasm's listing).
+ * Why: the README's SASS counts (bench/results/sass_instr_per_weight.csv)
+ * must come from a program anyone can rerun, not from a session's scripts;
+ * tools/sass_count runs these on a spec and checks the committed rows. */
+#ifndef LR_JIT_SASS_H
+#define LR_JIT_SASS_H
+#include <stddef.h>
+
+/* Registers per thread of the cubin's first kernel with a REGCOUNT
+ * attribute (an sm_xx ELF from NVRTC or nvcc). */
+int lr_cubin_regcount(const void *cubin, size_t n, int *regs);
+
+typedef struct lr_sass_loop {
+    int instrs;       /* instructions from the loop's label to its backward branch */
+    int mma;          /* HMMA / IMMA instructions among them */
+    int m, n, k;      /* the mma shape (HMMA.16816: 16, 8, 16) */
+    double per_weight; /* instrs / (mma * m * k / 32): per weight of the A operand, per lane */
+} lr_sass_loop;
+
+/* The innermost loop (a backward branch to a label) of an `nvdisasm -c`
+ * listing (len bytes) holding mma instructions of one shape. LR_EFORMAT
+ * when there is none. */
+int lr_sass_mma_loop(const char *listing, size_t len, lr_sass_loop *out);
+
+#endif

@@ -1,0 +1,143 @@
+/* sass_count: SASS instructions per weight and registers of a JIT template
+ * specialization, compiled here by NVRTC (no GPU) and disassembled by
+ * nvdisasm; or a check that the rows of bench/results/sass_instr_per_weight.csv
+ * that name their spec still hold for the current templates. */
+#include "jit/jit.h"
+#include "jit/sass.h"
+#include "jit/spec_examples.h"
+#include "util/err.h"
+#include "util/results_csv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sass_count [--nvdisasm PATH] [--arch sm_90] SPEC...\n"
+               "       sass_count [--nvdisasm PATH] --check CSV\n"
+               "  SPEC        \"TEMPLATE KERNEL name=value ...\", e.g. \"gemv_leech_p14s.cu gemv_leech_p14s\n"
+               "              rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6\"\n"
+               "              (a template's // @spec syntax after its file name)\n"
+               "  --check CSV every row with a spec column: its instr_per_weight (2 decimals) and\n"
+               "              registers must be what the spec compiles to now; exit 1 on a drift\n"
+               "  --nvdisasm  the disassembler (default: $LEECHRT_NVDISASM, then nvdisasm on PATH)\n"
+               "  --arch      target (default sm_90)\n"
+               "Prints: instructions in the innermost loop with mma instructions, mma count,\n"
+               "instructions per weight (per lane, over the weights the mmas take as A), registers.\n");
+}
+
+/* spec text -> instruction counts; the listing through nvdisasm on a temp file */
+static int count(const char *text, const char *arch, const char *nvdisasm, lr_sass_loop *loop, int *regs)
+{
+    char tmpl[64];
+    size_t tl = strcspn(text, " ");
+    if (!tl || tl >= sizeof tmpl || !text[tl]) return LR_FAIL(LR_EINVAL, "spec \"%s\": TEMPLATE KERNEL name=value ...", text);
+    memcpy(tmpl, text, tl);
+    tmpl[tl] = 0;
+    lr_jit_spec s;
+    int rc = lr_spec_parse(strdup(tmpl), text + tl + 1, strlen(text + tl + 1), &s);
+    if (rc) return rc;
+    void *cubin;
+    size_t n;
+    if ((rc = lr_jit_cubin(&s, arch, 13000, &cubin, &n, NULL))) return rc;
+    rc = lr_cubin_regcount(cubin, n, regs);
+    char path[] = "/tmp/sass_count_XXXXXX";
+    int fd = rc ? -1 : mkstemp(path);
+    if (!rc && fd < 0) rc = LR_FAIL(LR_EIO, "mkstemp: cannot make a temp file");
+    if (!rc && (write(fd, cubin, n) != (ssize_t)n)) rc = LR_FAIL(LR_EIO, "%s: short write", path);
+    if (fd >= 0) close(fd);
+    free(cubin);
+    char *listing = NULL;
+    size_t cap = 0, len = 0;
+    if (!rc) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' -c '%s' 2>&1", nvdisasm, path);
+        FILE *p = popen(cmd, "r");
+        if (!p) rc = LR_FAIL(LR_EIO, "cannot run %s", nvdisasm);
+        for (size_t k; p && !rc;) {
+            if (len + 65536 > cap) {
+                char *nl = realloc(listing, cap = 2 * cap + 65536);
+                if (!nl) {
+                    rc = LR_FAIL(LR_ENOMEM, "listing");
+                    break;
+                }
+                listing = nl;
+            }
+            if (!(k = fread(listing + len, 1, cap - len, p))) break;
+            len += k;
+        }
+        int st = p ? pclose(p) : -1;
+        if (!rc && st != 0)
+            rc = LR_FAIL(LR_EIO, "%s -c failed (status %d): %.200s", nvdisasm, st, listing ? listing : "");
+    }
+    if (fd >= 0) unlink(path);
+    if (!rc) rc = lr_sass_mma_loop(listing, len, loop);
+    free(listing);
+    return rc;
+}
+
+static int check(const char *csv_path, const char *arch, const char *nvdisasm)
+{
+    lr_rcsv c;
+    int rc = lr_rcsv_load(csv_path, &c);
+    if (rc) return fprintf(stderr, "sass_count: %s\n", lr_errmsg()), 2;
+    if (lr_rcsv_col(&c, "spec") < 0 || lr_rcsv_col(&c, "instr_per_weight") < 0 || lr_rcsv_col(&c, "registers") < 0)
+        return fprintf(stderr, "sass_count: %s: no spec, instr_per_weight or registers column\n", csv_path),
+               lr_rcsv_free(&c), 2;
+    int checked = 0, bad = 0;
+    for (int r = 0; r < c.n; r++) {
+        const char *spec = lr_rcsv_get(&c, r, "spec"), *per = lr_rcsv_get(&c, r, "instr_per_weight"),
+                   *nreg = lr_rcsv_get(&c, r, "registers");
+        if (!*spec) continue;
+        lr_sass_loop l;
+        int regs;
+        if ((rc = count(spec, arch, nvdisasm, &l, &regs))) {
+            fprintf(stderr, "sass_count: %s:%d: %s\n", csv_path, c.line[r], lr_errmsg());
+            bad++;
+            continue;
+        }
+        char got[32];
+        snprintf(got, sizeof got, "%.2f", l.per_weight);
+        int ok = !strcmp(got, per) && regs == atoi(nreg);
+        printf("%s %s:%d (%s): %s per weight, %d registers", ok ? "ok   " : "DRIFT", csv_path, c.line[r],
+               lr_rcsv_get(&c, r, "commit"), got, regs);
+        if (!ok) printf("; the row says %s, %s", per, nreg);
+        printf("\n");
+        checked++, bad += !ok;
+    }
+    lr_rcsv_free(&c);
+    printf("%d rows checked, %d drifted or failed\n", checked, bad);
+    return bad ? 1 : checked ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *nvdisasm = getenv("LEECHRT_NVDISASM"), *arch = "sm_90", *csv = NULL;
+    if (!nvdisasm || !*nvdisasm) nvdisasm = "nvdisasm";
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(stdout), 0;
+        if (i + 1 >= argc) return usage(stderr), 2;
+        if (!strcmp(argv[i], "--nvdisasm")) nvdisasm = argv[++i];
+        else if (!strcmp(argv[i], "--arch")) arch = argv[++i];
+        else if (!strcmp(argv[i], "--check")) csv = argv[++i];
+        else return usage(stderr), 2;
+    }
+    if (csv) return check(csv, arch, nvdisasm);
+    if (i == argc) return usage(stderr), 2;
+    int status = 0;
+    for (; i < argc; i++) {
+        lr_sass_loop l;
+        int regs;
+        if (count(argv[i], arch, nvdisasm, &l, &regs)) {
+            fprintf(stderr, "sass_count: %s\n", lr_errmsg());
+            status = 1;
+            continue;
+        }
+        printf("%d instructions, %d mma (m%dn%dk%d), %.2f per weight, %d registers: %s\n", l.instrs, l.mma, l.m, l.n,
+               l.k, l.per_weight, regs, argv[i]);
+    }
+    return status;
+}

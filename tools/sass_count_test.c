@@ -1,0 +1,71 @@
+/* The SASS counts quoted in the README (bench/results/sass_instr_per_weight.csv,
+ * rows that name their spec) must be what the templates compile to now:
+ * tools/sass_count --check recompiles each (NVRTC, no GPU) and disassembles
+ * it (nvdisasm from PATH, $LEECHRT_NVDISASM or the PyPI wheel fetched by
+ * tools/find_nvdisasm.sh; skipped when none can be had). Run from the
+ * repository root. */
+#include "test/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CSV "bench/results/sass_instr_per_weight.csv"
+
+static char g_bin[1024], g_dir[1024], g_nvdisasm[1200];
+
+/* the disassembler's path into g_nvdisasm, or 0 */
+static int find_nvdisasm(void)
+{
+    if (*g_nvdisasm) return 1;
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "tools/find_nvdisasm.sh '%s/../nvdisasm' 2>/dev/null", g_dir);
+    FILE *p = popen(cmd, "r");
+    if (!p) return 0;
+    if (!fgets(g_nvdisasm, sizeof g_nvdisasm, p)) g_nvdisasm[0] = 0;
+    int st = pclose(p);
+    g_nvdisasm[strcspn(g_nvdisasm, "\n")] = 0;
+    if (st != 0) g_nvdisasm[0] = 0;
+    return *g_nvdisasm != 0;
+}
+
+static int test_committed_counts_hold(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "sass_count not built");
+    T_SKIP_IF(access(CSV, R_OK) != 0, "not run from the repository root");
+    T_SKIP_IF(!find_nvdisasm(), "no nvdisasm (none on PATH, and the PyPI wheel could not be fetched)");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' --nvdisasm '%s' --check " CSV, g_bin, g_nvdisasm);
+    T_ASSERT(system(cmd) == 0, "the SASS counts in " CSV " drifted from the templates (rows above); "
+                               "rerun tools/sass_count on the row's spec and update the row and README");
+    return T_PASS;
+}
+
+/* an edited count is caught */
+static int test_drift_detected(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "sass_count not built");
+    T_SKIP_IF(access(CSV, R_OK) != 0, "not run from the repository root");
+    T_SKIP_IF(!find_nvdisasm(), "no nvdisasm");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && grep -v ',leech_p14,\\|,leech_i8,\\|,leech_p14s_xw,\\|,leech_p14s_decode,' " CSV
+             " | sed '0,/,2.05,75,gemv/s//,2.06,75,gemv/' > $d/s.csv && grep -q ',2.06,75,gemv' $d/s.csv && "
+             "'%s' --nvdisasm '%s' --check $d/s.csv > $d/out 2>&1; r=$?; grep -q DRIFT $d/out; g=$?; rm -rf $d; "
+             "[ $r = 1 ] && [ $g = 0 ]",
+             g_bin, g_nvdisasm);
+    T_ASSERT(system(cmd) == 0, "an edited count was not reported as a drift");
+    return T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(g_dir, sizeof g_dir, "%s", argv[0]);
+    char *s = strrchr(g_dir, '/');
+    if (s) *s = 0;
+    else snprintf(g_dir, sizeof g_dir, ".");
+    snprintf(g_bin, sizeof g_bin, "%s/../bin/sass_count", g_dir);
+    const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected) };
+    return t_main(__FILE__, cases, 2, argc, argv);
+}
