@@ -51,6 +51,7 @@ int lr_cubin_regcount(const void *cubin, size_t n, int *regs)
 typedef struct {
     char op[24];  /* opcode with its modifiers, e.g. HMMA.16816.F32 */
     int target;   /* BRA: the label's number, else -1 */
+    size_t at, next; /* the line's offset in the listing and the next line's */
 } sass_ins;
 
 /* the decimal number at p (at most up to e), -1 when none */
@@ -129,6 +130,7 @@ int lr_sass_mma_loop(const char *listing, size_t len, lr_sass_loop *out)
             ins = nn, cap *= 2;
             continue; /* parse this line again with room */
         } else if (parse_ins(s, e, &ins[ni])) {
+            ins[ni].at = (size_t)(p - listing), ins[ni].next = (size_t)(e - listing) + (e < end);
             ni++;
         }
         p = e + 1;
@@ -147,7 +149,7 @@ int lr_sass_mma_loop(const char *listing, size_t len, lr_sass_loop *out)
         }
         if (!nmma || !same || (best >= 0 && n >= bestlen)) continue;
         best = (int)i, bestlen = n;
-        r = (lr_sass_loop){ .instrs = n, .mma = nmma, .m = m, .n = nn, .k = k };
+        r = (lr_sass_loop){ .instrs = n, .mma = nmma, .m = m, .n = nn, .k = k, .begin = ins[lo].at, .end = ins[i].next };
     }
     free(ins), free(lab);
     if (best < 0) return LR_FAIL(LR_EFORMAT, "sass listing: no loop with mma instructions (%d labels)", nlab);

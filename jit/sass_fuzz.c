@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = lr_sass_mma_loop(l, size, &loop);
     free(l);
     if (rc != LR_OK && rc != LR_EFORMAT && rc != LR_ENOMEM) __builtin_trap();
-    if (rc == LR_OK && (loop.mma < 1 || loop.instrs < loop.mma || !(loop.per_weight > 0) || !isfinite(loop.per_weight)))
+    if (rc == LR_OK && (loop.mma < 1 || loop.instrs < loop.mma || !(loop.per_weight > 0) || !isfinite(loop.per_weight) ||
+                        loop.begin >= loop.end || loop.end > size))
         __builtin_trap();
     return 0;
 }

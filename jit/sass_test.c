@@ -35,6 +35,12 @@ static int test_inner_loop(void)
     T_ASSERT(l.instrs == 4 && l.mma == 2 && l.m == 16 && l.n == 8 && l.k == 16, "loop %d instrs %d mma %d %d %d", l.instrs,
              l.mma, l.m, l.n, l.k);
     T_ASSERT(l.per_weight == 4.0 / 16.0, "per weight %g", l.per_weight); /* 2 mma x 16 x 16 / 32 = 16 weights per lane */
+    /* its lines: from the first HMMA's line to the branch back's, whole lines */
+    const char *a = g_nested + l.begin, *z = g_nested + l.end;
+    int lines = 0;
+    for (const char *c = a; c < z; c++) lines += *c == '\n';
+    T_ASSERT(!strncmp(a, "        /*0010*/", 16) && z - a > 20 && !strncmp(z - 20, "@P0 BRA `(.L_x_1) ;\n", 20) && lines == 4,
+             "loop lines [%zu, %zu): %d lines", l.begin, l.end, lines);
     return T_PASS;
 }
 

@@ -24,11 +24,14 @@ static void usage(FILE *f)
                "              registers must be what the spec compiles to now; exit 1 on a drift\n"
                "  --nvdisasm  the disassembler (default: $LEECHRT_NVDISASM, then nvdisasm on PATH)\n"
                "  --arch      target (default sm_90)\n"
+               "  --loop      also print the loop's instructions\n"
                "Prints: instructions in the innermost loop with mma instructions, mma count,\n"
                "instructions per weight (per lane, over the weights the mmas take as A), registers.\n");
 }
 
 /* spec text -> instruction counts; the listing through nvdisasm on a temp file */
+static int g_print_loop;
+
 static int count(const char *text, const char *arch, const char *nvdisasm, lr_sass_loop *loop, int *regs)
 {
     char tmpl[64];
@@ -74,6 +77,7 @@ static int count(const char *text, const char *arch, const char *nvdisasm, lr_sa
     }
     if (fd >= 0) unlink(path);
     if (!rc) rc = lr_sass_mma_loop(listing, len, loop);
+    if (!rc && g_print_loop) fwrite(listing + loop->begin, 1, loop->end - loop->begin, stdout);
     free(listing);
     return rc;
 }
@@ -119,6 +123,10 @@ int main(int argc, char **argv)
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(stdout), 0;
+        if (!strcmp(argv[i], "--loop")) {
+            g_print_loop = 1;
+            continue;
+        }
         if (i + 1 >= argc) return usage(stderr), 2;
         if (!strcmp(argv[i], "--nvdisasm")) nvdisasm = argv[++i];
         else if (!strcmp(argv[i], "--arch")) arch = argv[++i];
