@@ -148,8 +148,11 @@ int lr_sass_mma_loop(const char *listing, size_t len, lr_sass_loop *out)
             m = a, nn = b, k = c, nmma++;
         }
         if (!nmma || !same || (best >= 0 && n >= bestlen)) continue;
+        int local = 0;
+        for (int j = lo; j <= (int)i; j++) local += !strncmp(ins[j].op, "LDL", 3) || !strncmp(ins[j].op, "STL", 3);
         best = (int)i, bestlen = n;
-        r = (lr_sass_loop){ .instrs = n, .mma = nmma, .m = m, .n = nn, .k = k, .begin = ins[lo].at, .end = ins[i].next };
+        r = (lr_sass_loop){ .instrs = n, .mma = nmma, .m = m, .n = nn, .k = k, .local = local, .begin = ins[lo].at,
+                            .end = ins[i].next };
     }
     free(ins), free(lab);
     if (best < 0) return LR_FAIL(LR_EFORMAT, "sass listing: no loop with mma instructions (%d labels)", nlab);

@@ -16,6 +16,7 @@ typedef struct lr_sass_loop {
     int instrs;       /* instructions from the loop's label to its backward branch */
     int mma;          /* HMMA / IMMA instructions among them */
     int m, n, k;      /* the mma shape (HMMA.16816: 16, 8, 16) */
+    int local;        /* LDL / STL among them: register spills the loop pays for */
     double per_weight; /* instrs / (mma * m * k / 32): per weight of the A operand, per lane */
     size_t begin, end; /* the loop's lines in the listing: [begin, end) byte offsets */
 } lr_sass_loop;

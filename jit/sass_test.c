@@ -46,12 +46,12 @@ static int test_inner_loop(void)
 
 static int test_imma_and_missing(void)
 {
-    const char imma[] = ".L_x_5:\n" INS("0000", "IMMA.16832.S8.S8 R8, R12, R16, R8") INS("0010", "@!PT LDS RZ, [RZ]")
+    const char imma[] = ".L_x_5:\n" INS("0000", "IMMA.16832.S8.S8 R8, R12, R16, R8") INS("0010", "LDL R3, [R1+0x8]")
         INS("0020", "BRA `(.L_x_5)");
     lr_sass_loop l;
     T_OK(lr_sass_mma_loop(imma, strlen(imma), &l));
-    T_ASSERT(l.instrs == 3 && l.mma == 1 && l.k == 32 && l.per_weight == 3.0 / 16.0, "imma loop %d %d %g", l.instrs,
-             l.mma, l.per_weight);
+    T_ASSERT(l.instrs == 3 && l.mma == 1 && l.k == 32 && l.per_weight == 3.0 / 16.0 && l.local == 1,
+             "imma loop %d %d %g, %d spills", l.instrs, l.mma, l.per_weight, l.local);
     /* a forward branch is no loop; no mma in the only loop */
     const char none[] = INS("0000", "BRA `(.L_x_9)") ".L_x_9:\n" INS("0010", "HMMA.16816.F32 R8, R12, R16, RZ")
         ".L_x_3:\n" INS("0020", "IADD3 R1, R1, 0x1, RZ") INS("0030", "@P0 BRA `(.L_x_3)");

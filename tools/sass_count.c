@@ -26,7 +26,8 @@ static void usage(FILE *f)
                "  --arch      target (default sm_90)\n"
                "  --loop      also print the loop's instructions\n"
                "Prints: instructions in the innermost loop with mma instructions, mma count,\n"
-               "instructions per weight (per lane, over the weights the mmas take as A), registers.\n");
+               "instructions per weight (per lane, over the weights the mmas take as A), registers,\n"
+               "and the loop's local-memory loads and stores (spills).\n");
 }
 
 /* spec text -> instruction counts; the listing through nvdisasm on a temp file */
@@ -144,8 +145,8 @@ int main(int argc, char **argv)
             status = 1;
             continue;
         }
-        printf("%d instructions, %d mma (m%dn%dk%d), %.2f per weight, %d registers: %s\n", l.instrs, l.mma, l.m, l.n,
-               l.k, l.per_weight, regs, argv[i]);
+        printf("%d instructions, %d mma (m%dn%dk%d), %.2f per weight, %d registers, %d spill loads/stores: %s\n",
+               l.instrs, l.mma, l.m, l.n, l.k, l.per_weight, regs, l.local, argv[i]);
     }
     return status;
 }
