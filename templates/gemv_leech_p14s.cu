@@ -94,6 +94,8 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 tabx=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 tabx=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 tabx=1 loadonly=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=2 ntab=603 prefetch=0 shr=1 groups=5
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
