@@ -49,6 +49,8 @@ typedef struct lr_leech_geom {
     int tabx;     /* Planes14S: 1 = eight interleaved copies of the class table, lane l
                      reading copy l % 8 (bank-conflict-free LDS.128; 8x the shared
                      memory, for one large CTA per SM with groups) */
+    int pp;       /* Planes14S, prefetch 1: segments alternate between two register sets
+                     (the loop unrolled by two) instead of 14 register moves per segment */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

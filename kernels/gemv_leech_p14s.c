@@ -116,7 +116,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
  * per CTA, bit 7: the class table in eight lane copies (e.g. 176 = 6 groups
- * and copies), extra4 = (unused)}: 0
+ * and copies), bit 8: ping-pong segment registers (pp), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bit 2 and extra4 were the L2 prefetch distance, x's f16
  * copy from global memory and the split over CTAs: measured slower and
@@ -133,6 +133,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[8]) {
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0, g->tabx = k[8] > 0 && (k[8] & 128);
+        g->pp = k[8] > 0 && (k[8] & 256);
     }
 }
 
@@ -161,9 +162,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
     const int groups = geom.groups > 1 ? geom.groups : 1;
-    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.tabx < 0 || geom.tabx > 1)
-        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d tabx=%d for %d threads", geom.groups, geom.tabx,
-                       geom.threads);
+    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.tabx < 0 || geom.tabx > 1 || geom.pp < 0 ||
+        geom.pp > 1)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d tabx=%d pp=%d for %d threads", geom.groups, geom.tabx,
+                       geom.pp, geom.threads);
     /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
     if (groups > 1) geom.xw = 0, geom.epf = 0;
     /* the template fetches ahead only with one epilogue row per thread */
@@ -190,6 +192,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
     if (geom.tabx) lr_jit_spec_set(s, "tabx", 1);
+    if (geom.pp && geom.prefetch == 1) lr_jit_spec_set(s, "pp", 1); /* the template's only ping-pong form */
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

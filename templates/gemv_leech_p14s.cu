@@ -23,6 +23,10 @@
 // all rows of the batch at once (templates/gemv_rows_epilogue.cuh) add
 // their exceptions (values the pool cannot hold exactly), the row scale and
 // the dense f16 tail.
+// LR_PP = 1 (prefetch 1 only): the loop unrolled by two, segments
+// alternating between the two register sets instead of the 14 register
+// moves per segment (14B gate|up in groups: 197 -> 184.5 instructions per
+// segment, 75 -> 79 registers; tools/sass_count). Not yet run on a GPU.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, 1 or 2: the segments that
 // many steps ahead are in flight in registers while this one decodes),
@@ -96,6 +100,9 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 tabx=1 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=2 ntab=603 prefetch=0 shr=1 groups=5
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 pp=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4 pp=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 pp=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -119,6 +126,9 @@
 #endif
 #ifndef LR_EPF
 #define LR_EPF 0
+#endif
+#ifndef LR_PP
+#define LR_PP 0
 #endif
 #ifndef LR_DECODEONLY
 #define LR_DECODEONLY 0
@@ -328,7 +338,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f;
 
-        for (; sc < SC; sc += WARPS) {
+        // One segment: its x staged (xw), the segment ahead loaded into N
+        // (prefetch 1, 2), C decoded; prefetch 0 and 2 leave the next one
+        // in C, prefetch 1 in N.
+        seg_regs nxt[LR_RG];
+        auto step = [&](seg_regs (&C)[LR_RG], seg_regs (&N)[LR_RG]) {
 #if LR_XW
             // The first batch of this CTA stages x for its super-chunks; the
             // next piece's loads go out before this segment decodes.
@@ -340,22 +354,20 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             }
 #endif
 #if LR_PREFETCH == 2
-            seg_regs nxt[LR_RG];
             advance(pb, psc);
-            load_all(nxt, pb, psc);
+            load_all(N, pb, psc);
 #elif LR_PREFETCH == 1
-            seg_regs nxt[LR_RG];
             int nb = b, nsc = sc;
             advance(nb, nsc);
-            load_all(nxt, nb, nsc);
+            load_all(N, nb, nsc);
 #endif
 #if LR_LOADONLY
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
-                bits[r] += __popc(cur[r].h.x) + __popc(cur[r].h.y);
+                bits[r] += __popc(C[r].h.x) + __popc(C[r].h.y);
 #pragma unroll
                 for (int j = 0; j < 3; j++)
-                    bits[r] += __popc(cur[r].w[j].x) + __popc(cur[r].w[j].y) + __popc(cur[r].w[j].z) + __popc(cur[r].w[j].w);
+                    bits[r] += __popc(C[r].w[j].x) + __popc(C[r].w[j].y) + __popc(C[r].w[j].z) + __popc(C[r].w[j].w);
             }
 #else
             // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
@@ -364,17 +376,17 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
                 uint4 e[2][2]; // [row half][block 2q + j]
-                e[0][0] = TAB_ENTRY(cur[r].h.x & 0xffffu);
-                e[0][1] = TAB_ENTRY(cur[r].h.x >> 16);
-                e[1][0] = TAB_ENTRY(cur[r].h.y & 0xffffu);
-                e[1][1] = TAB_ENTRY(cur[r].h.y >> 16);
+                e[0][0] = TAB_ENTRY(C[r].h.x & 0xffffu);
+                e[0][1] = TAB_ENTRY(C[r].h.x >> 16);
+                e[1][0] = TAB_ENTRY(C[r].h.y & 0xffffu);
+                e[1][1] = TAB_ENTRY(C[r].h.y >> 16);
 #pragma unroll
                 for (int tp = 0; tp < 6; tp++) {
                     const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
 #pragma unroll
                     for (int tt = 0; tt < 2; tt++) {
                         const int t = 2 * tp + tt, j = t >= 6;
-                        const u32 w = word_of(cur[r].w[t >> 2], t & 3);
+                        const u32 w = word_of(C[r].w[t >> 2], t & 3);
                         // codes in nibbles 1, 3 | 5, 7 (rows g | g + 8 of one tile
                         // half) and 0, 2 | 4, 6 (the other): a0 | a2, a1 | a3
                         const u32 s02 = sels(w, mF0), s13 = sels(w << 4, mF0);
@@ -401,18 +413,37 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
 #if LR_PREFETCH == 2
 #pragma unroll
-            for (int r = 0; r < LR_RG; r++) cur[r] = n1[r], n1[r] = nxt[r];
-#elif LR_PREFETCH == 1
-#pragma unroll
-            for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
-#else
+            for (int r = 0; r < LR_RG; r++) C[r] = n1[r], n1[r] = N[r];
+#elif LR_PREFETCH == 0
             {
                 int nb = b, nsc = sc;
                 advance(nb, nsc);
-                load_all(cur, nb, nsc);
+                load_all(C, nb, nsc);
             }
 #endif
+                };
+#if LR_PP && LR_PREFETCH == 1
+        // ping-pong: segments alternate between the two register sets, no
+        // register moves per segment; an odd count copies once per batch
+        for (; sc < SC;) {
+            step(cur, nxt);
+            if ((sc += WARPS) >= SC) {
+#pragma unroll
+                for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
+                break;
+            }
+            step(nxt, cur);
+            sc += WARPS;
         }
+#else
+        for (; sc < SC; sc += WARPS) {
+            step(cur, nxt);
+#if LR_PREFETCH == 1
+#pragma unroll
+            for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
+#endif
+        }
+#endif
         sc = warp;
         const int rg0 = b * LR_RG;
         float *rb = red + (gid * 2 + par) * (WARPS * LR_RG * 16);
