@@ -3,8 +3,9 @@
 # leave logs and CSVs under $OUT (default ./out).
 #   tools/gpu/h200.sh build
 #   tools/gpu/h200.sh test [FILTER]         GPU tests (every test program; CPU ones too)
-#   tools/gpu/h200.sh gputest               only the test programs with GPU cases (the whole
-#                                           suite took over 300 s there, mostly CPU-only codec tests)
+#   tools/gpu/h200.sh gputest               only the test programs with GPU cases, GPUTEST_JOBS
+#                                           (default 4) at a time (the whole suite took over 300 s
+#                                           there, mostly CPU-only codec tests)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
 #   tools/gpu/h200.sh profile ARM [MATRICES] [MODEL]
 #                                           Nsight Compute on the first launch (the verify launch)
@@ -49,15 +50,25 @@ case $cmd in
   test)
     LEECHRT_FUZZ_SECONDS=0 test/run.sh "$B" "${1:-}" 2>&1 | tee -a "$OUT/tests.log" | grep -v '^ok ' ;;
   gputest)
+    # the programs run GPUTEST_JOBS at a time (default 4; correctness tests only, none times
+    # anything): the sequential run took ~320 s of a session's 1,800 device seconds, most of it
+    # host references and NVRTC on one core each. Logs are appended to tests.log in this order.
+    tests="api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test
+           gemv_leech_p14s_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test
+           cache_test leechrt_test gemv_arm_stream_test"
+    L=$(mktemp -d)
+    # shellcheck disable=SC2086
+    printf '%s\n' $tests | xargs -P "${GPUTEST_JOBS:-4}" -I{} sh -c \
+      'LEECHRT_FUZZ_SECONDS=0 test/run.sh "$1" "$2" > "$3/$2.log" 2>&1' sh "$B" {} "$L"
     P=0 F=0 S=0
-    for t in api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test \
-             gemv_leech_p14s_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test \
-             cache_test leechrt_test gemv_arm_stream_test; do
-      r=$(LEECHRT_FUZZ_SECONDS=0 test/run.sh "$B" "$t" 2>&1 | tee -a "$OUT/tests.log" | tail -1)
+    for t in $tests; do
+      cat "$L/$t.log" >> "$OUT/tests.log"
+      r=$(tail -1 "$L/$t.log")
       echo "$t: $r"
       read -r p _ f _ s _ <<<"$r"
       P=$((P + ${p:-0})) F=$((F + ${f:-1})) S=$((S + ${s:-0}))
     done
+    rm -rf "$L"
     echo "$P passed, $F failed, $S skipped" ;;
   run)
     p=$1; shift
