@@ -29,9 +29,8 @@ typedef struct lr_leech_geom {
                      decoding this one; k >= 2 (Planes14): a k-stage cp.async ring per warp
                      in shared memory; Planes14S: 2 = two segments ahead in registers */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
-    int tabg;     /* Planes14: 1 = class table read from global memory through L1,
-                     0 = staged in shared memory; Planes14S: 1 = the code words'
-                     right shifts by IMAD.HI (FMA pipe) instead of SHF (ALU) */
+    int tabg;     /* Planes14 only: 1 = class table read from global memory through L1,
+                     0 = staged in shared memory */
     int nacc;     /* Planes14: independent mma accumulator chains (1..4; 0 = 1) */
     int persist;  /* Planes14: CTAs per SM of a persistent grid (each loops over
                      row-group batches); 0 = one CTA per batch */
@@ -51,6 +50,8 @@ typedef struct lr_leech_geom {
                      memory, for one large CTA per SM with groups) */
     int pp;       /* Planes14S, prefetch 1: segments alternate between two register sets
                      (the loop unrolled by two) instead of 14 register moves per segment */
+    int shr;      /* Planes14S: 1 = the code words' right shifts by IMAD.HI (FMA pipe)
+                     instead of SHF (ALU) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

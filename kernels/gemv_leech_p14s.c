@@ -125,7 +125,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
 {
     if (k[0]) g->threads = k[0];
     if (k[1]) g->rg = k[1];
-    if (k[2]) g->tabg = k[2] == 2;
+    if (k[2]) g->shr = k[2] == 2;
     if (k[3]) g->nacc = k[3];
     if (k[4]) g->prefetch = k[4] > 0 ? k[4] : 0;
     if (k[5]) g->persist = k[5] > 0 ? k[5] : 0;
@@ -161,6 +161,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s prefetch=%d (0, 1 or 2 segments ahead)", geom.prefetch);
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
+    if (geom.tabg) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s: tabg is Planes14's (its right shifts are shr)");
     const int groups = geom.groups > 1 ? geom.groups : 1;
     if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.tabx < 0 || geom.tabx > 1 || geom.pp < 0 ||
         geom.pp > 1)
@@ -187,7 +188,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     lr_jit_spec_set(s, "prefetch", geom.prefetch);
     if (geom.nacc > 1) lr_jit_spec_set(s, "nacc", geom.nacc);
     if (geom.minb > 1) lr_jit_spec_set(s, "minb", geom.minb);
-    if (geom.tabg) lr_jit_spec_set(s, "shr", 1);
+    if (geom.shr) lr_jit_spec_set(s, "shr", 1);
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);

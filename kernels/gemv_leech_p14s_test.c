@@ -96,9 +96,9 @@ static int test_knobs(void)
     lr_leech_geom k = { .threads = 128, .rg = 1, .prefetch = 1 };
     const int knobs[LR_TUNE_KNOBS] = { 256, 2, 2, 3, 2, 4, 3, 7, 7, 4 };
     lr_gemv_leech_p14s_apply_knobs(&k, knobs);
-    T_ASSERT(k.threads == 256 && k.rg == 2 && k.tabg == 1 && k.nacc == 3 && k.prefetch == 2 && k.persist == 4 &&
+    T_ASSERT(k.threads == 256 && k.rg == 2 && k.shr == 1 && k.nacc == 3 && k.prefetch == 2 && k.persist == 4 &&
                  k.minb == 3 && k.xw == 1 && k.epf == 1,
-             "threads %d rg %d shr %d nacc %d prefetch %d persist %d minb %d xw %d epf %d", k.threads, k.rg, k.tabg,
+             "threads %d rg %d shr %d nacc %d prefetch %d persist %d minb %d xw %d epf %d", k.threads, k.rg, k.shr,
              k.nacc, k.prefetch, k.persist, k.minb, k.xw, k.epf);
     const int off[LR_TUNE_KNOBS] = { 0, 0, 0, 0, -1, -1, 0, -1, -1, -1 };
     lr_gemv_leech_p14s_apply_knobs(&k, off);
@@ -153,6 +153,12 @@ static int test_spec_bounds(void)
     geom.threads = 32 * 16, geom.groups = 16; /* named barriers 1..15 */
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "16 groups accepted");
     geom.groups = 0, geom.tabx = 0, geom.xw = 0, geom.epf = 0;
+    geom.threads = 128, geom.tabg = 1; /* Planes14's field: refused, not read as shr */
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "tabg accepted");
+    geom.tabg = 0, geom.shr = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "shr", 0) == 1, "shr not in the spec");
+    geom.shr = 0;
     geom.threads = 128, geom.pp = 1; /* ping-pong: a specialization parameter with prefetch 1 only */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(lr_jit_spec_get(&s, "pp", 0) == 1, "pp not in the spec");
@@ -196,16 +202,16 @@ static int test_default_geom_from_table(void)
     lr_tuning_set_target(NULL, 0);
     /* the 14B gate|up and down: one persistent CTA per SM of six groups of
        four warps / three of eight (the sweep at a65ca43) */
-    T_ASSERT(a.threads == 768 && a.rg == 1 && a.prefetch == 1 && a.tabg == 1 && a.nacc == 1 && a.persist == 1 &&
+    T_ASSERT(a.threads == 768 && a.rg == 1 && a.prefetch == 1 && a.shr == 1 && a.nacc == 1 && a.persist == 1 &&
                  a.groups == 6 && a.tabx == 0 && a.xw == 0 && a.epf == 0,
              "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d groups %d tabx %d xw %d epf %d",
-             a.threads, a.rg, a.prefetch, a.tabg, a.nacc, a.persist, a.groups, a.tabx, a.xw, a.epf);
+             a.threads, a.rg, a.prefetch, a.shr, a.nacc, a.persist, a.groups, a.tabx, a.xw, a.epf);
     T_ASSERT(k.threads == 256 && k.xw == 1 && k.minb == 3 && k.groups == 0, "k: threads %d xw %d minb %d groups %d",
              k.threads, k.xw, k.minb, k.groups);
     T_ASSERT(d.threads == 768 && d.groups == 3 && d.persist == 1 && d.minb == 1 && d.xw == 0 && d.epf == 0,
              "down: threads %d groups %d persist %d minb %d xw %d epf %d", d.threads, d.groups, d.persist, d.minb, d.xw,
              d.epf);
-    T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.tabg && !u.nacc && !u.xw, "untuned shape");
+    T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.shr && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
 }
 
@@ -233,7 +239,7 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
     printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d tabx=%d grid %u: "
            "max rel err %.2e, %u exceptions\n",
-           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.tabg, geom.xw, geom.epf,
+           rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.shr, geom.xw, geom.epf,
            geom.groups, geom.tabx, g.grid.x, rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
@@ -273,31 +279,31 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (here: IMAD right shifts), nacc, persist, minb, xw, epf, groups, tabx, pp} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0 },
-                       { 128, 1, 2, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0 },
+/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, tabx, pp, shr} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 1 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 1 },
+                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 1 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0 },
                        /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 0, 0, 1 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                           off), two segments ahead */
-                       { 128, 1, 1, 0, 1, 3, 0, 0, 1, 1, 0, 0, 0 }, { 256, 1, 1, 0, 1, 2, 0, 3, 1, 1, 0, 0, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 0, 0, 1 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 0, 0, 1 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
                        /* warp groups: six of four warps with the table's lane copies, two of four
                           (rg 2, two ahead), three of two without copies, eight of four (registers
                           capped at 64: spills) */
-                       { 768, 1, 1, 0, 1, 1, 0, 0, 0, 0, 6, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 1, 0 },
-                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, { 1024, 1, 1, 0, 1, 1, 0, 0, 0, 0, 8, 1, 0 },
+                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 1 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 1, 0, 0 },
+                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 1 },
                        /* ping-pong segment registers: plain with x staged per warp, six groups, two
                           row groups in four groups, with the row end fetched ahead, more warps than
                           super-chunks (warps with one segment or none) */
-                       { 128, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1 }, { 768, 1, 1, 0, 1, 1, 0, 0, 0, 0, 6, 0, 1 },
-                       { 512, 2, 1, 0, 1, 1, 0, 0, 0, 0, 4, 0, 1 }, { 128, 1, 1, 0, 1, 3, 0, 0, 1, 1, 0, 0, 1 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1 } };
+                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 1 }, { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 0, 1, 1 },
+                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 0, 1, 1 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 0, 1, 1 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0 } };
 
 static int test_gpu_geometries(void)
 {
@@ -329,36 +335,36 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 1, 3, 5, 0, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 0, 0, 1 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 1, 3, 1, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 1 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 1, 3, 3, 0, 1, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 0, 0, 1 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 0, 0, 1 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 3, 1, 0, 1, 1, 0, 0, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 0, 0, 1 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0 }, 2 },
         /* warp groups looping over batches: 7 CTAs of 6 groups for 63
            batches, the 14B gate|up and a down-like shape at their tuned-like
            geometries, more groups than batches */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 6, 1, 0 }, 7 },
-        { 34816, 5120, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 6, 1, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 3, 1, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 1, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 1 }, 7 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 1 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 1 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 1, 0, 0 }, 0 },
         /* ping-pong across batch boundaries: odd and even segment counts per
            warp (27 super-chunks over 4 warps), persistent groups, the 14B
            gate|up at its tuned geometry */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 1, 1, 1, 0, 0, 0, 6, 0, 1 }, 3 },
-        { 34816, 5120, { 768, 1, 1, 0, 1, 1, 1, 0, 0, 0, 6, 0, 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 0, 1, 1 }, 3 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 0, 1, 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
