@@ -415,13 +415,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) C[r] = n1[r], n1[r] = N[r];
 #elif LR_PREFETCH == 0
+            (void)N;
             {
                 int nb = b, nsc = sc;
                 advance(nb, nsc);
                 load_all(C, nb, nsc);
             }
 #endif
-                };
+        };
 #if LR_PP && LR_PREFETCH == 1
         // ping-pong: segments alternate between the two register sets, no
         // register moves per segment; an odd count copies once per batch
