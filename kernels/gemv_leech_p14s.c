@@ -162,6 +162,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xw < 0 || geom.xw > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xw=%d", geom.xw);
     if (geom.epf < 0 || geom.epf > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s epf=%d", geom.epf);
     if (geom.tabg) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s: tabg is Planes14's (its right shifts are shr)");
+    if (geom.shr < 0 || geom.shr > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s shr=%d", geom.shr);
     const int groups = geom.groups > 1 ? geom.groups : 1;
     if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.tabx < 0 || geom.tabx > 1 || geom.pp < 0 ||
         geom.pp > 1)
