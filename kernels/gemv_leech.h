@@ -45,9 +45,6 @@ typedef struct lr_leech_geom {
     int groups;   /* Planes14S: independent warp groups per CTA, each on its own
                      row-group batches (0 or 1 = the CTA is one group; more: x staged
                      once per CTA in the prologue, no xw, no epf) */
-    int tabx;     /* Planes14S: 1 = eight interleaved copies of the class table, lane l
-                     reading copy l % 8 (bank-conflict-free LDS.128; 8x the shared
-                     memory, for one large CTA per SM with groups) */
     int pp;       /* Planes14S, prefetch 1: segments alternate between two register sets
                      (the loop unrolled by two) instead of 14 register moves per segment */
     int shr;      /* Planes14S: 1 = the code words' right shifts by IMAD.HI (FMA pipe)

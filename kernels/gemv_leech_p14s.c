@@ -115,12 +115,13 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
- * per CTA, bit 7: the class table in eight lane copies (e.g. 176 = 6 groups
- * and copies), bit 8: ping-pong segment registers (pp), extra4 = (unused)}: 0
+ * per CTA (e.g. 48 = 6 groups), bit 8: ping-pong segment registers (pp),
+ * extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
- * (extra2, extra3 bit 2 and extra4 were the L2 prefetch distance, x's f16
- * copy from global memory and the split over CTAs: measured slower and
- * removed; lr_tuning_engine_runs keeps their sweep rows out of the table.) */
+ * (extra2, extra3 bits 2 and 7 and extra4 were the L2 prefetch distance,
+ * x's f16 copy from global memory, the class table's lane copies and the
+ * split over CTAs: measured slower and removed; lr_tuning_engine_runs keeps
+ * their sweep rows out of the table.) */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
     if (k[0]) g->threads = k[0];
@@ -132,7 +133,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[6]) g->minb = k[6];
     if (k[8]) {
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
-        g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0, g->tabx = k[8] > 0 && (k[8] & 128);
+        g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->pp = k[8] > 0 && (k[8] & 256);
     }
 }
@@ -164,18 +165,16 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.tabg) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s: tabg is Planes14's (its right shifts are shr)");
     if (geom.shr < 0 || geom.shr > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s shr=%d", geom.shr);
     const int groups = geom.groups > 1 ? geom.groups : 1;
-    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.tabx < 0 || geom.tabx > 1 || geom.pp < 0 ||
-        geom.pp > 1)
-        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d tabx=%d pp=%d for %d threads", geom.groups, geom.tabx,
-                       geom.pp, geom.threads);
+    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.pp < 0 || geom.pp > 1)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d pp=%d for %d threads", geom.groups, geom.pp,
+                       geom.threads);
     /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
     if (groups > 1) geom.xw = 0, geom.epf = 0;
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
     /* class table | x | reduction (a partial per warp) | 64 zero bytes
      * (templates/gemv_leech_p14s.cu) */
-    size_t smem = (size_t)ntab * 16 * (geom.tabx ? 8 : 1) + (size_t)sc * 384 +
-                  2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
@@ -193,7 +192,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
-    if (geom.tabx) lr_jit_spec_set(s, "tabx", 1);
     if (geom.pp && geom.prefetch == 1) lr_jit_spec_set(s, "pp", 1); /* the template's only ping-pong form */
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };

@@ -44,18 +44,13 @@
 // each working its own batches (batch blockIdx.x * LR_GROUPS + group, then
 // every gridDim.x * LR_GROUPS-th) with its own reduction buffer and named
 // barrier; the class table and x are staged once per CTA for all of them
-// (x in the prologue: no xw, no epf). LR_TABX = 1 stores the class table
-// eight times, interleaved, entry i of copy c at (8 i + c) * 16 bytes, and
-// lane l reads copy l % 8: the eight lanes of a quarter-warp's LDS.128 hit
-// eight different bank quads, no conflicts. Why: Nsight Compute on the 14B
-// gate|up (h200 at 03c9ec5) put the L1 data pipe at 74% of its peak, the
-// busiest unit, and 40 of a segment's ~70 shared-memory wavefronts in the
-// four class-table loads (10 each against 4 ideal: random entries collide
-// on banks); eight copies (77 KB at 603 entries) fit only with one big CTA
-// per SM sharing them. Measured (14B sweeps at a65ca43): the groups win
-// gate|up (35.42 us against 36.62) and down (20.67 against 22.07); the
-// copies lose (gate|up 36.16 against 35.42): the conflicts cost wavefronts,
-// not time, so the tuning table leaves them off.
+// (x in the prologue: no xw, no epf). Measured (14B sweeps at a65ca43):
+// gate|up 35.42 us against 36.62, down 20.67 against 22.07. Eight
+// interleaved copies of the class table, lane l reading copy l % 8 (no bank
+// conflicts in the table's LDS.128, 40 of a segment's ~70 shared-memory
+// wavefronts before; 77 KB, so only with one such CTA per SM), were slower
+// (gate|up 36.16 against 35.42: the conflicts cost wavefronts, not time)
+// and were removed after 0d79cb3.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -95,9 +90,9 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 decodeonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 tabx=1
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 tabx=1
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 tabx=1 loadonly=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=2 ntab=603 prefetch=0 shr=1 groups=5
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 pp=1
@@ -136,9 +131,6 @@
 #ifndef LR_GROUPS
 #define LR_GROUPS 1
 #endif
-#ifndef LR_TABX
-#define LR_TABX 0
-#endif
 #if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
 #error "LR_GROUPS: 1..15 groups of whole warps (named barriers 1..15)"
 #endif
@@ -163,7 +155,7 @@
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
-#define TAB_BYTES (LR_NTAB * 16 * (LR_TABX ? 8 : 1))
+#define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
 #define RED_BYTES (LR_GROUPS * 2 * WARPS * LR_RG * 16 * 4)
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
@@ -292,14 +284,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     advance(pb, psc);
     load_all(n1, pb, psc);
 #endif
-#if LR_TABX
-    for (int i = threadIdx.x; i < LR_NTAB * 8; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i >> 3];
-    const u8 *tabl = tab + (lane & 7) * 16; // this lane's copy
-#define TAB_ENTRY(off) (*(const uint4 *)(tabl + (off) * 8))
-#else
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
-#define TAB_ENTRY(off) (*(const uint4 *)(tab + (off)))
-#endif
     const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
     if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);
     // B column n = block slot of the super-chunk: lane (g, q) supplies its
@@ -376,10 +361,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
                 uint4 e[2][2]; // [row half][block 2q + j]
-                e[0][0] = TAB_ENTRY(C[r].h.x & 0xffffu);
-                e[0][1] = TAB_ENTRY(C[r].h.x >> 16);
-                e[1][0] = TAB_ENTRY(C[r].h.y & 0xffffu);
-                e[1][1] = TAB_ENTRY(C[r].h.y >> 16);
+                e[0][0] = *(const uint4 *)(tab + (C[r].h.x & 0xffffu));
+                e[0][1] = *(const uint4 *)(tab + (C[r].h.x >> 16));
+                e[1][0] = *(const uint4 *)(tab + (C[r].h.y & 0xffffu));
+                e[1][1] = *(const uint4 *)(tab + (C[r].h.y >> 16));
 #pragma unroll
                 for (int tp = 0; tp < 6; tp++) {
                     const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
