@@ -35,13 +35,15 @@ static int g_print_loop;
 
 static int count(const char *text, const char *arch, const char *nvdisasm, lr_sass_loop *loop, int *regs)
 {
-    char tmpl[64];
     size_t tl = strcspn(text, " ");
-    if (!tl || tl >= sizeof tmpl || !text[tl]) return LR_FAIL(LR_EINVAL, "spec \"%s\": TEMPLATE KERNEL name=value ...", text);
-    memcpy(tmpl, text, tl);
-    tmpl[tl] = 0;
+    if (!tl || !text[tl]) return LR_FAIL(LR_EINVAL, "spec \"%s\": TEMPLATE KERNEL name=value ...", text);
+    /* the embedded template's own name: it outlives the spec */
+    const char *tmpl = NULL;
+    for (int i = 0; i < lr_template_count() && !tmpl; i++)
+        if (strlen(lr_template_name(i)) == tl && !strncmp(lr_template_name(i), text, tl)) tmpl = lr_template_name(i);
+    if (!tmpl) return LR_FAIL(LR_EINVAL, "spec \"%s\": no template %.*s", text, (int)tl, text);
     lr_jit_spec s;
-    int rc = lr_spec_parse(strdup(tmpl), text + tl + 1, strlen(text + tl + 1), &s);
+    int rc = lr_spec_parse(tmpl, text + tl + 1, strlen(text + tl + 1), &s);
     if (rc) return rc;
     void *cubin;
     size_t n;

@@ -59,6 +59,30 @@ static int test_drift_detected(void)
     return T_PASS;
 }
 
+/* garbage specs are refused with a message naming the problem, before any
+ * disassembly (no nvdisasm needed) */
+static int test_bad_specs(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "sass_count not built");
+    static const struct { const char *spec, *says; } c[] = {
+        { "gemv_leech_p14s.cu", "TEMPLATE KERNEL" },
+        { "no_such.cu gemv rows=8", "no template no_such.cu" },
+        { "gemv_leech_p14s.cu gemv_leech_p14s rows", "without '='" },
+        { "gemv_leech_p14s.cu gemv_leech_p14s rows=12x", "not a number" },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char cmd[4096], out[2048] = "";
+        snprintf(cmd, sizeof cmd, "'%s' --nvdisasm /nonexistent '%s' 2>&1", g_bin, c[i].spec);
+        FILE *p = popen(cmd, "r");
+        T_ASSERT(p, "popen");
+        size_t k = fread(out, 1, sizeof out - 1, p);
+        out[k] = 0;
+        int st = pclose(p);
+        T_ASSERT(st != 0 && strstr(out, c[i].says), "spec \"%s\": status %d, said: %s", c[i].spec, st, out);
+    }
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_dir, sizeof g_dir, "%s", argv[0]);
@@ -66,6 +90,6 @@ int main(int argc, char **argv)
     if (s) *s = 0;
     else snprintf(g_dir, sizeof g_dir, ".");
     snprintf(g_bin, sizeof g_bin, "%s/../bin/sass_count", g_dir);
-    const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected) };
-    return t_main(__FILE__, cases, 2, argc, argv);
+    const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected), T_CASE(test_bad_specs) };
+    return t_main(__FILE__, cases, 3, argc, argv);
 }
