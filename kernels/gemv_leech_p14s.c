@@ -116,7 +116,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
  * per CTA (e.g. 48 = 6 groups), bit 8: ping-pong segment registers (pp),
- * extra4 = (unused)}: 0
+ * bit 9: the balanced split (bal), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2 and 7 and extra4 were the L2 prefetch distance,
  * x's f16 copy from global memory, the class table's lane copies and the
@@ -135,6 +135,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->pp = k[8] > 0 && (k[8] & 256);
+        g->bal = k[8] > 0 && (k[8] & 512);
     }
 }
 
@@ -170,11 +171,31 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                        geom.threads);
     /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
     if (groups > 1) geom.xw = 0, geom.epf = 0;
+    if (geom.bal < 0 || geom.bal > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s bal=%d", geom.bal);
+    if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1 || geom.pp))
+        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1, no groups and no pp (rg=%d prefetch=%d "
+                                  "groups=%d pp=%d)",
+                       geom.rg, geom.prefetch, geom.groups, geom.pp);
+    /* the balanced split stages x in the prologue and ends on its own row sums */
+    if (geom.bal) geom.xw = 0, geom.epf = 0;
     /* the template fetches ahead only with one epilogue row per thread */
     const int epf = geom.epf && geom.threads >= 16 * geom.rg;
     /* class table | x | reduction (a partial per warp) | 64 zero bytes
      * (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
+    /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
+     * groups a CTA gets; a warp's run of at most btw segments touches at most
+     * kmax row groups (one partial each), then the CTA's row sums (the
+     * template's BTW, KMAX, RED_BYTES) */
+    unsigned bal_grid = 0;
+    int bal_rg = 0;
+    if (geom.bal) {
+        const int warps = geom.threads / 32;
+        bal_grid = lr_leech_batch_grid(rgn, 1);
+        bal_rg = (rgn + (int)bal_grid - 1) / (int)bal_grid;
+        const int btw = (bal_rg * sc + warps - 1) / warps, kmax = (btw + sc - 2) / sc + 1;
+        smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)(warps * kmax + bal_rg) * 16 * 4 + 64;
+    }
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
@@ -193,8 +214,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
     if (geom.pp && geom.prefetch == 1) lr_jit_spec_set(s, "pp", 1); /* the template's only ping-pong form */
+    if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
-    g->grid = (lr_dim3){ lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
+    g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
     g->smem = (unsigned)smem;

@@ -98,6 +98,11 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 pp=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4 pp=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 pp=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=17
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=3
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 loadonly=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 decodeonly=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=96 rg=1 ntab=603 prefetch=1 bal=2
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -131,6 +136,12 @@
 #ifndef LR_GROUPS
 #define LR_GROUPS 1
 #endif
+#ifndef LR_BAL
+#define LR_BAL 0
+#endif
+#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW || LR_EPF || LR_PP)
+#error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
+#endif
 #if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
 #error "LR_GROUPS: 1..15 groups of whole warps (named barriers 1..15)"
 #endif
@@ -157,7 +168,16 @@
 // double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
 #define XS_BYTES (SC * 384)
+#if LR_BAL
+// a warp's run of at most BTW segments touches at most KMAX row groups: one
+// 16-row partial each, then the CTA's row sums (kernels/gemv_leech_p14s.c
+// sizes the same)
+#define BTW ((LR_BAL * SC + WARPS - 1) / WARPS)
+#define KMAX ((BTW + SC - 2) / SC + 1)
+#define RED_BYTES ((WARPS * KMAX + LR_BAL) * 16 * 4)
+#else
 #define RED_BYTES (LR_GROUPS * 2 * WARPS * LR_RG * 16 * 4)
+#endif
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
 #define ZB_BYTES 64
 
@@ -276,6 +296,17 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     };
     lr_pdl_wait(); // x comes from the previous kernel; nothing is loaded before
     int b = cid, sc = warp;
+#if LR_BAL
+    // CTA c: row groups [rgA, rgB); warp w: its segments t0..t1 - 1 in memory
+    // order (row group rgA + t / SC, super-chunk t % SC)
+    const int rgA = (int)((long long)blockIdx.x * RGN / gridDim.x);
+    const int rgB = (int)((long long)(blockIdx.x + 1) * RGN / gridDim.x);
+    // the grid is part of the specialization (LR_BAL sizes shared memory):
+    // a smaller one stops here instead of writing past the buffers
+    if (rgB - rgA > LR_BAL) __trap();
+    const int bS = (rgB - rgA) * SC, t0 = warp * bS / WARPS, t1 = (warp + 1) * bS / WARPS;
+    b = rgA + t0 / SC, sc = t0 % SC;
+#endif
     seg_regs cur[LR_RG];
     load_all(cur, b, sc);
 #if LR_PREFETCH == 2
@@ -308,6 +339,140 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     __syncthreads();
 
+    u32 bits[LR_RG]; // LR_LOADONLY: the set bits of the row groups' segments
+    float acc[LR_RG][LR_NACC][4];
+    (void)bits;
+    // One segment of super-chunk scx decoded into yacc (the GEMV), or its
+    // set bits counted (LR_LOADONLY): the loop body of every mode.
+    auto decode = [&](seg_regs (&C)[LR_RG], int scx) {
+#if LR_LOADONLY
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) {
+            bits[r] += __popc(C[r].h.x) + __popc(C[r].h.y);
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                bits[r] += __popc(C[r].w[j].x) + __popc(C[r].w[j].y) + __popc(C[r].w[j].z) + __popc(C[r].w[j].w);
+        }
+#else
+        // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
+        const uint4 *xv = (const uint4 *)(xs + scx * 96 + 24 * q);
+        const uint4 *xv0 = act0 ? xv : xz, *xv1 = act1 ? xv : xz - 3;
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) {
+            uint4 e[2][2]; // [row half][block 2q + j]
+            e[0][0] = *(const uint4 *)(tab + (C[r].h.x & 0xffffu));
+            e[0][1] = *(const uint4 *)(tab + (C[r].h.x >> 16));
+            e[1][0] = *(const uint4 *)(tab + (C[r].h.y & 0xffffu));
+            e[1][1] = *(const uint4 *)(tab + (C[r].h.y >> 16));
+#pragma unroll
+            for (int tp = 0; tp < 6; tp++) {
+                const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
+#pragma unroll
+                for (int tt = 0; tt < 2; tt++) {
+                    const int t = 2 * tp + tt, j = t >= 6;
+                    const u32 w = word_of(C[r].w[t >> 2], t & 3);
+                    // codes in nibbles 1, 3 | 5, 7 (rows g | g + 8 of one tile
+                    // half) and 0, 2 | 4, 6 (the other): a0 | a2, a1 | a3
+                    const u32 s02 = sels(w, mF0), s13 = sels(w << 4, mF0);
+                    const u32 a0 = pair(s02, e[0][j]);
+                    const u32 a1 = pair(s13, e[1][j]);
+                    const u32 a2 = pair(shr<16>(s02, m16), e[0][j]);
+                    const u32 a3 = pair(shr<16>(s13, m16), e[1][j]);
+                    if (t < LR_NACC)
+                        mma_z(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                    else
+                        lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
+                }
+            }
+            // C[m][n] = row m's unscaled dot over block slot n: lane (g, q)
+            // holds rows g, g + 8 x slots 2q, 2q + 1, the blocks of its
+            // four entries; each gets its f32 scale (entry bytes 12..15).
+#pragma unroll
+            for (int a = 1; a < LR_NACC; a++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) acc[r][0][i] += acc[r][a][i];
+            yacc[r][0] += acc[r][0][0] * __uint_as_float(e[0][0].w) + acc[r][0][1] * __uint_as_float(e[0][1].w);
+            yacc[r][1] += acc[r][0][2] * __uint_as_float(e[1][0].w) + acc[r][0][3] * __uint_as_float(e[1][1].w);
+        }
+#endif
+    };
+
+#if LR_BAL
+    // Balanced split (LR_BAL = the most row groups a CTA gets, as the host
+    // planned the grid): the batch loop below gives every warp of a group
+    // the same count of whole batches, so on 14B down (320 row groups over
+    // 132 SMs) some SMs work 3 row groups and others 2, and the slowest
+    // warp decodes 12 segments where the mean is 9.2. Here every warp of
+    // the grid gets a contiguous run of segments within 1 of the mean over
+    // its CTA (CTAs differ by at most one row group). A run may cross row
+    // groups: the warp stores one 16-row partial per row group it leaves,
+    // and a row's sum is the partials of the warps that touched it, in warp
+    // order (no atomics: the same y every run).
+    {
+        float *const red_w = red + warp * KMAX * 16;
+        const int k0 = b;
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
+        seg_regs nxt[LR_RG];
+        for (int t = t0; t < t1; t++) {
+            int nb = b, nsc = sc + 1;
+            if (nsc == SC) nsc = 0, nb++;
+            load_all(nxt, nb, nsc);
+            decode(cur, sc);
+            if (nsc == 0 || t + 1 == t1) { // the run leaves row group b
+#if LR_LOADONLY
+                const u32 tb = lr_warp_sum_u32(bits[0]);
+                if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
+                bits[0] = 0;
+#else
+                float v[2];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    v[h] = yacc[0][h];
+                    v[h] += __shfl_xor_sync(0xffffffffu, v[h], 1);
+                    v[h] += __shfl_xor_sync(0xffffffffu, v[h], 2);
+                    yacc[0][h] = 0.f;
+                }
+                if (q == 0) red_w[(b - k0) * 16 + g] = v[0], red_w[(b - k0) * 16 + g + 8] = v[1];
+#endif
+            }
+            cur[0] = nxt[0];
+            b = nb, sc = nsc;
+        }
+        __syncthreads();
+        // row i of the CTA's rows: the partials of the warps whose runs
+        // touched its row group j, in warp order
+        float *tot = red + WARPS * KMAX * 16;
+        for (int i = threadIdx.x; i < (rgB - rgA) * 16; i += LR_THREADS) {
+            const int j = i >> 4, lo = j * SC, hi = lo + SC;
+#if LR_LOADONLY
+            u32 sum = 0;
+#else
+            float sum = 0.f;
+#endif
+            for (int w = 0; w < WARPS; w++) {
+                const int a = w * bS / WARPS, e = (w + 1) * bS / WARPS;
+                if (a < hi && e > lo && a < e) {
+#if LR_LOADONLY
+                    sum += ((const u32 *)red)[(w * KMAX + j - a / SC) * 16 + (i & 15)];
+#else
+                    sum += red[(w * KMAX + j - a / SC) * 16 + (i & 15)];
+#endif
+                }
+            }
+#if LR_LOADONLY
+            if (rgA * 16 + i < LR_ROWS) y[rgA * 16 + i] = (float)sum;
+#else
+            tot[i] = sum;
+#endif
+        }
+#if !LR_LOADONLY
+        __syncthreads();
+        lr_rows_epilogue<LR_THREADS, LR_BAL * 16, 1, TAIL>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col,
+                                                          exc_dw, tail, x, NBLK * 24, row_scale, y);
+#endif
+    }
+#else
     for (int par = 0; b < NRGB; b += ncl, par ^= 1) {
 #if EPF
         // the first batch's values were fetched before the class table; a
@@ -315,11 +480,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         if (b != cid) ahead.start(b * LR_RG * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
 #endif
 #if LR_LOADONLY
-        u32 bits[LR_RG];
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) bits[r] = 0;
 #endif
-        float acc[LR_RG][LR_NACC][4];
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f;
 
@@ -346,56 +509,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             advance(nb, nsc);
             load_all(N, nb, nsc);
 #endif
-#if LR_LOADONLY
-#pragma unroll
-            for (int r = 0; r < LR_RG; r++) {
-                bits[r] += __popc(C[r].h.x) + __popc(C[r].h.y);
-#pragma unroll
-                for (int j = 0; j < 3; j++)
-                    bits[r] += __popc(C[r].w[j].x) + __popc(C[r].w[j].y) + __popc(C[r].w[j].z) + __popc(C[r].w[j].w);
-            }
-#else
-            // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
-            const uint4 *xv = (const uint4 *)(xs + sc * 96 + 24 * q);
-            const uint4 *xv0 = act0 ? xv : xz, *xv1 = act1 ? xv : xz - 3;
-#pragma unroll
-            for (int r = 0; r < LR_RG; r++) {
-                uint4 e[2][2]; // [row half][block 2q + j]
-                e[0][0] = *(const uint4 *)(tab + (C[r].h.x & 0xffffu));
-                e[0][1] = *(const uint4 *)(tab + (C[r].h.x >> 16));
-                e[1][0] = *(const uint4 *)(tab + (C[r].h.y & 0xffffu));
-                e[1][1] = *(const uint4 *)(tab + (C[r].h.y >> 16));
-#pragma unroll
-                for (int tp = 0; tp < 6; tp++) {
-                    const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];
-#pragma unroll
-                    for (int tt = 0; tt < 2; tt++) {
-                        const int t = 2 * tp + tt, j = t >= 6;
-                        const u32 w = word_of(C[r].w[t >> 2], t & 3);
-                        // codes in nibbles 1, 3 | 5, 7 (rows g | g + 8 of one tile
-                        // half) and 0, 2 | 4, 6 (the other): a0 | a2, a1 | a3
-                        const u32 s02 = sels(w, mF0), s13 = sels(w << 4, mF0);
-                        const u32 a0 = pair(s02, e[0][j]);
-                        const u32 a1 = pair(s13, e[1][j]);
-                        const u32 a2 = pair(shr<16>(s02, m16), e[0][j]);
-                        const u32 a3 = pair(shr<16>(s13, m16), e[1][j]);
-                        if (t < LR_NACC)
-                            mma_z(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
-                        else
-                            lr_mma16816(acc[r][t % LR_NACC], a0, a1, a2, a3, tt ? xb.z : xb.x, tt ? xb.w : xb.y);
-                    }
-                }
-                // C[m][n] = row m's unscaled dot over block slot n: lane (g, q)
-                // holds rows g, g + 8 x slots 2q, 2q + 1, the blocks of its
-                // four entries; each gets its f32 scale (entry bytes 12..15).
-#pragma unroll
-                for (int a = 1; a < LR_NACC; a++)
-#pragma unroll
-                    for (int i = 0; i < 4; i++) acc[r][0][i] += acc[r][a][i];
-                yacc[r][0] += acc[r][0][0] * __uint_as_float(e[0][0].w) + acc[r][0][1] * __uint_as_float(e[0][1].w);
-                yacc[r][1] += acc[r][0][2] * __uint_as_float(e[1][0].w) + acc[r][0][3] * __uint_as_float(e[1][1].w);
-            }
-#endif
+            decode(C, sc);
 #if LR_PREFETCH == 2
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) C[r] = n1[r], n1[r] = N[r];
@@ -476,4 +590,5 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                                                                      tail, x, NBLK * 24, row_scale, y);
 #endif
     }
+#endif
 }
