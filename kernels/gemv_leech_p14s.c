@@ -176,10 +176,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1, no groups and no pp (rg=%d prefetch=%d "
                                   "groups=%d pp=%d)",
                        geom.rg, geom.prefetch, geom.groups, geom.pp);
-    /* the balanced split stages x in the prologue and ends on its own row sums */
-    if (geom.bal) geom.xw = 0, geom.epf = 0;
-    /* the template fetches ahead only with one epilogue row per thread */
-    const int epf = geom.epf && geom.threads >= 16 * geom.rg;
+    /* the balanced split stages x in the prologue */
+    if (geom.bal) geom.xw = 0;
     /* class table | x | reduction (a partial per warp) | 64 zero bytes
      * (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
@@ -196,6 +194,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         const int btw = (bal_rg * sc + warps - 1) / warps, kmax = (btw + sc - 2) / sc + 1;
         smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)(warps * kmax + bal_rg) * 16 * 4 + 64;
     }
+    /* the template fetches ahead only with one epilogue row per thread (of
+     * a batch, or of the CTA's rows with bal) */
+    const int epf = geom.epf && geom.threads >= 16 * (geom.bal ? bal_rg : geom.rg);
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,

@@ -103,6 +103,7 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 loadonly=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 decodeonly=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=96 rg=1 ntab=603 prefetch=1 bal=2
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 epf=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -139,7 +140,7 @@
 #ifndef LR_BAL
 #define LR_BAL 0
 #endif
-#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW || LR_EPF || LR_PP)
+#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW || LR_PP)
 #error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
 #endif
 #if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
@@ -161,7 +162,9 @@
 #define SEG 1792
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
 // the row epilogue's loads fetched ahead (one row per thread needed)
-#define EPF (LR_EPF && !LR_LOADONLY && LR_THREADS >= LR_RG * 16)
+// (rows of a batch, or of a CTA with LR_BAL)
+#define ANR ((LR_BAL ? LR_BAL : LR_RG) * 16)
+#define EPF (LR_EPF && !LR_LOADONLY && LR_THREADS >= ANR)
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
@@ -325,8 +328,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if EPF
     // the first batch's epilogue values load while the first segment and
     // the class table are in flight
-    const lr_rows_ahead<LR_THREADS, LR_RG * 16, TAIL> ahead = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) };
+    const lr_rows_ahead<LR_THREADS, ANR, TAIL> ahead = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) };
+#if LR_BAL
+    ahead.start(rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
+#else
     if (cid < NRGB) ahead.start(cid * LR_RG * 16, LR_ROWS, exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
+#endif
 #endif
 #if LR_XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
@@ -468,8 +475,16 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         }
 #if !LR_LOADONLY
         __syncthreads();
+#if EPF
+        // every row's scale, exception range and tail term were loaded
+        // before the main loop, its exception lists prefetched into L2: all
+        // CTAs end together here, so the end's chain of dependent loads is
+        // the kernel's last latency
+        ahead.template finish<1>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y);
+#else
         lr_rows_epilogue<LR_THREADS, LR_BAL * 16, 1, TAIL>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col,
                                                           exc_dw, tail, x, NBLK * 24, row_scale, y);
+#endif
 #endif
     }
 #else
