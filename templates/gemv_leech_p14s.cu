@@ -26,7 +26,14 @@
 // LR_PP = 1 (prefetch 1 only): the loop unrolled by two, segments
 // alternating between the two register sets instead of the 14 register
 // moves per segment (14B gate|up in groups: 197 -> 184.5 instructions per
-// segment, 75 -> 79 registers; tools/sass_count). Not yet run on a GPU.
+// segment, 75 -> 79 registers; tools/sass_count). Measured (6b172ee): no
+// faster (gate|up 35.51 us against 35.40, gate 25.01 / 24.74, down 21.12 /
+// 20.69); no table row uses it.
+// LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
+// the grid): the balanced split, below at its loop. Measured (ba009a8,
+// dd97e2e, b411ff0): gate|up 34.09 us against 35.42 in groups, 32B gate|up
+// 48.80 against 52.19; slower on down, q|k|v and o (whole row groups per
+// CTA still decide there). LR_EPF works with it (no faster: 34.62 / 34.53).
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, 1 or 2: the segments that
 // many steps ahead are in flight in registers while this one decodes),
@@ -406,15 +413,16 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 
 #if LR_BAL
     // Balanced split (LR_BAL = the most row groups a CTA gets, as the host
-    // planned the grid): the batch loop below gives every warp of a group
-    // the same count of whole batches, so on 14B down (320 row groups over
-    // 132 SMs) some SMs work 3 row groups and others 2, and the slowest
-    // warp decodes 12 segments where the mean is 9.2. Here every warp of
-    // the grid gets a contiguous run of segments within 1 of the mean over
-    // its CTA (CTAs differ by at most one row group). A run may cross row
-    // groups: the warp stores one 16-row partial per row group it leaves,
-    // and a row's sum is the partials of the warps that touched it, in warp
-    // order (no atomics: the same y every run).
+    // planned the grid): the batch loop below deals whole batches to warp
+    // groups and super-chunks round-robin to a group's warps, so on the 14B
+    // gate|up (2176 row groups, 27 super-chunks) the slowest warp decodes
+    // 21 segments where the mean is 18.6. Here each warp gets a contiguous
+    // run of its CTA's segments within one of the CTA's mean (CTAs differ
+    // by at most one row group: on down, 2 or 3 of 320 over 132 SMs, which
+    // this cannot even out). A run may cross row groups: the warp stores
+    // one 16-row partial per row group it leaves, and a row's sum is the
+    // partials of the warps that touched it, in warp order (no atomics:
+    // the same y every run).
     {
         float *const red_w = red + warp * KMAX * 16;
         const int k0 = b;

@@ -4,8 +4,7 @@
 // LR_RPW rows); each lane loads 16 int8 weights at a time, LR_UNROLL column
 // steps' worth before using any (1: the first version; more: more bytes in
 // flight; the head runs at 66% of its bytes' bound with 1, and 4 measured
-// slower in the 14B engine: 313 against 260 us, when the int8 conversion
-// was still I2F).
+// slower in the 14B engine: 313 against 260 us).
 // @spec op_head_int8g threads=256 rpw=2 group=64
 // @spec op_head_int8g threads=256 rpw=2 group=64 unroll=4
 #include "lr_common.cuh"
@@ -55,18 +54,10 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
             for (int k = 0; k < 16; k++) xsum += xs[k];
 #pragma unroll
             for (int r = 0; r < LR_RPW; r++) {
-                // int8 to f32 without I2F, a quarter-rate conversion on sm_90
-                // that made this kernel conversion-bound (16 per lane and row
-                // step; 66% of the bytes' bound): a byte biased to unsigned
-                // (q ^ 0x80) as the low byte of 2^23's bit pattern is the float
-                // 2^23 + q + 128, exact, and one FADD takes the offset off:
-                // one PRMT and one FADD per weight, the same values.
-                const u32 ws[4] = { w[u][r].x ^ 0x80808080u, w[u][r].y ^ 0x80808080u, w[u][r].z ^ 0x80808080u,
-                                    w[u][r].w ^ 0x80808080u };
+                const u32 ws[4] = { w[u][r].x, w[u][r].y, w[u][r].z, w[u][r].w };
                 float d = 0.f;
 #pragma unroll
-                for (int k = 0; k < 16; k++)
-                    d += (__uint_as_float(__byte_perm(ws[k >> 2], 0x4B000000u, 0x7540u + (k & 3))) - 8388736.f) * xs[k];
+                for (int k = 0; k < 16; k++) d += (float)(i8)(ws[k >> 2] >> (8 * (k & 3))) * xs[k];
                 acc[r] += lr_h2f((u16)(p[u][r] & 0xffff)) * d + lr_h2f((u16)(p[u][r] >> 16)) * xsum;
             }
         }
