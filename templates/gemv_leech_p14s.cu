@@ -259,6 +259,13 @@ LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.f));
 }
 
+// Rows g and g + 8 of an mma tile are spread over the four lanes q: their sum.
+LR_DEV float quad_sum(float v)
+{
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
 // A group's barrier: the CTA's when it is the only group.
 LR_DEV void group_sync(int gid)
 {
@@ -440,15 +447,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
                 bits[0] = 0;
 #else
-                float v[2];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    v[h] = yacc[0][h];
-                    v[h] += __shfl_xor_sync(0xffffffffu, v[h], 1);
-                    v[h] += __shfl_xor_sync(0xffffffffu, v[h], 2);
-                    yacc[0][h] = 0.f;
-                }
-                if (q == 0) red_w[(b - k0) * 16 + g] = v[0], red_w[(b - k0) * 16 + g + 8] = v[1];
+                const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
+                yacc[0][0] = yacc[0][1] = 0.f;
+                if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
 #endif
             }
             cur[0] = nxt[0];
@@ -591,12 +592,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                float v = yacc[r][h];
-                v += __shfl_xor_sync(0xffffffffu, v, 1);
-                v += __shfl_xor_sync(0xffffffffu, v, 2);
-                acc[r][0][2 * h] = v;
-            }
+            for (int h = 0; h < 2; h++) acc[r][0][2 * h] = quad_sum(yacc[r][h]);
         if (q == 0)
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) {
