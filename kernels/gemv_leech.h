@@ -45,13 +45,11 @@ typedef struct lr_leech_geom {
     int groups;   /* Planes14S: independent warp groups per CTA, each on its own
                      row-group batches (0 or 1 = the CTA is one group; more: x staged
                      once per CTA in the prologue, no xw, no epf) */
-    int pp;       /* Planes14S, prefetch 1: segments alternate between two register sets
-                     (the loop unrolled by two) instead of 14 register moves per segment */
     int shr;      /* Planes14S: 1 = the code words' right shifts by IMAD.HI (FMA pipe)
                      instead of SHF (ALU) */
     int bal;      /* Planes14S: 1 = balanced split, one CTA per SM (persist 1): each CTA
                      a contiguous range of row groups, each warp an equal contiguous run
-                     of its segments (rg 1, prefetch 1, no groups, xw, epf or pp) */
+                     of its segments (rg 1, prefetch 1, no groups, no xw) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

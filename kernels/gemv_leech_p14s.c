@@ -115,13 +115,14 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
- * per CTA (e.g. 48 = 6 groups), bit 8: ping-pong segment registers (pp),
- * bit 9: the balanced split (bal), extra4 = (unused)}: 0
+ * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal), extra4 =
+ * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
- * (extra2, extra3 bits 2 and 7 and extra4 were the L2 prefetch distance,
- * x's f16 copy from global memory, the class table's lane copies and the
- * split over CTAs: measured slower and removed; lr_tuning_engine_runs keeps
- * their sweep rows out of the table.) */
+ * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
+ * x's f16 copy from global memory, the class table's lane copies, the
+ * ping-pong segment registers and the split over CTAs: measured slower or
+ * no faster and removed; lr_tuning_engine_runs keeps their sweep rows out
+ * of the table.) */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
     if (k[0]) g->threads = k[0];
@@ -134,7 +135,6 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[8]) {
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
-        g->pp = k[8] > 0 && (k[8] & 256);
         g->bal = k[8] > 0 && (k[8] & 512);
     }
 }
@@ -166,16 +166,15 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.tabg) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s: tabg is Planes14's (its right shifts are shr)");
     if (geom.shr < 0 || geom.shr > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s shr=%d", geom.shr);
     const int groups = geom.groups > 1 ? geom.groups : 1;
-    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups) || geom.pp < 0 || geom.pp > 1)
-        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d pp=%d for %d threads", geom.groups, geom.pp,
+    if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups))
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d for %d threads", geom.groups,
                        geom.threads);
     /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
     if (groups > 1) geom.xw = 0, geom.epf = 0;
     if (geom.bal < 0 || geom.bal > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s bal=%d", geom.bal);
-    if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1 || geom.pp))
-        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1, no groups and no pp (rg=%d prefetch=%d "
-                                  "groups=%d pp=%d)",
-                       geom.rg, geom.prefetch, geom.groups, geom.pp);
+    if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
+        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
+                       geom.rg, geom.prefetch, geom.groups);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* class table | x | reduction (a partial per warp) | 64 zero bytes
@@ -214,7 +213,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xw) lr_jit_spec_set(s, "xw", 1);
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
-    if (geom.pp && geom.prefetch == 1) lr_jit_spec_set(s, "pp", 1); /* the template's only ping-pong form */
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };

@@ -109,16 +109,16 @@ static int test_knobs(void)
     const int grp1[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 25, 0 }; /* 3 groups, xw asked */
     lr_gemv_leech_p14s_apply_knobs(&k, grp1);
     T_ASSERT(k.groups == 3 && k.xw == 1, "groups %d xw %d", k.groups, k.xw);
-    const int pp[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 256 + 48 + 1, 0 }; /* ping-pong (bit 8) */
-    lr_gemv_leech_p14s_apply_knobs(&k, pp);
-    T_ASSERT(k.pp == 1 && k.groups == 6 && k.xw == 1, "pp %d groups %d xw %d", k.pp, k.groups, k.xw);
-    const int nopp[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
-    lr_gemv_leech_p14s_apply_knobs(&k, nopp);
-    T_ASSERT(k.pp == 0 && k.groups == 0, "pp %d groups %d after extra3 1", k.pp, k.groups);
+    const int grp6[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 256 + 48 + 1, 0 }; /* bit 8 (ping-pong) is gone */
+    lr_gemv_leech_p14s_apply_knobs(&k, grp6);
+    T_ASSERT(k.groups == 6 && k.xw == 1, "groups %d xw %d", k.groups, k.xw);
+    const int xwonly[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+    lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
+    T_ASSERT(k.groups == 0, "groups %d after extra3 1", k.groups);
     const int bal[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 512, 0 }; /* balanced split (bit 9) */
     lr_gemv_leech_p14s_apply_knobs(&k, bal);
     T_ASSERT(k.bal == 1 && k.groups == 0 && k.xw == 0, "bal %d groups %d xw %d", k.bal, k.groups, k.xw);
-    lr_gemv_leech_p14s_apply_knobs(&k, nopp);
+    lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
     T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
     return T_PASS;
 }
@@ -164,15 +164,6 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(lr_jit_spec_get(&s, "shr", 0) == 1, "shr not in the spec");
     geom.shr = 0;
-    geom.threads = 128, geom.pp = 1; /* ping-pong: a specialization parameter with prefetch 1 only */
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
-    T_ASSERT(lr_jit_spec_get(&s, "pp", 0) == 1, "pp not in the spec");
-    geom.prefetch = 2;
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
-    T_ASSERT(lr_jit_spec_get(&s, "pp", 0) == 0, "pp in a prefetch 2 spec (the template ignores it there)");
-    geom.prefetch = 1, geom.pp = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "pp 2 accepted");
-    geom.pp = 0;
     geom.threads = 128, geom.rg = 1, geom.epf = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "epf 2 accepted");
     geom.epf = 0;
@@ -211,7 +202,7 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 34816, 5120, 603, geom, 232448));
     T_ASSERT(lr_jit_spec_get(&s, "epf", 0) == 0, "epf with fewer threads than rows");
     geom.threads = 768, geom.epf = 0;
-    geom.groups = 6; /* bal is its own split: no groups, one row group per segment, prefetch 1, no pp */
+    geom.groups = 6; /* bal is its own split: no groups, one row group per segment, prefetch 1 */
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bal with groups");
     geom.groups = 0, geom.rg = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bal with rg 2");
@@ -273,10 +264,10 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d pp=%d bal=%d "
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d bal=%d "
            "grid %u: max rel err %.2e, %u exceptions\n",
            rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.shr, geom.xw, geom.epf,
-           geom.groups, geom.pp, (int)lr_jit_spec_get(&spec, "bal", 0), g.grid.x, rep.max_rel_err, L.nexc);
+           geom.groups, (int)lr_jit_spec_get(&spec, "bal", 0), g.grid.x, rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
@@ -315,30 +306,30 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, pp, shr, bal} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 1, 0 },
-                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0 },
+/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0 },
+                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0 },
                        /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                           off), two segments ahead */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 0, 1, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 0, 1, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0 },
                        /* warp groups: six of four warps, two of four (rg 2, two ahead), three of
                           two, eight of four (registers capped at 64: spills) */
-                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 0, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0 },
-                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 0, 1, 0 },
-                       /* ping-pong segment registers: plain with x staged per warp, six groups, two
-                          row groups in four groups, with the row end fetched ahead, more warps than
+                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0 },
+                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0 },
+                       /* (once the ping-pong cases) one chain with x staged per warp, two row
+                          groups in four groups, with the row end fetched ahead, more warps than
                           super-chunks (warps with one segment or none) */
-                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0 }, { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 1, 0 },
-                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 1, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 1, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0 } };
+                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0 },
+                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 } };
 
 static int test_gpu_geometries(void)
 {
@@ -370,51 +361,50 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 0, 1, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 0, 1, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 0, 1, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 0, 1, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 2 },
         /* warp groups looping over batches: 7 CTAs of 6 groups for 63
            batches, the 14B gate|up and a down-like shape at their tuned-like
            geometries, more groups than batches */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 0, 1, 0 }, 7 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 0, 1, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 0, 1, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0 }, 0 },
-        /* ping-pong across batch boundaries: odd and even segment counts per
-           warp (27 super-chunks over 4 warps), persistent groups, the 14B
-           gate|up at its tuned geometry */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 1, 0 }, 3 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 1, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0 }, 7 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0 }, 0 },
+        /* (once the ping-pong cases) odd and even segment counts per warp
+           across batch boundaries (27 super-chunks over 4 warps), two row
+           groups in persistent groups */
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0 }, 3 },
         /* the balanced split (its own grid, always): 63 row groups, the 14B
            gate|up, down-like, q|k|v; two warps per CTA (a warp's run crosses
            ~10 row groups of the gate|up); fewer segments than warps (77 x
            48: one each, 23 idle warps); three warps, three accumulator chains */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1 }, 0 },
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1 }, 0 },
-        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, 0 },
+        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1 }, 0 },
         /* with the row end fetched ahead: rows < 16, q|k|v, the 14B down */
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 1, 1 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 1, 1 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -450,8 +440,8 @@ static int test_gpu_epf_identical(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
     const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
-    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1 } };
+    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 } };
     for (int i = 0; i < 3; i++)
         for (int gi = 0; gi < 2; gi++) {
             lr_p14s L;

@@ -23,12 +23,6 @@
 // all rows of the batch at once (templates/gemv_rows_epilogue.cuh) add
 // their exceptions (values the pool cannot hold exactly), the row scale and
 // the dense f16 tail.
-// LR_PP = 1 (prefetch 1 only): the loop unrolled by two, segments
-// alternating between the two register sets instead of the 14 register
-// moves per segment (14B gate|up in groups: 197 -> 184.5 instructions per
-// segment, 75 -> 79 registers; tools/sass_count). Measured (6b172ee): no
-// faster (gate|up 35.51 us against 35.40, gate 25.01 / 24.74, down 21.12 /
-// 20.69); no table row uses it.
 // LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
 // the grid): the balanced split, below at its loop. Measured (ba009a8,
 // dd97e2e, b411ff0): gate|up 34.09 us against 35.42 in groups, 32B gate|up
@@ -57,7 +51,11 @@
 // conflicts in the table's LDS.128, 40 of a segment's ~70 shared-memory
 // wavefronts before; 77 KB, so only with one such CTA per SM), were slower
 // (gate|up 36.16 against 35.42: the conflicts cost wavefronts, not time)
-// and were removed after 0d79cb3.
+// and were removed after 0d79cb3. So were the ping-pong segment registers
+// (the loop unrolled by two, the next segment alternating between two
+// register sets instead of 14 moves: 2.05 -> 1.92 instructions per weight
+// but gate|up 35.51 us against 35.40, gate 25.01 / 24.74, down 21.12 /
+// 20.69 at 6b172ee), after 5ecfd2a.
 // LR_LOADONLY = 1 is a benchmark control, not a GEMV: the same loads,
 // geometry, staging and reduction, but no decode, no mma and no row
 // epilogue; y[row] = the number of set bits in its row group's segments
@@ -102,9 +100,6 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=2 ntab=603 prefetch=0 shr=1 groups=5
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 pp=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=512 rg=2 ntab=603 prefetch=1 shr=1 groups=4 pp=1
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=128 rg=1 ntab=603 prefetch=1 xw=1 epf=1 pp=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=17
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=3
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 loadonly=1
@@ -135,9 +130,6 @@
 #ifndef LR_EPF
 #define LR_EPF 0
 #endif
-#ifndef LR_PP
-#define LR_PP 0
-#endif
 #ifndef LR_DECODEONLY
 #define LR_DECODEONLY 0
 #endif
@@ -147,7 +139,7 @@
 #ifndef LR_BAL
 #define LR_BAL 0
 #endif
-#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW || LR_PP)
+#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW)
 #error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
 #endif
 #if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
@@ -546,20 +538,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             }
 #endif
         };
-#if LR_PP && LR_PREFETCH == 1
-        // ping-pong: segments alternate between the two register sets, no
-        // register moves per segment; an odd count copies once per batch
-        for (; sc < SC;) {
-            step(cur, nxt);
-            if ((sc += WARPS) >= SC) {
-#pragma unroll
-                for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
-                break;
-            }
-            step(nxt, cur);
-            sc += WARPS;
-        }
-#else
         for (; sc < SC; sc += WARPS) {
             step(cur, nxt);
 #if LR_PREFETCH == 1
@@ -567,7 +545,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
 #endif
         }
-#endif
         sc = warp;
         const int rg0 = b * LR_RG;
         float *rb = red + (gid * 2 + par) * (WARPS * LR_RG * 16);
