@@ -177,22 +177,23 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                        geom.rg, geom.prefetch, geom.groups);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
-    /* class table | x | reduction (a partial per warp) | 64 zero bytes
-     * (templates/gemv_leech_p14s.cu) */
-    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + 2 * (size_t)(geom.threads / 32) * geom.rg * 16 * 4 + 64;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
      * groups a CTA gets; a warp's run of at most btw segments touches at most
      * kmax row groups (one partial each), then the CTA's row sums (the
-     * template's BTW, KMAX, RED_BYTES) */
+     * template's BTW, KMAX, RED_BYTES). Otherwise a partial per warp and row
+     * group, double-buffered. */
+    const int warps = geom.threads / 32;
     unsigned bal_grid = 0;
     int bal_rg = 0;
+    size_t red = 2 * (size_t)warps * geom.rg * 16 * 4;
     if (geom.bal) {
-        const int warps = geom.threads / 32;
         bal_grid = lr_leech_batch_grid(rgn, 1);
         bal_rg = (rgn + (int)bal_grid - 1) / (int)bal_grid;
         const int btw = (bal_rg * sc + warps - 1) / warps, kmax = (btw + sc - 2) / sc + 1;
-        smem = (size_t)ntab * 16 + (size_t)sc * 384 + (size_t)(warps * kmax + bal_rg) * 16 * 4 + 64;
+        red = (size_t)(warps * kmax + bal_rg) * 16 * 4;
     }
+    /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
+    size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + red + 64;
     /* the template fetches ahead only with one epilogue row per thread (of
      * a batch, or of the CTA's rows with bal) */
     const int epf = geom.epf && geom.threads >= 16 * (geom.bal ? bal_rg : geom.rg);
