@@ -49,7 +49,9 @@ typedef struct lr_leech_geom {
                      instead of SHF (ALU) */
     int bal;      /* Planes14S: 1 = balanced split, one CTA per SM (persist 1): each CTA
                      a contiguous range of row groups, each warp an equal contiguous run
-                     of its segments (rg 1, prefetch 1, no groups, no xw) */
+                     of its segments (rg 1, prefetch 1, no groups, no xw); 2 = the same
+                     over segments: a row group may be split between two neighbouring
+                     CTAs, finished by whichever ends second (every SM the same work) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

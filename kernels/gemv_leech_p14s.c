@@ -115,7 +115,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * IMAD.HI), tile = accumulator chains, extra0 = prefetch, extra1 = persist,
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
- * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal), extra4 =
+ * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
+ * the same with row groups split between neighbouring CTAs (bal 2), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
@@ -135,7 +136,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
     if (k[8]) {
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
-        g->bal = k[8] > 0 && (k[8] & 512);
+        g->bal = k[8] > 0 && (k[8] & 1024) ? 2 : k[8] > 0 && (k[8] & 512);
     }
 }
 
@@ -171,7 +172,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                        geom.threads);
     /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
     if (groups > 1) geom.xw = 0, geom.epf = 0;
-    if (geom.bal < 0 || geom.bal > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s bal=%d", geom.bal);
+    if (geom.bal < 0 || geom.bal > 2) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s bal=%d", geom.bal);
     if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
                        geom.rg, geom.prefetch, geom.groups);
@@ -189,8 +190,20 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal) {
         bal_grid = lr_leech_batch_grid(rgn, 1);
         bal_rg = (rgn + (int)bal_grid - 1) / (int)bal_grid;
+        /* bal 2 (split): CTA c takes segments [c T / G, (c + 1) T / G) of
+         * T = rgn sc; G <= rgn gives every CTA at least sc of them, so a row
+         * group spans at most two CTAs. bal_rg = the most it touches. */
+        if (geom.bal == 2) {
+            const long long T = (long long)rgn * sc;
+            bal_rg = 0;
+            for (unsigned c = 0; c < bal_grid; c++) {
+                const long long tA = c * T / bal_grid, tB = (c + 1) * T / bal_grid;
+                const int n = (int)((tB - 1) / sc + 1 - tA / sc);
+                if (n > bal_rg) bal_rg = n;
+            }
+        }
         const int btw = (bal_rg * sc + warps - 1) / warps, kmax = (btw + sc - 2) / sc + 1;
-        red = (size_t)(warps * kmax + bal_rg) * 16 * 4;
+        red = (size_t)(warps * kmax + bal_rg) * 16 * 4 + (geom.bal == 2 ? (size_t)bal_rg * 16 : 0);
     }
     /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + red + 64;
@@ -215,6 +228,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (epf) lr_jit_spec_set(s, "epf", 1);
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
+    if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

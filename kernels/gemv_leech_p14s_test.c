@@ -120,6 +120,11 @@ static int test_knobs(void)
     T_ASSERT(k.bal == 1 && k.groups == 0 && k.xw == 0, "bal %d groups %d xw %d", k.bal, k.groups, k.xw);
     lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
     T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
+    const int split[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 1024 + 2, 0 }; /* split over segments (bit 10) */
+    lr_gemv_leech_p14s_apply_knobs(&k, split);
+    T_ASSERT(k.bal == 2 && k.epf == 1, "bal %d epf %d", k.bal, k.epf);
+    lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
+    T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
     return T_PASS;
 }
 
@@ -208,9 +213,33 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bal with rg 2");
     geom.rg = 1, geom.prefetch = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bal with prefetch 2");
-    geom.prefetch = 1, geom.bal = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bal 2 accepted");
-    geom.bal = 0;
+    geom.prefetch = 1, geom.bal = 3;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bal 3 accepted");
+    /* bal 2, the split over segments: the same grid; CTA c takes segments
+       [c T / G, (c + 1) T / G) of T = 320 * 91, so it touches at most
+       ceil(T / G / 91) + 1 row groups (3 or 4 on the 14B down), and a flag
+       per row follows its row sums */
+    geom.bal = 2;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
+    {
+        const unsigned G = sms < 320 ? sms : 320;
+        int most = 0;
+        for (unsigned c = 0; c < G; c++) {
+            const long long tA = c * 320LL * 91 / G, tB = (c + 1) * 320LL * 91 / G;
+            const int n = (int)((tB - 1) / 91 - tA / 91 + 1);
+            most = n > most ? n : most;
+        }
+        const int sbtw = (most * 91 + 23) / 24, skmax = (sbtw + 89) / 91 + 1;
+        T_ASSERT(g.grid.x == G && lr_jit_spec_get(&s, "bal", 0) == most && lr_jit_spec_get(&s, "split", 0) == 1,
+                 "split grid %u bal %lld split %lld", g.grid.x, lr_jit_spec_get(&s, "bal", 0),
+                 lr_jit_spec_get(&s, "split", 0));
+        T_ASSERT(most == (sms == 132 ? 4 : most), "split: %d row groups on 132 SMs", most);
+        T_ASSERT(g.smem == (unsigned)(603 * 16 + 91 * 384 + (24 * skmax + most) * 16 * 4 + most * 16 + 64),
+                 "split smem %u", g.smem);
+    }
+    geom.groups = 6;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "split with groups");
+    geom.groups = 0, geom.bal = 0;
     geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     lr_clear_error();
@@ -405,6 +434,18 @@ static int test_gpu_persistent(void)
         { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1 }, 0 },
         { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1 }, 0 },
         { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1 }, 0 },
+        /* the split over segments (bal 2): row groups shared by two CTAs
+           wherever there are more row groups than SMs (gate|up, down with
+           odd rows and columns, q|k|v, o), two warps per CTA, with the row
+           end fetched ahead; 63 row groups (one CTA each: no sharing) */
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
+        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -472,6 +513,42 @@ static int test_gpu_epf_identical(void)
     return T_PASS;
 }
 
+/* The split over segments leaves a shared row group's partial in a slot of
+ * the module's memory for the other CTA, which empties it: launched again
+ * (and again, other buffers, same module) y must not change by a bit. A
+ * slot left full would make the next launch's first CTA take a stale
+ * partial (wrong y), or skip its rows (NaN left by the poison). */
+static int test_gpu_split_repeat(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int shapes[][2] = { { 5121, 17413 }, { 7168, 5120 }, { 34816, 5120 } };
+    for (int i = 0; i < 3; i++) {
+        lr_p14s L;
+        lr_leech_matrix m;
+        if (make(shapes[i][0], shapes[i][1], 4500 + i, &L, &m)) return T_FAIL;
+        lr_leech_random_free(&m);
+        float *x = malloc(sizeof(float) * L.cols), *y0 = malloc(sizeof(float) * L.rows),
+              *y1 = malloc(sizeof(float) * L.rows);
+        fill_x(x, L.cols, 4600 + i);
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2 };
+        int bad = run_y(&L, x, y0, g), diff = -1;
+        float d0 = 0.f, d1 = 0.f;
+        for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) {
+            memset(y1, 0xff, sizeof(float) * L.rows);
+            bad = run_y(&L, x, y1, g);
+            for (int r = 0; !bad && r < L.rows && diff < 0; r++)
+                if (memcmp(&y0[r], &y1[r], 4)) diff = r, d0 = y0[r], d1 = y1[r];
+        }
+        printf("    %5d x %5d split: 4 launches %s\n", L.rows, L.cols,
+               bad ? "failed" : diff < 0 ? "bit-identical" : "differ");
+        free(x), free(y0), free(y1);
+        lr_p14s_free(&L);
+        if (bad) return T_FAIL;
+        T_ASSERT(diff < 0, "row %d: y %a first, %a later", diff, d0, d1);
+    }
+    return T_PASS;
+}
+
 static int test_gpu_arm(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
@@ -515,18 +592,21 @@ static int test_gpu_loads_control(void)
                               { .threads = 256, .extra = { 2, -1, 0, -1 } }, { .threads = 128, .extra = { 0, -1, -1, 3 } },
                               { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 3 } },
                               /* 6 warp groups, persistent */
-                              { .threads = 768, .extra = { 1, 1, 0, 48 } } };
-    for (int i = 0; i < 6; i++) {
+                              { .threads = 768, .extra = { 1, 1, 0, 48 } },
+                              /* the split over segments, 7168 rows: shared row groups */
+                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 } } };
+    for (int i = 0; i < 7; i++) {
         void *st;
         double err;
-        T_OK(lr_arm_leech_p14s_loads.prepare(1000, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
+        const int rows = i == 6 ? 7168 : 1000;
+        T_OK(lr_arm_leech_p14s_loads.prepare(rows, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
         int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err);
         lr_arm_leech_p14s_loads.destroy(st);
         T_OK(rc);
         /* the decode-only control at the same geometries: the GEMV of the
            layout whose row groups all hold row group 0's codes, verified row
            by row (the last, partial row group included) */
-        T_OK(lr_arm_leech_p14s_decode.prepare(1000, 5120 + 24 * 3 + 1, 2, 80 + i, &os[i], &st));
+        T_OK(lr_arm_leech_p14s_decode.prepare(rows, 5120 + 24 * 3 + 1, 2, 80 + i, &os[i], &st));
         rc = lr_arm_leech_p14s_decode.verify(st, 90 + i, &err);
         lr_arm_leech_p14s_decode.destroy(st);
         T_OK(rc);
@@ -536,4 +616,5 @@ static int test_gpu_loads_control(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_arm), T_CASE(test_gpu_loads_control))
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_loads_control))

@@ -106,6 +106,9 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 decodeonly=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=96 rg=1 ntab=603 prefetch=1 bal=2
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 epf=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 split=1 epf=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=5 split=1 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -138,6 +141,12 @@
 #endif
 #ifndef LR_BAL
 #define LR_BAL 0
+#endif
+#ifndef LR_SPLIT
+#define LR_SPLIT 0
+#endif
+#if LR_SPLIT && !LR_BAL
+#error "LR_SPLIT is a mode of the balanced split (LR_BAL)"
 #endif
 #if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW)
 #error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
@@ -176,7 +185,8 @@
 // sizes the same)
 #define BTW ((LR_BAL * SC + WARPS - 1) / WARPS)
 #define KMAX ((BTW + SC - 2) / SC + 1)
-#define RED_BYTES ((WARPS * KMAX + LR_BAL) * 16 * 4)
+// (+ with LR_SPLIT one flag per row: the rows another CTA finishes)
+#define RED_BYTES ((WARPS * KMAX + LR_BAL) * 16 * 4 + LR_SPLIT * LR_BAL * 16)
 #else
 #define RED_BYTES (LR_GROUPS * 2 * WARPS * LR_RG * 16 * 4)
 #endif
@@ -269,6 +279,18 @@ LR_DEV void group_sync(int gid)
 #endif
 }
 
+#if LR_SPLIT
+// One slot per row for the row groups two CTAs share (LR_SPLIT): empty (0)
+// between launches, so launches of one module must not overlap (one stream;
+// under PDL every access follows the wait). Module memory: zero at load.
+__device__ u64 split_slot[RGN * 16];
+LR_DEV u32 lr_bits(float v) { return __float_as_uint(v); }
+LR_DEV u32 lr_bits(u32 v) { return v; }
+template <class T> LR_DEV T lr_from_bits(u32 v);
+template <> __device__ __forceinline__ float lr_from_bits<float>(u32 v) { return __uint_as_float(v); }
+template <> __device__ __forceinline__ u32 lr_from_bits<u32>(u32 v) { return v; }
+#endif
+
 extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
@@ -308,12 +330,24 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_BAL
     // CTA c: row groups [rgA, rgB); warp w: its segments t0..t1 - 1 in memory
     // order (row group rgA + t / SC, super-chunk t % SC)
+#if LR_SPLIT
+    // LR_SPLIT: CTA c takes segments [tA, tB) of all RGN * SC in memory
+    // order, so its first and last row groups may be shared with its
+    // neighbours (the host plans at least SC segments per CTA: never more
+    // than two CTAs per row group)
+    const int tA = (int)((long long)blockIdx.x * (RGN * SC) / gridDim.x);
+    const int tB = (int)((long long)(blockIdx.x + 1) * (RGN * SC) / gridDim.x);
+    const int rgA = tA / SC, rgB = (tB - 1) / SC + 1, off = tA - rgA * SC, bS = tB - tA;
+#else
     const int rgA = (int)((long long)blockIdx.x * RGN / gridDim.x);
     const int rgB = (int)((long long)(blockIdx.x + 1) * RGN / gridDim.x);
+    const int off = 0, bS = (rgB - rgA) * SC;
+#endif
     // the grid is part of the specialization (LR_BAL sizes shared memory):
     // a smaller one stops here instead of writing past the buffers
     if (rgB - rgA > LR_BAL) __trap();
-    const int bS = (rgB - rgA) * SC, t0 = warp * bS / WARPS, t1 = (warp + 1) * bS / WARPS;
+    // (t0, t1: relative to the CTA's first row group's first segment)
+    const int t0 = off + warp * bS / WARPS, t1 = off + (warp + 1) * bS / WARPS;
     b = rgA + t0 / SC, sc = t0 % SC;
 #endif
     seg_regs cur[LR_RG];
@@ -451,6 +485,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // row i of the CTA's rows: the partials of the warps whose runs
         // touched its row group j, in warp order
         float *tot = red + WARPS * KMAX * 16;
+#if LR_SPLIT
+        u8 *skip = (u8 *)(tot + LR_BAL * 16);
+#endif
         for (int i = threadIdx.x; i < (rgB - rgA) * 16; i += LR_THREADS) {
             const int j = i >> 4, lo = j * SC, hi = lo + SC;
 #if LR_LOADONLY
@@ -459,7 +496,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             float sum = 0.f;
 #endif
             for (int w = 0; w < WARPS; w++) {
-                const int a = w * bS / WARPS, e = (w + 1) * bS / WARPS;
+                const int a = off + w * bS / WARPS, e = off + (w + 1) * bS / WARPS;
                 if (a < hi && e > lo && a < e) {
 #if LR_LOADONLY
                     sum += ((const u32 *)red)[(w * KMAX + j - a / SC) * 16 + (i & 15)];
@@ -468,9 +505,28 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
                 }
             }
+#if LR_SPLIT
+            // a row group shared with the previous (j == 0, off > 0) or the
+            // next CTA: the first of the two to get here leaves its partial
+            // in the row's slot, the second takes it and finishes the row
+            // (a + b == b + a: the same y whichever comes first)
+            bool mine = true;
+            if (rgA * 16 + i < LR_ROWS && ((j == 0 && off > 0) || (rgA + j + 1) * SC > tB)) {
+                const u64 old = atomicExch(&split_slot[rgA * 16 + i], (1ull << 32) | (u64)lr_bits(sum));
+                if (old >> 32) {
+                    sum = sum + lr_from_bits<decltype(sum)>((u32)old);
+                    split_slot[rgA * 16 + i] = 0; // empty for the next launch
+                } else
+                    mine = false;
+            }
+            skip[i] = !mine;
 #if LR_LOADONLY
+            if (mine && rgA * 16 + i < LR_ROWS) y[rgA * 16 + i] = (float)sum;
+#endif
+#elif LR_LOADONLY
             if (rgA * 16 + i < LR_ROWS) y[rgA * 16 + i] = (float)sum;
-#else
+#endif
+#if !LR_LOADONLY
             tot[i] = sum;
 #endif
         }
@@ -481,10 +537,18 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // before the main loop, its exception lists prefetched into L2: all
         // CTAs end together here, so the end's chain of dependent loads is
         // the kernel's last latency
+#if LR_SPLIT
+        ahead.template finish<1>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y, skip);
+#else
         ahead.template finish<1>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y);
+#endif
 #else
         lr_rows_epilogue<LR_THREADS, LR_BAL * 16, 1, TAIL>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col,
-                                                          exc_dw, tail, x, NBLK * 24, row_scale, y);
+                                                          exc_dw, tail, x, NBLK * 24, row_scale, y
+#if LR_SPLIT
+                                                          , skip
+#endif
+        );
 #endif
 #endif
     }

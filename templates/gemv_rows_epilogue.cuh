@@ -44,14 +44,16 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
 }
 
 // red[w * NR + i]: warp w's partial sum of row row0 + i (WARPS warps);
-// rows at or past `rows` are skipped; tail [rows][TAIL] f16 multiplies
+// rows at or past `rows` are skipped, and rows i with skip[i] set (another
+// CTA finishes them: the Planes14S split); tail [rows][TAIL] f16 multiplies
 // x[tail_col0 ..]. All threads of the CTA call it (no early exit); with
 // GROUP, all THREADS threads of one group of consecutive whole warps.
 template <int THREADS, int NR, int WARPS, int TAIL, bool GROUP = false>
 LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__restrict__ exc_ptr,
                              const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
                              const u16 *__restrict__ tail, const float *__restrict__ x, int tail_col0,
-                             const float *__restrict__ row_scale, float *__restrict__ y)
+                             const float *__restrict__ row_scale, float *__restrict__ y,
+                             const u8 *skip = nullptr)
 {
     constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR, GROUPS = THREADS / TPR;
     // (unsigned, as threadIdx.x: a signed index cost the Planes14S gate|up
@@ -60,7 +62,7 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
     const int sub = tid % TPR;
     for (int i = tid / TPR; i < NR; i += GROUPS) {
         const int row = row0 + i;
-        const bool ok = row < rows;
+        const bool ok = row < rows && !(skip && skip[i]);
         float rs = 0.f;
         u32 e0 = 0, e1 = 0;
         if (ok) rs = row_scale[row], e0 = exc_ptr[row], e1 = exc_ptr[row + 1];
@@ -119,10 +121,10 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
     template <int WARPS>
     __device__ __forceinline__ void finish(const float *red, int row0, int rows, const u32 *__restrict__ exc_col,
                                            const float *__restrict__ exc_dw, const float *__restrict__ x,
-                                           float *__restrict__ y) const
+                                           float *__restrict__ y, const u8 *skip = nullptr) const
     {
         const int i = threadIdx.x / TPR;
-        const bool ok = i < NR && row0 + i < rows;
+        const bool ok = i < NR && row0 + i < rows && !(skip && skip[i]);
         auto tail_t = [&]() { return __uint_as_float(ah[THREADS + threadIdx.x]); };
         lr_row_finish<TPR, NR, WARPS>(ok, i, row0 + i, ah[2 * THREADS + threadIdx.x], ah[3 * THREADS + threadIdx.x],
                                       __uint_as_float(ah[threadIdx.x]), tail_t, red, exc_col, exc_dw, x, y);
