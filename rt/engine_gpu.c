@@ -370,7 +370,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, 16), 256, a, count))) return rc;
+    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, lr_op_head_rows_per_cta()), 256, a, count))) return rc;
     return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
 }
 
@@ -393,6 +393,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
+    if (!rc) rc = lr_op_head_rpw_set("GPU engine: LEECHRT_HEAD_RPW", getenv("LEECHRT_HEAD_RPW"));
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)
