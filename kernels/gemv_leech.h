@@ -52,6 +52,8 @@ typedef struct lr_leech_geom {
                      of its segments (rg 1, prefetch 1, no groups, no xw); 2 = the same
                      over segments: a row group may be split between two neighbouring
                      CTAs, finished by whichever ends second (every SM the same work) */
+    int ilv;      /* Planes14S with bal: 1 = the CTA's segments dealt round-robin to its
+                     warps (adjacent segments read together) instead of contiguous runs */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

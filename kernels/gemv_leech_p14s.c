@@ -116,7 +116,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * minb, extra2 = (unused), extra3 = bit 0: x staged per warp, bit 1: the
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
- * the same with row groups split between neighbouring CTAs (bal 2), extra4 =
+ * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
+ * with either, segments dealt round-robin to the warps (ilv), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
@@ -137,6 +138,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->bal = k[8] > 0 && (k[8] & 1024) ? 2 : k[8] > 0 && (k[8] & 512);
+        g->ilv = k[8] > 0 && (k[8] & 2048);
     }
 }
 
@@ -176,6 +178,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
                        geom.rg, geom.prefetch, geom.groups);
+    if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
+        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -202,7 +206,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                 if (n > bal_rg) bal_rg = n;
             }
         }
-        const int btw = (bal_rg * sc + warps - 1) / warps, kmax = (btw + sc - 2) / sc + 1;
+        const int btw = (bal_rg * sc + warps - 1) / warps;
+        const int kmax = geom.ilv ? bal_rg : (btw + sc - 2) / sc + 1; /* ilv: a slot per row group */
         red = (size_t)(warps * kmax + bal_rg) * 16 * 4 + (geom.bal == 2 ? (size_t)bal_rg * 16 : 0);
     }
     /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
@@ -229,6 +234,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
+    if (geom.ilv) lr_jit_spec_set(s, "ilv", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

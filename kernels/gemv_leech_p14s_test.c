@@ -122,7 +122,10 @@ static int test_knobs(void)
     T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
     const int split[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 1024 + 2, 0 }; /* split over segments (bit 10) */
     lr_gemv_leech_p14s_apply_knobs(&k, split);
-    T_ASSERT(k.bal == 2 && k.epf == 1, "bal %d epf %d", k.bal, k.epf);
+    T_ASSERT(k.bal == 2 && k.epf == 1 && k.ilv == 0, "bal %d epf %d ilv %d", k.bal, k.epf, k.ilv);
+    const int ilv[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 2048 + 512, 0 }; /* round-robin segments (bit 11) */
+    lr_gemv_leech_p14s_apply_knobs(&k, ilv);
+    T_ASSERT(k.bal == 1 && k.ilv == 1, "bal %d ilv %d", k.bal, k.ilv);
     lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
     T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
     return T_PASS;
@@ -239,7 +242,21 @@ static int test_spec_bounds(void)
     }
     geom.groups = 6;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "split with groups");
-    geom.groups = 0, geom.bal = 0;
+    geom.groups = 0;
+    /* ilv: a partial slot per warp and row group of the CTA */
+    geom.ilv = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
+    {
+        const int most = (int)lr_jit_spec_get(&s, "bal", 0);
+        T_ASSERT(lr_jit_spec_get(&s, "ilv", 0) == 1 &&
+                     g.smem == (unsigned)(603 * 16 + 91 * 384 + (24 * most + most) * 16 * 4 + most * 16 + 64),
+                 "ilv smem %u (bal %d)", g.smem, most);
+    }
+    geom.bal = 0; /* ilv without bal */
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) == LR_EINVAL, "ilv without bal");
+    geom.ilv = 2, geom.bal = 1;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) == LR_EINVAL, "ilv 2");
+    geom.ilv = 0, geom.bal = 0;
     geom.threads = 48;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "bad geometry accepted");
     lr_clear_error();
@@ -336,30 +353,30 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0 },
-                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0 },
+/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal, ilv} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0 },
+                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0 },
                        /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                           off), two segments ahead */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0, 0 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
                        /* warp groups: six of four warps, two of four (rg 2, two ahead), three of
                           two, eight of four (registers capped at 64: spills) */
-                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0 },
-                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0 },
+                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0 },
+                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 0 },
                        /* (once the ping-pong cases) one chain with x staged per warp, two row
                           groups in four groups, with the row end fetched ahead, more warps than
                           super-chunks (warps with one segment or none) */
-                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0 },
-                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 } };
+                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0 },
+                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 } };
 
 static int test_gpu_geometries(void)
 {
@@ -391,62 +408,75 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0, 0 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0, 0 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0, 0 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0 }, 2 },
         /* warp groups looping over batches: 7 CTAs of 6 groups for 63
            batches, the 14B gate|up and a down-like shape at their tuned-like
            geometries, more groups than batches */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0 }, 7 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0 }, 7 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0 }, 0 },
         /* (once the ping-pong cases) odd and even segment counts per warp
            across batch boundaries (27 super-chunks over 4 warps), two row
            groups in persistent groups */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0 }, 3 },
         /* the balanced split (its own grid, always): 63 row groups, the 14B
            gate|up, down-like, q|k|v; two warps per CTA (a warp's run crosses
            ~10 row groups of the gate|up); fewer segments than warps (77 x
            48: one each, 23 idle warps); three warps, three accumulator chains */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1 }, 0 },
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 }, 0 },
-        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0 }, 0 },
+        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0 }, 0 },
         /* with the row end fetched ahead: rows < 16, q|k|v, the 14B down */
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0 }, 0 },
         /* the split over segments (bal 2): row groups shared by two CTAs
            wherever there are more row groups than SMs (gate|up, down with
            odd rows and columns, q|k|v, o), two warps per CTA, with the row
            end fetched ahead; 63 row groups (one CTA each: no sharing) */
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
-        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        /* segments dealt round-robin to the warps (ilv), with whole row groups
+           and split ones: the down (91 super-chunks over 24 warps), the
+           gate|up (27 over 24: warps cross a row group every step), two
+           warps (most row groups skipped by neither), 32 warps over the 5
+           segments of 77 x 48 (warps with none), with the row end fetched
+           ahead, q|k|v */
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1 }, 0 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1 }, 0 },
+        { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -482,8 +512,8 @@ static int test_gpu_epf_identical(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
     const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
-    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1 } };
+    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0 } };
     for (int i = 0; i < 3; i++)
         for (int gi = 0; gi < 2; gi++) {
             lr_p14s L;
@@ -531,7 +561,8 @@ static int test_gpu_split_repeat(void)
         float *x = malloc(sizeof(float) * L.cols), *y0 = malloc(sizeof(float) * L.rows),
               *y1 = malloc(sizeof(float) * L.rows);
         fill_x(x, L.cols, 4600 + i);
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2 };
+        /* the down with its row end fetched ahead, q|k|v with the segments interleaved */
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i == 1 || i == 2 };
         int bad = run_y(&L, x, y0, g), diff = -1;
         float d0 = 0.f, d1 = 0.f;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) {
@@ -595,11 +626,13 @@ static int test_gpu_loads_control(void)
                               /* 6 warp groups, persistent */
                               { .threads = 768, .extra = { 1, 1, 0, 48 } },
                               /* the split over segments, 7168 rows: shared row groups */
-                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 } } };
-    for (int i = 0; i < 7; i++) {
+                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 } },
+                              /* and its segments dealt round-robin */
+                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 } } };
+    for (int i = 0; i < 8; i++) {
         void *st;
         double err;
-        const int rows = i == 6 ? 7168 : 1000;
+        const int rows = i >= 6 ? 7168 : 1000;
         T_OK(lr_arm_leech_p14s_loads.prepare(rows, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
         int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err);
         lr_arm_leech_p14s_loads.destroy(st);

@@ -24,7 +24,9 @@
 // their exceptions (values the pool cannot hold exactly), the row scale and
 // the dense f16 tail.
 // LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
-// the grid): the balanced split, below at its loop. Measured (ba009a8,
+// the grid): the balanced split, below at its loop; LR_SPLIT: over
+// segments, a row group shared by two CTAs; LR_ILV: the CTA's segments
+// dealt round-robin to its warps instead of in contiguous runs. Measured (ba009a8,
 // dd97e2e, b411ff0): gate|up 34.09 us against 35.42 in groups, 32B gate|up
 // 48.80 against 52.19; slower on down, q|k|v and o (whole row groups per
 // CTA still decide there). LR_EPF works with it (no faster: 34.62 / 34.53).
@@ -109,6 +111,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 split=1 epf=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=5 split=1 loadonly=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1 ilv=1
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=512 rg=1 ntab=603 prefetch=1 shr=1 bal=3 ilv=1 epf=1 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -145,8 +149,11 @@
 #ifndef LR_SPLIT
 #define LR_SPLIT 0
 #endif
-#if LR_SPLIT && !LR_BAL
-#error "LR_SPLIT is a mode of the balanced split (LR_BAL)"
+#ifndef LR_ILV
+#define LR_ILV 0
+#endif
+#if (LR_SPLIT || LR_ILV) && !LR_BAL
+#error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
 #if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW)
 #error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
@@ -184,7 +191,9 @@
 // 16-row partial each, then the CTA's row sums (kernels/gemv_leech_p14s.c
 // sizes the same)
 #define BTW ((LR_BAL * SC + WARPS - 1) / WARPS)
-#define KMAX ((BTW + SC - 2) / SC + 1)
+// (LR_ILV: a warp's segments interleave with the others' over all the
+// CTA's row groups: a partial slot for each)
+#define KMAX (LR_ILV ? LR_BAL : (BTW + SC - 2) / SC + 1)
 // (+ with LR_SPLIT one flag per row: the rows another CTA finishes)
 #define RED_BYTES ((WARPS * KMAX + LR_BAL) * 16 * 4 + LR_SPLIT * LR_BAL * 16)
 #else
@@ -347,7 +356,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // a smaller one stops here instead of writing past the buffers
     if (rgB - rgA > LR_BAL) __trap();
     // (t0, t1: relative to the CTA's first row group's first segment)
-    const int t0 = off + warp * bS / WARPS, t1 = off + (warp + 1) * bS / WARPS;
+    // (LR_ILV: position warp, warp + WARPS, ... of the CTA's segments)
+    const int t0 = off + (LR_ILV ? warp : warp * bS / WARPS), t1 = off + (warp + 1) * bS / WARPS;
     b = rgA + t0 / SC, sc = t0 % SC;
 #endif
     seg_regs cur[LR_RG];
@@ -458,16 +468,36 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // the same y every run).
     {
         float *const red_w = red + warp * KMAX * 16;
+#if LR_ILV
+        // LR_ILV: the CTA's warps read adjacent segments at a time (a
+        // contiguous run per warp spreads 24 streams per SM over DRAM; on
+        // the 14B down its loads-only control took 17.6 us against 15.8
+        // with warp groups). A warp may skip a row group: its slot stays 0.
+        const int k0 = rgA;
+        for (int i = lane; i < KMAX * 16; i += 32) red_w[i] = 0.f;
+        __syncwarp(); // before other lanes of the warp write the slots
+#else
         const int k0 = b;
+#endif
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
         seg_regs nxt[LR_RG];
+#if LR_ILV
+        for (int t = t0; t < off + bS; t += WARPS) {
+            int nsc = sc + WARPS;
+            const int nb = b + nsc / SC;
+            nsc %= SC;
+            load_all(nxt, nb, nsc);
+            decode(cur, sc);
+            if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
+#else
         for (int t = t0; t < t1; t++) {
             int nb = b, nsc = sc + 1;
             if (nsc == SC) nsc = 0, nb++;
             load_all(nxt, nb, nsc);
             decode(cur, sc);
             if (nsc == 0 || t + 1 == t1) { // the run leaves row group b
+#endif
 #if LR_LOADONLY
                 const u32 tb = lr_warp_sum_u32(bits[0]);
                 if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
@@ -496,8 +526,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             float sum = 0.f;
 #endif
             for (int w = 0; w < WARPS; w++) {
+#if LR_ILV
+                const int a = 0; // every warp's slot j (0 where it had no segment)
+                (void)lo, (void)hi;
+                {
+#else
                 const int a = off + w * bS / WARPS, e = off + (w + 1) * bS / WARPS;
                 if (a < hi && e > lo && a < e) {
+#endif
 #if LR_LOADONLY
                     sum += ((const u32 *)red)[(w * KMAX + j - a / SC) * 16 + (i & 15)];
 #else
