@@ -272,12 +272,13 @@ static int test_default_geom_from_table(void)
     lr_leech_geom a = lr_gemv_leech_p14s_default_geom(34816, 5120), k = lr_gemv_leech_p14s_default_geom(1024, 5120);
     lr_leech_geom u = lr_gemv_leech_p14s_default_geom(77, 1001), d = lr_gemv_leech_p14s_default_geom(5120, 17408);
     lr_tuning_set_target(NULL, 0);
-    /* the 14B gate|up: the balanced split over segments (bal 2, the sweep
-       at c352ca4; whole row groups per CTA at ba009a8 and dd97e2e); down:
+    /* the 14B gate|up: the balanced split over segments dealt round-robin
+       (bal 2, ilv; the sweeps at c352ca4 and 324c9dc; whole row groups per
+       CTA at ba009a8 and dd97e2e); down:
        one persistent CTA per SM of three groups of eight warps (a65ca43 and
        later) */
     T_ASSERT(a.threads == 768 && a.rg == 1 && a.prefetch == 1 && a.shr == 1 && a.nacc == 1 && a.persist == 1 &&
-                 a.groups == 0 && a.bal == 2 && a.xw == 0 && a.epf == 0,
+                 a.groups == 0 && a.bal == 2 && a.ilv == 1 && a.xw == 0 && a.epf == 0,
              "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d groups %d bal %d xw %d epf %d", a.threads,
              a.rg, a.prefetch, a.shr, a.nacc, a.persist, a.groups, a.bal, a.xw, a.epf);
     T_ASSERT(k.threads == 256 && k.xw == 1 && k.minb == 3 && k.groups == 0, "k: threads %d xw %d minb %d groups %d",
