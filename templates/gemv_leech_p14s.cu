@@ -26,7 +26,11 @@
 // LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
 // the grid): the balanced split, below at its loop; LR_SPLIT: over
 // segments, a row group shared by two CTAs; LR_ILV: the CTA's segments
-// dealt round-robin to its warps instead of in contiguous runs. Measured (ba009a8,
+// dealt round-robin to its warps instead of in contiguous runs. Measured
+// (c352ca4, 324c9dc): both together 14B gate|up 33.64 us against 34.34
+// with whole row groups, gate 20.49 against 21.25; down still 21.10
+// against 20.52 with warp groups (its loads-only control 17.4 against
+// 15.9: lost on the memory side, cause not found). Measured (ba009a8,
 // dd97e2e, b411ff0): gate|up 34.09 us against 35.42 in groups, 32B gate|up
 // 48.80 against 52.19; slower on down, q|k|v and o (whole row groups per
 // CTA still decide there). LR_EPF works with it (no faster: 34.62 / 34.53).
