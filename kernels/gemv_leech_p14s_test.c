@@ -503,6 +503,36 @@ static int run_y(lr_p14s *L, const float *x, float *y, lr_leech_geom geom)
     return T_PASS;
 }
 
+/* A random matrix of the shape, its x, and two outputs to compare bit for bit. */
+typedef struct { lr_p14s L; float *x, *y0, *y1; } ypair;
+
+static int ypair_make(ypair *p, int rows, int cols, uint64_t seed)
+{
+    lr_leech_matrix m;
+    if (make(rows, cols, seed, &p->L, &m)) return T_FAIL;
+    lr_leech_random_free(&m);
+    p->x = malloc(sizeof(float) * cols), p->y0 = malloc(sizeof(float) * rows), p->y1 = malloc(sizeof(float) * rows);
+    fill_x(p->x, cols, seed + 100);
+    return T_PASS;
+}
+
+static void ypair_free(ypair *p)
+{
+    free(p->x), free(p->y0), free(p->y1);
+    lr_p14s_free(&p->L);
+}
+
+/* y1 poisoned (NaN: a row left unwritten differs), computed at g; the
+ * first row where it differs from y0 by a bit, or -1 (*bad on failure). */
+static int ypair_rerun(ypair *p, lr_leech_geom g, int *bad)
+{
+    memset(p->y1, 0xff, sizeof(float) * p->L.rows);
+    *bad = run_y(&p->L, p->x, p->y1, g);
+    for (int r = 0; !*bad && r < p->L.rows; r++)
+        if (memcmp(&p->y0[r], &p->y1[r], 4)) return r;
+    return -1;
+}
+
 /* Features that move loads but not arithmetic must leave y bit-identical:
  * the epilogue fetched ahead (epf) and x staged per warp (xw), alone and
  * together, on a 128-thread geometry; epf on the balanced split (which
@@ -517,28 +547,19 @@ static int test_gpu_epf_identical(void)
                                    { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0 } };
     for (int i = 0; i < 3; i++)
         for (int gi = 0; gi < 2; gi++) {
-            lr_p14s L;
-            lr_leech_matrix m;
-            if (make(shapes[i][0], shapes[i][1], 4000 + i, &L, &m)) return T_FAIL;
-            lr_leech_random_free(&m);
-            float *x = malloc(sizeof(float) * L.cols), *y0 = malloc(sizeof(float) * L.rows),
-                  *y1 = malloc(sizeof(float) * L.rows);
-            fill_x(x, L.cols, 4100 + i);
+            ypair p;
+            if (ypair_make(&p, shapes[i][0], shapes[i][1], 4000 + i)) return T_FAIL;
             lr_leech_geom g = base[gi];
             const int nvar = g.bal ? 1 : 3;
-            int bad = run_y(&L, x, y0, g), diff = -1, v = 0;
-            float d0 = 0.f, d1 = 0.f;
+            int bad = run_y(&p.L, p.x, p.y0, g), diff = -1, v = 0;
             for (; v < nvar && !bad && diff < 0; v++) {
                 g.epf = var[v].epf, g.xw = var[v].xw;
-                memset(y1, 0xff, sizeof(float) * L.rows); /* NaN: a row left unwritten differs */
-                bad = run_y(&L, x, y1, g);
-                for (int r = 0; !bad && r < L.rows && diff < 0; r++)
-                    if (memcmp(&y0[r], &y1[r], 4)) diff = r, d0 = y0[r], d1 = y1[r];
-                printf("    %5d x %5d threads=%d bal=%d: %s %s\n", L.rows, L.cols, g.threads, g.bal, var[v].what,
+                diff = ypair_rerun(&p, g, &bad);
+                printf("    %5d x %5d threads=%d bal=%d: %s %s\n", p.L.rows, p.L.cols, g.threads, g.bal, var[v].what,
                        bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
             }
-            free(x), free(y0), free(y1);
-            lr_p14s_free(&L);
+            const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
+            ypair_free(&p);
             if (bad) return T_FAIL;
             T_ASSERT(diff < 0, "%s, row %d: y %a without, %a with", var[v - 1].what, diff, d0, d1);
         }
@@ -555,27 +576,17 @@ static int test_gpu_split_repeat(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5121, 17413 }, { 7168, 5120 }, { 34816, 5120 } };
     for (int i = 0; i < 3; i++) {
-        lr_p14s L;
-        lr_leech_matrix m;
-        if (make(shapes[i][0], shapes[i][1], 4500 + i, &L, &m)) return T_FAIL;
-        lr_leech_random_free(&m);
-        float *x = malloc(sizeof(float) * L.cols), *y0 = malloc(sizeof(float) * L.rows),
-              *y1 = malloc(sizeof(float) * L.rows);
-        fill_x(x, L.cols, 4600 + i);
-        /* the down with its row end fetched ahead, q|k|v with the segments interleaved */
+        ypair p;
+        if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
+        /* down as is; q|k|v with its row end fetched ahead and the segments
+           round-robin; gate|up round-robin */
         const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i == 1 || i == 2 };
-        int bad = run_y(&L, x, y0, g), diff = -1;
-        float d0 = 0.f, d1 = 0.f;
-        for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) {
-            memset(y1, 0xff, sizeof(float) * L.rows);
-            bad = run_y(&L, x, y1, g);
-            for (int r = 0; !bad && r < L.rows && diff < 0; r++)
-                if (memcmp(&y0[r], &y1[r], 4)) diff = r, d0 = y0[r], d1 = y1[r];
-        }
-        printf("    %5d x %5d split: 4 launches %s\n", L.rows, L.cols,
+        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
+        for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
+        printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
                bad ? "failed" : diff < 0 ? "bit-identical" : "differ");
-        free(x), free(y0), free(y1);
-        lr_p14s_free(&L);
+        const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
+        ypair_free(&p);
         if (bad) return T_FAIL;
         T_ASSERT(diff < 0, "row %d: y %a first, %a later", diff, d0, d1);
     }
