@@ -54,6 +54,8 @@ typedef struct lr_leech_geom {
                      CTAs, finished by whichever ends second (every SM the same work) */
     int ilv;      /* Planes14S with bal: 1 = the CTA's segments dealt round-robin to its
                      warps (adjacent segments read together) instead of contiguous runs */
+    int pro;      /* Planes14S: 1 = the prologue's class table and x loaded all at once (up to
+                     16 per thread in flight) before any is stored, instead of loops */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

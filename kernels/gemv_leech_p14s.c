@@ -117,7 +117,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * row epilogue fetched ahead (1 xw, 2 epf, 3 both), bits 3-6: warp groups
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
- * with either, segments dealt round-robin to the warps (ilv), extra4 =
+ * with either, segments dealt round-robin to the warps (ilv), bit 12: the
+ * prologue's table and x loads batched (pro), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
@@ -139,6 +140,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->bal = k[8] > 0 && (k[8] & 1024) ? 2 : k[8] > 0 && (k[8] & 512);
         g->ilv = k[8] > 0 && (k[8] & 2048);
+        g->pro = k[8] > 0 && (k[8] & 4096);
     }
 }
 
@@ -180,6 +182,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                        geom.rg, geom.prefetch, geom.groups);
     if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
+    if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -235,6 +238,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", 1);
+    if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

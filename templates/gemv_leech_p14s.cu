@@ -117,6 +117,10 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=5 split=1 loadonly=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1 ilv=1
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=512 rg=1 ntab=603 prefetch=1 shr=1 bal=3 ilv=1 epf=1 loadonly=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 epf=1 pro=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 pro=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -155,6 +159,9 @@
 #endif
 #ifndef LR_ILV
 #define LR_ILV 0
+#endif
+#ifndef LR_PRO
+#define LR_PRO 0
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
@@ -292,6 +299,42 @@ LR_DEV void group_sync(int gid)
 #endif
 }
 
+#if LR_PRO
+// LR_PRO: the prologue's class table and x (f16 pairs; not with LR_XW,
+// which stages x in the loop) with every load of a thread in flight before
+// its first store, up to 16 at a time. The loops they replace went out 4
+// iterations per pass (NVRTC 13.0's unroll), table first: on the 14B down
+// (768 threads, 1205 entries, 91 super-chunks) one pass for the table and
+// three for x, each an L2 round trip before the first decode, where the
+// loads-only control trails a pure stream by ~2 us.
+LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const float *__restrict__ x)
+{
+    constexpr int XI = LR_XW ? 0 : (SC * 96 + LR_THREADS - 1) / LR_THREADS;
+    // x's loads first, in flight while the table loop waits on its own; the
+    // loop stays a loop: with the table in the same straight-line batch,
+    // ptxas sank the first segment's loads (issued above) past the barrier.
+#pragma unroll
+    for (int k0 = 0; k0 < XI; k0 += 16) {
+        float2 xv[16];
+#pragma unroll
+        for (int k = k0; k < k0 + 16 && k < XI; k++) {
+            // c even and NBLK * 24 even: both columns in or both out
+            const int i = threadIdx.x + k * LR_THREADS, c = 2 * i;
+            xv[k - k0] = i < SC * 96 && c < NBLK * 24 ? *(const float2 *)(x + c) : make_float2(0.f, 0.f);
+        }
+        if (k0 == 0)
+            for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+#pragma unroll
+        for (int k = k0; k < k0 + 16 && k < XI; k++) {
+            const int i = threadIdx.x + k * LR_THREADS;
+            if (i < SC * 96) xs[i] = lr_pack_h2(xv[k - k0].x, xv[k - k0].y);
+        }
+    }
+    if (XI == 0)
+        for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+}
+#endif
+
 #if LR_SPLIT
 // One slot per row for the row groups two CTAs share (LR_SPLIT): empty (0)
 // between launches, so launches of one module must not overlap (one stream;
@@ -372,7 +415,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     advance(pb, psc);
     load_all(n1, pb, psc);
 #endif
+#if LR_PRO
+    stage_prologue(tab, xs, gtab, x);
+#else
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+#endif
     const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
     if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);
     // B column n = block slot of the super-chunk: lane (g, q) supplies its
@@ -392,7 +439,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
-#else
+#elif !LR_PRO
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
         xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
