@@ -174,8 +174,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.groups < 0 || groups > 15 || geom.threads % (32 * groups))
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s groups=%d for %d threads", geom.groups,
                        geom.threads);
-    /* groups stage x in the prologue and fetch nothing ahead (the template's rule) */
-    if (groups > 1) geom.xw = 0, geom.epf = 0;
+    /* groups stage x in the prologue (the template's rule) */
+    if (groups > 1) geom.xw = 0;
     if (geom.bal < 0 || geom.bal > 2) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s bal=%d", geom.bal);
     if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
@@ -216,8 +216,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + red + 64;
     /* the template fetches ahead only with one epilogue row per thread (of
-     * a batch, or of the CTA's rows with bal) */
-    const int epf = geom.epf && geom.threads >= 16 * (geom.bal ? bal_rg : geom.rg);
+     * a batch, of a group's batch with groups, or of the CTA's rows with bal) */
+    const int epf = geom.epf && geom.threads / groups >= 16 * (geom.bal ? bal_rg : geom.rg);
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,

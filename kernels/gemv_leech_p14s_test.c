@@ -157,13 +157,24 @@ static int test_spec_bounds(void)
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 2 * 8 * 16 * 4 + 64, "epf off: smem %u", g.smem);
     geom.threads = 768, geom.rg = 1, geom.epf = 1, geom.xw = 1, geom.groups = 6;
     /* six groups of four warps share one copy of the table; x staged in
-       the prologue (xw and epf off); 320 row groups over 6 per CTA */
+       the prologue (xw off); each group fetches its batch's row end ahead
+       (128 threads for 16 rows: the ahead words of every thread); 320 row
+       groups over 6 per CTA */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
-    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 24 * 16 * 4 + 64 && g.grid.x == 54 && g.block.x == 768,
+    T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 24 * 16 * 4 + 64 + 16 * 768 && g.grid.x == 54 && g.block.x == 768,
              "groups: smem %u grid %u", g.smem, g.grid.x);
-    T_ASSERT(lr_jit_spec_get(&s, "xw", 0) == 0 && lr_jit_spec_get(&s, "epf", 0) == 0 &&
+    T_ASSERT(lr_jit_spec_get(&s, "xw", 0) == 0 && lr_jit_spec_get(&s, "epf", 0) == 1 &&
                  lr_jit_spec_get(&s, "groups", 0) == 6,
              "groups spec");
+    {
+        lr_leech_geom gg = geom;
+        gg.threads = 1024, gg.groups = 2, gg.rg = 8; /* 512 threads per group for 128 rows: epf on */
+        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, gg, 232448));
+        T_ASSERT(lr_jit_spec_get(&s, "epf", 0) == 1, "groups of 512 threads for 128 rows: epf off");
+        gg.threads = 512, gg.groups = 8; /* 64 threads per group for 128 rows: off */
+        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, gg, 232448));
+        T_ASSERT(lr_jit_spec_get(&s, "epf", 0) == 0, "groups of 64 threads for 128 rows: epf on");
+    }
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 20000) == LR_ERANGE, "past the budget");
     geom.groups = 5; /* 768 threads are not 5 groups of whole warps */
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "5 groups accepted");
@@ -475,6 +486,12 @@ static int test_gpu_persistent(void)
         { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0 }, 0 },
         { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0 }, 0 },
         { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
+        /* warp groups fetching their row end ahead: 7 CTAs of 6 groups for
+           63 batches (groups with two: the later batch's start at its top),
+           the 14B down at its table geometry, rows < 16 */
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 6, 1, 0, 0, 0 }, 7 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 3, 1, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 1, 6, 0, 0, 0, 0 }, 0 },
         /* segments dealt round-robin to the warps (ilv), with whole row groups
            and split ones: the down (91 super-chunks over 24 warps), the
            gate|up (27 over 24: warps cross a row group every step), two
@@ -554,18 +571,19 @@ static int test_gpu_epf_identical(void)
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
     const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
     const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 } };
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 } };
     for (int i = 0; i < 3; i++)
-        for (int gi = 0; gi < 2; gi++) {
+        for (int gi = 0; gi < 3; gi++) {
             ypair p;
             if (ypair_make(&p, shapes[i][0], shapes[i][1], 4000 + i)) return T_FAIL;
             lr_leech_geom g = base[gi];
-            const int nvar = g.bal ? 1 : 3;
+            const int nvar = g.bal || g.groups > 1 ? 1 : 3; /* both stage x in the prologue: no xw */
             int bad = run_y(&p.L, p.x, p.y0, g), diff = -1, v = 0;
             for (; v < nvar && !bad && diff < 0; v++) {
                 g.epf = var[v].epf, g.xw = var[v].xw;
                 diff = ypair_rerun(&p, g, &bad);
-                printf("    %5d x %5d threads=%d bal=%d: %s %s\n", p.L.rows, p.L.cols, g.threads, g.bal, var[v].what,
+                printf("    %5d x %5d threads=%d groups=%d bal=%d: %s %s\n", p.L.rows, p.L.cols, g.threads, g.groups, g.bal, var[v].what,
                        bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
             }
             const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];

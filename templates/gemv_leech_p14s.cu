@@ -44,14 +44,15 @@
 // no CTA-wide prologue pass over all of x and no barrier on it), LR_EPF (1 =
 // the row epilogue's scale, exception range and tail term loaded, and its
 // exception lists prefetched into L2, before the main loop (lr_rows_ahead),
-// so a CTA does not end on three dependent memory latencies; needs
-// THREADS >= 16 RG, else off).
+// so a CTA does not end on three dependent memory latencies; needs one
+// thread per row of a batch (of a group's, with warp groups), else off).
 // LR_GROUPS (1 = one row-group batch per CTA at a time): the CTA's warps
 // form that many independent groups of LR_THREADS / 32 / LR_GROUPS warps,
 // each working its own batches (batch blockIdx.x * LR_GROUPS + group, then
 // every gridDim.x * LR_GROUPS-th) with its own reduction buffer and named
 // barrier; the class table and x are staged once per CTA for all of them
-// (x in the prologue: no xw, no epf). Measured (14B sweeps at a65ca43):
+// (x in the prologue: no xw; with LR_EPF each group fetches its batch's row
+// end ahead into its own words, eleventh session). Measured (14B sweeps at a65ca43):
 // gate|up 35.42 us against 36.62, down 20.67 against 22.07. Eight
 // interleaved copies of the class table, lane l reading copy l % 8 (no bank
 // conflicts in the table's LDS.128, 40 of a segment's ~70 shared-memory
@@ -121,6 +122,8 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 epf=1 pro=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 pro=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 pro=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -172,8 +175,8 @@
 #if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
 #error "LR_GROUPS: 1..15 groups of whole warps (named barriers 1..15)"
 #endif
-#if LR_GROUPS > 1 && (LR_XW || LR_EPF)
-#error "warp groups stage x in the prologue and fetch nothing ahead"
+#if LR_GROUPS > 1 && LR_XW
+#error "warp groups stage x in the prologue"
 #endif
 #if LR_PREFETCH < 0 || LR_PREFETCH > 2
 #error "LR_PREFETCH: 0, 1 or 2 segments in flight ahead"
@@ -190,7 +193,8 @@
 // the row epilogue's loads fetched ahead (one row per thread needed)
 // (rows of a batch, or of a CTA with LR_BAL)
 #define ANR ((LR_BAL ? LR_BAL : LR_RG) * 16)
-#define EPF (LR_EPF && !LR_LOADONLY && LR_THREADS >= ANR)
+// (with warp groups: one per thread of the group, each group its own words)
+#define EPF (LR_EPF && !LR_LOADONLY && GT >= ANR)
 
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
@@ -429,7 +433,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if EPF
     // the first batch's epilogue values load while the first segment and
     // the class table are in flight
-    const lr_rows_ahead<LR_THREADS, ANR, TAIL> ahead = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) };
+    const lr_rows_ahead<GT, ANR, TAIL> ahead = { (u32 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES) +
+                                                     gid * LR_AHEAD_WORDS * GT, (unsigned)gtid };
 #if LR_BAL
     ahead.start(rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col, exc_dw, tail, x, NBLK * 24, row_scale);
 #else

@@ -87,30 +87,33 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
 // those values, its remaining loads L2 hits. Nothing in the main loop (a
 // prefetch issued after the first segment cost 17 registers there). One row
 // per thread: THREADS >= NR. Same arithmetic, same order: bit-identical y.
+// THREADS threads call it, t the caller's index among them (threadIdx.x, or
+// the thread's index in its warp group, ah then that group's words).
 #define LR_AHEAD_WORDS 4
 template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
     static constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR;
     static_assert(THREADS >= NR, "lr_rows_ahead: one row per thread");
-    u32 *ah; // [LR_AHEAD_WORDS][THREADS]: rs, t, e0, e1 (e0 = e1 = 0 on rows past the end)
+    u32 *ah;    // [LR_AHEAD_WORDS][THREADS]: rs, t, e0, e1 (e0 = e1 = 0 on rows past the end)
+    unsigned t; // this thread's index in 0..THREADS-1
 
-    __device__ __forceinline__ int sub() const { return threadIdx.x % TPR; }
+    __device__ __forceinline__ int sub() const { return t % TPR; }
     __device__ __forceinline__ void start(int row0, int rows, const u32 *__restrict__ exc_ptr,
                                           const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
                                           const u16 *__restrict__ tail, const float *__restrict__ x, int tail_col0,
                                           const float *__restrict__ row_scale) const
     {
-        const int i = threadIdx.x / TPR, row = row0 + i;
-        float rs = 0.f, t = 0.f;
+        const int i = t / TPR, row = row0 + i;
+        float rs = 0.f, tt = 0.f;
         u32 e0 = 0, e1 = 0;
         if (i < NR && row < rows) {
             rs = row_scale[row];
             e0 = exc_ptr[row], e1 = exc_ptr[row + 1];
-            for (int j = sub(); j < TAIL; j += TPR) t = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[tail_col0 + j], t);
+            for (int j = sub(); j < TAIL; j += TPR) tt = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[tail_col0 + j], tt);
         }
-        ah[threadIdx.x] = __float_as_uint(rs);
-        ah[THREADS + threadIdx.x] = __float_as_uint(t);
-        ah[2 * THREADS + threadIdx.x] = e0;
-        ah[3 * THREADS + threadIdx.x] = e1;
+        ah[t] = __float_as_uint(rs);
+        ah[THREADS + t] = __float_as_uint(tt);
+        ah[2 * THREADS + t] = e0;
+        ah[3 * THREADS + t] = e1;
         // every 128-byte line of the row's two exception lists into L2, spread over its TPR threads
 #pragma unroll 1
         for (u32 a = (e0 & ~31u) + 32 * sub(); a < e1; a += 32 * TPR) {
@@ -123,10 +126,10 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
                                            const float *__restrict__ exc_dw, const float *__restrict__ x,
                                            float *__restrict__ y, const u8 *skip = nullptr) const
     {
-        const int i = threadIdx.x / TPR;
+        const int i = t / TPR;
         const bool ok = i < NR && row0 + i < rows && !(skip && skip[i]);
-        auto tail_t = [&]() { return __uint_as_float(ah[THREADS + threadIdx.x]); };
-        lr_row_finish<TPR, NR, WARPS>(ok, i, row0 + i, ah[2 * THREADS + threadIdx.x], ah[3 * THREADS + threadIdx.x],
-                                      __uint_as_float(ah[threadIdx.x]), tail_t, red, exc_col, exc_dw, x, y);
+        auto tail_t = [&]() { return __uint_as_float(ah[THREADS + t]); };
+        lr_row_finish<TPR, NR, WARPS>(ok, i, row0 + i, ah[2 * THREADS + t], ah[3 * THREADS + t],
+                                      __uint_as_float(ah[t]), tail_t, red, exc_col, exc_dw, x, y);
     }
 };
