@@ -44,7 +44,7 @@ typedef struct lr_leech_geom {
                      (templates/gemv_rows_epilogue.cuh lr_rows_ahead) */
     int groups;   /* Planes14S: independent warp groups per CTA, each on its own
                      row-group batches (0 or 1 = the CTA is one group; more: x staged
-                     once per CTA in the prologue, no xw, no epf) */
+                     once per CTA in the prologue, no xw; epf per group) */
     int shr;      /* Planes14S: 1 = the code words' right shifts by IMAD.HI (FMA pipe)
                      instead of SHF (ALU) */
     int bal;      /* Planes14S: 1 = balanced split, one CTA per SM (persist 1): each CTA
@@ -54,8 +54,8 @@ typedef struct lr_leech_geom {
                      CTAs, finished by whichever ends second (every SM the same work) */
     int ilv;      /* Planes14S with bal: 1 = the CTA's segments dealt round-robin to its
                      warps (adjacent segments read together) instead of contiguous runs */
-    int pro;      /* Planes14S: 1 = the prologue's class table and x loaded all at once (up to
-                     16 per thread in flight) before any is stored, instead of loops */
+    int pro;      /* Planes14S: 1 = the prologue's x loads (up to 16 per thread in flight)
+                     issued before the class-table loop and stored after it */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* op_head_int8g's rows per warp (kernels/ops.h) */
+#define HEAD_RPW 2
+
 #define P(n, t) { n, t, 0, 0 }
 #define B(n, e, d) { n, LR_T_PTR, e, d }
 
@@ -87,7 +90,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
                 lr_jit_spec_set(s, "head_dim", head_dim);
             }
             if (!strcmp(op, "op_head_int8g")) {
-                lr_jit_spec_set(s, "rpw", lr_op_head_rpw), lr_jit_spec_set(s, "group", 64);
+                lr_jit_spec_set(s, "rpw", HEAD_RPW), lr_jit_spec_set(s, "group", 64);
                 if (lr_op_head_unroll > 1 && lr_op_head_unroll <= 8) lr_jit_spec_set(s, "unroll", lr_op_head_unroll);
             }
             return;
@@ -97,17 +100,9 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
 
 int lr_op_attention_head_dim = 128;
 int lr_op_head_unroll = 1;
-int lr_op_head_rpw = 2;
 
-int lr_op_head_rpw_set(const char *what, const char *s)
-{
-    if (!s) return LR_OK;
-    if (lr_parse_int(s, 1, 16, &lr_op_head_rpw)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..16", what, s);
-    return LR_OK;
-}
-
-/* 256 threads: 8 warps */
-unsigned lr_op_head_rows_per_cta(void) { return 8u * (unsigned)lr_op_head_rpw; }
+/* 256 threads: 8 warps of HEAD_RPW rows */
+unsigned lr_op_head_rows_per_cta(void) { return 8u * HEAD_RPW; }
 
 int lr_op_head_unroll_set(const char *what, const char *s)
 {

@@ -393,7 +393,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
-    if (!rc) rc = lr_op_head_rpw_set("GPU engine: LEECHRT_HEAD_RPW", getenv("LEECHRT_HEAD_RPW"));
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)

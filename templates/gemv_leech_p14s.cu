@@ -304,13 +304,13 @@ LR_DEV void group_sync(int gid)
 }
 
 #if LR_PRO
-// LR_PRO: the prologue's class table and x (f16 pairs; not with LR_XW,
-// which stages x in the loop) with every load of a thread in flight before
-// its first store, up to 16 at a time. The loops they replace went out 4
-// iterations per pass (NVRTC 13.0's unroll), table first: on the 14B down
-// (768 threads, 1205 entries, 91 super-chunks) one pass for the table and
-// three for x, each an L2 round trip before the first decode, where the
-// loads-only control trails a pure stream by ~2 us.
+// LR_PRO: the prologue's x (f16 pairs) with a thread's loads, up to 16 at a
+// time, issued before the class-table loop and stored after it (with
+// LR_XW, which stages x in the loop, only the table loop). The loops this
+// replaces went out 4 iterations per pass (NVRTC 13.0's unroll), table
+// first: on the 14B down (768 threads, 1205 entries, 91 super-chunks) one
+// pass for the table and three for x, each an L2 round trip before the
+// first decode, where the loads-only control trails a pure stream by ~2 us.
 LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const float *__restrict__ x)
 {
     constexpr int XI = LR_XW ? 0 : (SC * 96 + LR_THREADS - 1) / LR_THREADS;
@@ -575,7 +575,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         u8 *skip = (u8 *)(tot + LR_BAL * 16);
 #endif
         for (int i = threadIdx.x; i < (rgB - rgA) * 16; i += LR_THREADS) {
-            const int j = i >> 4, lo = j * SC, hi = lo + SC;
+            const int j = i >> 4;
 #if LR_LOADONLY
             u32 sum = 0;
 #else
@@ -584,18 +584,16 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int w = 0; w < WARPS; w++) {
 #if LR_ILV
                 const int a = 0; // every warp's slot j (0 where it had no segment)
-                (void)lo, (void)hi;
-                {
 #else
+                // warp w's run [a, e): its first row group is a / SC
                 const int a = off + w * bS / WARPS, e = off + (w + 1) * bS / WARPS;
-                if (a < hi && e > lo && a < e) {
+                if (!(a < (j + 1) * SC && e > j * SC && a < e)) continue;
 #endif
 #if LR_LOADONLY
-                    sum += ((const u32 *)red)[(w * KMAX + j - a / SC) * 16 + (i & 15)];
+                sum += ((const u32 *)red)[(w * KMAX + j - a / SC) * 16 + (i & 15)];
 #else
-                    sum += red[(w * KMAX + j - a / SC) * 16 + (i & 15)];
+                sum += red[(w * KMAX + j - a / SC) * 16 + (i & 15)];
 #endif
-                }
             }
 #if LR_SPLIT
             // a row group shared with the previous (j == 0, off > 0) or the

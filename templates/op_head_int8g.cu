@@ -7,7 +7,6 @@
 // slower in the 14B engine: 313 against 260 us).
 // @spec op_head_int8g threads=256 rpw=2 group=64
 // @spec op_head_int8g threads=256 rpw=2 group=64 unroll=4
-// @spec op_head_int8g threads=256 rpw=8 group=64
 #include "lr_common.cuh"
 
 #ifndef LR_UNROLL
