@@ -297,16 +297,17 @@ static int test_default_geom_from_table(void)
        (bal 2, ilv; the sweeps at c352ca4 and 324c9dc; whole row groups per
        CTA at ba009a8 and dd97e2e); down:
        one persistent CTA per SM of three groups of eight warps (a65ca43 and
-       later) */
+       later) with the prologue's x loads batched (pro, 6783868) */
     T_ASSERT(a.threads == 768 && a.rg == 1 && a.prefetch == 1 && a.shr == 1 && a.nacc == 1 && a.persist == 1 &&
                  a.groups == 0 && a.bal == 2 && a.ilv == 1 && a.xw == 0 && a.epf == 0,
              "gate|up: threads %d rg %d prefetch %d shr %d nacc %d persist %d groups %d bal %d xw %d epf %d", a.threads,
              a.rg, a.prefetch, a.shr, a.nacc, a.persist, a.groups, a.bal, a.xw, a.epf);
-    T_ASSERT(k.threads == 256 && k.xw == 1 && k.minb == 3 && k.groups == 0, "k: threads %d xw %d minb %d groups %d",
+    T_ASSERT(k.threads == 512 && k.xw == 1 && k.minb == 0 && k.groups == 0, "k: threads %d xw %d minb %d groups %d",
              k.threads, k.xw, k.minb, k.groups);
-    T_ASSERT(d.threads == 768 && d.groups == 3 && d.persist == 1 && d.minb == 1 && d.xw == 0 && d.epf == 0 && !d.bal,
-             "down: threads %d groups %d persist %d minb %d xw %d epf %d", d.threads, d.groups, d.persist, d.minb, d.xw,
-             d.epf);
+    T_ASSERT(d.threads == 768 && d.groups == 3 && d.persist == 1 && d.minb == 1 && d.xw == 0 && d.epf == 0 && !d.bal &&
+                 d.pro == 1,
+             "down: threads %d groups %d persist %d minb %d xw %d epf %d pro %d", d.threads, d.groups, d.persist, d.minb,
+             d.xw, d.epf, d.pro);
     T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.shr && !u.nacc && !u.xw, "untuned shape");
     return T_PASS;
 }
