@@ -208,16 +208,16 @@ static int test_silu_mul(void)
     return rc;
 }
 
-static int test_head(void)
+/* One head shape, every unroll (column steps loaded together: 1, 4 (passes
+ * of 4, 4, 2 steps at 5120: steps past the end dropped), 3). */
+static int head_case(int vocab, int hidden)
 {
-    NEED_GPU();
-    int vocab = 30011, hidden = 5120;
     size_t n = (size_t)vocab * hidden;
     int8_t *q = malloc(n);
     uint16_t *sb = malloc(n / 64 * 4);
     float *x = malloc(4u * hidden), *lg = malloc(4u * vocab);
     lr_rng r;
-    lr_rng_seed(&r, 40);
+    lr_rng_seed(&r, 40 + (uint64_t)hidden);
     lr_fill_random(LR_E_I8, q, n, &r, 0);
     lr_fill_random(LR_E_F16, sb, n / 64 * 2, &r, 0.05);
     lr_fill_random(LR_E_F32, x, (size_t)hidden, &r, 1);
@@ -227,18 +227,28 @@ static int test_head(void)
     a[2].host = x, a[2].count = (size_t)hidden;
     a[3].host = lg, a[3].count = (size_t)vocab;
     a[4].v.i32 = vocab, a[5].v.i32 = hidden;
-    /* column steps loaded ahead: 1, 4 (passes of 4, 4, 2 steps: the early break), 3 */
     const int unroll[] = { 1, 4, 3 };
     int rc = T_PASS;
     for (int i = 0; i < 3 && rc == T_PASS; i++) {
         lr_op_head_unroll = unroll[i];
         rc = run(&lr_op_head_desc, "op_head_int8g", 0, a,
                  geom((vocab + lr_op_head_rows_per_cta() - 1) / lr_op_head_rows_per_cta(), 256), 1e-5);
-        if (rc != T_PASS) fprintf(stderr, "    unroll %d\n", unroll[i]);
+        if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d unroll %d\n", vocab, hidden, unroll[i]);
     }
     lr_op_head_unroll = 1;
     free(q); free(sb); free(x); free(lg);
     return rc;
+}
+
+/* Whole 512-column steps (5120), whole steps and a partial one (2624 = 5 x
+ * 512 + 64), only a partial one (192); vocab not a multiple of the CTA's rows. */
+static int test_head(void)
+{
+    NEED_GPU();
+    const int shape[][2] = { { 30011, 5120 }, { 1001, 2624 }, { 333, 192 } };
+    for (int i = 0; i < 3; i++)
+        if (head_case(shape[i][0], shape[i][1]) != T_PASS) return T_FAIL;
+    return T_PASS;
 }
 
 static int test_argmax(void)
