@@ -240,8 +240,9 @@ static int head_case(int vocab, int hidden)
     return rc;
 }
 
-/* Whole 512-column steps (5120), whole steps and a partial one (2624 = 5 x
- * 512 + 64), only a partial one (192); vocab not a multiple of the CTA's rows. */
+/* Whole 512-column warp steps (5120), whole steps and a partial one (2624 =
+ * 5 x 512 + 64), only a partial one (192); vocab not a multiple of the CTA's
+ * rows. */
 static int test_head(void)
 {
     NEED_GPU();

@@ -1,16 +1,18 @@
 // Output head read in place from the int8 table (no transposed copy):
 // logits[r] = sum_i (q[r][i] * s + b) * x[i] with per-group (64) f16 scale and
-// bias, computed as s * sum(q x) + b * sum(x) per 4 columns. A warp per row
-// (or LR_RPW rows). A column step is 512 columns: lane l takes the 4-byte
-// words at columns 4l + 128k (k < 4), so its x is 4 float4 loads each of
-// which the warp reads as 512 contiguous bytes. Why: with 16 contiguous bytes
-// per lane (the first version) a lane's x was 64 contiguous bytes, each
-// float4 load a 2 KB span per warp, and Nsight Compute put L1/TEX at 97.6%
-// busy, DRAM at 69%, 39% of the sectors excessive (4B head, 92666d5).
-// LR_UNROLL column steps' loads go out before any is used (the head ran at
-// 66% of its bytes' bound with 1, and 4 measured slower in the 14B engine
-// with the first version: 313 against 260 us). int8 -> f32 is a byte permute
-// and a subtraction, not I2F (see the loop).
+// bias, computed as s * sum(q x) + b * sum(x) per group. A warp per row (or
+// LR_RPW rows); each lane loads 16 int8 weights at a time, LR_UNROLL column
+// steps' worth before using any (1: the first version; more: more bytes in
+// flight; the head runs at 66% of its bytes' bound with 1, and 4 measured
+// slower in the 14B engine: 313 against 260 us). The int8 -> f32 conversion is
+// a byte permute and a subtraction, not I2F (see the loop; the head took the
+// same time either way: 258 us of the 14B step).
+// Not kept (5433dfc): lane l taking 4-byte words at columns 4l + 128k so x
+// is read coalesced. Nsight Compute on the 4B head put L1/TEX at 97.6% busy
+// with this version (39% of sectors excessive, from each lane's 64-byte x
+// run); that version halved L1/TEX (46%) but took more instructions per
+// weight (issue-bound, 74% SM throughput) and ran slower: 133 against 125 us
+// on the 4B head, 261 against 258 us in the 14B step.
 // @spec op_head_int8g threads=256 rpw=2 group=64
 // @spec op_head_int8g threads=256 rpw=2 group=64 unroll=4
 #include "lr_common.cuh"
@@ -19,52 +21,6 @@
 #define LR_UNROLL 1
 #endif
 #define WARPS (LR_THREADS / 32)
-
-// One row's column step: its 4 weight words (columns c, c + 128, c + 256,
-// c + 384) and their 4 scale/bias pairs.
-LR_DEV void ld_step(u32 (&w)[4], u32 (&p)[4], const i8 *q, const u16 *sb)
-{
-    asm("ld.global.nc.L1::no_allocate.u32 %0, [%8];\n\t"
-                 "ld.global.nc.L1::no_allocate.u32 %1, [%8+128];\n\t"
-                 "ld.global.nc.L1::no_allocate.u32 %2, [%8+256];\n\t"
-                 "ld.global.nc.L1::no_allocate.u32 %3, [%8+384];\n\t"
-                 "ld.global.nc.u32 %4, [%9];\n\t"
-                 "ld.global.nc.u32 %5, [%9+8];\n\t"
-                 "ld.global.nc.u32 %6, [%9+16];\n\t"
-                 "ld.global.nc.u32 %7, [%9+24];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(p[0]), "=r"(p[1]), "=r"(p[2]), "=r"(p[3])
-                 : "l"(q), "l"(sb));
-}
-
-// A step's arithmetic: the 4 x float4 of columns cb + 128k + 4 lane (k < 4)
-// against each row's 4 words; words at or past `lim` count nothing (computed
-// on a valid column and dropped: a branch here made the compiler sink the
-// loads into it).
-LR_DEV void dot_step(float (&acc)[LR_RPW], const u32 (&w)[LR_RPW][4], const u32 (&p)[LR_RPW][4], const float *x, int cb,
-                     int lim, int hidden, int lane)
-{
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const int c = cb + 128 * k + 4 * lane;
-        const bool in = c < lim;
-        const float4 xv = *(const float4 *)(x + min(c, hidden - 4));
-        const float xs[4] = { xv.x, xv.y, xv.z, xv.w }, xsum = (xv.x + xv.y) + (xv.z + xv.w);
-#pragma unroll
-        for (int r = 0; r < LR_RPW; r++) {
-            // q + 128 as the low byte of 2^23's mantissa, one byte permute per
-            // weight: the float 2^23 + 128 + q, and q exactly after
-            // subtracting 2^23 + 128. Why not (float)(i8): I2F issues at a
-            // quarter of the FP32 rate (16 per clock per SM on sm_90).
-            const u32 wx = w[r][k] ^ 0x80808080u;
-            float d = 0.f;
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                d += (__uint_as_float(__byte_perm(wx, 0x4B000000u, 0x7440u | j)) - 8388736.f) * xs[j];
-            const float t = lr_h2f((u16)(p[r][k] & 0xffff)) * d + lr_h2f((u16)(p[r][k] >> 16)) * xsum;
-            acc[r] += in ? t : 0.f;
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
@@ -75,55 +31,52 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
     lr_pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * WARPS + warp) * LR_RPW, ng = hidden / LR_GROUP;
-    // hidden is a multiple of the group (64), so a lane's 4 columns are all in
-    // range or all past it, and in one group; `full` columns make whole steps
-    const int full = hidden / 512 * 512;
     float acc[LR_RPW];
 #pragma unroll
     for (int r = 0; r < LR_RPW; r++) acc[r] = 0.f;
-    // One pass = LR_UNROLL column steps; the next pass's loads are issued
-    // before this pass's arithmetic. Why: the compiler places each word's
-    // loads after the previous word's arithmetic (one load latency per word
-    // when loads and their use share a pass), whatever the source order.
-    u32 w[LR_UNROLL][LR_RPW][4], p[LR_UNROLL][LR_RPW][4];
-    auto load_pass = [&](int c0) {
+    // LR_UNROLL column steps per pass: their weight and scale loads all go out
+    // before any is used (LR_UNROLL x LR_RPW x 16 bytes in flight per lane).
+    for (int c0 = lane * 16; c0 < hidden; c0 += 32 * 16 * LR_UNROLL) {
+        uint4 w[LR_UNROLL][LR_RPW];
+        u32 p[LR_UNROLL][LR_RPW];
 #pragma unroll
         for (int u = 0; u < LR_UNROLL; u++) {
-            const int c = min(c0 + u * 512, full - 512) + 4 * lane; // past the end: the last step, never used
+            const int c = min(c0 + u * 32 * 16, hidden - 16); // past the end: a valid column, never used
 #pragma unroll
             for (int r = 0; r < LR_RPW; r++) {
                 const int row = min(row0 + r, vocab - 1);
-                ld_step(w[u][r], p[u][r], q + (u64)row * hidden + c, sb + ((u64)row * ng + c / LR_GROUP) * 2);
+                w[u][r] = lr_ld_stream16(q + (u64)row * hidden + c);
+                p[u][r] = *(const u32 *)(sb + ((u64)row * ng + c / LR_GROUP) * 2);
             }
         }
-    };
-    if (full) load_pass(0);
-    for (int c0 = 0; c0 < full; c0 += 512 * LR_UNROLL) {
-        u32 cw[LR_UNROLL][LR_RPW][4], cp[LR_UNROLL][LR_RPW][4];
 #pragma unroll
-        for (int u = 0; u < LR_UNROLL; u++)
+        for (int u = 0; u < LR_UNROLL; u++) {
+            const int c = c0 + u * 32 * 16;
+            if (c >= hidden) break;
+            const float4 *xp = (const float4 *)(x + c);
+            const float4 x0 = xp[0], x1 = xp[1], x2 = xp[2], x3 = xp[3];
+            const float xs[16] = { x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w,
+                                   x2.x, x2.y, x2.z, x2.w, x3.x, x3.y, x3.z, x3.w };
+            float xsum = 0.f;
 #pragma unroll
-            for (int r = 0; r < LR_RPW; r++)
-#pragma unroll
-                for (int k = 0; k < 4; k++) cw[u][r][k] = w[u][r][k], cp[u][r][k] = p[u][r][k];
-        load_pass(min(c0 + 512 * LR_UNROLL, full - 512)); // after the last pass: loaded again, never used
-        __syncwarp(); // keeps those loads above the arithmetic (ptxas otherwise sinks them below it)
-#pragma unroll
-        for (int u = 0; u < LR_UNROLL; u++) dot_step(acc, cw[u], cp[u], x, c0 + u * 512, full, hidden, lane);
-    }
-    if (full < hidden) { // the last, partial step: word by word, clamped
-        u32 w[LR_RPW][4], p[LR_RPW][4];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const int c = min(full + 128 * k + 4 * lane, hidden - 4);
+            for (int k = 0; k < 16; k++) xsum += xs[k];
 #pragma unroll
             for (int r = 0; r < LR_RPW; r++) {
-                const int row = min(row0 + r, vocab - 1);
-                w[r][k] = *(const u32 *)(q + (u64)row * hidden + c);
-                p[r][k] = *(const u32 *)(sb + ((u64)row * ng + c / LR_GROUP) * 2);
+                // q + 128 as the low byte of 2^23's mantissa, one byte permute
+                // per weight: the float 2^23 + 128 + q, and q exactly after
+                // subtracting 2^23 + 128. Why not (float)(i8): I2F issues at a
+                // quarter of the FP32 rate (16 per clock per SM on sm_90), which
+                // bounded this kernel (32 I2F per loop pass of 2 rows x 16
+                // weights); the result is the same float, so y is bit-identical.
+                const u32 ws[4] = { w[u][r].x ^ 0x80808080u, w[u][r].y ^ 0x80808080u, w[u][r].z ^ 0x80808080u,
+                                    w[u][r].w ^ 0x80808080u };
+                float d = 0.f;
+#pragma unroll
+                for (int k = 0; k < 16; k++)
+                    d += (__uint_as_float(__byte_perm(ws[k >> 2], 0x4B000000u, 0x7440u | (k & 3))) - 8388736.f) * xs[k];
+                acc[r] += lr_h2f((u16)(p[u][r] & 0xffff)) * d + lr_h2f((u16)(p[u][r] >> 16)) * xsum;
             }
         }
-        dot_step(acc, w, p, x, full, hidden, hidden, lane);
     }
 #pragma unroll
     for (int r = 0; r < LR_RPW; r++) {
