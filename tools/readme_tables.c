@@ -45,8 +45,15 @@ static void source(const csv *c, const char *name)
     if (!c->n) return;
     char commits[256] = "";
     int k = lr_rcsv_commits(c, commits, sizeof commits);
-    out("\n_Source: `bench/results/%s` (%s, %s %s, %s)._\n\n", name, get(c, 0, "device"),
-        k > 1 ? "commits" : "commit", commits, get(c, 0, "date"));
+    /* the first and last date (ISO dates compare as strings) */
+    const char *d0 = get(c, 0, "date"), *d1 = d0;
+    for (int r = 1; r < c->n; r++) {
+        const char *d = get(c, r, "date");
+        if (strcmp(d, d0) < 0) d0 = d;
+        if (strcmp(d, d1) > 0) d1 = d;
+    }
+    out("\n_Source: `bench/results/%s` (%s, %s %s, %s%s%s)._\n\n", name, get(c, 0, "device"),
+        k > 1 ? "commits" : "commit", commits, d0, strcmp(d0, d1) ? " to " : "", strcmp(d0, d1) ? d1 : "");
 }
 
 static void gemv_table(const char *file, const char *title, const char *models, const char *arms)
@@ -284,6 +291,9 @@ static void generate(void)
     ncu_compare_table("h200_ncu_p14s_controls.csv",
                       "Nsight Compute: Planes14S on 14B shapes beside its decode-only and loads-only controls "
                       "(ball-uniform blocks, one CTA per row group)");
+    ncu_compare_table("h200_ncu_head_o.csv",
+                      "Nsight Compute: the int8 output head (two loops) and the 14B o GEMV at the tuning table's geometry "
+                      "(the verify launch)");
     engine_table();
     quality_table();
 }
