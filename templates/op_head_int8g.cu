@@ -4,15 +4,15 @@
 // LR_RPW rows); each lane loads 16 int8 weights at a time, LR_UNROLL column
 // steps' worth before using any (1: the first version; more: more bytes in
 // flight; the head runs at 66% of its bytes' bound with 1, and 4 measured
-// slower in the 14B engine: 313 against 260 us). The int8 -> f32 conversion is
-// a byte permute and a subtraction, not I2F (see the loop; the head took the
-// same time either way: 258 us of the 14B step).
-// Not kept (5433dfc): lane l taking 4-byte words at columns 4l + 128k so x
-// is read coalesced. Nsight Compute on the 4B head put L1/TEX at 97.6% busy
-// with this version (39% of sectors excessive, from each lane's 64-byte x
-// run); that version halved L1/TEX (46%) but took more instructions per
-// weight (issue-bound, 74% SM throughput) and ran slower: 133 against 125 us
-// on the 4B head, 261 against 258 us in the 14B step.
+// slower in the 14B engine: 313 against 260 us).
+// Tried and not kept (measured in the 14B engine; read this before trying
+// them again): int8 -> f32 by PRMT + FADD instead of I2F, three times (the
+// ninth and tenth sessions, and 92666d5 in the twelfth: 258 against 258 us);
+// 4 / 8 / 16 rows per warp (254 / 270 / 313 against 258, twice); lane l
+// taking the 4-byte words at columns 4l + 128k so x is read coalesced
+// (5433dfc: Nsight Compute's L1/TEX busy 97.6% -> 46%, but issue-bound and
+// slower, 133 against 125 us on the 4B head, 261 against 258 us at 14B;
+// bench/results/h200_ncu_head_o.csv).
 // @spec op_head_int8g threads=256 rpw=2 group=64
 // @spec op_head_int8g threads=256 rpw=2 group=64 unroll=4
 #include "lr_common.cuh"
@@ -62,18 +62,10 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
             for (int k = 0; k < 16; k++) xsum += xs[k];
 #pragma unroll
             for (int r = 0; r < LR_RPW; r++) {
-                // q + 128 as the low byte of 2^23's mantissa, one byte permute
-                // per weight: the float 2^23 + 128 + q, and q exactly after
-                // subtracting 2^23 + 128. Why not (float)(i8): I2F issues at a
-                // quarter of the FP32 rate (16 per clock per SM on sm_90), which
-                // bounded this kernel (32 I2F per loop pass of 2 rows x 16
-                // weights); the result is the same float, so y is bit-identical.
-                const u32 ws[4] = { w[u][r].x ^ 0x80808080u, w[u][r].y ^ 0x80808080u, w[u][r].z ^ 0x80808080u,
-                                    w[u][r].w ^ 0x80808080u };
+                const u32 ws[4] = { w[u][r].x, w[u][r].y, w[u][r].z, w[u][r].w };
                 float d = 0.f;
 #pragma unroll
-                for (int k = 0; k < 16; k++)
-                    d += (__uint_as_float(__byte_perm(ws[k >> 2], 0x4B000000u, 0x7440u | (k & 3))) - 8388736.f) * xs[k];
+                for (int k = 0; k < 16; k++) d += (float)(i8)(ws[k >> 2] >> (8 * (k & 3))) * xs[k];
                 acc[r] += lr_h2f((u16)(p[u][r] & 0xffff)) * d + lr_h2f((u16)(p[u][r] >> 16)) * xsum;
             }
         }
