@@ -294,6 +294,9 @@ static void generate(void)
     ncu_compare_table("h200_ncu_head_o.csv",
                       "Nsight Compute: the int8 output head (two loops) and the 14B o GEMV at the tuning table's geometry "
                       "(the verify launch)");
+    ncu_compare_table("h200_p14s_split_controls_ncu.csv",
+                      "Nsight Compute: the 14B down with warp groups (107 CTAs) and with the split over segments (132 CTAs), "
+                      "GEMV and loads-only control (the verify launch)");
     engine_table();
     quality_table();
 }
