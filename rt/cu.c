@@ -263,24 +263,11 @@ int lr_cu_func_attr(CUfunction f, CUfunction_attribute a, int *v)
     return LR_CU(LRCU(cuFuncGetAttribute)(v, a, f));
 }
 
-/* Per-function dynamic shared-memory limit already raised (and the carveout
- * preference applied), so the attributes are set once per function rather
- * than before every launch. */
+/* Per-function dynamic shared-memory limit already raised, so the attribute is
+ * set once per function rather than before every launch. */
 #define SMEM_SLOTS 4096
-#define CARVE_UNSET (-2)
-static struct { CUfunction f; int dyn; int stat; int carve; } g_smem[SMEM_SLOTS];
+static struct { CUfunction f; int dyn; int stat; } g_smem[SMEM_SLOTS];
 static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_carveout = CU_SHAREDMEM_CARVEOUT_DEFAULT;
-
-int lr_cu_set_carveout(int pct)
-{
-    if (pct < -1 || pct > 100) return LR_FAIL(LR_EINVAL, "shared-memory carveout %d: want -1 (driver's choice) or 0..100", pct);
-    pthread_mutex_lock(&g_smem_lock);
-    g_carveout = pct;
-    pthread_mutex_unlock(&g_smem_lock);
-    return LR_OK;
-}
-int lr_cu_carveout(void) { return g_carveout; }
 
 static int ensure_smem(CUfunction f, unsigned smem)
 {
@@ -292,7 +279,6 @@ static int ensure_smem(CUfunction f, unsigned smem)
         if (!g_smem[h].f) {
             g_smem[h].f = f;
             g_smem[h].dyn = 48 * 1024;
-            g_smem[h].carve = CARVE_UNSET;
             rc = lr_cu_func_attr(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &g_smem[h].stat);
             break;
         }
@@ -307,13 +293,6 @@ static int ensure_smem(CUfunction f, unsigned smem)
     if ((int)smem > g_smem[h].dyn) {
         rc = LR_CU(LRCU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
         if (!rc) g_smem[h].dyn = (int)smem;
-    }
-    /* a function first launched under another preference (or none) gets the
-       current one; CU_SHAREDMEM_CARVEOUT_DEFAULT is only set over another */
-    if (!rc && g_smem[h].carve != g_carveout &&
-        !(g_smem[h].carve == CARVE_UNSET && g_carveout == CU_SHAREDMEM_CARVEOUT_DEFAULT)) {
-        rc = LR_CU(LRCU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, g_carveout));
-        if (!rc) g_smem[h].carve = g_carveout;
     }
 out:
     pthread_mutex_unlock(&g_smem_lock);

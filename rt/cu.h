@@ -41,13 +41,6 @@ int lr_cu_driver_version(void);
  * smaller one. JIT specializations depend on the effective value. */
 int lr_cu_set_smem_budget(int bytes); /* 0 restores the device bound */
 int lr_cu_smem_budget(void);
-/* Preferred shared-memory carveout (percent of the unified L1/shared memory,
- * CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) for every function
- * launched through lr_cu_launch from now on; -1 (the default) leaves it to the
- * driver. Why: an SM changes its L1/shared split only when idle, so kernels of
- * different preferences alternating on one stream may wait for SMs to drain. */
-int lr_cu_set_carveout(int pct);
-int lr_cu_carveout(void);
 
 /* Memory. */
 int lr_cu_alloc(CUdeviceptr *p, size_t n);

@@ -28,7 +28,6 @@
 #include "loader/arch.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
-#include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
 
@@ -394,14 +393,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
-    /* every kernel's preferred L1/shared split (rt/cu.h; for comparisons) */
-    const char *carve = getenv("LEECHRT_CARVEOUT");
-    if (!rc && carve && *carve) {
-        int v;
-        rc = lr_parse_int(carve, -1, 100, &v)
-                 ? LR_FAIL(LR_EINVAL, "GPU engine: LEECHRT_CARVEOUT=%s: want -1 (driver's choice) or 0..100", carve)
-                 : lr_cu_set_carveout(v);
-    }
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)

@@ -84,27 +84,6 @@ static int test_gemv_f16_qwen3_shapes(void)
     return T_PASS;
 }
 
-/* The carveout preference: out-of-range values refused (no GPU needed); a
- * GEMV launched under 0, 100 and the driver's choice, in that order (the
- * attribute set again when the preference changes), verified each time. */
-static int test_carveout(void)
-{
-    T_ASSERT(lr_cu_set_carveout(101) == LR_EINVAL && lr_cu_set_carveout(-2) == LR_EINVAL, "bad carveout accepted");
-    T_ASSERT(lr_cu_carveout() == -1, "carveout %d after refusals", lr_cu_carveout());
-    NEED_GPU();
-    const int pct[] = { 0, 100, -1 };
-    for (int i = 0; i < 3; i++) {
-        T_OK(lr_cu_set_carveout(pct[i]));
-        int rc = verify_gemv(4097, 2560, lr_gemv_f16_default_geom(4097, 2560), lr_cu_smem_budget(), 0, 900 + (uint64_t)i);
-        if (rc != T_PASS) {
-            lr_cu_set_carveout(-1);
-            fprintf(stderr, "    carveout %d\n", pct[i]);
-            return rc;
-        }
-    }
-    return T_PASS;
-}
-
 static int test_gemv_awkward_shapes_and_budgets(void)
 {
     NEED_GPU();
@@ -253,4 +232,4 @@ static int test_probe_verified(void)
 T_MAIN(T_CASE(test_device_info), T_CASE(test_memory_roundtrip), T_CASE(test_probe_verified),
        T_CASE(test_gemv_f16_qwen3_shapes), T_CASE(test_gemv_awkward_shapes_and_budgets), T_CASE(test_noweights_control),
        T_CASE(test_budget_refuses_oversized_launch), T_CASE(test_descriptor_mismatch_detected),
-       T_CASE(test_graph_replay_matches_eager), T_CASE(test_carveout))
+       T_CASE(test_graph_replay_matches_eager))
