@@ -56,10 +56,6 @@ typedef struct lr_leech_geom {
                      warps (adjacent segments read together) instead of contiguous runs */
     int pro;      /* Planes14S: 1 = the prologue's x loads (up to 16 per thread in flight)
                      issued before the class-table loop and stored after it */
-    int dyn;      /* Planes14S, persistent grid without bal, prefetch 1: 1 = a group's
-                     batches after its first handed out by a counter in module memory
-                     (the next batch to whichever group asks first) instead of every
-                     groups-th of the grid */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

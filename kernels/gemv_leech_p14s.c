@@ -118,8 +118,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
- * prologue's x loads batched ahead of the table loop (pro), bit 13: batches
- * after a group's first handed out by a counter (dyn), extra4 =
+ * prologue's x loads batched ahead of the table loop (pro), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
@@ -142,7 +141,6 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
         g->ilv = k[8] > 0 && (k[8] & 2048);
         g->pro = k[8] > 0 && (k[8] & 4096);
-        g->dyn = k[8] > 0 && (k[8] & 8192);
     }
 }
 
@@ -185,12 +183,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
-    /* dyn: the counter hands out batches of a persistent grid's loop (not
-       the balanced split's ranges); the segment fetched ahead across a batch
-       boundary is the handed-out batch's, one ahead (prefetch 1) */
-    if (geom.dyn < 0 || geom.dyn > 1 || (geom.dyn && (geom.bal || !geom.persist || geom.prefetch != 1)))
-        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s dyn=%d needs a persistent grid, prefetch 1 and no bal (persist=%d prefetch=%d bal=%d)",
-                       geom.dyn, geom.persist, geom.prefetch, geom.bal);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -247,7 +239,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", 1);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
-    if (geom.dyn) lr_jit_spec_set(s, "dyn", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

@@ -34,11 +34,6 @@
 // dd97e2e, b411ff0): gate|up 34.09 us against 35.42 in groups, 32B gate|up
 // 48.80 against 52.19; slower on down, q|k|v and o (whole row groups per
 // CTA still decide there). LR_EPF works with it (no faster: 34.62 / 34.53).
-// LR_DYN (a persistent grid's batch loop): a group's batches after its
-// first come from a counter in module memory instead of every groups-th of
-// the grid, so a faster SM takes more. Why try: the split keeps every SM
-// equally busy yet draws less from DRAM than 107 SMs of warp groups (Nsight
-// Compute on the 14B down, a791320): equal static shares may be what loses.
 // Specialization: LR_ROWS, LR_COLS, LR_THREADS, LR_RG, LR_NTAB,
 // LR_PREFETCH (0 = load a segment when needed, 1 or 2: the segments that
 // many steps ahead are in flight in registers while this one decodes),
@@ -129,9 +124,6 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 pro=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 pro=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 dyn=1
-// @spec gemv_leech_p14s rows=1000 cols=5193 threads=128 rg=2 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 dyn=1
-// @spec gemv_leech_p14s rows=7168 cols=5120 threads=512 rg=1 ntab=603 prefetch=1 groups=2 epf=1 dyn=1 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -173,12 +165,6 @@
 #endif
 #ifndef LR_PRO
 #define LR_PRO 0
-#endif
-#ifndef LR_DYN
-#define LR_DYN 0
-#endif
-#if LR_DYN && (LR_BAL || LR_PREFETCH != 1)
-#error "LR_DYN hands out the batches of the batch loop, one segment fetched ahead"
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
@@ -353,15 +339,6 @@ LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const 
 }
 #endif
 
-#if LR_DYN
-// LR_DYN: dyn_next hands out the batches after each group's first (batch
-// ncl + the count); dyn_done counts the groups that found none left, and
-// the last of them empties both for the next launch. Module memory: zero at
-// load; launches of one module must not overlap (one stream; under PDL
-// every access follows the wait).
-__device__ int dyn_next, dyn_done;
-#endif
-
 #if LR_SPLIT
 // One slot per row for the row groups two CTAs share (LR_SPLIT): empty (0)
 // between launches, so launches of one module must not overlap (one stream;
@@ -402,34 +379,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         for (int r = 0; r < LR_RG; r++)
             load_seg(dst[r], W + ((size_t)(LR_DECODEONLY ? 0 : min(b * LR_RG + r, RGN - 1)) * SC + k) * SEG, lane);
     };
-    int par = 0; // the batch loop's parity (double-buffered partials)
-#if LR_DYN
-    // LR_DYN: a group's next batch, asked for by its thread 0 at the start of
-    // a batch (dyn_next) and published in the group's slot for that batch's
-    // parity once the number is back; the group's threads read it where they
-    // need it (the segment fetched ahead across the batch boundary) and
-    // before the batch's last barrier, after which thread 0 may empty it.
-    __shared__ int dyn_nb[LR_GROUPS * 2];
-    volatile int *const dyn_slot = dyn_nb + gid * 2;
-    int dyn_v = 0, b_next = 0;
-    bool dyn_pending = false;
-    auto dyn_read = [&]() {
-        if (dyn_pending) dyn_slot[par] = dyn_v, dyn_pending = false; // thread 0, at the latest here
-        int v;
-        while ((v = dyn_slot[par]) < 0) {}
-        return v;
-    };
-    if (gtid == 0) dyn_slot[0] = dyn_slot[1] = -1; // (the prologue's barrier follows)
-#endif
     // this warp's segments in order: super-chunks warp, warp + WARPS, ... of
-    // batch b, then of batch b + ncl (LR_DYN: of the batch handed out)
+    // batch b, then of batch b + ncl
     auto advance = [&](int &b, int &k) {
         k += WARPS;
-#if LR_DYN
-        if (k >= SC) k = warp, b = dyn_read();
-#else
         if (k >= SC) k = warp, b += ncl;
-#endif
     };
     lr_pdl_wait(); // x comes from the previous kernel; nothing is loaded before
     int b = cid, sc = warp;
@@ -689,22 +643,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     }
 #else
-#if LR_DYN
-#define NEXT_BATCH b_next
-#else
-#define NEXT_BATCH (b + ncl)
-#endif
-    for (; b < NRGB; b = NEXT_BATCH, par ^= 1) {
-#if LR_DYN
-        // thread 0 empties the slot the next batch publishes in (its last
-        // readers passed the previous batch's barrier) and asks for the batch
-        // after this one
-        if (gtid == 0) {
-            dyn_slot[par ^ 1] = -1;
-            dyn_v = ncl + atomicAdd(&dyn_next, 1);
-            dyn_pending = true;
-        }
-#endif
+    for (int par = 0; b < NRGB; b += ncl, par ^= 1) {
 #if EPF
         // the first batch's values were fetched before the class table; a
         // later one's wait here (persistent grids only)
@@ -755,20 +694,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         };
         for (; sc < SC; sc += WARPS) {
             step(cur, nxt);
-#if LR_DYN
-            // thread 0 publishes the next batch after its first segment (the
-            // counter's answer has had that long to come back)
-            if (dyn_pending) dyn_slot[par] = dyn_v, dyn_pending = false;
-#endif
 #if LR_PREFETCH == 1
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) cur[r] = nxt[r];
 #endif
         }
         sc = warp;
-#if LR_DYN
-        b_next = dyn_read(); // every thread, before the barrier below
-#endif
         const int rg0 = b * LR_RG;
         float *rb = red + (gid * 2 + par) * (WARPS * LR_RG * 16);
 #if LR_LOADONLY
@@ -809,14 +740,5 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                                                                      tail, x, NBLK * 24, row_scale, y);
 #endif
     }
-#undef NEXT_BATCH
-#if LR_DYN
-    // the last group to find no batch left empties the counters for the next
-    // launch (every group's last number came back before it counts itself)
-    if (gtid == 0) {
-        __threadfence();
-        if (atomicAdd(&dyn_done, 1) == ncl - 1) dyn_next = 0, dyn_done = 0;
-    }
-#endif
 #endif
 }
