@@ -118,7 +118,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
- * prologue's x loads batched ahead of the table loop (pro), extra4 =
+ * prologue's x loads batched ahead of the table loop (pro), bit 13: the
+ * round-robin walk started at a point of its own per CTA (ilv 2), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
@@ -139,7 +140,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
-        g->ilv = k[8] > 0 && (k[8] & 2048);
+        g->ilv = k[8] > 0 ? ((k[8] & 8192) ? 2 : (k[8] & 2048) ? 1 : 0) : 0;
         g->pro = k[8] > 0 && (k[8] & 4096);
     }
 }
@@ -180,7 +181,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
                        geom.rg, geom.prefetch, geom.groups);
-    if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
+    if (geom.ilv < 0 || geom.ilv > 2 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
     /* the balanced split stages x in the prologue */
@@ -237,7 +238,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
-    if (geom.ilv) lr_jit_spec_set(s, "ilv", 1);
+    if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
