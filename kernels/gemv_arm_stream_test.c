@@ -1,17 +1,19 @@
-/* The stream_p14s control arm: the bytes of a Planes14S matrix of the shape
- * (segments only), its probe verified against the host reference, small and
- * large shapes (fewer CTAs than 4 per SM, and the capped grid). */
+/* The stream_p14s control arms (grid-stride, and one contiguous range per
+ * CTA): the bytes of a Planes14S matrix of the shape (segments only), the
+ * probe verified against its host reference, small and large shapes (fewer
+ * CTAs than SMs, and the capped grid). */
 #include "kernels/gemv_arm.h"
+#include "kernels/kernels.h"
 #include "test/t.h"
 #include "util/err.h"
 
-static int test_bytes_and_verify(void)
+static int check_arm(const char *name)
 {
-    const lr_gemv_arm *a = lr_gemv_arm_find("stream_p14s");
-    T_ASSERT(a && a->bits_per_weight > 4.66 && a->bits_per_weight < 4.67, "stream_p14s not registered as 4.667 b/w");
+    const lr_gemv_arm *a = lr_gemv_arm_find(name);
+    T_ASSERT(a && a->bits_per_weight > 4.66 && a->bits_per_weight < 4.67, "%s not registered as 4.667 b/w", name);
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const int shapes[][2] = { { 77, 1001 }, { 5120, 5120 }, { 34816, 5120 } };
-    for (int i = 0; i < 3; i++) {
+    const int shapes[][2] = { { 77, 1001 }, { 5120, 5120 }, { 34816, 5120 }, { 5121, 17413 } };
+    for (int i = 0; i < 4; i++) {
         void *st;
         T_OK(a->prepare(shapes[i][0], shapes[i][1], 2, 50 + i, NULL, &st));
         const size_t want = (size_t)((shapes[i][0] + 15) / 16) * ((shapes[i][1] / 24 + 7) / 8) * 1792;
@@ -19,10 +21,31 @@ static int test_bytes_and_verify(void)
         double err = 1;
         T_OK(a->verify(st, 0, &err));
         T_OK(a->launch(st, 1, 0, 0, NULL));
-        printf("    stream_p14s %5d x %5d: %zu bytes, verified\n", shapes[i][0], shapes[i][1], want);
+        printf("    %s %5d x %5d: %zu bytes, verified\n", name, shapes[i][0], shapes[i][1], want);
         a->destroy(st);
     }
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_bytes_and_verify))
+static int test_bytes_and_verify(void) { return check_arm("stream_p14s"); }
+
+/* One contiguous range per CTA: ranges that are not multiples of the
+ * threads (the last words of 5121 x 17413), one CTA for 77 x 1001. */
+static int test_ranges_bytes_and_verify(void) { return check_arm("stream_p14s_ranges"); }
+
+/* The ranges form's host reference on a tiny buffer, by hand: 3 blocks over
+ * 7 words read [0, 2), [2, 4), [4, 7). No GPU needed. */
+static int test_ranges_host(void)
+{
+    uint32_t w[28], out[3];
+    for (int i = 0; i < 28; i++) w[i] = (uint32_t)i + 1;
+    lr_probe_ranges_host(w, 7, out, 3, 768);
+    uint32_t want[3] = { 0, 0, 0 };
+    const int lo[3] = { 0, 2, 4 }, hi[3] = { 2, 4, 7 };
+    for (int b = 0; b < 3; b++)
+        for (int i = 4 * lo[b]; i < 4 * hi[b]; i++) want[b] += (uint32_t)i + 1;
+    for (int b = 0; b < 3; b++) T_ASSERT(out[b] == want[b], "block %d: %u, want %u", b, out[b], want[b]);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_ranges_host), T_CASE(test_bytes_and_verify), T_CASE(test_ranges_bytes_and_verify))

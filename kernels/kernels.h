@@ -12,6 +12,10 @@
 extern const lr_kernel_desc lr_probe_desc;
 void lr_probe_host(const void *buf, uint64_t n16, uint32_t *out, uint32_t nblocks, uint32_t threads);
 void lr_probe_spec(lr_jit_spec *s, int threads, int unroll);
+/* the same sums with block b reading its own contiguous range of the buffer */
+extern const lr_kernel_desc lr_probe_ranges_desc;
+void lr_probe_ranges_host(const void *buf, uint64_t n16, uint32_t *out, uint32_t nblocks, uint32_t threads);
+void lr_probe_ranges_spec(lr_jit_spec *s, int threads, int unroll);
 
 /* ---- FP16 GEMV and the no-weights control ---- */
 typedef struct lr_gemv_geom {

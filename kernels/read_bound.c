@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lr_probe_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads, uint32_t *sums,
-                    double *max_rel_err)
+static int probe_verify(const lr_kernel_desc *d, CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks,
+                        unsigned threads, uint32_t *sums, double *max_rel_err)
 {
     lr_arg a[5] = { 0 };
     a[0].host = (void *)host, a[0].count = n16 * 4;
@@ -18,9 +18,21 @@ int lr_probe_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned b
     a[4].v.u32 = threads;
     lr_launch_geom g = { .grid = { blocks, 1, 1 }, .block = { threads, 1, 1 } };
     lr_verify_report rep = { 0 };
-    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
+    int rc = lr_call_verify(d, f, a, g, 0, &rep);
     if (max_rel_err) *max_rel_err = rep.max_rel_err;
     return rc;
+}
+
+int lr_probe_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads, uint32_t *sums,
+                    double *max_rel_err)
+{
+    return probe_verify(&lr_probe_desc, f, host, n16, blocks, threads, sums, max_rel_err);
+}
+
+int lr_probe_ranges_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads,
+                           uint32_t *sums, double *max_rel_err)
+{
+    return probe_verify(&lr_probe_ranges_desc, f, host, n16, blocks, threads, sums, max_rel_err);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -16,6 +16,9 @@ int lr_read_bound_gbps(size_t bytes, int reps, double *gbps);
  * user of the probe verifies through here. */
 int lr_probe_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads, uint32_t *sums,
                     double *max_rel_err);
+/* The same for the probe's ranges form (lr_probe_ranges_spec). */
+int lr_probe_ranges_verify(CUfunction f, const uint32_t *host, uint64_t n16, unsigned blocks, unsigned threads,
+                           uint32_t *sums, double *max_rel_err);
 /* Times `fn(arg, i, stream)` launched `per_graph` times per graph over `reps`
  * replays; returns the median microseconds per launch. */
 typedef int (*lr_enqueue_fn)(void *arg, int i, void *stream);
