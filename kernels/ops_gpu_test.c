@@ -208,8 +208,8 @@ static int test_silu_mul(void)
     return rc;
 }
 
-/* One head shape, every unroll (column steps loaded together: 1, 4 (passes
- * of 4, 4, 2 steps at 5120: steps past the end dropped), 3). */
+/* One head shape, every unroll (column steps loaded ahead: 1, 4 (passes of
+ * 4, 4, 2 steps at 5120: the early break), 3). */
 static int head_case(int vocab, int hidden)
 {
     size_t n = (size_t)vocab * hidden;
@@ -241,8 +241,8 @@ static int head_case(int vocab, int hidden)
 }
 
 /* Whole 512-column warp steps (5120), whole steps and a partial one (2624 =
- * 5 x 512 + 64), only a partial one (192); vocab not a multiple of the CTA's
- * rows. */
+ * 5 x 512 + 64: lanes past the end), only a partial one (192); vocab not a
+ * multiple of the CTA's rows. */
 static int test_head(void)
 {
     NEED_GPU();

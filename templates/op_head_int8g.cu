@@ -6,8 +6,9 @@
 // flight; the head runs at 66% of its bytes' bound with 1, and 4 measured
 // slower in the 14B engine: 313 against 260 us).
 // Tried and not kept (measured in the 14B engine; read this before trying
-// them again): int8 -> f32 by PRMT + FADD instead of I2F, three times (the
-// ninth and tenth sessions, and 92666d5 in the twelfth: 258 against 258 us);
+// them again): int8 -> f32 by PRMT + FADD instead of I2F, three times (twice
+// in earlier sessions, h200_engine_variants.csv, and 92666d5: 258 against
+// 258 us);
 // 4 / 8 / 16 rows per warp (254 / 270 / 313 against 258, twice); lane l
 // taking the 4-byte words at columns 4l + 128k so x is read coalesced
 // (5433dfc: Nsight Compute's L1/TEX busy 97.6% -> 46%, but issue-bound and
