@@ -2,12 +2,15 @@
 
 #include <string.h>
 
+/* the probe's arguments, both forms */
+#define PROBE_PARAMS                                                                                                    \
+    .nparams = 5, .params = { { "buf", LR_T_PTR, LR_E_U32, LR_IN }, { "n16", LR_T_U64, 0, 0 },                        \
+                              { "out", LR_T_PTR, LR_E_U32, LR_OUT }, { "nblocks", LR_T_U32, 0, 0 },                     \
+                              { "threads", LR_T_U32, 0, 0 } }
+
 const lr_kernel_desc lr_probe_desc = {
     .name = "probe",
-    .nparams = 5,
-    .params = { { "buf", LR_T_PTR, LR_E_U32, LR_IN }, { "n16", LR_T_U64, 0, 0 },
-                { "out", LR_T_PTR, LR_E_U32, LR_OUT }, { "nblocks", LR_T_U32, 0, 0 },
-                { "threads", LR_T_U32, 0, 0 } },
+    PROBE_PARAMS,
     .host = (lr_host_fn)lr_probe_host,
 };
 
@@ -46,10 +49,7 @@ void lr_probe_ranges_host(const void *buf, uint64_t n16, uint32_t *out, uint32_t
 
 const lr_kernel_desc lr_probe_ranges_desc = {
     .name = "probe",
-    .nparams = 5,
-    .params = { { "buf", LR_T_PTR, LR_E_U32, LR_IN }, { "n16", LR_T_U64, 0, 0 },
-                { "out", LR_T_PTR, LR_E_U32, LR_OUT }, { "nblocks", LR_T_U32, 0, 0 },
-                { "threads", LR_T_U32, 0, 0 } },
+    PROBE_PARAMS,
     .host = (lr_host_fn)lr_probe_ranges_host,
 };
 
