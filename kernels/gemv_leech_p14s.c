@@ -118,14 +118,14 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
- * prologue's x loads batched ahead of the table loop (pro), bit 13: the
+ * prologue's x loads batched ahead of the table loop (pro), bit 14: the
  * round-robin walk started at a point of its own per CTA (ilv 2), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
- * (extra2, extra3 bits 2, 7 and 8 and extra4 were the L2 prefetch distance,
- * x's f16 copy from global memory, the class table's lane copies, the
- * ping-pong segment registers and the split over CTAs: measured slower or
- * no faster and removed; lr_tuning_engine_runs keeps their sweep rows out
+ * (extra2, extra3 bits 2, 7, 8 and 13 and extra4 were the L2 prefetch
+ * distance, x's f16 copy from global memory, the class table's lane copies,
+ * the ping-pong segment registers, batches handed out by a counter (02db962)
+ * and the split over CTAs: measured slower or no faster and removed; lr_tuning_engine_runs keeps their sweep rows out
  * of the table.) */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
@@ -140,7 +140,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
-        g->ilv = k[8] > 0 ? ((k[8] & 8192) ? 2 : (k[8] & 2048) ? 1 : 0) : 0;
+        g->ilv = k[8] > 0 ? ((k[8] & 16384) ? 2 : (k[8] & 2048) ? 1 : 0) : 0;
         g->pro = k[8] > 0 && (k[8] & 4096);
     }
 }

@@ -126,7 +126,7 @@ static int test_knobs(void)
     const int ilv[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 2048 + 512, 0 }; /* round-robin segments (bit 11) */
     lr_gemv_leech_p14s_apply_knobs(&k, ilv);
     T_ASSERT(k.bal == 1 && k.ilv == 1 && k.pro == 0, "bal %d ilv %d pro %d", k.bal, k.ilv, k.pro);
-    const int stag[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 8192 + 1024, 0 }; /* round-robin from a point per CTA (bit 13) */
+    const int stag[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 16384 + 1024, 0 }; /* round-robin from a point per CTA (bit 14) */
     lr_gemv_leech_p14s_apply_knobs(&k, stag);
     T_ASSERT(k.bal == 2 && k.ilv == 2, "bal %d ilv %d", k.bal, k.ilv);
     const int pro[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 4096 + 24, 0 }; /* prologue loads batched (bit 12) */
@@ -726,7 +726,7 @@ static int test_gpu_loads_control(void)
                               /* and its segments dealt round-robin */
                               { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 } },
                               /* round-robin from a point of each CTA's own */
-                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 8192 } } };
+                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 16384 } } };
     for (int i = 0; i < 9; i++) {
         void *st;
         double err;

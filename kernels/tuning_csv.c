@@ -15,6 +15,7 @@
 /* Planes14S candidates that used a removed feature (measured slower,
  * docs/layouts.md): x's f16 copy read from global memory (extra3 bit 2),
  * the class table's eight lane copies (extra3 bit 7), ping-pong segment registers (extra3 bit 8),
+ * batches handed out by a counter (extra3 bit 13, 02db962; the bit is not reused),
  * a cp.async ring (extra0 >= 3), an L2 prefetch distance (extra2 > 0), a
  * split over CTAs (extra4 > 1). The kernel would ignore the knob and run
  * another geometry than the one measured; the table holds what runs. The
@@ -22,7 +23,7 @@
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
     if (strcmp(arm, "leech_p14s")) return 1;
-    return !((knobs[8] > 0 && (knobs[8] & (4 | 128 | 256))) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
+    return !((knobs[8] > 0 && (knobs[8] & (4 | 128 | 256 | 8192))) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
 }
 
 /* a finite number in [lo, hi] (no cast of an out-of-range double below) */

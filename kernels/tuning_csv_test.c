@@ -104,6 +104,8 @@ static int test_xh_rows_left_out(void)
     T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "lane copies");
     k[8] = 48 + 256 + 1; /* groups with the ping-pong registers (removed) */
     T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "ping-pong");
+    k[8] = 24 + 4096 + 8192; /* groups with the batches handed out by a counter (removed) */
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "counter hand-out");
     k[8] = 48 + 512 + 2 + 1; /* groups, the balanced split, epf, xw: kept */
     T_ASSERT(lr_tuning_engine_runs("leech_p14s", k), "groups with bal, epf and xw left out");
     return T_PASS;
