@@ -310,6 +310,12 @@ LR_DEV void group_sync(int gid)
 #endif
 }
 
+// The class table into shared memory, the CTA's threads side by side.
+LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
+{
+    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+}
+
 #if LR_PRO
 // LR_PRO: the prologue's x (f16 pairs) with a thread's loads, up to 16 at a
 // time, issued before the class-table loop and stored after it (with
@@ -334,7 +340,7 @@ LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const 
             xv[k - k0] = i < SC * 96 && c < NBLK * 24 ? *(const float2 *)(x + c) : make_float2(0.f, 0.f);
         }
         if (k0 == 0)
-            for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+            stage_table(tab, gtab);
 #pragma unroll
         for (int k = k0; k < k0 + 16 && k < XI; k++) {
             const int i = threadIdx.x + k * LR_THREADS;
@@ -342,7 +348,7 @@ LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const 
         }
     }
     if (XI == 0)
-        for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+        stage_table(tab, gtab);
 }
 #endif
 
@@ -436,7 +442,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_PRO
     stage_prologue(tab, xs, gtab, x);
 #else
-    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+    stage_table(tab, gtab);
 #endif
     const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
     if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);
