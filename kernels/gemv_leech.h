@@ -58,9 +58,6 @@ typedef struct lr_leech_geom {
                      range (the grid's cursors not at equal spacing) */
     int pro;      /* Planes14S: 1 = the prologue's x loads (up to 16 per thread in flight)
                      issued before the class-table loop and stored after it */
-    int order;    /* Planes14S without bal: 1 = segments stored in the grid's walk order
-                     (lr_p14s_seg_index, B = warps per group), so the grid reads one
-                     contiguous window at a time */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -150,10 +147,10 @@ extern const lr_gemv_arm lr_arm_leech_i8;
 extern const lr_kernel_desc lr_gemv_leech_p14s_desc;
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                             float *y, int32_t rows, int32_t cols, int32_t sblk);
+                             float *y, int32_t rows, int32_t cols);
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                                 float *y, int32_t rows, int32_t cols, int32_t sblk);
+                                 float *y, int32_t rows, int32_t cols);
 /* Tuning table "leech_p14s" (threads, rpw = row groups per CTA, tile =
  * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
  * row group, prefetch. */
@@ -163,13 +160,8 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);
 int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                             int smem_budget);
-/* The segment order (lr_p14s_seg_index) the kernel of geom reads: the warps
- * per group with geom.order, else 0. The layout must be in it
- * (lr_p14s_set_order) and the launch passes it as the last argument. */
-int lr_gemv_leech_p14s_sblk(lr_leech_geom geom);
-/* Arguments for lr_call_* over a layout (exception arrays never empty; the
- * segment order is the layout's). */
-void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[12]);
+/* Arguments for lr_call_* over a layout (exception arrays never empty). */
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
 extern const lr_gemv_arm lr_arm_leech_p14s;
 /* Benchmark control (template knob loadonly): the same segment loads and
  * geometry, no decode; y[r] = set bits of row r's row group. */

@@ -23,7 +23,6 @@ struct lr_leech_dev {
     CUfunction fn;
     lr_launch_geom g;
     lr_leech_geom geom;
-    int sblk;               /* Planes14S segment order (the last kernel argument) */
     int rot_rc, rot_kind;
     uint64_t rot_seed;
     char rot_msg[512];
@@ -80,9 +79,6 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     lr_jit_spec spec;
     rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
-    /* the segments in the order this geometry's kernel walks them */
-    if (!rc) rc = lr_p14s_set_order(&L, lr_gemv_leech_p14s_sblk(d->geom));
-    d->sblk = L.sblk;
     if (!rc) rc = lr_cu_alloc(&d->img, d->bytes);
     /* an empty tail or exception list is never read: lr_cu_h2d copies nothing for 0 bytes */
     if (!rc) rc = lr_cu_h2d(d->img, L.data, L.bytes);
@@ -136,8 +132,7 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
     int rows = m->rows, cols = m->cols;
     if (m->layout == LR_LEECH_DEV_P14S) {
-        int sblk = m->sblk;
-        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols, &sblk };
+        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
         return lr_cu_launch_ex(m->fn, m->g.grid, m->g.block, m->g.cluster, m->g.smem, s, args);
     }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };

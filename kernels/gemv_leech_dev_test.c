@@ -169,7 +169,7 @@ static int host_fused_p14s(const lr_tensor_view *const *v, int n, const char *wh
     lr_rng_seed(&g, 78);
     lr_fill_random(LR_E_F32, x, (size_t)L.cols, &g, 1.0);
     lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, L.rows,
-                            L.cols, L.sblk);
+                            L.cols);
     int rc = check_y(W, rows, L.cols, x, y, DENSE_TOL, what);
     T_OK(lr_p14s_unfold_views(v, n, 1, &L1));
     T_ASSERT(L1.bytes == L.bytes && !memcmp(L1.data, L.data, L.bytes) && L1.nexc == L.nexc &&

@@ -18,13 +18,13 @@
 
 /* The kernel's arguments, shared by the GEMV and its loads-only control. */
 #define P14S_PARAMS                                                                                                   \
-    .nparams = 12,                                                                                                    \
+    .nparams = 11,                                                                                                    \
     .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },        { "tab", LR_T_PTR, LR_E_U8, LR_IN },                        \
                 { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },                     \
                 { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },                  \
                 { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },                        \
                 { "y", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },                                \
-                { "cols", LR_T_I32, 0, 0 },                 { "sblk", LR_T_I32, 0, 0 } }
+                { "cols", LR_T_I32, 0, 0 } }
 
 const lr_kernel_desc lr_gemv_leech_p14s_desc = {
     .name = "gemv_leech_p14s",
@@ -39,7 +39,7 @@ typedef struct {
     const uint16_t *tail;
     const uint32_t *exc_ptr, *exc_col;
     float *y;
-    int rows, cols, sblk, mag;
+    int rows, cols, mag;
 } ref_job;
 
 /* y[r] = row_scale[r] (sum_c w_c f16(x_c) + sum_e dw_e x[col_e]) + tail . x,
@@ -53,7 +53,7 @@ static int ref_rows(void *ctx, int r0, int r1)
         double s = 0;
         for (int b = 0; b < nblk; b++) {
             float w[24];
-            lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, j->sblk, r, b, w);
+            lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w);
             for (int k = 0; k < 24; k++) {
                 double v = (double)w[k] * lr_half_to_float(lr_float_to_half(j->x[24 * b + k]));
                 s += mag ? fabs(v) : v;
@@ -67,24 +67,24 @@ static int ref_rows(void *ctx, int r0, int r1)
 
 static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
-                 int rows, int cols, int sblk, int mag)
+                 int rows, int cols, int mag)
 {
-    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, sblk, mag };
+    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag };
     lr_parallel_ranges(rows, 64, ref_rows, &j);
 }
 
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                             float *y, int32_t rows, int32_t cols, int32_t sblk)
+                             float *y, int32_t rows, int32_t cols)
 {
-    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, sblk, 0);
+    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
 }
 
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                                 float *y, int32_t rows, int32_t cols, int32_t sblk)
+                                 float *y, int32_t rows, int32_t cols)
 {
-    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, sblk, 1);
+    gemv(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
 }
 
 /* ---- the loads-only control (LR_LOADONLY): y[r] = set bits of row r's
@@ -92,16 +92,13 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
 
 static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                       const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                      float *y, int32_t rows, int32_t cols, int32_t sblk)
+                      float *y, int32_t rows, int32_t cols)
 {
     (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
-    const int sc_n = (cols / 24 + 7) / 8, rg_n = (rows + 15) / 16;
-    for (int g = 0; g < rg_n; g++) {
+    size_t per = (size_t)((cols / 24 + 7) / 8) * LR_P14S_SEG;
+    for (int g = 0; g < (rows + 15) / 16; g++) {
         uint64_t bits = 0;
-        for (int sc = 0; sc < sc_n; sc++) {
-            const uint8_t *seg = W + lr_p14s_seg_index(g, sc, rg_n, sc_n, sblk) * LR_P14S_SEG;
-            for (int i = 0; i < LR_P14S_SEG; i++) bits += (uint64_t)__builtin_popcount(seg[i]);
-        }
+        for (size_t i = 0; i < per; i++) bits += (uint64_t)__builtin_popcount(W[(size_t)g * per + i]);
         for (int r = 16 * g; r < rows && r < 16 * g + 16; r++) y[r] = (float)bits;
     }
 }
@@ -122,8 +119,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
  * prologue's x loads batched ahead of the table loop (pro), bit 14: the
- * round-robin walk started at a point of its own per CTA (ilv 2), bit 15:
- * segments stored in the grid's walk order (order), extra4 =
+ * round-robin walk started at a point of its own per CTA (ilv 2), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7, 8 and 13 and extra4 were the L2 prefetch
@@ -146,7 +142,6 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
         g->ilv = k[8] > 0 ? ((k[8] & 16384) ? 2 : (k[8] & 2048) ? 1 : 0) : 0;
         g->pro = k[8] > 0 && (k[8] & 4096);
-        g->order = k[8] > 0 && (k[8] & 32768);
     }
 }
 
@@ -189,9 +184,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.ilv < 0 || geom.ilv > 2 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
-    /* the walk order is the warp groups' walk (the balanced split walks its own ranges) */
-    if (geom.order < 0 || geom.order > 1 || (geom.order && geom.bal))
-        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s order=%d (0 or 1, not with bal=%d)", geom.order, geom.bal);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -248,7 +240,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
-    if (geom.order) lr_jit_spec_set(s, "sblk", lr_gemv_leech_p14s_sblk(geom));
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
@@ -257,15 +248,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     return LR_OK;
 }
 
-int lr_gemv_leech_p14s_sblk(lr_leech_geom geom)
-{
-    return geom.order ? geom.threads / 32 / (geom.groups > 1 ? geom.groups : 1) : 0;
-}
-
-void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[12])
+void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])
 {
     static uint16_t one_h;
-    memset(a, 0, 12 * sizeof *a);
+    memset(a, 0, 11 * sizeof *a);
     a[0].host = L->data, a[0].count = L->bytes;
     a[1].host = L->tab, a[1].count = (size_t)L->nentries * 16;
     a[2].host = L->row_scale, a[2].count = (size_t)L->rows;
@@ -277,7 +263,6 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[12])
     a[8].host = y, a[8].count = (size_t)L->rows;
     a[9].v.i32 = L->rows;
     a[10].v.i32 = L->cols;
-    a[11].v.i32 = L->sblk;
 }
 
 /* ---- benchmark arm ---- */
@@ -324,7 +309,6 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     const size_t per = (size_t)s->L.sc * LR_P14S_SEG;
     if (!rc && mode == CTL_DECODE)
         for (int g = 1; g < s->L.rg; g++) memcpy(s->L.data + (size_t)g * per, s->L.data, per);
-    if (!rc) rc = lr_p14s_set_order(&s->L, lr_gemv_leech_p14s_sblk(geom));
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
     if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
@@ -348,7 +332,7 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_rng r;
     lr_rng_seed(&r, seed ^ 0x5eed);
     lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
-    lr_arg a[12];
+    lr_arg a[11];
     lr_gemv_leech_p14s_args(&s->L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(s->mode == CTL_LOADS ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
@@ -363,8 +347,8 @@ static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream
     p14s_state *s = p;
     CUdeviceptr w, ep, ec, ed;
     lr_leech_arm_img_copy(&s->img, copy, &w, &ep, &ec, &ed);
-    int rows = s->rows, cols = s->cols, sblk = s->L.sblk;
-    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &ep, &ec, &ed, &x, &y, &rows, &cols, &sblk };
+    int rows = s->rows, cols = s->cols;
+    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
     return lr_cu_launch_ex(s->fn, s->g.grid, s->g.block, s->g.cluster, s->g.smem, st, args);
 }
 

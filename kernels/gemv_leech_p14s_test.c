@@ -36,22 +36,17 @@ static void fill_x(float *x, int cols, uint64_t seed)
 
 static int test_reference_vs_dense(void)
 {
-    /* (rows, cols, segment order: the reference reads the segments where
-     * the order puts them; 2 and 3 leave a partial block of super-chunks) */
-    int shapes[][3] = { { 37, 24 * 13 + 7, 0 }, { 16, 24 * 8, 0 }, { 5, 24 * 30 + 23, 0 }, { 40, 24 * 17, 0 },
-                        { 37, 24 * 13 + 7, 1 }, { 40, 24 * 17, 2 },  { 5, 24 * 30 + 23, 3 } };
-    for (int s = 0; s < 7; s++) {
+    int shapes[][2] = { { 37, 24 * 13 + 7 }, { 16, 24 * 8 }, { 5, 24 * 30 + 23 }, { 40, 24 * 17 } };
+    for (int s = 0; s < 4; s++) {
         int rows = shapes[s][0], cols = shapes[s][1];
         lr_p14s L;
         lr_leech_matrix m;
-        if (make(rows, cols, 100 + s % 4, &L, &m)) return T_FAIL;
-        T_OK(lr_p14s_set_order(&L, shapes[s][2]));
+        if (make(rows, cols, 100 + s, &L, &m)) return T_FAIL;
         float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *mag = malloc(sizeof(float) * rows);
         fill_x(x, cols, 7 + s);
-        lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols,
-                                L.sblk);
+        lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols);
         lr_gemv_leech_p14s_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag, rows,
-                                    cols, L.sblk);
+                                    cols);
         double worst = 0;
         for (int i = 0; i < rows; i++) {
             double d = 0, dm = 0;
@@ -69,8 +64,7 @@ static int test_reference_vs_dense(void)
             T_ASSERT(e < 1.5e-3, "shape %dx%d row %d: reference %g, dense %g (rel %g)", rows, cols, i, y[i], d, e);
             T_ASSERT(fabs(mag[i] - dm) <= 2e-3 * dm + 1e-30, "row %d: magnitude %g vs %g", i, mag[i], dm);
         }
-        printf("    %dx%d order %d: reference vs exact dense max rel %.2e, %u exceptions\n", rows, cols, L.sblk, worst,
-               L.nexc);
+        printf("    %dx%d: reference vs exact dense max rel %.2e, %u exceptions\n", rows, cols, worst, L.nexc);
         free(x), free(y), free(mag);
         lr_p14s_free(&L);
         lr_leech_random_free(&m);
@@ -85,11 +79,10 @@ static int test_ffi_matches_direct(void)
     if (make(21, 24 * 11 + 3, 5, &L, &m)) return T_FAIL;
     float x[267], y1[21], y2[21];
     fill_x(x, 267, 11);
-    T_OK(lr_p14s_set_order(&L, 1)); /* the order travels as the last argument */
-    lr_arg a[12];
+    lr_arg a[11];
     lr_gemv_leech_p14s_args(&L, x, y1, a);
     T_OK(lr_call_host(&lr_gemv_leech_p14s_desc, a));
-    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y2, 21, 267, 1);
+    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y2, 21, 267);
     T_ASSERT(!memcmp(y1, y2, sizeof y1), "ffi and direct calls differ");
     lr_p14s_free(&L);
     lr_leech_random_free(&m);
@@ -141,15 +134,7 @@ static int test_knobs(void)
     T_ASSERT(k.pro == 1 && k.groups == 3 && k.bal == 0 && k.ilv == 0, "pro %d groups %d bal %d ilv %d", k.pro, k.groups,
              k.bal, k.ilv);
     lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
-    T_ASSERT(k.bal == 0 && k.order == 0, "bal %d order %d after extra3 1", k.bal, k.order);
-    const int ord[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 32768 + 4096 + 24, 0 }; /* walk order (bit 15) */
-    lr_gemv_leech_p14s_apply_knobs(&k, ord);
-    T_ASSERT(k.order == 1 && k.groups == 3 && k.pro == 1 && lr_gemv_leech_p14s_sblk(k) == 8,
-             "order %d groups %d pro %d sblk %d", k.order, k.groups, k.pro, lr_gemv_leech_p14s_sblk(k));
-    k.groups = 0;
-    T_ASSERT(lr_gemv_leech_p14s_sblk(k) == 24, "sblk %d of one 24-warp group", lr_gemv_leech_p14s_sblk(k));
-    lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
-    T_ASSERT(k.order == 0 && lr_gemv_leech_p14s_sblk(k) == 0, "order %d after extra3 1", k.order);
+    T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
     return T_PASS;
 }
 
@@ -219,15 +204,6 @@ static int test_spec_bounds(void)
     geom.minb = 0, geom.xw = 2;
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "xw 2 accepted");
     geom.xw = 0;
-    /* the walk order: the template's sblk = warps per group (4 of 128 threads) */
-    geom.order = 1;
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
-    T_ASSERT(lr_jit_spec_get(&s, "sblk", 0) == 4, "sblk %lld", lr_jit_spec_get(&s, "sblk", 0));
-    geom.order = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "order 2 accepted");
-    geom.order = 1, geom.bal = 1, geom.threads = 768;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "order with bal accepted");
-    geom.order = 0, geom.bal = 0, geom.threads = 128;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
     T_ASSERT(g.grid.x == 320 && g.cluster.x == 0, "down: grid %u cluster %u", g.grid.x, g.cluster.x);
     T_ASSERT(g.smem == 603 * 16 + 91 * 384 + 2 * 4 * 16 * 4 + 64, "down smem %u", g.smem);
@@ -356,7 +332,6 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     lr_leech_matrix m;
     if (make(rows, cols, seed, &L, &m)) return T_FAIL;
     lr_leech_random_free(&m);
-    T_OK(lr_p14s_set_order(&L, lr_gemv_leech_p14s_sblk(geom)));
     lr_jit_spec spec;
     lr_launch_geom g;
     CUfunction fn;
@@ -365,15 +340,14 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
     fill_x(x, cols, seed * 3 + 1);
-    lr_arg a[12];
+    lr_arg a[11];
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
     printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d bal=%d "
-           "ilv=%d pro=%d sblk=%d grid %u: max rel err %.2e, %u exceptions\n",
+           "grid %u: max rel err %.2e, %u exceptions\n",
            rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.shr, geom.xw, geom.epf,
-           geom.groups, (int)lr_jit_spec_get(&spec, "bal", 0), geom.ilv, geom.pro, L.sblk, g.grid.x, rep.max_rel_err,
-           L.nexc);
+           geom.groups, (int)lr_jit_spec_get(&spec, "bal", 0), g.grid.x, rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
@@ -412,30 +386,30 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal, ilv, pro, order} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0 },
-                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0 },
+/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal, ilv} */
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0 },
+                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0, 0 },
                        /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                           off), two segments ahead */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0, 0, 0, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0, 0, 0 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0 },
                        /* warp groups: six of four warps, two of four (rg 2, two ahead), three of
                           two, eight of four (registers capped at 64: spills) */
-                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0 },
-                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 0, 0, 0 },
+                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0 },
+                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 0, 0 },
                        /* (once the ping-pong cases) one chain with x staged per warp, two row
                           groups in four groups, with the row end fetched ahead, more warps than
                           super-chunks (warps with one segment or none) */
-                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 },
-                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 } };
+                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0 },
+                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 } };
 
 static int test_gpu_geometries(void)
 {
@@ -467,93 +441,93 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0, 0, 0 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0, 0, 0 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0, 0, 0 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0 }, 2 },
         /* warp groups looping over batches: 7 CTAs of 6 groups for 63
            batches, the 14B gate|up and a down-like shape at their tuned-like
            geometries, more groups than batches */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 7 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0 }, 7 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0 }, 0 },
         /* (once the ping-pong cases) odd and even segment counts per warp
            across batch boundaries (27 super-chunks over 4 warps), two row
            groups in persistent groups */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0 }, 3 },
         /* the balanced split (its own grid, always): 63 row groups, the 14B
            gate|up, down-like, q|k|v; two warps per CTA (a warp's run crosses
            ~10 row groups of the gate|up); fewer segments than warps (77 x
            48: one each, 23 idle warps); three warps, three accumulator chains */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
-        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
+        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
         /* with the row end fetched ahead: rows < 16, q|k|v, the 14B down */
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0 }, 0 },
         /* the split over segments (bal 2): row groups shared by two CTAs
            wherever there are more row groups than SMs (gate|up, down with
            odd rows and columns, q|k|v, o), two warps per CTA, with the row
            end fetched ahead; 63 row groups (one CTA each: no sharing) */
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
+        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
         /* warp groups fetching their row end ahead: 7 CTAs of 6 groups for
            63 batches (groups with two: the later batch's start at its top),
            the 14B down at its table geometry, rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 6, 1, 0, 0, 0, 0 }, 7 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 3, 1, 0, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 1, 6, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 6, 1, 0, 0, 0 }, 7 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 3, 1, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 1, 6, 0, 0, 0, 0 }, 0 },
         /* segments dealt round-robin to the warps (ilv), with whole row groups
            and split ones: the down (91 super-chunks over 24 warps), the
            gate|up (27 over 24: warps cross a row group every step), two
            warps (most row groups skipped by neither), 32 warps over the 5
            segments of 77 x 48 (warps with none), with the row end fetched
            ahead, q|k|v */
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1, 0, 0 }, 0 },
-        { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0 }, 0 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1, 0 }, 0 },
+        { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
         /* the round-robin walk from a point of each CTA's own (ilv 2): a
            warp may leave the row group where it started twice (slots add);
            whole and split row groups, one row group per CTA (63: the wrap
            stays in it), two warps, 32 warps over 5 segments, the row end
            fetched ahead, the prologue batched */
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 0, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 1, 0 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 2, 1, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 2, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 2, 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -569,8 +543,7 @@ static int run_y(lr_p14s *L, const float *x, float *y, lr_leech_geom geom)
     CUfunction fn;
     T_OK(lr_gemv_leech_p14s_spec(&spec, &g, L->rows, L->cols, L->nentries, geom, lr_cu_smem_budget()));
     T_OK(lr_jit_get(&spec, &fn));
-    T_OK(lr_p14s_set_order(L, lr_gemv_leech_p14s_sblk(geom)));
-    lr_arg a[12];
+    lr_arg a[11];
     lr_gemv_leech_p14s_args(L, (float *)x, y, a);
     int rc = lr_call_upload(&lr_gemv_leech_p14s_desc, a);
     if (!rc) rc = lr_call_launch(&lr_gemv_leech_p14s_desc, fn, a, g, NULL);
@@ -620,9 +593,9 @@ static int test_gpu_epf_identical(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
     const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
-    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 } };
+    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 } };
     for (int i = 0; i < 3; i++)
         for (int gi = 0; gi < 3; gi++) {
             ypair p;
@@ -659,7 +632,7 @@ static int test_gpu_split_repeat(void)
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin; down round-robin from a point of
            each CTA's own (ilv 2) */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i == 3 ? 2 : i == 1 || i == 2, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i == 3 ? 2 : i == 1 || i == 2, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -681,11 +654,11 @@ static int test_gpu_pro_identical(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const struct { int rows, cols; lr_leech_geom g; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 } },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 } },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 } },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 } },
-        { 77, 48, { 32, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 } },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0 } },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 } },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 } },
+        { 77, 48, { 32, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         ypair p;
@@ -700,38 +673,6 @@ static int test_gpu_pro_identical(void)
         ypair_free(&p);
         if (bad) return T_FAIL;
         T_ASSERT(diff < 0, "case %d, row %d: y %a without pro, %a with", i, diff, d0, d1);
-    }
-    return T_PASS;
-}
-
-/* The walk order (order 1) moves segments, not arithmetic: y equals the
- * row-group-major layout's bit for bit, at the table's warp-group
- * geometries of the 14B down (3 groups of 8 warps: 91 super-chunks, a
- * partial block of 3) and gate|up (persistent: several batches per group),
- * 128 threads, more warps than super-chunks, and rows < 16. */
-static int test_gpu_order_identical(void)
-{
-    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const struct { int rows, cols; lr_leech_geom g; } c[] = {
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 1, 0 } },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 1, 0 } },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 } },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 } },
-        { 77, 48, { 192, 2, 2, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 0, 1, 0 } },
-    };
-    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
-        ypair p;
-        if (ypair_make(&p, c[i].rows, c[i].cols, 4800 + i)) return T_FAIL;
-        lr_leech_geom g = c[i].g;
-        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
-        g.order = 1;
-        if (!bad) diff = ypair_rerun(&p, g, &bad);
-        printf("    %5d x %5d threads=%d groups=%d: walk order (sblk %d) %s\n", p.L.rows, p.L.cols, g.threads, g.groups,
-               p.L.sblk, bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
-        const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
-        ypair_free(&p);
-        if (bad) return T_FAIL;
-        T_ASSERT(diff < 0, "case %d, row %d: y %a row-group-major, %a in walk order", i, diff, d0, d1);
     }
     return T_PASS;
 }
@@ -785,11 +726,8 @@ static int test_gpu_loads_control(void)
                               /* and its segments dealt round-robin */
                               { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 } },
                               /* round-robin from a point of each CTA's own */
-                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 16384 } },
-                              /* segments in the walk order of 3 and 6 warp groups */
-                              { .threads = 768, .extra = { 1, 1, 0, 24 + 4096 + 32768 } },
-                              { .threads = 768, .extra = { 1, 1, 0, 48 + 32768 } } };
-    for (int i = 0; i < 11; i++) {
+                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 16384 } } };
+    for (int i = 0; i < 9; i++) {
         void *st;
         double err;
         const int rows = i >= 6 ? 7168 : 1000;
@@ -810,5 +748,5 @@ static int test_gpu_loads_control(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_identical), T_CASE(test_gpu_order_identical), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control))

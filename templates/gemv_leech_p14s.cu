@@ -131,9 +131,6 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 pro=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1 ilv=2 pro=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=5 split=1 ilv=2 loadonly=1
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 sblk=8
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6 pro=1 sblk=4 loadonly=1
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=128 rg=2 ntab=603 prefetch=2 xw=1 sblk=4 decodeonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -176,9 +173,6 @@
 #ifndef LR_PRO
 #define LR_PRO 0
 #endif
-#ifndef LR_SBLK
-#define LR_SBLK 0
-#endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
@@ -190,9 +184,6 @@
 #endif
 #if LR_GROUPS > 1 && LR_XW
 #error "warp groups stage x in the prologue"
-#endif
-#if LR_SBLK && LR_BAL
-#error "LR_SBLK is the warp groups' walk order (the balanced split walks its own ranges)"
 #endif
 #if LR_PREFETCH < 0 || LR_PREFETCH > 2
 #error "LR_PREFETCH: 0, 1 or 2 segments in flight ahead"
@@ -232,22 +223,6 @@
 #endif
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
 #define ZB_BYTES 64
-
-// Segment (rg, k)'s index: row-group-major, or with LR_SBLK the grid's walk
-// order (layouts/leech_vram/p14s.h lr_p14s_seg_index, B = LR_SBLK = warps per
-// group): the super-chunks a group's warps take at one step are adjacent, and
-// the groups on neighbouring row groups take adjacent runs, so at each step
-// the grid reads one window instead of one per row group.
-LR_DEV size_t seg_at(int rg, int k)
-{
-#if LR_SBLK
-    constexpr int F = SC / LR_SBLK;
-    const int j = k / LR_SBLK, i = k - j * LR_SBLK;
-    return j < F ? ((size_t)(j * RGN + rg) * LR_SBLK + i) : (size_t)F * LR_SBLK * RGN + (size_t)rg * (SC - F * LR_SBLK) + i;
-#else
-    return (size_t)rg * SC + k;
-#endif
-}
 
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
@@ -392,11 +367,8 @@ template <> __device__ __forceinline__ u32 lr_from_bits<u32>(u32 v) { return v; 
 extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
-          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_,
-          int sblk_)
+          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
-    // the layout's segment order must be the one this kernel walks
-    if (sblk_ != LR_SBLK) __trap();
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
     u32 *xs = (u32 *)(smem + TAB_BYTES);
@@ -418,7 +390,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         b = min(b, NRGB - 1);
 #pragma unroll
         for (int r = 0; r < LR_RG; r++)
-            load_seg(dst[r], W + seg_at(LR_DECODEONLY ? 0 : min(b * LR_RG + r, RGN - 1), k) * SEG, lane);
+            load_seg(dst[r], W + ((size_t)(LR_DECODEONLY ? 0 : min(b * LR_RG + r, RGN - 1)) * SC + k) * SEG, lane);
     };
     // this warp's segments in order: super-chunks warp, warp + WARPS, ... of
     // batch b, then of batch b + ncl

@@ -130,9 +130,9 @@ int lr_p14s_stored(int max_shell, int cls, int v)
 
 /* ---- bit positions ---- */
 
-static size_t seg_off(const lr_p14s *L, int row, int blk)
+static size_t seg_off(int sc_n, int row, int blk)
 {
-    return lr_p14s_seg_index(row / LR_P14S_ROWS, blk / LR_P14S_BLKS, L->rg, L->sc, L->sblk) * LR_P14S_SEG;
+    return ((size_t)(row / LR_P14S_ROWS) * sc_n + blk / LR_P14S_BLKS) * LR_P14S_SEG;
 }
 
 /* Header of (row, blk) inside its segment: lane L = 4 g + q at 8 L + 2 (2 h + j). */
@@ -265,21 +265,6 @@ int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits)
     return LR_OK;
 }
 
-int lr_p14s_set_order(lr_p14s *L, int sblk)
-{
-    if (sblk < 0) return LR_FAIL(LR_EINVAL, "p14s: segment order %d", sblk);
-    if (sblk == L->sblk) return LR_OK;
-    uint8_t *d = malloc(L->bytes ? L->bytes : 1);
-    if (!d) return LR_FAIL(LR_ENOMEM, "p14s: out of memory reordering %zu bytes", L->bytes);
-    for (int g = 0; g < L->rg; g++)
-        for (int sc = 0; sc < L->sc; sc++)
-            memcpy(d + lr_p14s_seg_index(g, sc, L->rg, L->sc, sblk) * LR_P14S_SEG,
-                   L->data + lr_p14s_seg_index(g, sc, L->rg, L->sc, L->sblk) * LR_P14S_SEG, LR_P14S_SEG);
-    free(L->data);
-    L->data = d, L->sblk = sblk;
-    return LR_OK;
-}
-
 int lr_p14s_part_of(const lr_p14s *L, int row)
 {
     int p = 0;
@@ -309,7 +294,7 @@ int lr_p14s_put(lr_p14s *L, int row, int blk, const int8_t x[24], int gain, lr_p
     pool_info p = { 0 };
     if (cls >= 0 && (rc = class_pool(L->max_shell, cls, &p))) return rc;
     int e = cls < 0 ? 0 : tab_base(L, row) + lr_ctab_entry(cls, gain, L->gain_bits);
-    uint8_t *seg = L->data + seg_off(L, row, blk);
+    uint8_t *seg = L->data + seg_off(L->sc, row, blk);
     float s = entry_scale(L->tab, e);
     int code[24];
     for (int i = 0; i < 24; i++) {
@@ -364,7 +349,7 @@ int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain)
 {
     int rc = check_pos(L, row, blk);
     if (rc) return rc;
-    const uint8_t *seg = L->data + seg_off(L, row, blk);
+    const uint8_t *seg = L->data + seg_off(L->sc, row, blk);
     int h = read_header(seg, row, blk), e = h / 16;
     if (h % 16) return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): header %d not a multiple of 16", row, blk, h);
     if (e >= L->nentries)
@@ -433,7 +418,7 @@ int lr_p14s_get_f64(const lr_p14s *L, int row, int blk, double w[24])
     int8_t x[24];
     int g, rc = lr_p14s_get(L, row, blk, x, &g);
     if (rc) return rc;
-    const uint8_t *seg = L->data + seg_off(L, row, blk);
+    const uint8_t *seg = L->data + seg_off(L->sc, row, blk);
     double s = (double)entry_scale(L->tab, read_header(seg, row, blk) / 16) * L->row_scale[row];
     for (int i = 0; i < 24; i++) w[i] = x[i] * s;
     return LR_OK;
@@ -574,7 +559,7 @@ static int unfold_groups_fast(void *p, int g0, int g1)
             if (rc) rc = lr_wrap(rc, "p14s unfold: row %d", r);
         }
         for (int sc = 0; sc < L->sc && !rc; sc++)
-            write_segment(L->data + lr_p14s_seg_index(g, sc, L->rg, L->sc, L->sblk) * LR_P14S_SEG, nib + (size_t)sc * LR_P14S_BLKS,
+            write_segment(L->data + ((size_t)g * L->sc + sc) * LR_P14S_SEG, nib + (size_t)sc * LR_P14S_BLKS,
                           ent + (size_t)sc * LR_P14S_BLKS, (size_t)nbp);
     }
     free(cls), free(codes), free(nib), free(ent);
@@ -726,7 +711,7 @@ int lr_p14s_unfold_parts_ref(const lr_leech_matrix *const *parts, int nparts, in
 /* A pad position (row >= rows or blk >= nblk): header 0 and codes 8. */
 static int check_pad(const lr_p14s *L, int row, int blk)
 {
-    const uint8_t *seg = L->data + seg_off(L, row, blk);
+    const uint8_t *seg = L->data + seg_off(L->sc, row, blk);
     int h = read_header(seg, row, blk);
     if (h) return LR_FAIL(LR_EFORMAT, "p14s: pad block (%d, %d): header %d, not the origin", row, blk, h);
     for (int k = 0; k < 24; k++) {

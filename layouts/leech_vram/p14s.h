@@ -20,8 +20,7 @@
  * magnitudes x 2 signs) go to a per-row exception list, as in I8x.
  *
  * Segment (16 rows x 8 blocks = 192 columns), 1,792 bytes, row-group-major
- * like Planes14 (segment (rg, sc) at (rg * sc_n + sc) * 1792) as unfolded;
- * in VRAM the order may follow the kernel's walk (sblk, lr_p14s_seg_index):
+ * like Planes14 (segment (rg, sc) at (rg * sc_n + sc) * 1792):
  *   [0, 256)     headers, u16 = byte offset of the block's class-table entry
  *                (entry * 16): lane L = 4 g + q (g < 8, q < 4) at 8 L + 2 i,
  *                i = 2 h + j -> row 16 rg + g + 8 h, block 8 sc + 2 q + j;
@@ -71,7 +70,6 @@
 typedef struct lr_p14s {
     int rows, cols, nblk, tail, max_shell, gain_bits;
     int rg, sc;            /* row groups of 16 rows, super-chunks of 8 blocks */
-    int sblk;              /* segment order (lr_p14s_seg_index); 0 as unfolded */
     size_t bytes;          /* rg * sc * LR_P14S_SEG */
     uint8_t *data;
     int nentries;          /* lr_ctab_entries */
@@ -93,27 +91,6 @@ typedef struct lr_p14s {
 } lr_p14s;
 
 typedef lr_vram_exc lr_p14s_exc; /* (column, dw): layouts/leech_vram/exc.h */
-
-/* Index of segment (rg, sc) among rg_n * sc_n in segment order sblk.
- * sblk 0: row-group-major (rg * sc_n + sc). sblk B > 0: the order in which a
- * grid whose warps take super-chunks w, w + B, w + 2B, ... of a row group (B
- * warps per group, groups on neighbouring row groups) reads them, so that at
- * each step the whole grid reads one contiguous window instead of a window
- * per row group (a pure stream over one contiguous range per SM runs ~6%
- * below a grid-stride one on the H200, bench/results/h200_p14s_split_controls.csv):
- * super-chunks in blocks j = sc / B, block-major, row groups inside a block;
- * the F = sc_n / B full blocks first ((j rg_n + rg) B + sc % B), then the
- * partial block (F B rg_n + rg (sc_n - F B) + sc % B). A bijection onto
- * [0, rg_n sc_n) for every B >= 1 (B >= sc_n is row-group-major again). */
-static inline size_t lr_p14s_seg_index(int rg, int sc, int rg_n, int sc_n, int sblk)
-{
-    if (sblk <= 0) return (size_t)rg * sc_n + sc;
-    const int F = sc_n / sblk, j = sc / sblk, i = sc % sblk;
-    return j < F ? ((size_t)j * rg_n + rg) * sblk + i : (size_t)F * sblk * rg_n + (size_t)rg * (sc_n - F * sblk) + i;
-}
-/* Puts the segments in order sblk (from whatever order they are in);
- * LR_EINVAL for sblk < 0, LR_ENOMEM. */
-int lr_p14s_set_order(lr_p14s *L, int sblk);
 
 /* An empty (all-origin) layout for a shape; no exceptions. */
 int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits);
@@ -157,16 +134,14 @@ int lr_p14s_validate(const lr_p14s *L);
 double lr_p14s_bits_per_weight(const lr_p14s *L);
 
 /* ---- the kernel's view of raw bytes (layouts/leech_vram/p14s_view.c) ---- */
-/* The header of (row, blk) and the code of (row, col), segments in order
- * sblk. */
-int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int sblk, int row, int blk);
-int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int sblk, int row, int col);
+/* Byte offset of the segment word / header of (row, col) and the code. */
+int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk);
+int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col);
 /* The weights the kernel applies for block (row, blk): PRMT of the entry's
  * pool by the code (code 8 and invalid codes >= 8 give what PRMT gives: the
  * sign-replicated pool byte) as f16 v, times the entry's f32 scale s (bytes
  * 12..15): the kernel sums v x over the block on tensor cores and scales the
  * block's sum by s in f32, so v * s here is exact (3 + 11 significant bits). */
-void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int sblk, int row, int blk,
-                          float w[24]);
+void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk, float w[24]);
 
 #endif

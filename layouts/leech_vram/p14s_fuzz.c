@@ -44,17 +44,17 @@ static void check_block(const lr_p14s *L, int r, int b, const int8_t x[24], int 
     if (lr_leech_class_of(x, L->max_shell, &c) != LR_OK || !lr_leech_is_point(x)) __builtin_trap();
     int e = c < 0 ? 0 : 1 + (c << L->gain_bits) + g;
     if (g < 0 || g >= 1 << L->gain_bits || (c < 0 && g)) __builtin_trap();
-    if (lr_p14s_kernel_header(L->data, L->rows, L->cols, L->sblk, r, b) != 16 * e) __builtin_trap();
+    if (lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) != 16 * e) __builtin_trap();
     float s = entry_scale(L, e);
     float wk[24];
-    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, L->sblk, r, b, wk);
+    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, wk);
     double w[24];
     if (lr_p14s_get_f64(L, r, b, w) != LR_OK) __builtin_trap();
     for (int i = 0; i < 24; i++) {
         int a = abs(x[i]), sign = x[i] < 0 ? -1 : 1, col = 24 * b + i;
         int u = lr_p14s_stored(L->max_shell, c, a);
         if (u < 0 || u > a) __builtin_trap();
-        int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, L->sblk, r, col);
+        int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, r, col);
         if ((a == 0) != (code == LR_P14S_ZERO) || code > LR_P14S_ZERO || (a && (code >> 2 & 1) != (x[i] < 0)))
             __builtin_trap();
         if (wk[i] != (float)(sign * u) * s) __builtin_trap();
@@ -101,9 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!all_ok) __builtin_trap();
         for (int r = 0; r < L.rg * LR_P14S_ROWS; r++)
             for (int b = r < rows ? nblk : 0; b < L.sc * LR_P14S_BLKS; b++) {
-                if (lr_p14s_kernel_header(L.data, rows, L.cols, L.sblk, r, b)) __builtin_trap();
+                if (lr_p14s_kernel_header(L.data, rows, L.cols, r, b)) __builtin_trap();
                 for (int k = 0; k < 24; k++)
-                    if (lr_p14s_kernel_code(L.data, rows, L.cols, L.sblk, r, 24 * b + k) != LR_P14S_ZERO) __builtin_trap();
+                    if (lr_p14s_kernel_code(L.data, rows, L.cols, r, 24 * b + k) != LR_P14S_ZERO) __builtin_trap();
             }
         for (uint32_t j = 0; j < L.nexc; j++)
             if (L.exc_col[j] >= (uint32_t)(24 * nblk)) __builtin_trap();

@@ -56,16 +56,16 @@ static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g
     int c;
     T_OK(lr_leech_class_of(x, L->max_shell, &c));
     int e = lr_ctab_entry(c, g, L->gain_bits);
-    T_ASSERT(lr_p14s_kernel_header(L->data, L->rows, L->cols, L->sblk, r, b) == 16 * e, "row %d block %d: header %d, want %d",
-             r, b, lr_p14s_kernel_header(L->data, L->rows, L->cols, L->sblk, r, b), 16 * e);
+    T_ASSERT(lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) == 16 * e, "row %d block %d: header %d, want %d",
+             r, b, lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b), 16 * e);
     float s = tab_scale(L->tab, e);
     float w[24];
-    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, L->sblk, r, b, w);
+    lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, w);
     for (int i = 0; i < 24; i++) {
         int a = abs(x[i]), sign = x[i] < 0 ? -1 : 1, col = 24 * b + i;
         int u = c < 0 ? 0 : lr_p14s_stored(L->max_shell, c, a);
         T_ASSERT(u >= 0 && u <= a, "class %d value %d: stored %d", c, a, u);
-        int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, L->sblk, r, col);
+        int code = lr_p14s_kernel_code(L->data, L->rows, L->cols, r, col);
         T_ASSERT(code == want_code(L->max_shell, c, x[i]), "row %d block %d coord %d (x %d): code %d, want %d", r, b, i,
                  x[i], code, want_code(L->max_shell, c, x[i]));
         float want = (float)(sign * u) * s;
@@ -90,17 +90,12 @@ static int kernel_view(const lr_p14s *L, int r, int b, const int8_t x[24], int g
 
 /* ---- the shared bit-exactness driver (layout_testlib.h) ---- */
 
-static int g_order; /* the segment order the unfolded layout is put in */
-
 static int unfold_hook(const lr_leech_matrix *m, int nthreads, void **out)
 {
     lr_p14s *L = malloc(sizeof *L);
     T_ASSERT(L, "out of memory");
     int rc = lr_p14s_unfold(m, nthreads, L);
     if (rc) free(L);
-    T_OK(rc);
-    rc = lr_p14s_set_order(L, g_order);
-    if (rc) lr_p14s_free(L), free(L);
     T_OK(rc);
     *out = L;
     return T_PASS;
@@ -137,11 +132,11 @@ static int all_hook(const void *p, const lr_leech_matrix *m)
     /* pad blocks and pad rows are the origin: header 0, codes 8, f16 zeros */
     for (int r = 0; r < L->rg * 16; r++)
         for (int b = (r < m->rows ? m->nblk : 0); b < L->sc * 8; b++) {
-            T_ASSERT(lr_p14s_kernel_header(L->data, m->rows, m->cols, L->sblk, r, b) == 0, "pad (%d, %d) header", r, b);
+            T_ASSERT(lr_p14s_kernel_header(L->data, m->rows, m->cols, r, b) == 0, "pad (%d, %d) header", r, b);
             float w[24];
-            lr_p14s_kernel_block(L->data, L->tab, m->rows, m->cols, L->sblk, r, b, w);
+            lr_p14s_kernel_block(L->data, L->tab, m->rows, m->cols, r, b, w);
             for (int k = 0; k < 24; k++) {
-                T_ASSERT(lr_p14s_kernel_code(L->data, m->rows, m->cols, L->sblk, r, 24 * b + k) == LR_P14S_ZERO, "pad (%d, %d) code",
+                T_ASSERT(lr_p14s_kernel_code(L->data, m->rows, m->cols, r, 24 * b + k) == LR_P14S_ZERO, "pad (%d, %d) code",
                          r, b);
                 T_ASSERT(w[k] == 0.f, "pad (%d, %d) weight %g", r, b, w[k]);
             }
@@ -194,60 +189,6 @@ static int test_gain_widths_and_shapes(void)
     for (int i = 0; i < 7; i++)
         for (int adv = 0; adv <= 1; adv++)
             if (exact(shapes[i][0], shapes[i][1], i % 3, adv, 20 + 2 * (uint64_t)i + (uint64_t)adv)) return T_FAIL;
-    return T_PASS;
-}
-
-/* Segment orders (lr_p14s_seg_index): every order a bijection onto the
- * segments (full blocks of super-chunks only, a partial one, B past the
- * super-chunks); a layout put in an order and back is the same bytes; and
- * every block of layouts in orders 1, 3 and 8 is bit-exact through the
- * decoder and the kernel's view (the exactness driver, random and
- * adversarial). */
-static int test_segment_orders(void)
-{
-    const int dims[][2] = { { 1, 1 }, { 5, 3 }, { 7, 91 }, { 320, 91 }, { 3, 27 } };
-    for (int d = 0; d < 5; d++)
-        for (int B = 0; B <= 30; B++) {
-            const int rg_n = dims[d][0], sc_n = dims[d][1];
-            unsigned char *seen = calloc((size_t)rg_n * sc_n, 1);
-            T_ASSERT(seen, "out of memory");
-            for (int g = 0; g < rg_n; g++)
-                for (int k = 0; k < sc_n; k++) {
-                    size_t i = lr_p14s_seg_index(g, k, rg_n, sc_n, B);
-                    T_ASSERT(i < (size_t)rg_n * sc_n && !seen[i], "%dx%d order %d: (%d, %d) -> %zu twice or out", rg_n,
-                             sc_n, B, g, k, i);
-                    seen[i] = 1;
-                }
-            free(seen);
-        }
-    /* order 8 on 91 super-chunks: block j's row groups adjacent, 8 wide */
-    T_ASSERT(lr_p14s_seg_index(1, 0, 320, 91, 8) == 8 && lr_p14s_seg_index(0, 8, 320, 91, 8) == 8 * 320 &&
-                 lr_p14s_seg_index(0, 88, 320, 91, 8) == 11 * 8 * 320 && lr_p14s_seg_index(1, 88, 320, 91, 8) == 11 * 8 * 320 + 3,
-             "order 8 positions");
-    lr_p14s L;
-    lr_leech_matrix m;
-    T_OK(lr_leech_random_matrix(40, 24 * 20 + 5, 12, 1, LR_RANDOM_CLASSES, 77, &m));
-    T_OK(lr_p14s_unfold(&m, 0, &L));
-    uint8_t *orig = malloc(L.bytes);
-    T_ASSERT(orig, "out of memory");
-    memcpy(orig, L.data, L.bytes);
-    T_OK(lr_p14s_set_order(&L, 2));
-    T_ASSERT(memcmp(orig, L.data, L.bytes) && L.sblk == 2, "order 2 moved nothing");
-    T_OK(lr_p14s_validate(&L));
-    T_OK(lr_p14s_set_order(&L, 3));
-    T_OK(lr_p14s_set_order(&L, 0));
-    T_ASSERT(!memcmp(orig, L.data, L.bytes) && L.sblk == 0, "orders 2, 3, 0 do not come back");
-    T_ASSERT(lr_p14s_set_order(&L, -1) == LR_EINVAL, "order -1 accepted");
-    free(orig);
-    lr_p14s_free(&L);
-    lr_leech_random_free(&m);
-    const int orders[] = { 1, 3, 8 };
-    for (int i = 0; i < 3; i++) {
-        g_order = orders[i];
-        int rc = exact(40, 24 * 20 + 5, 1, 0, 90 + (uint64_t)i) || exact(33, 24 * 21, 2, 1, 95 + (uint64_t)i);
-        g_order = 0;
-        if (rc) return T_FAIL;
-    }
     return T_PASS;
 }
 
@@ -371,12 +312,12 @@ static int has_zero(const lr_leech_class *c, int nexc) { return c->vals[0] == 0 
 static void set_code(lr_p14s *L, int row, int col, int code)
 {
     /* find the nibble by trying: the kernel view is the reference */
-    int old = lr_p14s_kernel_code(L->data, L->rows, L->cols, L->sblk, row, col);
+    int old = lr_p14s_kernel_code(L->data, L->rows, L->cols, row, col);
     for (size_t off = 0; off < L->bytes; off++)
         for (int sh = 0; sh < 8; sh += 4) {
             uint8_t keep = L->data[off];
             L->data[off] = (uint8_t)((keep & ~(15u << sh)) | (unsigned)(old ^ 15) << sh);
-            int moved = lr_p14s_kernel_code(L->data, L->rows, L->cols, L->sblk, row, col) == (old ^ 15);
+            int moved = lr_p14s_kernel_code(L->data, L->rows, L->cols, row, col) == (old ^ 15);
             L->data[off] = keep;
             if (moved) {
                 L->data[off] = (uint8_t)((keep & ~(15u << sh)) | (unsigned)code << sh);
@@ -390,7 +331,7 @@ static void set_header(lr_p14s *L, int row, int blk, int h)
     for (size_t off = 0; off + 1 < L->bytes; off++) {
         uint8_t a = L->data[off], b = L->data[off + 1];
         L->data[off] = 0x5a, L->data[off + 1] = 0xa5;
-        int hit = lr_p14s_kernel_header(L->data, L->rows, L->cols, L->sblk, row, blk) == 0xa55a;
+        int hit = lr_p14s_kernel_header(L->data, L->rows, L->cols, row, blk) == 0xa55a;
         L->data[off] = a, L->data[off + 1] = b;
         if (hit) {
             L->data[off] = (uint8_t)h, L->data[off + 1] = (uint8_t)(h >> 8);
@@ -500,7 +441,7 @@ static int test_rejects_damage(void)
         uint32_t k = 0, o = 0;
         for (; k < n && (rows[k] < (uint32_t)zr || (rows[k] == (uint32_t)zr && all[k].col < ecol)); k++)
             r2[o] = rows[k], e2[o++] = all[k];
-        r2[o] = (uint32_t)zr, e2[o++] = (lr_p14s_exc){ ecol, tab_scale(L.tab, lr_p14s_kernel_header(L.data, L.rows, L.cols, L.sblk, zr, zb) / 16) };
+        r2[o] = (uint32_t)zr, e2[o++] = (lr_p14s_exc){ ecol, tab_scale(L.tab, lr_p14s_kernel_header(L.data, L.rows, L.cols, zr, zb) / 16) };
         for (; k < n; k++) r2[o] = rows[k], e2[o++] = all[k];
         T_OK(lr_p14s_set_exceptions(&L, r2, e2, o));
         if (expect_reject(&L, pass ? "exception on an exact coordinate" : "exception on a zero", pass ? "fits no value" : "zero coordinate"))
@@ -531,7 +472,7 @@ static int test_rejects_damage(void)
     free(all), free(rows);
 
     /* headers and codes */
-    int h0 = lr_p14s_kernel_header(L.data, L.rows, L.cols, L.sblk, 3, 5);
+    int h0 = lr_p14s_kernel_header(L.data, L.rows, L.cols, 3, 5);
     set_header(&L, 3, 5, h0 | 8);
     if (expect_reject(&L, "header not a multiple of 16", "multiple of 16")) return T_FAIL;
     set_header(&L, 3, 5, 16 * L.nentries);
@@ -540,7 +481,7 @@ static int test_rejects_damage(void)
     if (expect_reject(&L, "origin header on a nonzero block", "unused pool slot")) return T_FAIL;
     set_header(&L, 3, 5, h0);
     T_OK(lr_p14s_validate(&L));
-    int code0 = lr_p14s_kernel_code(L.data, L.rows, L.cols, L.sblk, 3, 24 * 5 + 2);
+    int code0 = lr_p14s_kernel_code(L.data, L.rows, L.cols, 3, 24 * 5 + 2);
     for (int c = 9; c < 16; c++) {
         set_code(&L, 3, 24 * 5 + 2, c);
         if (expect_reject(&L, "code 9..15", "invalid code")) return T_FAIL;
@@ -550,7 +491,7 @@ static int test_rejects_damage(void)
     int fr, fb;
     T_ASSERT(!find_block(&L, few_values, &fr, &fb), "no class with fewer than 4 values");
     for (int k = 0; k < 24; k++) {
-        int c = lr_p14s_kernel_code(L.data, L.rows, L.cols, L.sblk, fr, 24 * fb + k);
+        int c = lr_p14s_kernel_code(L.data, L.rows, L.cols, fr, 24 * fb + k);
         set_code(&L, fr, 24 * fb + k, 3 | (c & 4));
         if (expect_reject(&L, "unused pool slot", "unused pool slot")) return T_FAIL;
         set_code(&L, fr, 24 * fb + k, c);
@@ -736,7 +677,7 @@ static int test_parts(void)
         T_OK(lr_leech_random_indices(&m[p], &idx, &gain));
         for (int r = 0; r < rows[p]; r++)
             for (int b = 0; b < m[p].nblk; b++) {
-                int row = L.part_row0[p] + r, g, e = lr_p14s_kernel_header(L.data, L.rows, L.cols, L.sblk, row, b) / 16;
+                int row = L.part_row0[p] + r, g, e = lr_p14s_kernel_header(L.data, L.rows, L.cols, row, b) / 16;
                 int8_t want[24], got[24];
                 size_t k = (size_t)r * m[p].nblk + b;
                 T_OK(lr_leech_unrank(idx[k], 12, want));
@@ -754,9 +695,9 @@ static int test_parts(void)
     }
     /* a header moved into another part's table */
     int row = L.part_row0[1], blk = 0;
-    while (blk < L.nblk && !lr_p14s_kernel_header(L.data, L.rows, L.cols, L.sblk, row, blk)) blk++;
+    while (blk < L.nblk && !lr_p14s_kernel_header(L.data, L.rows, L.cols, row, blk)) blk++;
     T_ASSERT(blk < L.nblk, "no block to damage");
-    int h = lr_p14s_kernel_header(L.data, L.rows, L.cols, L.sblk, row, blk);
+    int h = lr_p14s_kernel_header(L.data, L.rows, L.cols, row, blk);
     set_header(&L, row, blk, h - 16 * L.part_tab[1] * L.nent1 + 16 * L.part_tab[0] * L.nent1);
     int8_t x[24];
     int g;
@@ -917,4 +858,4 @@ static int test_errors(void)
 
 T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
        T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_parts), T_CASE(test_bits_per_weight),
-       T_CASE(test_segment_orders), T_CASE(test_errors))
+       T_CASE(test_errors))

@@ -74,9 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 __builtin_trap();
             uint16_t s16;
             float w[24];
-            memcpy(&s16, L.tab + (size_t)lr_p14s_kernel_header(L.data, L.rows, L.cols, L.sblk, r, b) + 8, 2);
+            memcpy(&s16, L.tab + (size_t)lr_p14s_kernel_header(L.data, L.rows, L.cols, r, b) + 8, 2);
             float s = lr_half_to_float(s16);
-            lr_p14s_kernel_block(L.data, L.tab, L.rows, L.cols, L.sblk, r, b, w);
+            lr_p14s_kernel_block(L.data, L.tab, L.rows, L.cols, r, b, w);
             for (int i = 0; i < 24; i++) {
                 int a = abs(want[i]), sign = want[i] < 0 ? -1 : 1, u = lr_p14s_stored(m.max_shell, c, a), hit = 0;
                 if (u < 0 || w[i] != (float)(sign * u) * s) __builtin_trap();

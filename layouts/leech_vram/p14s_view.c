@@ -7,24 +7,25 @@
 
 #include <string.h>
 
-static const uint8_t *segment(const uint8_t *W, int rows, int cols, int sblk, int row, int blk)
+static const uint8_t *segment(const uint8_t *W, int rows, int cols, int row, int blk)
 {
-    int sc_n = (cols / 24 + 7) / 8, rg_n = (rows + 15) / 16;
-    return W + lr_p14s_seg_index(row / 16, blk / 8, rg_n, sc_n, sblk) * LR_P14S_SEG;
+    int sc_n = (cols / 24 + 7) / 8;
+    (void)rows;
+    return W + ((size_t)(row / 16) * sc_n + blk / 8) * LR_P14S_SEG;
 }
 
-int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int sblk, int row, int blk)
+int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk)
 {
-    const uint8_t *s = segment(W, rows, cols, sblk, row, blk);
+    const uint8_t *s = segment(W, rows, cols, row, blk);
     int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, j = b % 2;
     int off = 8 * (4 * g + q) + 2 * (2 * h + j);
     return s[off] | s[off + 1] << 8;
 }
 
-int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int sblk, int row, int col)
+int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col)
 {
     int blk = col / 24, k = col % 24;
-    const uint8_t *s = segment(W, rows, cols, sblk, row, blk);
+    const uint8_t *s = segment(W, rows, cols, row, blk);
     int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2;
     int t = 6 * (b % 2) + k / 4, c = k % 4, lane = 4 * g + q;
     /* nibble: row g -> 1, 3, 5, 7 for c = 0..3; row g + 8 -> 0, 2, 4, 6 */
@@ -34,14 +35,14 @@ int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int sblk, int row,
     return (int)(word >> bit) & 15;
 }
 
-void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int sblk, int row, int blk,
+void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk,
                           float w[24])
 {
-    const uint8_t *e = tab + lr_p14s_kernel_header(W, rows, cols, sblk, row, blk);
+    const uint8_t *e = tab + lr_p14s_kernel_header(W, rows, cols, row, blk);
     float sf;
     memcpy(&sf, e + 12, 4);
     for (int k = 0; k < 24; k++) {
-        int code = lr_p14s_kernel_code(W, rows, cols, sblk, row, 24 * blk + k);
+        int code = lr_p14s_kernel_code(W, rows, cols, row, 24 * blk + k);
         /* PRMT: nibble bit 3 = replicate the sign of the selected byte */
         uint8_t hi = code & 8 ? (e[code & 7] & 0x80 ? 0xff : 0x00) : e[code & 7];
         float v = lr_half_to_float((uint16_t)(hi << 8));
