@@ -53,9 +53,7 @@ typedef struct lr_leech_geom {
                      over segments: a row group may be split between two neighbouring
                      CTAs, finished by whichever ends second (every SM the same work) */
     int ilv;      /* Planes14S with bal: 1 = the CTA's segments dealt round-robin to its
-                     warps (adjacent segments read together) instead of contiguous runs;
-                     2 = the same walk started at a point of its own per CTA, round its
-                     range (the grid's cursors not at equal spacing) */
+                     warps (adjacent segments read together) instead of contiguous runs */
     int pro;      /* Planes14S: 1 = the prologue's x loads (up to 16 per thread in flight)
                      issued before the class-table loop and stored after it */
 } lr_leech_geom;

@@ -118,15 +118,16 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
- * prologue's x loads batched ahead of the table loop (pro), bit 14: the
- * round-robin walk started at a point of its own per CTA (ilv 2), extra4 =
+ * prologue's x loads batched ahead of the table loop (pro), extra4 =
  * (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
- * (extra2, extra3 bits 2, 7, 8 and 13 and extra4 were the L2 prefetch
- * distance, x's f16 copy from global memory, the class table's lane copies,
- * the ping-pong segment registers, batches handed out by a counter (02db962)
- * and the split over CTAs: measured slower or no faster and removed; lr_tuning_engine_runs keeps their sweep rows out
- * of the table.) */
+ * (extra2, extra3 bits 2, 7, 8, 13, 14 and 15 and extra4 were the L2
+ * prefetch distance, x's f16 copy from global memory, the class table's
+ * lane copies, the ping-pong segment registers, batches handed out by a
+ * counter (02db962), the round-robin walk started at a point of its own per
+ * CTA (ilv 2, f851ed0), the segments stored in the warp groups' walk order
+ * (433b397) and the split over CTAs: measured slower or no faster and
+ * removed; lr_tuning_engine_runs keeps their sweep rows out of the table.) */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
     if (k[0]) g->threads = k[0];
@@ -140,7 +141,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->xw = k[8] > 0 && (k[8] & 1), g->epf = k[8] > 0 && (k[8] & 2);
         g->groups = k[8] > 0 ? (k[8] >> 3) & 15 : 0;
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
-        g->ilv = k[8] > 0 ? ((k[8] & 16384) ? 2 : (k[8] & 2048) ? 1 : 0) : 0;
+        g->ilv = k[8] > 0 && (k[8] & 2048);
         g->pro = k[8] > 0 && (k[8] & 4096);
     }
 }
@@ -181,7 +182,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
                        geom.rg, geom.prefetch, geom.groups);
-    if (geom.ilv < 0 || geom.ilv > 2 || (geom.ilv && !geom.bal))
+    if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
     /* the balanced split stages x in the prologue */

@@ -126,9 +126,9 @@ static int test_knobs(void)
     const int ilv[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 2048 + 512, 0 }; /* round-robin segments (bit 11) */
     lr_gemv_leech_p14s_apply_knobs(&k, ilv);
     T_ASSERT(k.bal == 1 && k.ilv == 1 && k.pro == 0, "bal %d ilv %d pro %d", k.bal, k.ilv, k.pro);
-    const int stag[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 16384 + 1024, 0 }; /* round-robin from a point per CTA (bit 14) */
+    const int stag[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 16384 + 1024, 0 }; /* bit 14 (ilv 2) is gone */
     lr_gemv_leech_p14s_apply_knobs(&k, stag);
-    T_ASSERT(k.bal == 2 && k.ilv == 2, "bal %d ilv %d", k.bal, k.ilv);
+    T_ASSERT(k.bal == 2 && k.ilv == 0, "bal %d ilv %d", k.bal, k.ilv);
     const int pro[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 4096 + 24, 0 }; /* prologue loads batched (bit 12) */
     lr_gemv_leech_p14s_apply_knobs(&k, pro);
     T_ASSERT(k.pro == 1 && k.groups == 3 && k.bal == 0 && k.ilv == 0, "pro %d groups %d bal %d ilv %d", k.pro, k.groups,
@@ -272,15 +272,8 @@ static int test_spec_bounds(void)
     }
     geom.bal = 0; /* ilv without bal */
     T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) == LR_EINVAL, "ilv without bal");
-    geom.ilv = 2, geom.bal = 2; /* the walk from a point of each CTA's own: same shared memory */
-    {
-        const unsigned smem1 = g.smem;
-        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
-        T_ASSERT(lr_jit_spec_get(&s, "ilv", 0) == 2 && g.smem == smem1, "ilv 2: spec ilv %lld, smem %u against %u",
-                 lr_jit_spec_get(&s, "ilv", 0), g.smem, smem1);
-    }
-    geom.ilv = 3;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) == LR_EINVAL, "ilv 3");
+    geom.ilv = 2, geom.bal = 2; /* the walk from a point of each CTA's own: measured and removed */
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) == LR_EINVAL, "ilv 2");
     geom.ilv = 0, geom.bal = 0;
     geom.pro = 1; /* the prologue batched: a spec parameter, nothing else changes */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
@@ -516,18 +509,6 @@ static int test_gpu_persistent(void)
         { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0 }, 0 },
         { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1, 0 }, 0 },
         { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
-        /* the round-robin walk from a point of each CTA's own (ilv 2): a
-           warp may leave the row group where it started twice (slots add);
-           whole and split row groups, one row group per CTA (63: the wrap
-           stays in it), two warps, 32 warps over 5 segments, the row end
-           fetched ahead, the prologue batched */
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 1 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 2, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 2, 0 }, 0 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 2, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 2, 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -625,14 +606,13 @@ static int test_gpu_epf_identical(void)
 static int test_gpu_split_repeat(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const int shapes[][2] = { { 5121, 17413 }, { 7168, 5120 }, { 34816, 5120 }, { 5121, 17413 } };
-    for (int i = 0; i < 4; i++) {
+    const int shapes[][2] = { { 5121, 17413 }, { 7168, 5120 }, { 34816, 5120 } };
+    for (int i = 0; i < 3; i++) {
         ypair p;
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
-           round-robin; gate|up round-robin; down round-robin from a point of
-           each CTA's own (ilv 2) */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i == 3 ? 2 : i == 1 || i == 2, 0 };
+           round-robin; gate|up round-robin */
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -724,10 +704,8 @@ static int test_gpu_loads_control(void)
                               /* the split over segments, 7168 rows: shared row groups */
                               { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 } },
                               /* and its segments dealt round-robin */
-                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 } },
-                              /* round-robin from a point of each CTA's own */
-                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 16384 } } };
-    for (int i = 0; i < 9; i++) {
+                              { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 } } };
+    for (int i = 0; i < 8; i++) {
         void *st;
         double err;
         const int rows = i >= 6 ? 7168 : 1000;

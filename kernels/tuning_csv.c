@@ -16,6 +16,9 @@
  * docs/layouts.md): x's f16 copy read from global memory (extra3 bit 2),
  * the class table's eight lane copies (extra3 bit 7), ping-pong segment registers (extra3 bit 8),
  * batches handed out by a counter (extra3 bit 13, 02db962; the bit is not reused),
+ * the split's walk started at a point of each CTA's own (extra3 bit 14, ilv 2,
+ * f851ed0), the segments stored in the warp groups' walk order (extra3 bit
+ * 15, 433b397),
  * a cp.async ring (extra0 >= 3), an L2 prefetch distance (extra2 > 0), a
  * split over CTAs (extra4 > 1). The kernel would ignore the knob and run
  * another geometry than the one measured; the table holds what runs. The
@@ -23,7 +26,7 @@
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
     if (strcmp(arm, "leech_p14s")) return 1;
-    return !((knobs[8] > 0 && (knobs[8] & (4 | 128 | 256 | 8192))) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
+    return !((knobs[8] > 0 && (knobs[8] & (4 | 128 | 256 | 8192 | 16384 | 32768))) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
 }
 
 /* a finite number in [lo, hi] (no cast of an out-of-range double below) */

@@ -106,6 +106,10 @@ static int test_xh_rows_left_out(void)
     T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "ping-pong");
     k[8] = 24 + 4096 + 8192; /* groups with the batches handed out by a counter (removed) */
     T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "counter hand-out");
+    k[8] = 1024 + 4096 + 16384; /* the split's walk from a point per CTA (ilv 2, removed) */
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "ilv 2");
+    k[8] = 24 + 4096 + 32768; /* groups with the segments in their walk order (removed) */
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "walk order");
     k[8] = 48 + 512 + 2 + 1; /* groups, the balanced split, epf, xw: kept */
     T_ASSERT(lr_tuning_engine_runs("leech_p14s", k), "groups with bal, epf and xw left out");
     return T_PASS;

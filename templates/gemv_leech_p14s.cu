@@ -26,12 +26,17 @@
 // LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
 // the grid): the balanced split, below at its loop; LR_SPLIT: over
 // segments, a row group shared by two CTAs; LR_ILV: the CTA's segments
-// dealt round-robin to its warps instead of in contiguous runs (LR_ILV 2:
-// each CTA starting its walk at its own point of its range, so the grid's
-// cursors are not 1/132 of the matrix apart; not yet measured: Nsight
+// dealt round-robin to its warps instead of in contiguous runs. (Nsight
 // Compute at a791320 has the split drawing less from DRAM than warp groups
-// with every SM busy and balanced, and a dynamic hand-out of batches was
-// no cure, 02db962). Measured
+// with every SM busy and balanced. Not the cure, measured and removed: a
+// dynamic hand-out of batches, 02db962; each CTA starting its walk at its
+// own point of its range, f851ed0, 14B down 20.26 us against 20.24, gate|up
+// 34.15 against 33.62; the segments stored in the warp groups' walk order
+// so the grid reads one window at a time, 433b397, down 20.24 against
+// 20.01, o 9.12 against 9.27, loads-only down 15.92 against 15.53;
+// bench/results/h200_tune_leech_p14s.csv. A pure stream over one
+// contiguous range per SM does run 6% below a grid-stride one,
+// h200_stream_ranges.csv.) Measured
 // (c352ca4, 324c9dc): both together 14B gate|up 33.64 us against 34.34
 // with whole row groups, gate 20.49 against 21.25; down still 21.10
 // against 20.52 with warp groups (its loads-only control 17.4 against
@@ -129,8 +134,6 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 pro=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 pro=1
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1 ilv=2 pro=1
-// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=5 split=1 ilv=2 loadonly=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -420,15 +423,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // a smaller one stops here instead of writing past the buffers
     if (rgB - rgA > LR_BAL) __trap();
     // (t0, t1: relative to the CTA's first row group's first segment)
-    // (LR_ILV: position warp, warp + WARPS, ... of the CTA's segments;
-    // LR_ILV 2: the same positions counted from `rot` on, round the CTA's
-    // range: CTA c starts a golden-ratio fraction of its range in)
-#if LR_ILV == 2
-    const int rot = (int)(((blockIdx.x * 40503u) & 0xFFFFu) * (unsigned)bS >> 16);
-    const int t0 = off + (warp + rot) % bS, t1 = 0;
-#else
+    // (LR_ILV: position warp, warp + WARPS, ... of the CTA's segments)
     const int t0 = off + (LR_ILV ? warp : warp * bS / WARPS), t1 = off + (warp + 1) * bS / WARPS;
-#endif
     b = rgA + t0 / SC, sc = t0 % SC;
 #endif
     seg_regs cur[LR_RG];
@@ -558,20 +554,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
         seg_regs nxt[LR_RG];
-#if LR_ILV == 2
-        (void)t1;
-        // position p wraps from the range's end to its start once: the row
-        // group there may be left twice, so the slots add
-        for (int i = warp, p = t0; i < bS; i += WARPS) {
-            int pn = p + WARPS;
-            if (pn >= off + bS) pn -= bS;
-            const int nb = rgA + pn / SC;
-            int nsc = pn % SC;
-            p = pn;
-            load_all(nxt, nb, nsc);
-            decode(cur, sc);
-            if (nb != b || i + WARPS >= bS) { // the warp leaves row group b
-#elif LR_ILV
+#if LR_ILV
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS;
             const int nb = b + nsc / SC;
@@ -589,20 +572,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
 #if LR_LOADONLY
                 const u32 tb = lr_warp_sum_u32(bits[0]);
-#if LR_ILV == 2
-                if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] += tb;
-#else
                 if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
-#endif
                 bits[0] = 0;
 #else
                 const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
                 yacc[0][0] = yacc[0][1] = 0.f;
-#if LR_ILV == 2
-                if (q == 0) red_w[(b - k0) * 16 + g] += v0, red_w[(b - k0) * 16 + g + 8] += v1;
-#else
                 if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
-#endif
 #endif
             }
             cur[0] = nxt[0];

@@ -90,6 +90,23 @@ static void gemv_table(const char *file, const char *title, const char *models, 
     }
 }
 
+/* Per matrix (not per layer): one row per (commit, model, matrix, arm) of the listed arms. */
+static void matrix_table(const char *file, const char *title, const char *arms)
+{
+    csv c;
+    if (load(file, &c)) return;
+    out("\n### %s\n", title);
+    source(&c, file);
+    out("| commit | model | matrix | rows x cols | arm | µs | GB/s | %% of read bound |\n|---|---|---|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++) {
+        const char *a = get(&c, r, "arm");
+        if (!lr_list_has(arms, a)) continue;
+        out("| %s | %s | %s | %s x %s | %s | %s | %s | %s |\n", get(&c, r, "commit"), get(&c, r, "model"),
+            get(&c, r, "matrix"), get(&c, r, "rows"), get(&c, r, "cols"), a, get(&c, r, "us"), get(&c, r, "gbps"),
+            get(&c, r, "pct_read_bound"));
+    }
+}
+
 static void codec_table(void)
 {
     csv c;
@@ -282,6 +299,11 @@ static void generate(void)
     gemv_table("h200_gemv_14b_ball.csv", "GEMV, Qwen3-14B layer, blocks drawn over the ball like real weights (one process)",
                "14B", "f16,stream_p14s,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball");
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
+    /* a pure stream over one contiguous range per SM (the split's partition) beside the grid-stride stream */
+    matrix_table("h200_stream_ranges.csv",
+                 "Qwen3-14B matrices: the stream control grid-stride and in one contiguous range per SM, beside "
+                 "Planes14S and its loads-only control (one process)",
+                 "stream_p14s,stream_p14s_ranges,leech_p14s_loads,leech_p14s");
     codec_table();
     rotation_table();
     sass_table();
