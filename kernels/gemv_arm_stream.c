@@ -35,12 +35,21 @@ static void stream_destroy(void *p)
     free(s);
 }
 
-static int prepare(int rows, int cols, int copies, uint64_t seed, int ranges, void **out)
+/* o (sweeps, e.g. tune_gemv --arm stream_p14s): threads per CTA, unroll =
+ * 16-byte loads in flight per thread, extra0 = CTAs per SM at most; 0 keeps
+ * the arm's default. Bytes in flight per SM = CTAs x threads x unroll x 16. */
+static int prepare(int rows, int cols, int copies, uint64_t seed, int ranges, const lr_gemv_arm_opts *o, void **out)
 {
     *out = NULL;
     const lr_device_info *d = lr_cu_device();
     if (!d) return LR_FAIL(LR_ENODEV, "stream_p14s: no device");
     if (rows <= 0 || cols < 24) return LR_FAIL(LR_EINVAL, "stream_p14s: shape %dx%d", rows, cols);
+    const int threads = o && o->threads ? o->threads : ranges ? 768 : 512, unroll = o && o->unroll ? o->unroll : 8;
+    const int per_sm = o && o->extra[0] ? o->extra[0] : ranges ? 1 : 4;
+    if (threads < 32 || threads > 1024 || threads % 32 || unroll < 1 || unroll > 32 || per_sm < 1 || per_sm > 32 ||
+        (ranges && per_sm != 1))
+        return LR_FAIL(LR_EINVAL, "stream_p14s: threads %d, unroll %d, %d CTAs per SM%s", threads, unroll, per_sm,
+                       ranges ? " (ranges: one)" : "");
     stream_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
     const size_t rg = ((size_t)rows + 15) / 16, sc = ((size_t)cols / 24 + 7) / 8;
@@ -49,15 +58,15 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, int ranges, vo
      * that every thread still has its 8 loads in flight at once (the probe's
      * unrolled loop needs 8 grid strides of data; its remainder loop has one).
      * Ranges: one CTA of 768 threads per SM, as the balanced split. */
-    s->threads = ranges ? 768 : 512;
-    const size_t per_cta = (size_t)s->threads * 8 * 16, fit = s->bytes / per_cta;
-    const size_t most = (size_t)d->sm_count * (ranges ? 1 : 4);
+    s->threads = (unsigned)threads;
+    const size_t per_cta = (size_t)s->threads * unroll * 16, fit = s->bytes / per_cta;
+    const size_t most = (size_t)d->sm_count * per_sm;
     s->blocks = fit < 1 ? 1u : fit > most ? (unsigned)most : (unsigned)fit;
     lr_jit_spec spec;
     if (ranges)
-        lr_probe_ranges_spec(&spec, (int)s->threads, 8);
+        lr_probe_ranges_spec(&spec, (int)s->threads, unroll);
     else
-        lr_probe_spec(&spec, (int)s->threads, 8);
+        lr_probe_spec(&spec, (int)s->threads, unroll);
     int rc = lr_jit_get(&spec, &s->fn);
     if (!rc && !(s->host = malloc(s->bytes))) rc = LR_FAIL(LR_ENOMEM, "out of memory");
     if (!rc) {
@@ -101,14 +110,12 @@ static size_t stream_bytes(void *p) { return ((stream_state *)p)->bytes; }
 
 static int stream_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    (void)o;
-    return prepare(rows, cols, copies, seed, 0, out);
+    return prepare(rows, cols, copies, seed, 0, o, out);
 }
 
 static int ranges_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    (void)o;
-    return prepare(rows, cols, copies, seed, 1, out);
+    return prepare(rows, cols, copies, seed, 1, o, out);
 }
 
 /* 1,792 bytes per 16 x 192 weights */
