@@ -24,6 +24,8 @@ static void rope_attention_mag(const float *qkv, const float *qn, const float *k
                                float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
                                float scale);
 static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
+static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
+                         int32_t hidden);
 
 const lr_kernel_desc lr_op_embed_desc = {
     "op_embed_int8g", 6,
@@ -67,6 +69,12 @@ const lr_kernel_desc lr_op_head_desc = {
       P("vocab", LR_T_I32), P("hidden", LR_T_I32) },
     (lr_host_fn)lr_op_head_host, (lr_host_fn)head_mag,
 };
+const lr_kernel_desc lr_op_head_mma_desc = {
+    "op_head_int8g_mma", 6,
+    { B("q", LR_E_I8, LR_IN), B("sb", LR_E_F16, LR_IN), B("x", LR_E_F32, LR_IN), B("logits", LR_E_F32, LR_OUT),
+      P("vocab", LR_T_I32), P("hidden", LR_T_I32) },
+    (lr_host_fn)lr_op_head_mma_host, (lr_host_fn)head_mma_mag,
+};
 const lr_kernel_desc lr_op_argmax_desc = {
     "op_argmax", 3, { B("logits", LR_E_F32, LR_IN), P("n", LR_T_I32), B("tok", LR_E_I32, LR_OUT) },
     (lr_host_fn)lr_op_argmax_host, NULL,
@@ -79,12 +87,14 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
         { "op_rope_kv", "op_rope_kv.cu", 128 },         { "op_attention", "op_attention.cu", 256 },
         { "op_silu_mul", "op_silu_mul.cu", 256 },       { "op_head_int8g", "op_head_int8g.cu", 256 },
         { "op_argmax", "op_argmax.cu", 1024 },      { "op_rope_attention", "op_rope_attention.cu", 256 },
+        { "op_head_int8g_mma", "op_head_int8g_mma.cu", 256 },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(op, t[i].op)) {
             lr_jit_spec_init(s, t[i].tmpl, t[i].op);
             lr_jit_spec_set(s, "threads", !strcmp(op, "op_rope_kv") ? (head_dim > 128 ? head_dim : 128) : t[i].threads);
             if (!strcmp(op, "op_attention")) lr_jit_spec_set(s, "head_dim", head_dim);
+            if (!strcmp(op, "op_head_int8g_mma")) lr_jit_spec_set(s, "hidden", head_dim);
             if (!strcmp(op, "op_rope_attention")) { /* threads 0..hd-1 take q, hd..2hd-1 k */
                 lr_jit_spec_set(s, "threads", 2 * head_dim > 256 ? 2 * head_dim : 256);
                 lr_jit_spec_set(s, "head_dim", head_dim);
@@ -100,6 +110,14 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
 
 int lr_op_attention_head_dim = 128;
 int lr_op_head_unroll = 1;
+int lr_op_head_mma = 0;
+
+int lr_op_head_mma_set(const char *what, const char *s)
+{
+    if (!s) return LR_OK;
+    if (lr_parse_int(s, 0, 1, &lr_op_head_mma)) return LR_FAIL(LR_EINVAL, "%s=%s: want 0 or 1", what, s);
+    return LR_OK;
+}
 
 /* 256 threads: 8 warps of HEAD_RPW rows */
 unsigned lr_op_head_rows_per_cta(void) { return 8u * HEAD_RPW; }
@@ -307,6 +325,37 @@ void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float 
 static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden)
 {
     head(q, sb, x, logits, vocab, hidden, 1);
+}
+
+/* The same with the weights' dot over f16(x) (the tensor-core head's B
+ * operand) and the bias term over x, per group. */
+static void head_mma(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden,
+                     int mag)
+{
+    int ng = hidden / 64;
+    for (int r = 0; r < vocab; r++) {
+        double acc = 0;
+        for (int G = 0; G < ng; G++) {
+            const size_t gi = (size_t)r * ng + (size_t)G;
+            const double sc = lr_half_to_float(sb[gi * 2]), bi = lr_half_to_float(sb[gi * 2 + 1]);
+            for (int i = 64 * G; i < 64 * G + 64; i++) {
+                const double wx = q[(size_t)r * hidden + i] * sc * lr_half_to_float(lr_float_to_half(x[i]));
+                const double bx = bi * x[i];
+                acc += mag ? fabs(wx) + fabs(bx) : wx + bx;
+            }
+        }
+        logits[r] = (float)acc;
+    }
+}
+void lr_op_head_mma_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
+                         int32_t hidden)
+{
+    head_mma(q, sb, x, logits, vocab, hidden, 0);
+}
+static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
+                         int32_t hidden)
+{
+    head_mma(q, sb, x, logits, vocab, hidden, 1);
 }
 
 void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 extern const lr_kernel_desc lr_op_embed_desc, lr_op_add_rmsnorm_desc, lr_op_rope_kv_desc, lr_op_attention_desc,
-    lr_op_rope_attention_desc, lr_op_silu_mul_desc, lr_op_head_desc, lr_op_argmax_desc;
+    lr_op_rope_attention_desc, lr_op_silu_mul_desc, lr_op_head_desc, lr_op_head_mma_desc, lr_op_argmax_desc;
 
 void lr_op_embed_host(const int8_t *q, const uint16_t *sb, const int32_t *tok, float *out, int32_t hidden, int32_t group);
 void lr_op_add_rmsnorm_host(float *x, const float *y, const float *w, float *out, int32_t n, float eps);
@@ -24,10 +24,14 @@ void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *k
                                float scale);
 void lr_op_silu_mul_host(const float *gu, float *h, int32_t n);
 void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
+/* The head on tensor cores (op_head_int8g_mma): the weights' dot with
+ * f16(x), the bias term with x: sum_G s_G sum q f16(x) + b_G sum x. */
+void lr_op_head_mma_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
+                         int32_t hidden);
 void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok);
 
-/* Specializations (the template's tunables fixed here). head_dim for attention;
- * the head's group is 64. */
+/* Specializations (the template's tunables fixed here). head_dim for attention
+ * (for op_head_int8g_mma: the hidden width); the head's group is 64. */
 void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim);
 /* attention's head_dim is a specialization, so its host reference needs it too. */
 extern int lr_op_attention_head_dim;
@@ -41,5 +45,12 @@ int lr_op_head_unroll_set(const char *what, const char *s);
  * 256 threads (8 warps of 2 rows each: 4 and 8 rows per warp were measured
  * no faster twice, at d71e219 and 7571331). */
 unsigned lr_op_head_rows_per_cta(void);
+/* op_head_int8g_mma's: 8 warps of 16 rows. */
+#define LR_OP_HEAD_MMA_ROWS_PER_CTA 128u
+/* Which head the GPU engine runs: 1 = op_head_int8g_mma, 0 = op_head_int8g
+ * (LEECHRT_HEAD_MMA through lr_op_head_mma_set: 0 or 1, anything else
+ * LR_EINVAL naming `what` and the value, unchanged; NULL: unchanged). */
+extern int lr_op_head_mma;
+int lr_op_head_mma_set(const char *what, const char *s);
 
 #endif

@@ -236,13 +236,21 @@ static int head_case(int vocab, int hidden)
         if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d unroll %d\n", vocab, hidden, unroll[i]);
     }
     lr_op_head_unroll = 1;
+    /* the tensor-core head on the same table and x (its reference takes f16(x) in the weights' dot) */
+    if (rc == T_PASS) {
+        rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a,
+                 geom((vocab + LR_OP_HEAD_MMA_ROWS_PER_CTA - 1) / LR_OP_HEAD_MMA_ROWS_PER_CTA, 256), 1e-5);
+        if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma\n", vocab, hidden);
+    }
     free(q); free(sb); free(x); free(lg);
     return rc;
 }
 
 /* Whole 512-column warp steps (5120), whole steps and a partial one (2624 =
  * 5 x 512 + 64: lanes past the end), only a partial one (192); vocab not a
- * multiple of the CTA's rows. */
+ * multiple of the CTA's rows. The tensor-core head on each: 8-group chunks
+ * whole (5120), whole and one group (2624), one partial chunk of 3 groups
+ * (192); the last warp's rows past the vocabulary. */
 static int test_head(void)
 {
     NEED_GPU();
@@ -311,5 +319,65 @@ static int test_head_unroll_setting(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
+/* LEECHRT_HEAD_MMA's parse: 0 and 1, garbage refused naming the setting and
+ * the value, unchanged; NULL changes nothing. The tensor-core head's
+ * specialization carries the width. No GPU needed. */
+static int test_head_mma_setting(void)
+{
+    T_OK(lr_op_head_mma_set("X", "1"));
+    T_ASSERT(lr_op_head_mma == 1, "head mma %d", lr_op_head_mma);
+    static const char *bad[] = { "", "2", "-1", "yes", "1x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_ASSERT(lr_op_head_mma_set("LEECHRT_HEAD_MMA", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_HEAD_MMA") && lr_op_head_mma == 1, "'%s': %s", bad[i], lr_errmsg());
+    }
+    T_OK(lr_op_head_mma_set("X", NULL));
+    T_ASSERT(lr_op_head_mma == 1, "NULL changed it");
+    T_OK(lr_op_head_mma_set("X", "0"));
+    lr_jit_spec s;
+    lr_op_spec(&s, "op_head_int8g_mma", 2624);
+    T_ASSERT(spec_param(&s, "hidden") == 2624 && spec_param(&s, "threads") == 256, "spec hidden %lld threads %lld",
+             spec_param(&s, "hidden"), spec_param(&s, "threads"));
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* The two heads' references agree but for x's f16 rounding in the weights'
+ * dot (relative to the row's magnitude, well under 1e-3), and are equal when
+ * x is already f16. No GPU needed. */
+static int test_head_mma_reference(void)
+{
+    const int vocab = 37, hidden = 192;
+    int8_t q[37 * 192];
+    uint16_t sb[37 * 3 * 2];
+    float x[192], xh[192], y0[37], y1[37], m0[37];
+    lr_rng r;
+    lr_rng_seed(&r, 77);
+    lr_fill_random(LR_E_I8, q, sizeof q, &r, 0);
+    lr_fill_random(LR_E_F16, sb, 37 * 3 * 2, &r, 0.05);
+    lr_fill_random(LR_E_F32, x, 192, &r, 1);
+    for (int i = 0; i < hidden; i++) xh[i] = lr_half_to_float(lr_float_to_half(x[i]));
+    lr_op_head_host(q, sb, x, y0, vocab, hidden);
+    lr_op_head_mma_host(q, sb, x, y1, vocab, hidden);
+    lr_arg a[6] = { 0 };
+    a[0].host = q, a[0].count = sizeof q;
+    a[1].host = sb, a[1].count = 37 * 3 * 2;
+    a[2].host = x, a[2].count = 192;
+    a[3].host = m0, a[3].count = 37;
+    a[4].v.i32 = vocab, a[5].v.i32 = hidden;
+    T_OK(lr_call_host_fn(&lr_op_head_desc, lr_op_head_desc.host_mag, a));
+    int differ = 0;
+    for (int i = 0; i < vocab; i++) {
+        T_ASSERT(fabs((double)y0[i] - y1[i]) < 1e-3 * m0[i], "row %d: %g against %g (magnitude %g)", i, y0[i], y1[i], m0[i]);
+        differ += y0[i] != y1[i];
+    }
+    T_ASSERT(differ > 0, "f16(x) changed no row: the reference would not see the kernel's rounding");
+    /* x already f16: only the bias term's x differs in rounding, i.e. not at all */
+    lr_op_head_host(q, sb, xh, y0, vocab, hidden);
+    lr_op_head_mma_host(q, sb, xh, y1, vocab, hidden);
+    for (int i = 0; i < vocab; i++) T_ASSERT(fabs((double)y0[i] - y1[i]) <= 1e-6 * m0[i], "row %d with f16 x", i);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
        T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention))

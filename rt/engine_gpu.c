@@ -76,6 +76,7 @@ typedef struct gpu_engine {
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head;
+    int head_mma; /* f_head is op_head_int8g_mma (128 rows per CTA) */
     CUstream s;
     CUgraphExec graph;
     int graph_nodes;
@@ -370,7 +371,8 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, lr_op_head_rows_per_cta()), 256, a, count))) return rc;
+    const unsigned head_rows = e->head_mma ? LR_OP_HEAD_MMA_ROWS_PER_CTA : lr_op_head_rows_per_cta();
+    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), 256, a, count))) return rc;
     return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
 }
 
@@ -393,6 +395,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
+    /* the head on tensor cores or the scalar one (kernels/ops.h) */
+    if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
+    e->head_mma = lr_op_head_mma;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)
@@ -453,7 +458,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc && !e->fuse) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
     if (!rc && !e->fuse) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
-    if (!rc) rc = get_fn("op_head_int8g", 0, &e->f_head);
+    if (!rc) rc = e->head_mma ? get_fn("op_head_int8g_mma", (int)c->hidden, &e->f_head) : get_fn("op_head_int8g", 0, &e->f_head);
     /* Why page-locked: the step's copies run inside its graph as DMA instead
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);

@@ -155,6 +155,10 @@ static int plan_model(int si, int budget)
         lr_op_spec(&s, ops[i], 128);
         add(&s);
     }
+    /* the tensor-core head is specialized on the hidden width (q's columns) */
+    lr_jit_spec s;
+    lr_op_spec(&s, "op_head_int8g_mma", C[0]);
+    add(&s);
     return LR_OK;
 }
 
