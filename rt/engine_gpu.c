@@ -76,7 +76,7 @@ typedef struct gpu_engine {
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head;
-    int head_mma; /* f_head is op_head_int8g_mma (128 rows per CTA) */
+    int head_mma; /* f_head is op_head_int8g_mma (LR_OP_HEAD_MMA_ROWS_PER_CTA rows per CTA) */
     CUstream s;
     CUgraphExec graph;
     int graph_nodes;
