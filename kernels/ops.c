@@ -94,7 +94,10 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
             lr_jit_spec_init(s, t[i].tmpl, t[i].op);
             lr_jit_spec_set(s, "threads", !strcmp(op, "op_rope_kv") ? (head_dim > 128 ? head_dim : 128) : t[i].threads);
             if (!strcmp(op, "op_attention")) lr_jit_spec_set(s, "head_dim", head_dim);
-            if (!strcmp(op, "op_head_int8g_mma")) lr_jit_spec_set(s, "hidden", head_dim);
+            if (!strcmp(op, "op_head_int8g_mma")) {
+                lr_jit_spec_set(s, "hidden", head_dim);
+                if (lr_op_head_mma > 1) lr_jit_spec_set(s, "rb", lr_op_head_mma);
+            }
             if (!strcmp(op, "op_rope_attention")) { /* threads 0..hd-1 take q, hd..2hd-1 k */
                 lr_jit_spec_set(s, "threads", 2 * head_dim > 256 ? 2 * head_dim : 256);
                 lr_jit_spec_set(s, "head_dim", head_dim);
@@ -115,9 +118,11 @@ int lr_op_head_mma = 0;
 int lr_op_head_mma_set(const char *what, const char *s)
 {
     if (!s) return LR_OK;
-    if (lr_parse_int(s, 0, 1, &lr_op_head_mma)) return LR_FAIL(LR_EINVAL, "%s=%s: want 0 or 1", what, s);
+    if (lr_parse_int(s, 0, 4, &lr_op_head_mma)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 0..4", what, s);
     return LR_OK;
 }
+
+unsigned lr_op_head_mma_rows_per_cta(void) { return 16u * (unsigned)(lr_op_head_mma > 1 ? lr_op_head_mma : 1); }
 
 /* 256 threads: 8 warps of HEAD_RPW rows */
 unsigned lr_op_head_rows_per_cta(void) { return 8u * HEAD_RPW; }

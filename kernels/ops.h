@@ -45,12 +45,14 @@ int lr_op_head_unroll_set(const char *what, const char *s);
  * 256 threads (8 warps of 2 rows each: 4 and 8 rows per warp were measured
  * no faster twice, at d71e219 and 7571331). */
 unsigned lr_op_head_rows_per_cta(void);
-/* op_head_int8g_mma's: 16 rows, its 8 warps splitting the columns. */
-#define LR_OP_HEAD_MMA_ROWS_PER_CTA 16u
-/* Which head the GPU engine runs: 1 = op_head_int8g_mma, 0 = op_head_int8g
- * (LEECHRT_HEAD_MMA through lr_op_head_mma_set: 0 or 1, anything else
- * LR_EINVAL naming `what` and the value, unchanged; NULL: unchanged). */
+/* Which head the GPU engine runs: 0 = op_head_int8g, N = 1..4 =
+ * op_head_int8g_mma with N row blocks of 16 per CTA (its 8 warps splitting
+ * the columns; the spec's rb). LEECHRT_HEAD_MMA through lr_op_head_mma_set:
+ * anything but an integer 0..4 is LR_EINVAL naming `what` and the value,
+ * unchanged; NULL: unchanged. */
 extern int lr_op_head_mma;
 int lr_op_head_mma_set(const char *what, const char *s);
+/* op_head_int8g_mma's rows per CTA at the current setting (16 per block). */
+unsigned lr_op_head_mma_rows_per_cta(void);
 
 #endif

@@ -236,12 +236,15 @@ static int head_case(int vocab, int hidden)
         if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d unroll %d\n", vocab, hidden, unroll[i]);
     }
     lr_op_head_unroll = 1;
-    /* the tensor-core head on the same table and x (its reference takes f16(x) in the weights' dot) */
-    if (rc == T_PASS) {
-        rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a,
-                 geom((vocab + LR_OP_HEAD_MMA_ROWS_PER_CTA - 1) / LR_OP_HEAD_MMA_ROWS_PER_CTA, 256), 1e-5);
-        if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma\n", vocab, hidden);
+    /* the tensor-core head on the same table and x (its reference takes
+       f16(x) in the weights' dot), 1, 2 and 3 row blocks per CTA */
+    for (int rb = 1; rb <= 3 && rc == T_PASS; rb++) {
+        lr_op_head_mma = rb;
+        const unsigned per = lr_op_head_mma_rows_per_cta();
+        rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a, geom((vocab + per - 1) / per, 256), 1e-5);
+        if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma rb %d\n", vocab, hidden, rb);
     }
+    lr_op_head_mma = 0;
     free(q); free(sb); free(x); free(lg);
     return rc;
 }
@@ -326,18 +329,24 @@ static int test_head_mma_setting(void)
 {
     T_OK(lr_op_head_mma_set("X", "1"));
     T_ASSERT(lr_op_head_mma == 1, "head mma %d", lr_op_head_mma);
-    static const char *bad[] = { "", "2", "-1", "yes", "1x" };
+    static const char *bad[] = { "", "5", "-1", "yes", "1x" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_ASSERT(lr_op_head_mma_set("LEECHRT_HEAD_MMA", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
         T_ASSERT(strstr(lr_errmsg(), "LEECHRT_HEAD_MMA") && lr_op_head_mma == 1, "'%s': %s", bad[i], lr_errmsg());
     }
     T_OK(lr_op_head_mma_set("X", NULL));
     T_ASSERT(lr_op_head_mma == 1, "NULL changed it");
-    T_OK(lr_op_head_mma_set("X", "0"));
     lr_jit_spec s;
     lr_op_spec(&s, "op_head_int8g_mma", 2624);
-    T_ASSERT(spec_param(&s, "hidden") == 2624 && spec_param(&s, "threads") == 256, "spec hidden %lld threads %lld",
-             spec_param(&s, "hidden"), spec_param(&s, "threads"));
+    T_ASSERT(spec_param(&s, "hidden") == 2624 && spec_param(&s, "threads") == 256 && spec_param(&s, "rb") == -1 &&
+                 lr_op_head_mma_rows_per_cta() == 16,
+             "spec hidden %lld threads %lld rb %lld", spec_param(&s, "hidden"), spec_param(&s, "threads"),
+             spec_param(&s, "rb"));
+    T_OK(lr_op_head_mma_set("X", "3"));
+    lr_op_spec(&s, "op_head_int8g_mma", 2624);
+    T_ASSERT(spec_param(&s, "rb") == 3 && lr_op_head_mma_rows_per_cta() == 48, "rb %lld, %u rows per CTA",
+             spec_param(&s, "rb"), lr_op_head_mma_rows_per_cta());
+    T_OK(lr_op_head_mma_set("X", "0"));
     lr_clear_error();
     return T_PASS;
 }

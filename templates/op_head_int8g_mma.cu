@@ -21,13 +21,19 @@
 // quad, is the group's bias factor), the others zero, so C[row][n] is the
 // row's unscaled dot over group n, and lane (g, q) scales its groups 2q,
 // 2q + 1 of rows g, g + 8 once per chunk.
-// Specialization: LR_THREADS (8 warps), LR_HIDDEN (columns, a multiple of 64).
+// LR_RB row blocks of 16 per CTA (default 1): a warp's x fragment and group
+// sums of a chunk serve all of them.
+// Specialization: LR_THREADS (8 warps), LR_HIDDEN (columns, a multiple of 64),
+// LR_RB.
 // @spec op_head_int8g_mma threads=256 hidden=5120
-// @spec op_head_int8g_mma threads=256 hidden=2624
-// @spec op_head_int8g_mma threads=256 hidden=192
+// @spec op_head_int8g_mma threads=256 hidden=2624 rb=2
+// @spec op_head_int8g_mma threads=256 hidden=192 rb=3
 #include "gemv_leech.cuh"
 
 #define NG (LR_HIDDEN / 64)
+#ifndef LR_RB
+#define LR_RB 1
+#endif
 #define WARPS (LR_THREADS / 32)
 #define GPW ((NG + WARPS - 1) / WARPS) // groups per warp
 #define NCW ((GPW + 7) / 8)            // chunks per warp
@@ -50,18 +56,20 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
           int vocab, int hidden_)
 {
-    __shared__ float part[WARPS][16];
+    __shared__ float part[WARPS][16 * LR_RB];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, qd = lane & 3;
-    const int row0 = blockIdx.x * 16;
+    const int row0 = blockIdx.x * 16 * LR_RB;
     // this warp's groups [G0, G0 + ng)
     const int G0 = warp * GPW, ng = min(GPW, NG - G0);
-    // rows g and g + 8 (past the end: the last row, never stored)
-    const i8 *wr[2] = { q + (u64)min(row0 + g, vocab - 1) * LR_HIDDEN, q + (u64)min(row0 + g + 8, vocab - 1) * LR_HIDDEN };
-    const u16 *sr[2] = { sb + (u64)min(row0 + g, vocab - 1) * NG * 2, sb + (u64)min(row0 + g + 8, vocab - 1) * NG * 2 };
     uint4 w[2][8];
     u32 s[2][2];
-    // chunk j's weights (groups G0 + 8j + n) and scale pairs (its groups 2qd, 2qd + 1)
-    auto load = [&](int j) {
+    // chunk j's weights (groups G0 + 8j + n) and scale pairs (its groups
+    // 2qd, 2qd + 1) of row block b: rows g and g + 8 of it (past the end: the
+    // last row, never stored)
+    auto load = [&](int j, int b) {
+        const int r0 = min(row0 + 16 * b + g, vocab - 1), r1 = min(row0 + 16 * b + g + 8, vocab - 1);
+        const i8 *wr[2] = { q + (u64)r0 * LR_HIDDEN, q + (u64)r1 * LR_HIDDEN };
+        const u16 *sr[2] = { sb + (u64)r0 * NG * 2, sb + (u64)r1 * NG * 2 };
 #pragma unroll
         for (int h = 0; h < 2; h++) {
 #pragma unroll
@@ -77,9 +85,9 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
         }
     };
     // the weights are immutable: the first chunk is in flight before the wait
-    load(0);
+    load(0, 0);
     lr_pdl_wait(); // x comes from the previous kernel
-    float acc[2] = { 0.f, 0.f };
+    float acc[LR_RB][2] = {};
     for (int j = 0; j < NCW; j++) {
         // B: this lane's 16 columns of the chunk's group g, as f16; their f32
         // sum over the quad is group g's sum, which lanes (2qd, *) and
@@ -101,41 +109,50 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
         xs += __shfl_xor_sync(0xffffffffu, xs, 1);
         xs += __shfl_xor_sync(0xffffffffu, xs, 2);
         const float X0 = __shfl_sync(0xffffffffu, xs, 8 * qd), X1 = __shfl_sync(0xffffffffu, xs, 8 * qd + 4);
-        float d[4] = { 0.f, 0.f, 0.f, 0.f };
 #pragma unroll
-        for (int n = 0; n < 8; n++) {
-            if (8 * j + n >= ng) break; // the warp's last chunk may be partial (warp-uniform)
-            const bool mine = g == n;
+        for (int b = 0; b < LR_RB; b++) {
+            float d[4] = { 0.f, 0.f, 0.f, 0.f };
 #pragma unroll
-            for (int t = 0; t < 4; t++) {
-                u32 a0, a1, a2, a3;
-                i8x4_to_h2(word(w[0][n], t), a0, a2);
-                i8x4_to_h2(word(w[1][n], t), a1, a3);
-                lr_mma16816(d, a0, a1, a2, a3, mine ? xb[2 * t] : 0u, mine ? xb[2 * t + 1] : 0u);
+            for (int n = 0; n < 8; n++) {
+                if (8 * j + n >= ng) break; // the warp's last chunk may be partial (warp-uniform)
+                const bool mine = g == n;
+#pragma unroll
+                for (int t = 0; t < 4; t++) {
+                    u32 a0, a1, a2, a3;
+                    i8x4_to_h2(word(w[0][n], t), a0, a2);
+                    i8x4_to_h2(word(w[1][n], t), a1, a3);
+                    lr_mma16816(d, a0, a1, a2, a3, mine ? xb[2 * t] : 0u, mine ? xb[2 * t + 1] : 0u);
+                }
             }
+            // d = (rows g, g + 8) x (groups 2qd, 2qd + 1) of the chunk
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float sa, ba, sc, bc;
+                lr_h2x2f(s[h][0], sa, ba);
+                lr_h2x2f(s[h][1], sc, bc);
+                acc[b][h] += sa * d[2 * h] + ba * X0 + sc * d[2 * h + 1] + bc * X1;
+            }
+            // the next row block's weights, or the next chunk's first
+            if (b + 1 < LR_RB) load(j, b + 1);
+            else if (j + 1 < NCW) load(j + 1, 0);
         }
-        // d = (rows g, g + 8) x (groups 2qd, 2qd + 1) of the chunk
+    }
+    // rows g and g + 8 of each block: the sum over the quad's four lanes, then over the warps
+#pragma unroll
+    for (int b = 0; b < LR_RB; b++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            float sa, ba, sc, bc;
-            lr_h2x2f(s[h][0], sa, ba);
-            lr_h2x2f(s[h][1], sc, bc);
-            acc[h] += sa * d[2 * h] + ba * X0 + sc * d[2 * h + 1] + bc * X1;
+            acc[b][h] += __shfl_xor_sync(0xffffffffu, acc[b][h], 1);
+            acc[b][h] += __shfl_xor_sync(0xffffffffu, acc[b][h], 2);
         }
-        if (j + 1 < NCW) load(j + 1);
+        if (qd == 0) part[warp][16 * b + g] = acc[b][0], part[warp][16 * b + g + 8] = acc[b][1];
     }
-    // rows g and g + 8: the sum over the quad's four lanes, then over the warps
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        acc[h] += __shfl_xor_sync(0xffffffffu, acc[h], 1);
-        acc[h] += __shfl_xor_sync(0xffffffffu, acc[h], 2);
-    }
-    if (qd == 0) part[warp][g] = acc[0], part[warp][g + 8] = acc[1];
     __syncthreads();
-    if (threadIdx.x < 16 && row0 + (int)threadIdx.x < vocab) {
-        float t = 0.f;
+    for (int i = threadIdx.x; i < 16 * LR_RB; i += LR_THREADS)
+        if (row0 + i < vocab) {
+            float t = 0.f;
 #pragma unroll
-        for (int k = 0; k < WARPS; k++) t += part[k][threadIdx.x];
-        logits[row0 + threadIdx.x] = t;
-    }
+            for (int k = 0; k < WARPS; k++) t += part[k][i];
+            logits[row0 + i] = t;
+        }
 }
