@@ -47,7 +47,7 @@ int lr_op_head_unroll_set(const char *what, const char *s);
 unsigned lr_op_head_rows_per_cta(void);
 /* Which head the GPU engine runs: 0 = op_head_int8g, N = 1..4 =
  * op_head_int8g_mma with N row blocks of 16 per CTA (its 8 warps splitting
- * the columns; the spec's rb). LEECHRT_HEAD_MMA through lr_op_head_mma_set:
+ * the columns; the spec's rb); default 1. LEECHRT_HEAD_MMA through lr_op_head_mma_set:
  * anything but an integer 0..4 is LR_EINVAL naming `what` and the value,
  * unchanged; NULL: unchanged. */
 extern int lr_op_head_mma;
