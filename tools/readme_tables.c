@@ -107,6 +107,34 @@ static void matrix_table(const char *file, const char *title, const char *arms)
     }
 }
 
+/* The stream control at swept geometries (tune_gemv rows: threads, unroll =
+ * 16-byte loads in flight per thread, extra0 = CTAs per SM): the fastest of
+ * each geometry's repeats (the sweep's other knobs do not reach the arm). */
+static void inflight_table(const char *file, const char *title)
+{
+    csv c;
+    if (load(file, &c)) return;
+    out("\n### %s\n", title);
+    source(&c, file);
+    out("| arm | matrix | threads | loads in flight per thread | CTAs per SM | KB in flight per SM | µs (best) |\n"
+        "|---|---|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++) {
+        const char *a = get(&c, r, "arm"), *m = get(&c, r, "matrix"), *t = get(&c, r, "threads"),
+                   *u = get(&c, r, "unroll"), *e = get(&c, r, "extra0");
+        int first = 1;
+        double best = atof(get(&c, r, "us"));
+        for (int k = 0; k < c.n; k++) {
+            if (strcmp(get(&c, k, "arm"), a) || strcmp(get(&c, k, "matrix"), m) || strcmp(get(&c, k, "threads"), t) ||
+                strcmp(get(&c, k, "unroll"), u) || strcmp(get(&c, k, "extra0"), e))
+                continue;
+            if (k < r) first = 0;
+            if (atof(get(&c, k, "us")) < best) best = atof(get(&c, k, "us"));
+        }
+        if (!first) continue;
+        out("| %s | %s | %s | %s | %s | %.0f | %.2f |\n", a, m, t, u, e, atof(t) * atof(u) * atof(e) * 16 / 1024, best);
+    }
+}
+
 static void codec_table(void)
 {
     csv c;
@@ -304,6 +332,8 @@ static void generate(void)
                  "Qwen3-14B matrices: the stream control grid-stride and in one contiguous range per SM, beside "
                  "Planes14S and its loads-only control (one process)",
                  "stream_p14s,stream_p14s_ranges,leech_p14s_loads,leech_p14s");
+    inflight_table("h200_stream_inflight.csv",
+                   "The stream control against the bytes it keeps in flight per SM (14B matrices, one process)");
     codec_table();
     rotation_table();
     sass_table();
