@@ -1,3 +1,5 @@
+// (The engine's default head is op_head_int8g_mma.cu on tensor cores since the
+// thirteenth session; this scalar one stays for LEECHRT_HEAD_MMA=0.)
 // Output head read in place from the int8 table (no transposed copy):
 // logits[r] = sum_i (q[r][i] * s + b) * x[i] with per-group (64) f16 scale and
 // bias, computed as s * sum(q x) + b * sum(x) per group. A warp per row (or
