@@ -380,7 +380,8 @@ static int test_head_mma_reference(void)
     T_OK(lr_call_host_fn(&lr_op_head_desc, lr_op_head_desc.host_mag, a));
     int differ = 0;
     for (int i = 0; i < vocab; i++) {
-        T_ASSERT(fabs((double)y0[i] - y1[i]) < 1e-3 * m0[i], "row %d: %g against %g (magnitude %g)", i, y0[i], y1[i], m0[i]);
+        T_ASSERT(fabs((double)y0[i] - y1[i]) < 1e-3 * m0[i], "row %d: %g against %g (magnitude %g)", i, y0[i], y1[i],
+                 m0[i]);
         differ += y0[i] != y1[i];
     }
     T_ASSERT(differ > 0, "f16(x) changed no row: the reference would not see the kernel's rounding");
