@@ -122,7 +122,7 @@ int lr_op_head_mma_set(const char *what, const char *s)
     return LR_OK;
 }
 
-unsigned lr_op_head_mma_rows_per_cta(void) { return 16u * (unsigned)(lr_op_head_mma > 1 ? lr_op_head_mma : 1); }
+unsigned lr_op_head_mma_rows_per_cta(int blocks) { return 16u * (unsigned)(blocks > 1 ? blocks : 1); }
 
 /* 256 threads: 8 warps of HEAD_RPW rows */
 unsigned lr_op_head_rows_per_cta(void) { return 8u * HEAD_RPW; }

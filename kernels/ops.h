@@ -52,7 +52,7 @@ unsigned lr_op_head_rows_per_cta(void);
  * unchanged; NULL: unchanged. */
 extern int lr_op_head_mma;
 int lr_op_head_mma_set(const char *what, const char *s);
-/* op_head_int8g_mma's rows per CTA at the current setting (16 per block). */
-unsigned lr_op_head_mma_rows_per_cta(void);
+/* op_head_int8g_mma's rows per CTA with `blocks` row blocks (16 each). */
+unsigned lr_op_head_mma_rows_per_cta(int blocks);
 
 #endif

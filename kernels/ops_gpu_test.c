@@ -241,7 +241,7 @@ static int head_case(int vocab, int hidden)
     const int keep = lr_op_head_mma;
     for (int rb = 1; rb <= 3 && rc == T_PASS; rb++) {
         lr_op_head_mma = rb;
-        const unsigned per = lr_op_head_mma_rows_per_cta();
+        const unsigned per = lr_op_head_mma_rows_per_cta(rb);
         rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a, geom((vocab + per - 1) / per, 256), 1e-5);
         if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma rb %d\n", vocab, hidden, rb);
     }
@@ -342,13 +342,13 @@ static int test_head_mma_setting(void)
     lr_jit_spec s;
     lr_op_spec(&s, "op_head_int8g_mma", 2624);
     T_ASSERT(spec_param(&s, "hidden") == 2624 && spec_param(&s, "threads") == 256 && spec_param(&s, "rb") == -1 &&
-                 lr_op_head_mma_rows_per_cta() == 16,
+                 lr_op_head_mma_rows_per_cta(lr_op_head_mma) == 16,
              "spec hidden %lld threads %lld rb %lld", spec_param(&s, "hidden"), spec_param(&s, "threads"),
              spec_param(&s, "rb"));
     T_OK(lr_op_head_mma_set("X", "3"));
     lr_op_spec(&s, "op_head_int8g_mma", 2624);
-    T_ASSERT(spec_param(&s, "rb") == 3 && lr_op_head_mma_rows_per_cta() == 48, "rb %lld, %u rows per CTA",
-             spec_param(&s, "rb"), lr_op_head_mma_rows_per_cta());
+    T_ASSERT(spec_param(&s, "rb") == 3 && lr_op_head_mma_rows_per_cta(lr_op_head_mma) == 48, "rb %lld, %u rows per CTA",
+             spec_param(&s, "rb"), lr_op_head_mma_rows_per_cta(lr_op_head_mma));
     lr_op_head_mma = keep;
     lr_clear_error();
     return T_PASS;

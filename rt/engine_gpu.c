@@ -76,8 +76,7 @@ typedef struct gpu_engine {
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head;
-    int head_mma;           /* f_head is op_head_int8g_mma (LEECHRT_HEAD_MMA row blocks per CTA) */
-    unsigned head_mma_rows; /* its rows per CTA */
+    int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
     CUgraphExec graph;
     int graph_nodes;
@@ -372,7 +371,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    const unsigned head_rows = e->head_mma ? e->head_mma_rows : lr_op_head_rows_per_cta();
+    const unsigned head_rows = e->head_mma ? lr_op_head_mma_rows_per_cta(e->head_mma) : lr_op_head_rows_per_cta();
     if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), 256, a, count))) return rc;
     return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
 }
@@ -399,7 +398,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
     e->head_mma = lr_op_head_mma;
-    e->head_mma_rows = lr_op_head_mma_rows_per_cta();
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)
