@@ -41,8 +41,6 @@ static void stream_destroy(void *p)
 static int prepare(int rows, int cols, int copies, uint64_t seed, int ranges, const lr_gemv_arm_opts *o, void **out)
 {
     *out = NULL;
-    const lr_device_info *d = lr_cu_device();
-    if (!d) return LR_FAIL(LR_ENODEV, "stream_p14s: no device");
     if (rows <= 0 || cols < 24) return LR_FAIL(LR_EINVAL, "stream_p14s: shape %dx%d", rows, cols);
     const int threads = o && o->threads ? o->threads : ranges ? 768 : 512, unroll = o && o->unroll ? o->unroll : 8;
     const int per_sm = o && o->extra[0] ? o->extra[0] : ranges ? 1 : 4;
@@ -50,6 +48,8 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, int ranges, co
         (ranges && per_sm != 1))
         return LR_FAIL(LR_EINVAL, "stream_p14s: threads %d, unroll %d, %d CTAs per SM%s", threads, unroll, per_sm,
                        ranges ? " (ranges: one)" : "");
+    const lr_device_info *d = lr_cu_device();
+    if (!d) return LR_FAIL(LR_ENODEV, "stream_p14s: no device");
     stream_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
     const size_t rg = ((size_t)rows + 15) / 16, sc = ((size_t)cols / 24 + 7) / 8;
