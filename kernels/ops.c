@@ -363,10 +363,12 @@ static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, fl
     head_mma(q, sb, x, logits, vocab, hidden, 1);
 }
 
+/* lr_argmax's contract (rt/sampler.h): the first index of the largest
+ * non-NaN value, 0 when all are NaN. */
 void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok)
 {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (logits[i] > logits[best]) best = i;
-    tok[0] = best;
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (logits[i] == logits[i] && (best < 0 || logits[i] > logits[best])) best = i;
+    tok[0] = best < 0 ? 0 : best;
 }

@@ -3,6 +3,7 @@
  * inputs, outputs poisoned, every element compared. */
 #include "jit/jit.h"
 #include "kernels/ops.h"
+#include "rt/sampler.h"
 #include "rt/cu.h"
 #include "test/t.h"
 #include "util/err.h"
@@ -267,23 +268,37 @@ static int test_head(void)
 static int test_argmax(void)
 {
     NEED_GPU();
-    for (int k = 0; k < 3; k++) {
-        int n = 151936;
+    const float nan = NAN;
+    for (int k = 0; k < 7; k++) {
+        int n = k == 6 ? 1003 : 151936; /* 1003: a tail past the float4 steps */
         float *lg = malloc(4u * n);
         lr_rng r;
         lr_rng_seed(&r, 50 + (uint64_t)k);
         lr_fill_random(LR_E_F32, lg, (size_t)n, &r, 10);
         if (k == 1) lg[n - 1] = 100, lg[12345] = 100;  /* a tie: the lower index wins */
         if (k == 2) lg[0] = 1e30f;
+        if (k == 3) { /* NaN first and next to the maximum: never wins */
+            for (int i = 0; i < n; i += 97) lg[i] = nan;
+            lg[777] = 50, lg[776] = lg[778] = nan;
+        }
+        if (k == 4) for (int i = 0; i < n; i++) lg[i] = i % 3 ? -INFINITY : nan; /* -inf at 1 */
+        if (k == 5) for (int i = 0; i < n; i++) lg[i] = nan;                    /* 0 */
+        if (k == 6) lg[1002] = 1000;
         int32_t tok = -1;
         lr_arg a[3] = { 0 };
         a[0].host = lg, a[0].count = (size_t)n;
         a[1].v.i32 = n;
         a[2].host = &tok, a[2].count = 1;
         int rc = run(&lr_op_argmax_desc, "op_argmax", 0, a, geom(1, 1024), 0);
+        int32_t want = lr_argmax(lg, n); /* the sampler's greedy pick: the engine's greedy step must equal it */
         free(lg);
         if (rc != T_PASS) return rc;
+        T_ASSERT(tok == want, "case %d: op_argmax %d, lr_argmax %d", k, tok, want);
         if (k == 1) T_ASSERT(tok == 12345, "tie resolved to %d", tok);
+        if (k == 3) T_ASSERT(tok == 777, "NaN case resolved to %d", tok);
+        if (k == 4) T_ASSERT(tok == 1, "all -inf/NaN resolved to %d", tok);
+        if (k == 5) T_ASSERT(tok == 0, "all NaN resolved to %d", tok);
+        if (k == 6) T_ASSERT(tok == 1002, "tail resolved to %d", tok);
     }
     return T_PASS;
 }

@@ -19,7 +19,8 @@ struct lr_rt {
     lr_engine *eng;
     lr_tok *tok;            /* NULL when the artifact has none */
     lr_sampler sampler;
-    const float *logits;    /* of the last step; NULL when the context is empty */
+    const float *logits;    /* of the last step; NULL when the context is empty or the step was greedy */
+    int32_t greedy_next;    /* the last step's argmax when it was a greedy step; -1 otherwise */
     int32_t pending;        /* sampled, not yet fed to the engine; -1 when none */
     int32_t stop[MAX_STOP];
     int nstop;
@@ -81,6 +82,7 @@ int lr_rt_open(const char *path, const lr_rt_opts *opts, lr_rt **out)
     lr_rt *rt = calloc(1, sizeof *rt);
     if (!rt) return LR_FAIL(LR_ENOMEM, "out of memory");
     rt->pending = -1;
+    rt->greedy_next = -1;
     int rc = lr_model_open(path, opts->skip_verify ? LR_MODEL_SKIP_DATA : 0, &rt->model);
     if (!rc) {
         const lr_model_config *c = lr_model_cfg(rt->model);
@@ -176,19 +178,31 @@ int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len)
 
 /* ---- steps ---- */
 
-static int feed(lr_rt *rt, int32_t token)
+/* What a step's caller needs afterwards: the logits, or only the greedy
+ * token (or nothing: a prompt token before the last), which a backend with
+ * step_greedy computes on its side, keeping the logits there. */
+enum { NEED_LOGITS, NEED_TOKEN };
+
+static int feed(lr_rt *rt, int32_t token, int need)
 {
+    rt->logits = NULL;
+    rt->greedy_next = -1;
+    if (need == NEED_TOKEN && rt->eng->ops->step_greedy) {
+        int32_t next;
+        int rc = rt->eng->ops->step_greedy(rt->eng, token, &next);
+        if (!rc) rt->greedy_next = next;
+        return rc;
+    }
     const float *l;
     int rc = rt->eng->ops->step(rt->eng, token, &l);
-    if (rc) return rc;
-    rt->logits = l;
-    return LR_OK;
+    if (!rc) rt->logits = l;
+    return rc;
 }
 
-static int feed_pending(lr_rt *rt)
+static int feed_pending(lr_rt *rt, int need)
 {
     if (rt->pending < 0) return LR_OK;
-    int rc = feed(rt, rt->pending);
+    int rc = feed(rt, rt->pending, need);
     if (!rc) rt->pending = -1;
     return rc;
 }
@@ -196,8 +210,8 @@ static int feed_pending(lr_rt *rt)
 int lr_rt_eval(lr_rt *rt, int32_t token, const float **logits)
 {
     *logits = NULL;
-    int rc = feed_pending(rt);
-    if (!rc) rc = feed(rt, token);
+    int rc = feed_pending(rt, NEED_LOGITS);
+    if (!rc) rc = feed(rt, token, NEED_LOGITS);
     if (!rc) *logits = rt->logits;
     return rc;
 }
@@ -206,6 +220,7 @@ int lr_rt_reset(lr_rt *rt)
 {
     rt->pending = -1;
     rt->logits = NULL;
+    rt->greedy_next = -1;
     return rt->eng->ops->reset(rt->eng);
 }
 
@@ -244,7 +259,8 @@ int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params 
     if (need > room)
         return LR_FAIL(LR_ERANGE, "generate: a prompt of %d tokens does not fit the context (%d of %d used)", n,
                        lr_rt_position(rt), rt->eng->max_context);
-    if (!need && !rt->logits) return LR_FAIL(LR_EINVAL, "generate: empty prompt and empty context");
+    if (!need && !rt->logits && rt->greedy_next < 0)
+        return LR_FAIL(LR_EINVAL, "generate: empty prompt and empty context");
     lr_sampler_params sp = { p->temperature, p->top_k, p->top_p };
     int rc = lr_sampler_set(&rt->sampler, &sp);
     if (rc) return rc;
@@ -253,9 +269,17 @@ int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params 
         if ((uint32_t)prompt[i] >= vocab)
             return LR_FAIL(LR_EINVAL, "generate: prompt token %d is %d, outside the vocabulary [0, %u)", i, prompt[i], vocab);
 
-    if ((rc = feed_pending(rt))) return rc;
-    for (int i = 0; i < n && !rc; i++) rc = feed(rt, prompt[i]);
+    /* Greedy: the GPU backend's argmax runs on the device and only the token
+       comes back. Prompt tokens before the last need no logits at all. */
+    const int greedy = lr_sampler_is_greedy(&rt->sampler), last = greedy ? NEED_TOKEN : NEED_LOGITS;
+    if ((rc = feed_pending(rt, n > 0 ? NEED_TOKEN : last))) return rc;
+    for (int i = 0; i < n && !rc; i++) rc = feed(rt, prompt[i], i + 1 < n ? NEED_TOKEN : last);
     if (rc) return rc;
+    if (!rt->logits && (!greedy || rt->greedy_next < 0))
+        /* only after a failed greedy generate: its last step left the
+           logits on the device */
+        return LR_FAIL(LR_EINVAL, "generate: sampling needs the last step's logits, but the context ends in a greedy "
+                       "step; give at least one prompt token");
     double t1 = lr_now();
     st->prefill_tok_s = n > 0 && t1 > t0 ? n / (t1 - t0) : 0;
 
@@ -263,7 +287,7 @@ int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params 
     lr_tok_stream_init(&em.ts, rt->tok, 1);
     double tfirst = t1;
     for (;;) {
-        int32_t id = lr_sampler_sample(&rt->sampler, rt->logits);
+        int32_t id = rt->logits ? lr_sampler_sample(&rt->sampler, rt->logits) : rt->greedy_next;
         rt->pending = id;
         if (st->generated == 0) tfirst = lr_now();
         if (!p->ignore_eos && is_stop(rt, id)) { st->stop = LR_STOP_EOS; break; }
@@ -273,7 +297,7 @@ int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params 
         if (stop) { st->stop = LR_STOP_CALLBACK; break; }
         if (p->max_tokens > 0 && st->generated >= p->max_tokens) { st->stop = LR_STOP_LENGTH; break; }
         if (rt->eng->pos >= rt->eng->max_context) { st->stop = LR_STOP_CONTEXT; break; }
-        if ((rc = feed_pending(rt))) break;
+        if ((rc = feed_pending(rt, last))) break;
     }
     if (!rc && rt->tok) {
         const char *text;

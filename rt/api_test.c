@@ -7,6 +7,7 @@
 #include "rt/chat.h"
 #include "rt/demo_model.h"
 #include "rt/leechrt.h"
+#include "rt/sampler.h"
 #include "test/t.h"
 #include "util/atomic_file.h"
 
@@ -232,6 +233,42 @@ static int test_continue_and_stops(void)
     return T_PASS;
 }
 
+/* Greedy generate takes the backends' greedy step (only the token comes
+ * back): its tokens equal the logits path's, lr_rt_eval + lr_argmax, and a
+ * sampled continuation after it still gets logits (the pending token is fed
+ * with the full step). */
+static int test_greedy_step_path(void)
+{
+    collect g = { 0 }, s1 = { 0 }, s2 = { 0 };
+    lr_rt *rt = open_cpu(demo(), 7, 0);
+    T_ASSERT(rt, "open");
+    T_OK(gen(rt, k_prompt, 5, 0, 16, &g));
+    T_OK(lr_rt_reset(rt));
+    const float *lg = NULL;
+    lr_rt_info info;
+    lr_rt_get_info(rt, &info);
+    int vocab = info.vocab;
+    for (int i = 0; i < 5; i++) T_OK(lr_rt_eval(rt, k_prompt[i], &lg));
+    for (int i = 0; i < 16; i++) {
+        int32_t id = lr_argmax(lg, vocab);
+        T_ASSERT(id == g.ids[i], "token %d: greedy generate %d, eval + argmax %d", i, g.ids[i], id);
+        T_OK(lr_rt_eval(rt, id, &lg));
+    }
+    lr_rt_close(rt);
+    rt = open_cpu(demo(), 7, 0);
+    T_OK(gen(rt, k_prompt, 5, 0, 4, &s1));
+    T_OK(gen(rt, NULL, 0, 0.9f, 4, &s1)); /* sampled after greedy: fed the pending token with logits */
+    T_ASSERT(s1.n == 8, "%d tokens", s1.n);
+    lr_rt_close(rt);
+    rt = open_cpu(demo(), 7, 0);
+    T_OK(gen(rt, k_prompt, 5, 0, 4, &s2));
+    T_OK(lr_rt_reset(rt));
+    T_OK(gen(rt, k_prompt, 5, 0, 4, &s2)); /* and after a reset, the same greedy tokens */
+    T_ASSERT(!memcmp(s2.ids, s2.ids + 4, 4 * sizeof s2.ids[0]), "greedy run differs after reset");
+    lr_rt_close(rt);
+    return T_PASS;
+}
+
 /* A model file without a tokenizer: ids in, ids out, text calls refused. */
 static int test_no_tokenizer(void)
 {
@@ -307,5 +344,5 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_demo_model_once), T_CASE(test_open_errors), T_CASE(test_gpu_backend_error), T_CASE(test_info_and_text),
-       T_CASE(test_generate_deterministic), T_CASE(test_continue_and_stops), T_CASE(test_no_tokenizer),
+       T_CASE(test_generate_deterministic), T_CASE(test_greedy_step_path), T_CASE(test_continue_and_stops), T_CASE(test_no_tokenizer),
        T_CASE(test_chat_template), T_CASE(test_demo_tokenizer), T_CASE(cleanup))

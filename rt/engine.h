@@ -41,6 +41,12 @@ typedef struct lr_engine_ops {
     int (*reset)(lr_engine *e);
     int (*step)(lr_engine *e, int32_t token, const float **logits);
     void (*close)(lr_engine *e);
+    /* Optional (NULL: the caller steps and takes lr_argmax of the logits).
+     * The same step, but the backend returns only the greedy next token,
+     * lr_argmax of the logits (lowest id on ties, NaN never wins, 0 when all
+     * are NaN), so the logits need not leave the device; no logits are
+     * valid afterwards. */
+    int (*step_greedy)(lr_engine *e, int32_t token, int32_t *next);
 } lr_engine_ops;
 
 /* The head of every backend's state (its first member), read and written by
@@ -72,6 +78,14 @@ const char *lr_engine_gpu_phase_name(int i);
  * rewriting that cache slot with the same values (or the slot the next step
  * writes): the cache stays valid. */
 int lr_engine_gpu_graph_us(lr_engine *e, int reps, double *us);
+/* The same for the greedy step's graph (the argmax on the device and a
+ * 4-byte copy instead of the logits' copy). */
+int lr_engine_gpu_graph_greedy_us(lr_engine *e, int reps, double *us);
+/* The whole step's graph without one phase's launches (greedy graph),
+ * microseconds per replay: graph_us minus this is what the phase costs in
+ * the chain, its overlap with its neighbours taken off. The results are
+ * meaningless; the cache stays valid as for graph_us. */
+int lr_engine_gpu_graph_without_us(lr_engine *e, int phase, int reps, double *us);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
 extern const lr_engine_ops lr_engine_cpu_ops;

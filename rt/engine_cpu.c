@@ -8,6 +8,7 @@
  * A projection of a rotated (Leech) tensor first rotates its input with the
  * tensor's own seed (kernels/rotation.h): the stored rows live in that basis. */
 #include "rt/engine_cpu.h"
+#include "rt/sampler.h"
 #include "kernels/rotation.h"
 #include "loader/arch.h"
 #include "loader/parallel.h"
@@ -455,4 +456,16 @@ static int cpu_step(lr_engine *base, int32_t token, const float **logits)
     return LR_OK;
 }
 
-const lr_engine_ops lr_engine_cpu_ops = { "cpu", lr_engine_cpu_open, cpu_reset, cpu_step, cpu_close };
+/* The greedy step as the GPU backend offers it (there it keeps the logits on
+ * the device); here the same step and lr_argmax, so the public API's greedy
+ * path runs, and is tested, on both backends. */
+static int cpu_step_greedy(lr_engine *base, int32_t token, int32_t *next)
+{
+    const float *logits;
+    *next = 0;
+    int rc = cpu_step(base, token, &logits);
+    if (!rc) *next = lr_argmax(logits, (int)((cpu_engine *)base)->c.vocab);
+    return rc;
+}
+
+const lr_engine_ops lr_engine_cpu_ops = { "cpu", lr_engine_cpu_open, cpu_reset, cpu_step, cpu_close, cpu_step_greedy };

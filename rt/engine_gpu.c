@@ -40,10 +40,11 @@ enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
 
 /* Phases of a step, for lr_engine_gpu_phases. */
 enum { PH_EMBED, PH_NORM, PH_ROT, PH_NORM_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_ROPE_ATT, PH_O, PH_GU, PH_SILU,
-       PH_DOWN, PH_HEAD, NPH };
+       PH_DOWN, PH_HEAD, PH_ARGMAX, NPH };
 static const char *const phase_names[NPH] = { "embed",    "norm",      "rotation",       "norm_rotation", "gemv_qkv",
                                               "rope_kv",  "attention", "rope_attention", "gemv_o",        "gemv_gateup",
-                                              "silu_mul", "gemv_down", "head" };
+                                              "silu_mul", "gemv_down", "head",
+                                              "argmax" };
 
 /* One (possibly fused) projection y = W (R x). */
 typedef struct proj {
@@ -75,15 +76,18 @@ typedef struct gpu_engine {
     CUdeviceptr d_tok, d_pos, xb[2], xn, xr, qkv, att, o, gu, h, down, logits;
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
-    CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head;
+    CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
-    CUgraphExec graph;
+    CUgraphExec graph;     /* the step, copying the logits to host_logits */
+    CUgraphExec graph_greedy; /* the step, copying only the argmax token to h_io[2] */
     int graph_nodes;
+    int greedy;            /* enqueue the greedy step's end (argmax, token copy) */
     unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
     int phase;             /* phase of the launches being enqueued */
     float *host_logits;    /* page-locked: the step graph copies the logits here */
-    int32_t *h_io;         /* page-locked {token, position}: the step graph copies them in */
+    int32_t *h_io;         /* page-locked {token, position, next}: the step graph copies the first two
+                              in, the greedy graph the argmax token out */
     float *host_x, *host_y;
     size_t bytes_weights;
     int leech_layout;      /* LR_LEECH_DEV_* */
@@ -373,10 +377,35 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
     const unsigned head_rows = e->head_mma ? lr_op_head_mma_rows_per_cta(e->head_mma) : lr_op_head_rows_per_cta();
     if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), 256, a, count))) return rc;
-    return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
+    if (!e->greedy) return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
+    /* Greedy: 4 bytes leave the device instead of the vocab's logits (608 KB
+     * at 14B) and the host scans nothing. */
+    e->phase = PH_ARGMAX;
+    CUdeviceptr next = e->d_tok + 8;
+    void *b[] = { &e->logits, &vocab, &next };
+    if ((rc = L1(e, e->f_argmax, 1, 1024, b, count))) return rc;
+    return on(e) ? lr_cu_d2h_async(&e->h_io[2], next, 4, e->s) : LR_OK;
 }
 
 static void gpu_close(lr_engine *b);
+
+/* Captures the step's launches of the phases in mask as one graph; greedy
+ * picks its end (argmax and a 4-byte copy, or the logits' copy). */
+static int capture(gpu_engine *e, int greedy, unsigned mask, CUgraphExec *g, int *nodes)
+{
+    *g = NULL;
+    int n = 0, rc = lr_cu_graph_begin(e->s);
+    if (rc) return rc;
+    int was = lr_cu_set_pdl(e->base.pdl);
+    e->greedy = greedy, e->phase_mask = mask;
+    int r2 = enqueue_step(e, 0, &n);
+    e->greedy = 0, e->phase_mask = ~0u;
+    lr_cu_set_pdl(was);
+    rc = lr_cu_graph_end(e->s, g);
+    if (r2) rc = r2, lr_cu_graph_destroy(*g), *g = NULL;
+    if (nodes) *nodes = n;
+    return rc;
+}
 
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
 {
@@ -439,7 +468,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     size_t H = c->hidden, maxw = H;
     if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;
     if (c->intermediate > maxw) maxw = c->intermediate;
-    if (!rc) rc = lr_cu_alloc(&e->d_tok, 8); /* token, then position: one copy in */
+    if (!rc) rc = lr_cu_alloc(&e->d_tok, 16); /* token, then position: one copy in; the greedy token at 8 */
     e->d_pos = e->d_tok + 4;
     if (!rc) rc = lr_cu_alloc(&e->xb[0], H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xb[1], H * 4);
@@ -458,13 +487,14 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc && !e->fuse) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
     if (!rc && !e->fuse) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
+    if (!rc) rc = get_fn("op_argmax", 0, &e->f_argmax);
     if (!rc)
         rc = e->head_mma ? get_fn("op_head_int8g_mma", (int)c->hidden, &e->f_head) : get_fn("op_head_int8g", 0, &e->f_head);
     /* Why page-locked: the step's copies run inside its graph as DMA instead
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);
-    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 8);
-    if (!rc) e->h_io[0] = e->h_io[1] = 0; /* a replay before the first step reads token 0 at position 0 */
+    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 16);
+    if (!rc) e->h_io[0] = e->h_io[1] = e->h_io[2] = 0; /* a replay before the first step reads token 0 at position 0 */
     e->host_x = malloc(H * 4);
     e->host_y = malloc(H * 4);
     if (!rc && (!e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
@@ -475,19 +505,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     const char *pdl_env = getenv("LEECHRT_PDL");
     e->base.pdl = lr_cu_pdl_supported() && !(pdl_env && !strcmp(pdl_env, "0"));
     /* Capture the step once; replays read token and position from device memory. */
-    if (!rc) {
-        int n = 0;
-        rc = lr_cu_graph_begin(e->s);
-        if (!rc) {
-            int was = lr_cu_set_pdl(e->base.pdl);
-            int r2 = enqueue_step(e, 0, &n);
-            lr_cu_set_pdl(was);
-            CUgraphExec g = NULL;
-            rc = lr_cu_graph_end(e->s, &g);
-            if (r2) rc = r2, lr_cu_graph_destroy(g);
-            else e->graph = g, e->graph_nodes = n;
-        }
-    }
+    if (!rc) rc = capture(e, 0, ~0u, &e->graph, &e->graph_nodes);
+    if (!rc) rc = capture(e, 1, ~0u, &e->graph_greedy, NULL);
     if (rc) {
         rc = lr_wrap(rc, "GPU engine for %s", lr_model_path(m));
         e->base.ops = &lr_engine_gpu_ops;
@@ -507,10 +526,10 @@ static int gpu_reset(lr_engine *b)
     return LR_OK;
 }
 
-static int gpu_step(lr_engine *b, int32_t token, const float **logits)
+/* One step; greedy: its end is the argmax, the token in h_io[2]. */
+static int run_step(gpu_engine *e, int32_t token, int greedy)
 {
-    gpu_engine *e = (gpu_engine *)b;
-    *logits = NULL;
+    lr_engine *b = &e->base;
     if (b->pos >= b->max_context) return LR_FAIL(LR_ERANGE, "context full (%d positions)", b->max_context);
     if (token < 0 || (uint32_t)token >= e->c.vocab) return LR_FAIL(LR_EINVAL, "token %d outside the vocabulary", token);
     int32_t pos = b->pos;
@@ -518,68 +537,93 @@ static int gpu_step(lr_engine *b, int32_t token, const float **logits)
     int rc = LR_OK, n = 0;
     if (b->on_layer) {
         int was = lr_cu_set_pdl(e->base.pdl);
+        e->greedy = greedy;
         rc = enqueue_step(e, 1, &n);
+        e->greedy = 0;
         lr_cu_set_pdl(was);
     } else {
-        rc = lr_cu_graph_launch(e->graph, e->s);
+        rc = lr_cu_graph_launch(greedy ? e->graph_greedy : e->graph, e->s);
     }
-    if (!rc) rc = lr_cu_stream_sync(e->s); /* the logits are in host_logits */
+    if (!rc) rc = lr_cu_stream_sync(e->s); /* the logits are in host_logits (the token in h_io[2]) */
     if (rc) return lr_wrap(rc, "GPU step at position %d", pos);
     b->pos++;
-    *logits = e->host_logits;
     return LR_OK;
+}
+
+static int gpu_step(lr_engine *b, int32_t token, const float **logits)
+{
+    *logits = NULL;
+    int rc = run_step((gpu_engine *)b, token, 0);
+    if (!rc) *logits = ((gpu_engine *)b)->host_logits;
+    return rc;
+}
+
+static int gpu_step_greedy(lr_engine *b, int32_t token, int32_t *next)
+{
+    *next = 0;
+    int rc = run_step((gpu_engine *)b, token, 1);
+    if (!rc) *next = ((gpu_engine *)b)->h_io[2];
+    return rc;
+}
+
+/* g replayed back to back, microseconds per replay. */
+static int time_graph(gpu_engine *e, CUgraphExec g, int reps, double *us)
+{
+    if (reps < 1) reps = 1;
+    CUevent t0 = NULL, t1 = NULL;
+    float ms = 0;
+    int rc = lr_cu_event_create(&t0);
+    if (!rc) rc = lr_cu_event_create(&t1);
+    if (!rc) rc = lr_cu_graph_launch(g, e->s); /* warm-up */
+    if (!rc) rc = lr_cu_event_record(t0, e->s);
+    for (int r = 0; r < reps && !rc; r++) rc = lr_cu_graph_launch(g, e->s);
+    if (!rc) rc = lr_cu_event_record(t1, e->s);
+    if (!rc) rc = lr_cu_event_ms(t0, t1, &ms);
+    if (!rc) *us = 1e3 * ms / reps;
+    lr_cu_event_destroy(t0), lr_cu_event_destroy(t1);
+    return rc;
 }
 
 int lr_engine_gpu_phases(lr_engine *b, int reps, double *us, int n)
 {
     if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "phase timing needs the GPU engine");
     gpu_engine *e = (gpu_engine *)b;
-    if (reps < 1) reps = 1;
-    CUevent t0 = NULL, t1 = NULL;
-    int rc = lr_cu_event_create(&t0);
-    if (!rc) rc = lr_cu_event_create(&t1);
+    int rc = LR_OK;
     for (int p = 0; p < NPH && p < n && !rc; p++) {
-        /* One graph holding this phase's launches of the whole step. */
-        int cnt = 0, was = lr_cu_set_pdl(e->base.pdl);
+        /* One graph holding this phase's launches of the whole step (the
+           greedy step's: the head phase without the logits' copy). */
+        int cnt = 0;
         CUgraphExec g = NULL;
-        e->phase_mask = 1u << p;
-        rc = lr_cu_graph_begin(e->s);
-        if (!rc) {
-            int r2 = enqueue_step(e, 0, &cnt);
-            rc = lr_cu_graph_end(e->s, &g);
-            if (r2) rc = r2;
-        }
-        e->phase_mask = ~0u;
-        lr_cu_set_pdl(was);
-        float ms = 0;
-        if (!rc) rc = lr_cu_graph_launch(g, e->s); /* warm-up */
-        if (!rc) rc = lr_cu_event_record(t0, e->s);
-        for (int r = 0; r < reps && !rc; r++) rc = lr_cu_graph_launch(g, e->s);
-        if (!rc) rc = lr_cu_event_record(t1, e->s);
-        if (!rc) rc = lr_cu_event_ms(t0, t1, &ms);
-        if (!rc) us[p] = cnt ? 1e3 * ms / reps : 0;
+        double t = 0;
+        rc = capture(e, 1, 1u << p, &g, &cnt);
+        if (!rc) rc = time_graph(e, g, reps, &t);
+        if (!rc) us[p] = cnt ? t : 0;
         lr_cu_graph_destroy(g);
     }
-    lr_cu_event_destroy(t0), lr_cu_event_destroy(t1);
     return rc;
 }
 
 int lr_engine_gpu_graph_us(lr_engine *b, int reps, double *us)
 {
     if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    return time_graph((gpu_engine *)b, ((gpu_engine *)b)->graph, reps, us);
+}
+
+int lr_engine_gpu_graph_greedy_us(lr_engine *b, int reps, double *us)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    return time_graph((gpu_engine *)b, ((gpu_engine *)b)->graph_greedy, reps, us);
+}
+
+int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    if (phase < 0 || phase >= NPH) return LR_FAIL(LR_EINVAL, "no phase %d", phase);
     gpu_engine *e = (gpu_engine *)b;
-    if (reps < 1) reps = 1;
-    CUevent t0 = NULL, t1 = NULL;
-    float ms = 0;
-    int rc = lr_cu_event_create(&t0);
-    if (!rc) rc = lr_cu_event_create(&t1);
-    if (!rc) rc = lr_cu_graph_launch(e->graph, e->s); /* warm-up */
-    if (!rc) rc = lr_cu_event_record(t0, e->s);
-    for (int r = 0; r < reps && !rc; r++) rc = lr_cu_graph_launch(e->graph, e->s);
-    if (!rc) rc = lr_cu_event_record(t1, e->s);
-    if (!rc) rc = lr_cu_event_ms(t0, t1, &ms);
-    if (!rc) *us = 1e3 * ms / reps;
-    lr_cu_event_destroy(t0), lr_cu_event_destroy(t1);
+    CUgraphExec g = NULL;
+    int rc = capture(e, 1, ~(1u << phase), &g, NULL);
+    if (!rc) rc = time_graph(e, g, reps, us);
+    lr_cu_graph_destroy(g);
     return rc;
 }
 
@@ -590,6 +634,7 @@ static void gpu_close(lr_engine *b)
     gpu_engine *e = (gpu_engine *)b;
     if (!e) return;
     lr_cu_graph_destroy(e->graph);
+    lr_cu_graph_destroy(e->graph_greedy);
     if (e->L)
         for (uint32_t l = 0; l < e->c.n_layers; l++) {
             layer *L = &e->L[l];
@@ -612,4 +657,4 @@ static void gpu_close(lr_engine *b)
     free(e);
 }
 
-const lr_engine_ops lr_engine_gpu_ops = { "gpu", gpu_open, gpu_reset, gpu_step, gpu_close };
+const lr_engine_ops lr_engine_gpu_ops = { "gpu", gpu_open, gpu_reset, gpu_step, gpu_close, gpu_step_greedy };

@@ -164,11 +164,13 @@ static int32_t sample_top_k(lr_sampler *s, const float *logits)
     return draw(s, c, nc, mass, p > 0 && p < 1);
 }
 
+int lr_sampler_is_greedy(const lr_sampler *s) { return s->p.temperature <= 0 || s->p.top_k == 1; }
+
 int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
 {
     int n = s->vocab, k = s->p.top_k;
     double T = s->p.temperature, p = s->p.top_p;
-    if (T <= 0 || k == 1) return lr_argmax(logits, n);
+    if (lr_sampler_is_greedy(s)) return lr_argmax(logits, n);
     int use_k = k > 0 && k < n, use_p = p > 0 && p < 1;
     if (use_k) return sample_top_k(s, logits);
     float mx = logits[lr_argmax(logits, n)];

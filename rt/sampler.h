@@ -29,6 +29,9 @@ int lr_sampler_set(lr_sampler *s, const lr_sampler_params *p);
 /* The next token. Never fails: NaN logits are never chosen unless every
  * logit is NaN (then id 0). */
 int32_t lr_sampler_sample(lr_sampler *s, const float *logits);
+/* 1 when lr_sampler_sample is lr_argmax (temperature <= 0 or top_k 1): it
+ * then draws nothing from the random stream. */
+int lr_sampler_is_greedy(const lr_sampler *s);
 /* argmax, lowest id on ties (NaN never wins). */
 int32_t lr_argmax(const float *logits, int n);
 

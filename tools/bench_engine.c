@@ -43,34 +43,45 @@ static int run(const char *path, const char *label, const char *arm, int layout,
     double t0 = lr_now();
     int rc = lr_model_open(path, LR_MODEL_SKIP_DATA, &m);
     if (rc) return rc;
-    lr_engine_opts o = { .max_context = n + 16, .leech_layout = layout };
+    lr_engine_opts o = { .max_context = 2 * n + 32, .leech_layout = layout };
     lr_engine *e;
     rc = lr_engine_gpu_ops.open(m, &o, &e);
     if (rc) { lr_model_close(m); return rc; }
     double t_open = lr_now() - t0;
     const lr_model_config *c = lr_model_cfg(m);
     const float *lg;
-    int tok = 1;
-    for (int i = 0; i < 8 && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : lr_argmax(lg, (int)c->vocab);
+    int32_t tok = 1, nx = 0;
+    /* The greedy step the launcher runs (argmax on the device, 4 bytes
+       back), then the step that brings the logits back for a host sampler. */
+    for (int i = 0; i < 8 && !rc; i++) rc = e->ops->step_greedy(e, tok, &nx), tok = rc ? tok : nx;
     double t1 = lr_now();
-    for (int i = 0; i < n && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : lr_argmax(lg, (int)c->vocab);
+    for (int i = 0; i < n && !rc; i++) rc = e->ops->step_greedy(e, tok, &nx), tok = rc ? tok : nx;
     double dt = lr_now() - t1;
+    for (int i = 0; i < 8 && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : lr_argmax(lg, (int)c->vocab);
+    double t2 = lr_now();
+    for (int i = 0; i < n && !rc; i++) rc = e->ops->step(e, tok, &lg), tok = rc ? tok : lr_argmax(lg, (int)c->vocab);
+    double dt2 = lr_now() - t2;
     if (!rc) {
         double tps = n / dt, us = 1e6 * dt / n, gbps = e->bytes_per_step / (us * 1e3);
-        printf("%-16s %-6s %3u layers: open %.1f s, %.1f tok/s (%.3f ms/token, %.0f launches/token, %s), "
-               "%.2f GB weights/token = %.0f GB/s = %.1f%% of the read bound\n",
-               arm, label, c->n_layers, t_open, tps, 1e-3 * us, e->launches_per_step, e->pdl ? "PDL" : "no PDL",
-               e->bytes_per_step / 1e9, gbps, 100 * gbps / g_bound);
+        double us2 = 1e6 * dt2 / n, gbps2 = e->bytes_per_step / (us2 * 1e3);
+        printf("%-16s %-6s %3u layers: open %.1f s, %.1f tok/s greedy (%.3f ms/token, %.0f launches/token with the argmax, %s), "
+               "%.2f GB weights/token = %.0f GB/s = %.1f%% of the read bound; %.1f tok/s with the logits to the host\n",
+               arm, label, c->n_layers, t_open, tps, 1e-3 * us, e->launches_per_step + 1, e->pdl ? "PDL" : "no PDL",
+               e->bytes_per_step / 1e9, gbps, 100 * gbps / g_bound, 1e6 / us2);
         lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us, gbps, 100 * gbps / g_bound, tps, vc);
-        double gus = 0;
-        if (!(rc = lr_engine_gpu_graph_us(e, 20, &gus))) {
-            printf("  step graph replayed back to back: %.1f us (GPU time; the step adds %.1f us of host work)\n", gus,
-                   us - gus);
+        lr_csv_row(csv, "%s,%s,step_logits,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us2, gbps2, 100 * gbps2 / g_bound,
+                   1e6 / us2, vc);
+        double gus = 0, gus2 = 0;
+        if (!(rc = lr_engine_gpu_graph_greedy_us(e, 20, &gus)) && !(rc = lr_engine_gpu_graph_us(e, 20, &gus2))) {
+            printf("  step graph replayed back to back: %.1f us greedy, %.1f with the logits' copy (GPU time; the "
+                   "steps add %.1f / %.1f us of host work)\n", gus, gus2, us - gus, us2 - gus2);
             lr_csv_row(csv, "%s,%s,graph,,,,%.1f,,,,%s", arm, label, gus, vc);
+            lr_csv_row(csv, "%s,%s,graph_logits,,,,%.1f,,,,%s", arm, label, gus2, vc);
         }
-        /* Where the time goes: each phase of every layer replayed alone. */
+        /* Where the time goes: each phase of every layer replayed alone, and
+           the whole graph without it (what it costs inside the chain). */
         double ph[16] = { 0 }, sum = 0;
-        if (!(rc = lr_engine_gpu_phases(e, 20, ph, 16))) {
+        if (!rc && !(rc = lr_engine_gpu_phases(e, 20, ph, 16))) {
             printf("  phases (us/token, each alone):");
             for (int i = 0; lr_engine_gpu_phase_name(i); i++) {
                 printf(" %s %.0f", lr_engine_gpu_phase_name(i), ph[i]);
@@ -78,6 +89,15 @@ static int run(const char *path, const char *label, const char *arm, int layout,
                 lr_csv_row(csv, "%s,%s,%s,,,,%.1f,,,,%s", arm, label, lr_engine_gpu_phase_name(i), ph[i], vc);
             }
             printf("; sum %.0f vs step %.0f\n", sum, us);
+            printf("  phases (us/token, the graph minus the graph without it):");
+            for (int i = 0; lr_engine_gpu_phase_name(i) && !rc; i++) {
+                double w = 0;
+                if (ph[i] == 0) continue; /* no launches in this engine */
+                if ((rc = lr_engine_gpu_graph_without_us(e, i, 20, &w))) break;
+                printf(" %s %.0f", lr_engine_gpu_phase_name(i), gus - w);
+                lr_csv_row(csv, "%s,%s,without_%s,,,,%.1f,,,,%s", arm, label, lr_engine_gpu_phase_name(i), w, vc);
+            }
+            printf("\n");
         }
     }
     e->ops->close(e);

@@ -185,7 +185,9 @@ static void engine_table(void)
         if (any) {
             out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph); "
                 "graph = the whole step's graph replayed back to back (GPU time), step = one decode step as the "
-                "host sees it (graph launch, wait, logits):\n\n| commit | arm | model |");
+                "host sees it (graph launch, wait, and from 2026-12-01 the greedy token: the argmax runs on the "
+                "device; before, the logits' copy and a host argmax, which the head phase then included):\n\n"
+                "| commit | arm | model |");
             for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
             out(" sum | graph | step |\n|---|---|---|");
             for (int i = 0; i < nph + 3; i++) out("---|");
@@ -215,6 +217,42 @@ static void engine_table(void)
                 if (found)
                     out("| %s | %s | %s |%s %.0f | %s | %.0f |\n", get(&c, r, "commit"), arm, model, cells, sum, gcell,
                         atof(get(&c, r, "us")));
+            }
+        }
+    }
+    if (!load("h200_engine.csv", &c)) {
+        /* What each phase costs inside the whole graph: the greedy graph
+           minus the graph without that phase's launches. */
+        const char *ph[32];
+        int nph = 0;
+        while (nph < 32 && (ph[nph] = lr_engine_gpu_phase_name(nph))) nph++;
+        int any = 0;
+        for (int r = 0; r < c.n && !any; r++) any = !strncmp(get(&c, r, "matrix"), "without_", 8);
+        if (any) {
+            out("\nµs per token each phase costs inside the whole step's graph: the graph minus the graph without "
+                "that phase's launches (its overlap with its neighbours taken off; - = no such launches):\n\n"
+                "| commit | arm | model |");
+            for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
+            out(" graph |\n|---|---|---|");
+            for (int i = 0; i < nph + 1; i++) out("---|");
+            out("\n");
+            for (int r = 0; r < c.n; r++) {
+                if (strcmp(get(&c, r, "matrix"), "graph")) continue;
+                const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
+                double graph = atof(get(&c, r, "us"));
+                char cells[1024];
+                int len = 0, found = 0;
+                for (int i = 0; i < nph; i++) {
+                    char name[64];
+                    snprintf(name, sizeof name, "without_%s", ph[i]);
+                    double v = -1;
+                    for (int k = 0; k < c.n; k++)
+                        if (!strcmp(get(&c, k, "arm"), arm) && !strcmp(get(&c, k, "model"), model) &&
+                            !strcmp(get(&c, k, "matrix"), name) && !strcmp(get(&c, k, "commit"), commit))
+                            v = atof(get(&c, k, "us")), found = 1;
+                    len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", graph - v);
+                }
+                if (found) out("| %s | %s | %s |%s %.0f |\n", commit, arm, model, cells, graph);
             }
         }
     }
