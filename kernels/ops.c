@@ -76,7 +76,7 @@ const lr_kernel_desc lr_op_head_mma_desc = {
     (lr_host_fn)lr_op_head_mma_host, (lr_host_fn)head_mma_mag,
 };
 const lr_kernel_desc lr_op_argmax_desc = {
-    "op_argmax", 3, { B("logits", LR_E_F32, LR_IN), P("n", LR_T_I32), B("tok", LR_E_I32, LR_OUT) },
+    "op_argmax", 3, { B("logits", LR_E_F32, LR_IN), P("n", LR_T_I32), B("best", LR_E_U64, LR_INOUT) },
     (lr_host_fn)lr_op_argmax_host, NULL,
 };
 
@@ -86,7 +86,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
         { "op_embed_int8g", "op_embed_int8g.cu", 256 }, { "op_add_rmsnorm", "op_add_rmsnorm.cu", 1024 },
         { "op_rope_kv", "op_rope_kv.cu", 128 },         { "op_attention", "op_attention.cu", 256 },
         { "op_silu_mul", "op_silu_mul.cu", 256 },       { "op_head_int8g", "op_head_int8g.cu", 256 },
-        { "op_argmax", "op_argmax.cu", 1024 },      { "op_rope_attention", "op_rope_attention.cu", 256 },
+        { "op_argmax", "op_argmax.cu", 256 },      { "op_rope_attention", "op_rope_attention.cu", 256 },
         { "op_head_int8g_mma", "op_head_int8g_mma.cu", 256 },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
@@ -99,7 +99,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
                 if (lr_op_head_mma > 1) lr_jit_spec_set(s, "rb", lr_op_head_mma);
             }
             if (!strcmp(op, "op_rope_attention")) { /* threads 0..hd-1 take q, hd..2hd-1 k */
-                lr_jit_spec_set(s, "threads", 2 * head_dim > 256 ? 2 * head_dim : 256);
+                lr_jit_spec_set(s, "threads", (long long)lr_op_rope_attention_threads(head_dim));
                 lr_jit_spec_set(s, "head_dim", head_dim);
             }
             if (!strcmp(op, "op_head_int8g")) {
@@ -120,6 +120,23 @@ int lr_op_head_mma_set(const char *what, const char *s)
     if (!s) return LR_OK;
     if (lr_parse_int(s, 0, 4, &lr_op_head_mma)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 0..4", what, s);
     return LR_OK;
+}
+
+int lr_op_att_threads = 256;
+
+int lr_op_att_threads_set(const char *what, const char *s)
+{
+    int v;
+    if (!s) return LR_OK;
+    if (lr_parse_int(s, 64, 1024, &v) || v % 32)
+        return LR_FAIL(LR_EINVAL, "%s=%s: want a multiple of 32 in 64..1024", what, s);
+    lr_op_att_threads = v;
+    return LR_OK;
+}
+
+unsigned lr_op_rope_attention_threads(int head_dim)
+{
+    return (unsigned)(2 * head_dim > lr_op_att_threads ? 2 * head_dim : lr_op_att_threads);
 }
 
 unsigned lr_op_head_mma_rows_per_cta(int blocks) { return 16u * (unsigned)(blocks > 1 ? blocks : 1); }
@@ -363,12 +380,28 @@ static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, fl
     head_mma(q, sb, x, logits, vocab, hidden, 1);
 }
 
-/* lr_argmax's contract (rt/sampler.h): the first index of the largest
- * non-NaN value, 0 when all are NaN. */
-void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok)
+/* The slot's key (templates/op_argmax.cu): order-preserving bits of the
+ * value above ~index, 0 for NaN; -0 keyed as +0. */
+static uint64_t argmax_key(float x, int32_t i)
 {
-    int best = -1;
-    for (int i = 0; i < n; i++)
-        if (logits[i] == logits[i] && (best < 0 || logits[i] > logits[best])) best = i;
-    tok[0] = best < 0 ? 0 : best;
+    if (x != x) return 0;
+    uint32_t b;
+    if (x == 0.f) x = 0.f;
+    memcpy(&b, &x, 4);
+    uint32_t ord = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return ((uint64_t)ord << 32) | (uint32_t)~(uint32_t)i;
 }
+
+/* lr_argmax's contract (rt/sampler.h) folded into the slot: the first index
+ * of the largest non-NaN value, as the largest key. */
+void lr_op_argmax_host(const float *logits, int32_t n, uint64_t *best)
+{
+    for (int32_t i = 0; i < n; i++) {
+        uint64_t k = argmax_key(logits[i], i);
+        if (k > *best) *best = k;
+    }
+}
+
+int32_t lr_op_argmax_token(uint64_t best) { return best ? (int32_t)~(uint32_t)best : 0; }
+
+unsigned lr_op_argmax_grid(int n) { return (unsigned)((n + 4 * 256 - 1) / (4 * 256)); }

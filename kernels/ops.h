@@ -28,7 +28,23 @@ void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float 
  * f16(x), the bias term with x: sum_G s_G sum q f16(x) + b_G sum x. */
 void lr_op_head_mma_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
                          int32_t hidden);
-void lr_op_argmax_host(const float *logits, int32_t n, int32_t *tok);
+/* Threads of op_rope_attention's CTA (one per q head): its warps split the
+ * positions, 4 in flight per warp, so more warps take a longer context in
+ * one memory round trip. At least 2 * head_dim (q and k threads); default
+ * 256; the GPU engine takes LEECHRT_ATT_THREADS (a multiple of 32,
+ * 64..1024) through lr_op_att_threads_set (garbage refused, naming what). */
+extern int lr_op_att_threads;
+int lr_op_att_threads_set(const char *what, const char *s);
+unsigned lr_op_rope_attention_threads(int head_dim);
+
+/* Greedy token on the device (op_argmax): each CTA folds its float4s into
+ * *best by atomicMax of a key, largest value then lowest index, NaN never;
+ * the slot starts at 0. lr_op_argmax_token decodes it (0: all NaN; equals
+ * lr_argmax of the logits), lr_op_argmax_grid is the launch's CTA count
+ * (256 threads). */
+void lr_op_argmax_host(const float *logits, int32_t n, uint64_t *best);
+int32_t lr_op_argmax_token(uint64_t best);
+unsigned lr_op_argmax_grid(int n);
 
 /* Specializations (the template's tunables fixed here). head_dim for attention
  * (for op_head_int8g_mma: the hidden width); the head's group is 64. */

@@ -131,12 +131,15 @@ static int test_rope_kv(void)
 
 /* The fused q/k norm + RoPE + KV write + attention against the composition
  * of the two host references: Qwen3 (norms) and Llama (none) heads, head
- * dims 128 and 64, the first position, a few, hundreds and thousands. */
+ * dims 128 and 64, the first position, a few, hundreds and thousands; at
+ * 256, 512 and 1024 threads (LEECHRT_ATT_THREADS; head dim 64 only at 256). */
 static int test_rope_attention(void)
 {
     NEED_GPU();
     const int positions[] = { 0, 1, 7, 300, 2047 };
-    for (int hdi = 0; hdi < 2; hdi++)
+    static const char *threads[] = { "256", "512", "1024" };
+    for (int ti = 0; ti < 3; ti++)
+    for (int hdi = 0; hdi < 2 - (ti > 0); hdi++)
         for (int k = 0; k < 5; k++)
             for (int norm = 0; norm < 2; norm++) {
                 int nh = 40, nkv = 8, hd = hdi ? 64 : 128, pos = positions[k];
@@ -154,10 +157,16 @@ static int test_rope_attention(void)
                 a[7].v.i32 = nh, a[8].v.i32 = nkv, a[9].v.f32 = 1e-6f, a[10].v.f32 = 1e6f;
                 a[11].v.f32 = (float)(1.0 / sqrt(hd));
                 lr_op_attention_head_dim = hd;
-                int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, geom((unsigned)nh, 256), 2e-3);
+                T_OK(lr_op_att_threads_set("X", threads[ti]));
+                int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a,
+                             geom((unsigned)nh, lr_op_rope_attention_threads(hd)), 2e-3);
                 rope_in_free(&in), free(out);
                 lr_op_attention_head_dim = 128;
-                if (rc != T_PASS) { fprintf(stderr, "    head_dim %d pos %d norm %d\n", hd, pos, norm); return rc; }
+                lr_op_att_threads = 256;
+                if (rc != T_PASS) {
+                    fprintf(stderr, "    head_dim %d pos %d norm %d threads %s\n", hd, pos, norm, threads[ti]);
+                    return rc;
+                }
             }
     return T_PASS;
 }
@@ -269,7 +278,7 @@ static int test_argmax(void)
 {
     NEED_GPU();
     const float nan = NAN;
-    for (int k = 0; k < 7; k++) {
+    for (int k = 0; k < 8; k++) {
         int n = k == 6 ? 1003 : 151936; /* 1003: a tail past the float4 steps */
         float *lg = malloc(4u * n);
         lr_rng r;
@@ -284,21 +293,30 @@ static int test_argmax(void)
         if (k == 4) for (int i = 0; i < n; i++) lg[i] = i % 3 ? -INFINITY : nan; /* -inf at 1 */
         if (k == 5) for (int i = 0; i < n; i++) lg[i] = nan;                    /* 0 */
         if (k == 6) lg[1002] = 1000;
-        int32_t tok = -1;
+        if (k == 7) lg[5] = -0.f, lg[9] = 0.f, lg[3] = 0.f; /* all else negative: -0 and +0 tie, 3 wins */
+        if (k == 7) for (int i = 0; i < n; i++) if (i != 3 && i != 5 && i != 9) lg[i] = -fabsf(lg[i]) - 1;
+        /* the slot starts at 0 (as the engine's copy-in leaves it); case 2
+           also from a larger key, which must survive */
+        uint64_t best = k == 2 ? ~0ull >> 1 : 0;
         lr_arg a[3] = { 0 };
         a[0].host = lg, a[0].count = (size_t)n;
         a[1].v.i32 = n;
-        a[2].host = &tok, a[2].count = 1;
-        int rc = run(&lr_op_argmax_desc, "op_argmax", 0, a, geom(1, 1024), 0);
-        int32_t want = lr_argmax(lg, n); /* the sampler's greedy pick: the engine's greedy step must equal it */
+        a[2].host = &best, a[2].count = 1;
+        int rc = run(&lr_op_argmax_desc, "op_argmax", 0, a, geom(lr_op_argmax_grid(n), 256), 0);
+        int32_t want = lr_argmax(lg, n), tok = lr_op_argmax_token(best);
         free(lg);
         if (rc != T_PASS) return rc;
+        if (k == 2) {
+            T_ASSERT(best == ~0ull >> 1, "a larger key was replaced");
+            continue;
+        }
         T_ASSERT(tok == want, "case %d: op_argmax %d, lr_argmax %d", k, tok, want);
         if (k == 1) T_ASSERT(tok == 12345, "tie resolved to %d", tok);
         if (k == 3) T_ASSERT(tok == 777, "NaN case resolved to %d", tok);
         if (k == 4) T_ASSERT(tok == 1, "all -inf/NaN resolved to %d", tok);
         if (k == 5) T_ASSERT(tok == 0, "all NaN resolved to %d", tok);
         if (k == 6) T_ASSERT(tok == 1002, "tail resolved to %d", tok);
+        if (k == 7) T_ASSERT(tok == 3, "signed zeros resolved to %d", tok);
     }
     return T_PASS;
 }
@@ -334,6 +352,32 @@ static int test_head_unroll_setting(void)
     /* the grid's rows per CTA follow the spec's rows per warp (8 warps) */
     T_ASSERT(lr_op_head_rows_per_cta() == 8 * spec_param(&s1, "rpw"), "rows per CTA %u, spec rpw %lld",
              lr_op_head_rows_per_cta(), spec_param(&s1, "rpw"));
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* LEECHRT_ATT_THREADS's parse: multiples of 32 in 64..1024 taken, garbage
+ * refused naming the setting, unchanged; the spec and launch never go below
+ * 2 * head_dim. No GPU needed. */
+static int test_att_threads_setting(void)
+{
+    T_ASSERT(lr_op_att_threads == 256, "default %d", lr_op_att_threads);
+    static const char *bad[] = { "", "100", "32", "2048", "x", "512k" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_ASSERT(lr_op_att_threads_set("LEECHRT_ATT_THREADS", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_ATT_THREADS") && lr_op_att_threads == 256, "'%s': %s", bad[i], lr_errmsg());
+    }
+    T_OK(lr_op_att_threads_set("X", NULL));
+    T_OK(lr_op_att_threads_set("X", "1024"));
+    lr_jit_spec s;
+    lr_op_spec(&s, "op_rope_attention", 128);
+    T_ASSERT(spec_param(&s, "threads") == 1024 && lr_op_rope_attention_threads(128) == 1024, "threads %lld",
+             spec_param(&s, "threads"));
+    T_OK(lr_op_att_threads_set("X", "64"));
+    lr_op_spec(&s, "op_rope_attention", 128);
+    T_ASSERT(spec_param(&s, "threads") == 256 && lr_op_rope_attention_threads(128) == 256, "threads %lld",
+             spec_param(&s, "threads"));
+    lr_op_att_threads = 256;
     lr_clear_error();
     return T_PASS;
 }
@@ -408,4 +452,5 @@ static int test_head_mma_reference(void)
 }
 
 T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
-       T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention))
+       T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention),
+       T_CASE(test_att_threads_setting))

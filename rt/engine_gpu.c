@@ -86,8 +86,9 @@ typedef struct gpu_engine {
     unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
     int phase;             /* phase of the launches being enqueued */
     float *host_logits;    /* page-locked: the step graph copies the logits here */
-    int32_t *h_io;         /* page-locked {token, position, next}: the step graph copies the first two
-                              in, the greedy graph the argmax token out */
+    int32_t *h_io;         /* page-locked {token, position, 0, 0, slot}: the step graph copies the first
+                              four in (the zeros reset the argmax slot), the greedy graph the slot out
+                              into h_io[4..5] */
     float *host_x, *host_y;
     size_t bytes_weights;
     int leech_layout;      /* LR_LEECH_DEV_* */
@@ -335,7 +336,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     *count = 0;
     e->cur = 0;
     e->phase = PH_EMBED;
-    if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, 8, e->s))) return rc;
+    if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, 16, e->s))) return rc; /* and the argmax slot's zero */
     {
         void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->xb[0], &hidden, &group };
         if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
@@ -349,7 +350,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &eps, &theta, &scale };
-            if ((rc = L1(e, e->f_rope_att, (unsigned)nh, 2 * hd > 256 ? 2 * (unsigned)hd : 256, a, count))) return rc;
+            if ((rc = L1(e, e->f_rope_att, (unsigned)nh, lr_op_rope_attention_threads(hd), a, count))) return rc;
         } else {
             e->phase = PH_ROPE;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
@@ -381,10 +382,10 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     /* Greedy: 4 bytes leave the device instead of the vocab's logits (608 KB
      * at 14B) and the host scans nothing. */
     e->phase = PH_ARGMAX;
-    CUdeviceptr next = e->d_tok + 8;
-    void *b[] = { &e->logits, &vocab, &next };
-    if ((rc = L1(e, e->f_argmax, 1, 1024, b, count))) return rc;
-    return on(e) ? lr_cu_d2h_async(&e->h_io[2], next, 4, e->s) : LR_OK;
+    CUdeviceptr best = e->d_tok + 8; /* zeroed by this step's copy-in */
+    void *b[] = { &e->logits, &vocab, &best };
+    if ((rc = L1(e, e->f_argmax, lr_op_argmax_grid(vocab), 256, b, count))) return rc;
+    return on(e) ? lr_cu_d2h_async(&e->h_io[4], best, 8, e->s) : LR_OK;
 }
 
 static void gpu_close(lr_engine *b);
@@ -426,6 +427,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
+    /* op_rope_attention's threads (kernels/ops.h) */
+    if (!rc) rc = lr_op_att_threads_set("GPU engine: LEECHRT_ATT_THREADS", getenv("LEECHRT_ATT_THREADS"));
     e->head_mma = lr_op_head_mma;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
@@ -468,7 +471,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     size_t H = c->hidden, maxw = H;
     if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;
     if (c->intermediate > maxw) maxw = c->intermediate;
-    if (!rc) rc = lr_cu_alloc(&e->d_tok, 16); /* token, then position: one copy in; the greedy token at 8 */
+    if (!rc) rc = lr_cu_alloc(&e->d_tok, 16); /* token, position, the argmax slot (u64): one copy in */
     e->d_pos = e->d_tok + 4;
     if (!rc) rc = lr_cu_alloc(&e->xb[0], H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xb[1], H * 4);
@@ -493,8 +496,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Why page-locked: the step's copies run inside its graph as DMA instead
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);
-    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 16);
-    if (!rc) e->h_io[0] = e->h_io[1] = e->h_io[2] = 0; /* a replay before the first step reads token 0 at position 0 */
+    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 32);
+    if (!rc) memset(e->h_io, 0, 32); /* a replay before the first step reads token 0 at position 0 */
     e->host_x = malloc(H * 4);
     e->host_y = malloc(H * 4);
     if (!rc && (!e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
@@ -526,7 +529,7 @@ static int gpu_reset(lr_engine *b)
     return LR_OK;
 }
 
-/* One step; greedy: its end is the argmax, the token in h_io[2]. */
+/* One step; greedy: its end is the argmax, its slot in h_io[4..5]. */
 static int run_step(gpu_engine *e, int32_t token, int greedy)
 {
     lr_engine *b = &e->base;
@@ -544,7 +547,7 @@ static int run_step(gpu_engine *e, int32_t token, int greedy)
     } else {
         rc = lr_cu_graph_launch(greedy ? e->graph_greedy : e->graph, e->s);
     }
-    if (!rc) rc = lr_cu_stream_sync(e->s); /* the logits are in host_logits (the token in h_io[2]) */
+    if (!rc) rc = lr_cu_stream_sync(e->s); /* the logits are in host_logits (the argmax slot in h_io[4..5]) */
     if (rc) return lr_wrap(rc, "GPU step at position %d", pos);
     b->pos++;
     return LR_OK;
@@ -562,7 +565,11 @@ static int gpu_step_greedy(lr_engine *b, int32_t token, int32_t *next)
 {
     *next = 0;
     int rc = run_step((gpu_engine *)b, token, 1);
-    if (!rc) *next = ((gpu_engine *)b)->h_io[2];
+    if (!rc) {
+        uint64_t best;
+        memcpy(&best, &((gpu_engine *)b)->h_io[4], 8);
+        *next = lr_op_argmax_token(best);
+    }
     return rc;
 }
 

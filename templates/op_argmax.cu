@@ -1,54 +1,47 @@
-// Greedy sampling on the device: the index of the largest logit (the lowest
-// index among ties), written where the next step's embedding reads its token.
-// One CTA. Same result as lr_argmax (rt/sampler.c): the first index of the
-// largest non-NaN value, 0 when all are NaN; logits 16-byte aligned.
-// @spec op_argmax threads=1024
+// Greedy sampling on the device: the index of the largest logit, the lowest
+// index among ties, NaN never (lr_argmax's contract, rt/sampler.c), folded
+// into a 64-bit slot by atomicMax of the key
+//   (order-preserving bits of the value) << 32 | ~index,
+// so the largest value wins and, among equal values, the lowest index;
+// max is order-free, so the result does not depend on which CTA comes first.
+// The slot starts at 0, below every key (the engine's copy-in zeroes it);
+// 0 afterwards means every logit was NaN (token 0, as lr_argmax).
+// One float4 per thread: a grid of n / (4 * threads) CTAs reads the 608 KB
+// of a 152K vocab in one round trip (one CTA looping took 15 us of the 14B
+// step, bench_engine at 8ab327f). logits 16-byte aligned.
+// @spec op_argmax threads=256
 #include "lr_common.cuh"
 
-#define NONE 0x7fffffff
+LR_DEV u64 argmax_key(float x, int i)
+{
+    if (x != x) return 0ull; // NaN: never chosen
+    const u32 b = x == 0.f ? 0u : __float_as_uint(x); // -0 == +0, as the host compares
+    const u32 ord = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return ((u64)ord << 32) | (u32)~(u32)i;
+}
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
-LR_KERNEL(const float *__restrict__ logits, int n, int *__restrict__ tok)
+LR_KERNEL(const float *__restrict__ logits, int n, u64 *__restrict__ best)
 {
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
-    __shared__ float bv[32];
-    __shared__ int bi[32];
-    float v = -INFINITY;
-    int idx = NONE;
-    // Each thread's indices ascend (float4 steps, then the tail), so a later
-    // equal value never replaces an earlier one; -INFINITY is taken when
-    // nothing is yet (all -inf: index 0, as lr_argmax), NaN never.
-    const int n4 = n >> 2;
-#pragma unroll 4
-    for (int i = threadIdx.x; i < n4; i += LR_THREADS) {
-        const float4 x = ((const float4 *)logits)[i];
-        if (x.x > v || (x.x == v && idx == NONE)) v = x.x, idx = 4 * i;
-        if (x.y > v || (x.y == v && idx == NONE)) v = x.y, idx = 4 * i + 1;
-        if (x.z > v || (x.z == v && idx == NONE)) v = x.z, idx = 4 * i + 2;
-        if (x.w > v || (x.w == v && idx == NONE)) v = x.w, idx = 4 * i + 3;
-    }
-    for (int i = 4 * n4 + threadIdx.x; i < n; i += LR_THREADS) {
-        const float x = logits[i];
-        if (x > v || (x == v && idx == NONE)) v = x, idx = i;
+    __shared__ u64 red[LR_THREADS / 32];
+    const int i4 = blockIdx.x * LR_THREADS + threadIdx.x, i = 4 * i4;
+    u64 k = 0ull;
+    if (i + 3 < n) {
+        const float4 x = ((const float4 *)logits)[i4];
+        k = max(max(argmax_key(x.x, i), argmax_key(x.y, i + 1)), max(argmax_key(x.z, i + 2), argmax_key(x.w, i + 3)));
+    } else {
+        for (int j = i; j < n; j++) k = max(k, argmax_key(logits[j], j));
     }
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-        const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-        if (ov > v || (ov == v && oi < idx)) v = ov, idx = oi;
-    }
+    for (int o = 16; o > 0; o >>= 1) k = max(k, __shfl_xor_sync(0xffffffffu, k, o));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) bv[warp] = v, bi[warp] = idx;
+    if (lane == 0) red[warp] = k;
     __syncthreads();
     if (warp == 0) {
-        v = lane < LR_THREADS / 32 ? bv[lane] : -INFINITY;
-        idx = lane < LR_THREADS / 32 ? bi[lane] : NONE;
+        k = lane < LR_THREADS / 32 ? red[lane] : 0ull;
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-            if (ov > v || (ov == v && oi < idx)) v = ov, idx = oi;
-        }
-        if (lane == 0) tok[0] = idx == NONE ? 0 : idx; // all NaN: 0, as lr_argmax
+        for (int o = 16; o > 0; o >>= 1) k = max(k, __shfl_xor_sync(0xffffffffu, k, o));
+        if (lane == 0 && k) atomicMax((unsigned long long *)best, (unsigned long long)k);
     }
 }

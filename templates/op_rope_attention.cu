@@ -7,6 +7,8 @@
 // group's first CTA writes k and v to cache row *pos; no CTA reads that row,
 // so the group needs no ordering between its CTAs. qkv is read only.
 // @spec op_rope_attention threads=256 head_dim=128
+// @spec op_rope_attention threads=512 head_dim=128
+// @spec op_rope_attention threads=1024 head_dim=128
 // @spec op_rope_attention threads=256 head_dim=64
 // @spec op_rope_attention threads=512 head_dim=256
 #include "engine_ops.cuh"
