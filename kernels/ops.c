@@ -21,8 +21,8 @@ static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc
                           int32_t n_heads, int32_t n_kv, float scale);
 static void silu_mag(const float *gu, float *h, int32_t n);
 static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
-                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
-                               float scale);
+                               float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
+                               float eps, float theta, float scale);
 static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
 static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
                          int32_t hidden);
@@ -53,9 +53,10 @@ const lr_kernel_desc lr_op_attention_desc = {
     (lr_host_fn)lr_op_attention_host, (lr_host_fn)attention_mag,
 };
 const lr_kernel_desc lr_op_rope_attention_desc = {
-    "op_rope_attention", 12,
+    "op_rope_attention", 13,
     { B("qkv", LR_E_F32, LR_IN), B("qn", LR_E_F32, LR_IN), B("kn", LR_E_F32, LR_IN), B("kcache", LR_E_F16, LR_INOUT),
-      B("vcache", LR_E_F16, LR_INOUT), B("out", LR_E_F32, LR_OUT), B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32),
+      B("vcache", LR_E_F16, LR_INOUT), B("out", LR_E_F32, LR_OUT), B("pos", LR_E_I32, LR_IN),
+      B("rope", LR_E_F64, LR_IN), P("n_heads", LR_T_I32),
       P("n_kv", LR_T_I32), P("eps", LR_T_F32), P("theta", LR_T_F32), P("scale", LR_T_F32) },
     (lr_host_fn)lr_op_rope_attention_host, (lr_host_fn)rope_attention_mag,
 };
@@ -190,6 +191,14 @@ static void rmsnorm_mag(float *x, const float *y, const float *w, float *out, in
     }
 }
 
+void lr_rope_table(double *cs_sn, int head_dim, int pos, float theta)
+{
+    for (int j = 0; j < head_dim / 2; j++) {
+        double a = (double)pos * pow((double)theta, -2.0 * j / head_dim);
+        cs_sn[2 * j] = cos(a), cs_sn[2 * j + 1] = sin(a);
+    }
+}
+
 static void head_norm_rope(const float *src, const float *nw, int hd, float eps, int pos, float theta, double *dst)
 {
     double v[1024], ss = 0;
@@ -303,16 +312,18 @@ static void rope_attention(const float *qkv, const float *qn, const float *kn, u
     free(q);
 }
 void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
-                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
-                               float scale)
+                               float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
+                               float eps, float theta, float scale)
 {
+    (void)rope; /* the reference takes its own angles (head_norm_rope) */
     rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 0);
 }
 /* Scales: attention's for out; rope's for the cache (the row written). */
 static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
-                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
-                               float scale)
+                               float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
+                               float eps, float theta, float scale)
 {
+    (void)rope;
     rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 1);
     cache_mag(kc, vc, (size_t)(pos[0] + 1) * n_kv * lr_op_attention_head_dim);
 }

@@ -20,8 +20,13 @@ void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc
                           int32_t n_heads, int32_t n_kv, float scale);
 /* op_rope_kv then op_attention in one (the engine's): qkv is read only. */
 void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
-                               float *out, const int32_t *pos, int32_t n_heads, int32_t n_kv, float eps, float theta,
-                               float scale);
+                               float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
+                               float eps, float theta, float scale);
+/* RoPE's angles at pos as op_rope_attention's `rope` table: head_dim / 2
+ * pairs (cos, sin) of pos * theta^(-2j / head_dim), in f64 (the engine fills
+ * it on the host for each step and copies it in with the token; a null
+ * table has the kernel take f64 pow and sincos itself, per layer). */
+void lr_rope_table(double *cs_sn, int head_dim, int pos, float theta);
 void lr_op_silu_mul_host(const float *gu, float *h, int32_t n);
 void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
 /* The head on tensor cores (op_head_int8g_mma): the weights' dot with

@@ -147,15 +147,20 @@ static int test_rope_attention(void)
                 if (rope_in_make(&in, nh, nkv, hd, pos, 30 + (uint64_t)k + 10 * (uint64_t)hdi)) return T_FAIL;
                 float *out = malloc(4u * nh * hd);
                 int32_t p = pos;
-                lr_arg a[12] = { 0 };
+                lr_arg a[13] = { 0 };
                 a[0].host = in.qkv, a[0].count = in.nq;
                 if (norm) a[1].host = in.qn, a[1].count = (size_t)hd, a[2].host = in.kn, a[2].count = (size_t)hd;
                 a[3].host = in.kc, a[3].count = in.nc;
                 a[4].host = in.vc, a[4].count = in.nc;
                 a[5].host = out, a[5].count = (size_t)nh * hd;
                 a[6].host = &p, a[6].count = 1;
-                a[7].v.i32 = nh, a[8].v.i32 = nkv, a[9].v.f32 = 1e-6f, a[10].v.f32 = 1e6f;
-                a[11].v.f32 = (float)(1.0 / sqrt(hd));
+                /* the angles from the engine's table (with the norms) or the
+                   kernel's own f64 pow/sincos (without) */
+                double rope[512];
+                lr_rope_table(rope, hd, pos, 1e6f);
+                if (norm) a[7].host = rope, a[7].count = (size_t)hd;
+                a[8].v.i32 = nh, a[9].v.i32 = nkv, a[10].v.f32 = 1e-6f, a[11].v.f32 = 1e6f;
+                a[12].v.f32 = (float)(1.0 / sqrt(hd));
                 lr_op_attention_head_dim = hd;
                 T_OK(lr_op_att_threads_set("X", threads[ti]));
                 int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a,

@@ -80,15 +80,19 @@ typedef struct gpu_engine {
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
     CUgraphExec graph;     /* the step, copying the logits to host_logits */
-    CUgraphExec graph_greedy; /* the step, copying only the argmax token to h_io[2] */
+    CUgraphExec graph_greedy; /* the step, copying only the argmax slot to h_io[4..5] */
     int graph_nodes;
     int greedy;            /* enqueue the greedy step's end (argmax, token copy) */
     unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
     int phase;             /* phase of the launches being enqueued */
     float *host_logits;    /* page-locked: the step graph copies the logits here */
-    int32_t *h_io;         /* page-locked {token, position, 0, 0, slot}: the step graph copies the first
-                              four in (the zeros reset the argmax slot), the greedy graph the slot out
-                              into h_io[4..5] */
+    int32_t *h_io;         /* page-locked {token, position, 0, 0, slot, pad, RoPE table}: the step
+                              graph copies the first four words in (the zeros reset the argmax slot)
+                              and, with rope_table, the table (from word 8, head_dim doubles); the
+                              greedy graph copies the slot out into h_io[4..5] */
+    int rope_table;        /* RoPE's cos/sin for the step's position from the host, not f64 per layer */
+    double *rope_next;     /* the table of position rope_next_pos, taken while the GPU runs a step */
+    int rope_next_pos;
     float *host_x, *host_y;
     size_t bytes_weights;
     int leech_layout;      /* LR_LEECH_DEV_* */
@@ -336,7 +340,10 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     *count = 0;
     e->cur = 0;
     e->phase = PH_EMBED;
-    if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, 16, e->s))) return rc; /* and the argmax slot's zero */
+    /* token, position, the argmax slot's zero and the RoPE table: one copy */
+    const size_t in_bytes = e->rope_table ? 32 + 8 * (size_t)c->head_dim : 16;
+    if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, in_bytes, e->s))) return rc;
+    CUdeviceptr rope = e->rope_table ? e->d_tok + 32 : 0;
     {
         void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->xb[0], &hidden, &group };
         if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
@@ -349,7 +356,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if ((rc = norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count))) return rc;
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
-            void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &eps, &theta, &scale };
+            void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps, &theta, &scale };
             if ((rc = L1(e, e->f_rope_att, (unsigned)nh, lr_op_rope_attention_threads(hd), a, count))) return rc;
         } else {
             e->phase = PH_ROPE;
@@ -427,6 +434,10 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
+    /* RoPE's angles from a host table per step (1, default) or f64 math in
+       every layer's kernel (0, for comparisons) */
+    const char *rt_env = getenv("LEECHRT_ROPE_TABLE");
+    e->rope_table = !(rt_env && !strcmp(rt_env, "0"));
     /* op_rope_attention's threads (kernels/ops.h) */
     if (!rc) rc = lr_op_att_threads_set("GPU engine: LEECHRT_ATT_THREADS", getenv("LEECHRT_ATT_THREADS"));
     e->head_mma = lr_op_head_mma;
@@ -471,7 +482,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     size_t H = c->hidden, maxw = H;
     if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;
     if (c->intermediate > maxw) maxw = c->intermediate;
-    if (!rc) rc = lr_cu_alloc(&e->d_tok, 16); /* token, position, the argmax slot (u64): one copy in */
+    /* token, position, the argmax slot (u64), pad, the RoPE table: one copy in */
+    if (!rc) rc = lr_cu_alloc(&e->d_tok, 32 + 8 * (size_t)c->head_dim);
     e->d_pos = e->d_tok + 4;
     if (!rc) rc = lr_cu_alloc(&e->xb[0], H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xb[1], H * 4);
@@ -496,8 +508,13 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Why page-locked: the step's copies run inside its graph as DMA instead
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);
-    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, 32);
-    if (!rc) memset(e->h_io, 0, 32); /* a replay before the first step reads token 0 at position 0 */
+    const size_t io_bytes = 32 + 8 * (size_t)c->head_dim;
+    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, io_bytes);
+    if (!rc) memset(e->h_io, 0, io_bytes); /* a replay before the first step reads token 0 at position 0 */
+    if (!rc) lr_rope_table((double *)(e->h_io + 8), (int)c->head_dim, 0, (float)c->rope_theta);
+    e->rope_next = malloc(8 * (size_t)c->head_dim);
+    e->rope_next_pos = -1;
+    if (!rc && !e->rope_next) rc = LR_FAIL(LR_ENOMEM, "out of memory");
     e->host_x = malloc(H * 4);
     e->host_y = malloc(H * 4);
     if (!rc && (!e->host_x || !e->host_y)) rc = LR_FAIL(LR_ENOMEM, "out of memory");
@@ -537,6 +554,11 @@ static int run_step(gpu_engine *e, int32_t token, int greedy)
     if (token < 0 || (uint32_t)token >= e->c.vocab) return LR_FAIL(LR_EINVAL, "token %d outside the vocabulary", token);
     int32_t pos = b->pos;
     e->h_io[0] = token, e->h_io[1] = pos; /* the graph's first node copies them in */
+    double *rope = (double *)(e->h_io + 8);
+    if (e->rope_table) {
+        if (e->rope_next_pos == pos) memcpy(rope, e->rope_next, 8 * (size_t)e->c.head_dim);
+        else lr_rope_table(rope, (int)e->c.head_dim, pos, (float)e->c.rope_theta);
+    }
     int rc = LR_OK, n = 0;
     if (b->on_layer) {
         int was = lr_cu_set_pdl(e->base.pdl);
@@ -546,6 +568,10 @@ static int run_step(gpu_engine *e, int32_t token, int greedy)
         lr_cu_set_pdl(was);
     } else {
         rc = lr_cu_graph_launch(greedy ? e->graph_greedy : e->graph, e->s);
+    }
+    if (!rc && e->rope_table) { /* the next position's angles while the GPU works (~64 pow + sincos) */
+        lr_rope_table(e->rope_next, (int)e->c.head_dim, pos + 1, (float)e->c.rope_theta);
+        e->rope_next_pos = pos + 1;
     }
     if (!rc) rc = lr_cu_stream_sync(e->s); /* the logits are in host_logits (the argmax slot in h_io[4..5]) */
     if (rc) return lr_wrap(rc, "GPU step at position %d", pos);
@@ -660,6 +686,7 @@ static void gpu_close(lr_engine *b)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) lr_cu_free(bufs[i]);
     lr_cu_stream_destroy(e->s);
     lr_cu_free_host(e->host_logits), lr_cu_free_host(e->h_io);
+    free(e->rope_next);
     free(e->L); free(e->host_x); free(e->host_y);
     free(e);
 }

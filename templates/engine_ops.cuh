@@ -57,6 +57,7 @@ LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache
                       int kvh, int n_kv, int T, const float *cur_k, const float *cur_v, float *__restrict__ out)
 {
     constexpr int EPL = HD / 32, WARPS = THREADS / 32;
+    static_assert(HD <= THREADS, "one thread per element combines the warps");
     __shared__ float m_s[WARPS], l_s[WARPS], o_s[WARPS][HD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     float acc[EPL];
@@ -106,20 +107,20 @@ LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache
 #pragma unroll
     for (int e = 0; e < EPL; e++) o_s[warp][lane + 32 * e] = acc[e];
     __syncthreads();
-    if (warp == 0) {
+    // one thread per element (HD of them; the same operations in the same
+    // order as one warp walking EPL elements per lane, which was 4x the
+    // chain at head_dim 128 and 32 warps)
+    if (threadIdx.x < HD) {
+        const int t = threadIdx.x;
         float M = -INFINITY;
         for (int w = 0; w < WARPS; w++) M = fmaxf(M, m_s[w]);
-        float L = 0.f, o[EPL];
-#pragma unroll
-        for (int e = 0; e < EPL; e++) o[e] = 0.f;
+        float L = 0.f, o = 0.f;
         for (int w = 0; w < WARPS; w++) {
             if (m_s[w] == -INFINITY) continue; // a warp that saw no position
             const float c = __expf(m_s[w] - M);
             L += l_s[w] * c;
-#pragma unroll
-            for (int e = 0; e < EPL; e++) o[e] += o_s[w][lane + 32 * e] * c;
+            o += o_s[w][t] * c;
         }
-#pragma unroll
-        for (int e = 0; e < EPL; e++) out[lane + 32 * e] = o[e] / L;
+        out[t] = o / L;
     }
 }

@@ -24,19 +24,29 @@
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const float *__restrict__ kn,
           u16 *__restrict__ kcache, u16 *__restrict__ vcache, float *__restrict__ out, const int *__restrict__ pos_p,
-          int n_heads, int n_kv, float eps, float theta, float scale)
+          const double *__restrict__ rope, int n_heads, int n_kv, float eps, float theta, float scale)
 {
     static_assert(HD % 32 == 0 && 2 * HD <= LR_THREADS, "threads 0..HD-1 take q, HD..2HD-1 take k");
     __shared__ float red[LR_THREADS / 32], raw[2][HD], qs[HD], ks[HD], vs[HD];
     const int h = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int grp = n_heads / n_kv, kvh = h / grp;
     const int which = tid / HD, i = tid % HD; // 0: q element i, 1: k element i, else idle
-    // The position is written before the step's first kernel (the engine's
-    // copy in), not by the kernel before this one: its RoPE angle (f64 pow
-    // and sincos) is taken while that kernel may still run.
+    // The position and the angle table are written before the step's first
+    // kernel (the engine's copy in), not by the kernel before this one: they
+    // are read before the wait. Without a table the angle (f64 pow and
+    // sincos) is taken here, a dependent chain of some hundred f64
+    // instructions on every layer's critical path (this kernel launches
+    // when the q|k|v GEMV exits).
     const int pos = pos_p[0];
     double cs = 1.0, sn = 0.0;
-    if (which < 2) lr_rope_angle(i, HD, pos, theta, &cs, &sn);
+    if (which < 2) {
+        if (rope) {
+            const int j = i < HD / 2 ? i : i - HD / 2;
+            cs = rope[2 * j], sn = rope[2 * j + 1];
+        } else {
+            lr_rope_angle(i, HD, pos, theta, &cs, &sn);
+        }
+    }
     lr_pdl_enter(); // qkv comes from the previous kernel (lr_common.cuh)
     float v = which < 2 ? qkv[(u64)(which ? n_heads + kvh : h) * HD + i] : 0.f;
     const float *nw = which ? kn : qn;
