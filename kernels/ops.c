@@ -101,6 +101,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
             }
             if (!strcmp(op, "op_rope_attention")) { /* threads 0..hd-1 take q, hd..2hd-1 k */
                 lr_jit_spec_set(s, "threads", (long long)lr_op_rope_attention_threads(head_dim));
+                if (lr_op_att_splits > 1) lr_jit_spec_set(s, "splits", lr_op_att_splits);
                 lr_jit_spec_set(s, "head_dim", head_dim);
             }
             if (!strcmp(op, "op_head_int8g")) {
@@ -135,6 +136,15 @@ int lr_op_att_threads_set(const char *what, const char *s)
     if (lr_parse_int(s, 64, 1024, &v) || v % 32)
         return LR_FAIL(LR_EINVAL, "%s=%s: want a multiple of 32 in 64..1024", what, s);
     lr_op_att_threads = v;
+    return LR_OK;
+}
+
+int lr_op_att_splits = 1;
+
+int lr_op_att_splits_set(const char *what, const char *s)
+{
+    if (!s) return LR_OK;
+    if (lr_parse_int(s, 1, 16, &lr_op_att_splits)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..16", what, s);
     return LR_OK;
 }
 

@@ -39,6 +39,13 @@ void lr_op_head_mma_host(const int8_t *q, const uint16_t *sb, const float *x, fl
  * 1024; the GPU engine takes LEECHRT_ATT_THREADS (a multiple of 32,
  * 64..1024) through lr_op_att_threads_set (garbage refused, naming what). */
 extern int lr_op_att_threads;
+/* CTAs per q head of op_rope_attention (its grid's y, the spec's splits):
+ * a context longer than one CTA's round trip (threads / 32 * 4 positions)
+ * is split over up to that many, the last to finish combining them. At most
+ * 128 q heads when above 1. Default 1; LEECHRT_ATT_SPLITS (1..16) through
+ * lr_op_att_splits_set. */
+extern int lr_op_att_splits;
+int lr_op_att_splits_set(const char *what, const char *s);
 int lr_op_att_threads_set(const char *what, const char *s);
 unsigned lr_op_rope_attention_threads(int head_dim);
 

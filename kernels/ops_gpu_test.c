@@ -137,8 +137,10 @@ static int test_rope_attention(void)
 {
     NEED_GPU();
     const int positions[] = { 0, 1, 7, 300, 2047 };
-    static const char *threads[] = { "256", "512", "1024" };
-    for (int ti = 0; ti < 3; ti++)
+    /* thread counts, then splits over positions (1024 threads, 128 per CTA
+       round trip: position 300 takes 3 of 4 splits, 2047 all 16) */
+    static const char *threads[] = { "256", "512", "1024", "1024", "1024" }, *splits[] = { "1", "1", "1", "4", "16" };
+    for (int ti = 0; ti < 5; ti++)
     for (int hdi = 0; hdi < 2; hdi++)
         for (int k = 0; k < 5; k++)
             for (int norm = 0; norm < 2; norm++) {
@@ -163,13 +165,19 @@ static int test_rope_attention(void)
                 a[12].v.f32 = (float)(1.0 / sqrt(hd));
                 lr_op_attention_head_dim = hd;
                 T_OK(lr_op_att_threads_set("X", threads[ti]));
-                int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a,
-                             geom((unsigned)nh, lr_op_rope_attention_threads(hd)), 2e-3);
+                T_OK(lr_op_att_splits_set("X", splits[ti]));
+                lr_launch_geom g = geom((unsigned)nh, lr_op_rope_attention_threads(hd));
+                g.grid.y = (unsigned)lr_op_att_splits;
+                /* twice: the per-head counters must be back at 0 after a launch */
+                int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, g, 2e-3);
+                if (rc == T_PASS && ti > 2) /* (the cache row pos it rewrote is not read: same inputs) */
+                    rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, g, 2e-3);
                 rope_in_free(&in), free(out);
                 lr_op_attention_head_dim = 128;
-                lr_op_att_threads = 1024;
+                lr_op_att_threads = 1024, lr_op_att_splits = 1;
                 if (rc != T_PASS) {
-                    fprintf(stderr, "    head_dim %d pos %d norm %d threads %s\n", hd, pos, norm, threads[ti]);
+                    fprintf(stderr, "    head_dim %d pos %d norm %d threads %s splits %s\n", hd, pos, norm, threads[ti],
+                            splits[ti]);
                     return rc;
                 }
             }
@@ -366,6 +374,18 @@ static int test_head_unroll_setting(void)
  * 2 * head_dim. No GPU needed. */
 static int test_att_threads_setting(void)
 {
+    static const char *bads[] = { "0", "17", "", "two" };
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+        T_ASSERT(lr_op_att_splits_set("LEECHRT_ATT_SPLITS", bads[i]) == LR_EINVAL, "splits '%s' accepted", bads[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_ATT_SPLITS") && lr_op_att_splits == 1, "'%s': %s", bads[i], lr_errmsg());
+    }
+    T_OK(lr_op_att_splits_set("X", "4"));
+    lr_jit_spec sp;
+    lr_op_spec(&sp, "op_rope_attention", 128);
+    T_ASSERT(spec_param(&sp, "splits") == 4, "splits %lld", spec_param(&sp, "splits"));
+    lr_op_att_splits = 1;
+    lr_op_spec(&sp, "op_rope_attention", 128);
+    T_ASSERT(spec_param(&sp, "splits") == -1, "splits %lld at 1", spec_param(&sp, "splits"));
     T_ASSERT(lr_op_att_threads == 1024, "default %d", lr_op_att_threads);
     static const char *bad[] = { "", "100", "32", "2048", "x", "512k" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -90,6 +90,7 @@ typedef struct gpu_engine {
                               graph copies the first four words in (the zeros reset the argmax slot)
                               and, with rope_table, the table (from word 8, head_dim doubles); the
                               greedy graph copies the slot out into h_io[4..5] */
+    int att_splits;        /* op_rope_attention's CTAs per q head */
     int rope_table;        /* RoPE's cos/sin for the step's position from the host, not f64 per layer */
     double *rope_next;     /* the table of position rope_next_pos, taken while the GPU runs a step */
     int rope_next_pos;
@@ -239,12 +240,16 @@ static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 /* Whether the current phase is being enqueued (all of them but when profiling). */
 static int on(const gpu_engine *e) { return (e->phase_mask >> e->phase) & 1u; }
 
-static int L1(gpu_engine *e, CUfunction f, unsigned grid, unsigned threads, void **args, int *count)
+static int L2(gpu_engine *e, CUfunction f, unsigned grid, unsigned grid_y, unsigned threads, void **args, int *count)
 {
     if (!on(e)) return LR_OK;
-    CUstream s = e->s;
     (*count)++;
-    return lr_cu_launch(f, (lr_dim3){ grid, 1, 1 }, (lr_dim3){ threads, 1, 1 }, 0, s, args);
+    return lr_cu_launch(f, (lr_dim3){ grid, grid_y, 1 }, (lr_dim3){ threads, 1, 1 }, 0, e->s, args);
+}
+
+static int L1(gpu_engine *e, CUfunction f, unsigned grid, unsigned threads, void **args, int *count)
+{
+    return L2(e, f, grid, 1, threads, args, count);
 }
 
 /* y = W in, in the current phase: in is already rotated when p has a rotation. */
@@ -357,7 +362,9 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps, &theta, &scale };
-            if ((rc = L1(e, e->f_rope_att, (unsigned)nh, lr_op_rope_attention_threads(hd), a, count))) return rc;
+            if ((rc = L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, lr_op_rope_attention_threads(hd), a,
+                         count)))
+                return rc;
         } else {
             e->phase = PH_ROPE;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
@@ -440,6 +447,11 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->rope_table = !(rt_env && !strcmp(rt_env, "0"));
     /* op_rope_attention's threads (kernels/ops.h) */
     if (!rc) rc = lr_op_att_threads_set("GPU engine: LEECHRT_ATT_THREADS", getenv("LEECHRT_ATT_THREADS"));
+    if (!rc) rc = lr_op_att_splits_set("GPU engine: LEECHRT_ATT_SPLITS", getenv("LEECHRT_ATT_SPLITS"));
+    if (!rc && lr_op_att_splits > 1 && c->n_heads > 128)
+        rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_SPLITS above 1 needs at most 128 q heads (the model has %u)",
+                     c->n_heads);
+    e->att_splits = lr_op_att_splits;
     e->head_mma = lr_op_head_mma;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);

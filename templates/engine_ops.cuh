@@ -45,16 +45,19 @@ LR_DEV float lr_rope(float v, float partner_v, int i, int head_dim, int pos, flo
 }
 
 // Decode attention of one q head (one CTA of THREADS threads) over positions
-// 0..T-1 of the f16 KV cache, kv head kvh; qv = this lane's HD/32 elements
+// tb..te-1 of the f16 KV cache, kv head kvh; qv = this lane's HD/32 elements
 // of q, already scaled. Each warp walks U consecutive positions per step with
 // their k and v loads issued together (one load latency per step instead of
 // U: at short contexts the kernel is that chain, not bytes), an online
-// softmax per warp, warps combined through shared memory; warp 0 writes
-// out[0..HD). cur_k/cur_v (shared memory, or null): position T-1's k and v,
-// read there instead of from the cache (the fused RoPE kernel has them).
+// softmax per warp, warps combined through shared memory. Threads t < HD
+// get the range's max score M, its sum L of e^(s - M) and element t of the
+// unnormalised output o (the same M and L in every thread). cur_k/cur_v
+// (shared memory, or null): position T-1's k and v, read there instead of
+// from the cache (the fused RoPE kernel has them).
 template <int HD, int THREADS, int U>
-LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
-                      int kvh, int n_kv, int T, const float *cur_k, const float *cur_v, float *__restrict__ out)
+LR_DEV void lr_attend_range(const float (&qv)[HD / 32], const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
+                            int kvh, int n_kv, int tb, int te, int T, const float *cur_k, const float *cur_v, float &M,
+                            float &L, float &o)
 {
     constexpr int EPL = HD / 32, WARPS = THREADS / 32;
     static_assert(HD <= THREADS, "one thread per element combines the warps");
@@ -64,11 +67,11 @@ LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache
 #pragma unroll
     for (int e = 0; e < EPL; e++) acc[e] = 0.f;
     float m = -INFINITY, l = 0.f;
-    for (int t0 = warp * U; t0 < T; t0 += WARPS * U) {
+    for (int t0 = tb + warp * U; t0 < te; t0 += WARPS * U) {
         float kv[U][EPL], vv[U][EPL], sc[U];
 #pragma unroll
         for (int j = 0; j < U; j++) {
-            const int t = min(t0 + j, T - 1); // past the end: a valid row, weight 0 below
+            const int t = min(t0 + j, te - 1); // past the end: a valid row, weight 0 below
             const u64 base = (u64)t * n_kv * HD + (u64)kvh * HD;
             const bool cur = cur_k && t == T - 1;
 #pragma unroll
@@ -89,14 +92,14 @@ LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache
         float mn = m;
 #pragma unroll
         for (int j = 0; j < U; j++)
-            if (t0 + j < T) mn = fmaxf(mn, sc[j]);
+            if (t0 + j < te) mn = fmaxf(mn, sc[j]);
         const float c = __expf(m - mn);
         l *= c;
 #pragma unroll
         for (int e = 0; e < EPL; e++) acc[e] *= c;
 #pragma unroll
         for (int j = 0; j < U; j++) {
-            const float p = t0 + j < T ? __expf(sc[j] - mn) : 0.f;
+            const float p = t0 + j < te ? __expf(sc[j] - mn) : 0.f;
             l += p;
 #pragma unroll
             for (int e = 0; e < EPL; e++) acc[e] += p * vv[j][e];
@@ -110,17 +113,25 @@ LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache
     // one thread per element (HD of them; the same operations in the same
     // order as one warp walking EPL elements per lane, which was 4x the
     // chain at head_dim 128 and 32 warps)
+    M = -INFINITY, L = 0.f, o = 0.f;
     if (threadIdx.x < HD) {
         const int t = threadIdx.x;
-        float M = -INFINITY;
         for (int w = 0; w < WARPS; w++) M = fmaxf(M, m_s[w]);
-        float L = 0.f, o = 0.f;
         for (int w = 0; w < WARPS; w++) {
             if (m_s[w] == -INFINITY) continue; // a warp that saw no position
             const float c = __expf(m_s[w] - M);
             L += l_s[w] * c;
             o += o_s[w][t] * c;
         }
-        out[t] = o / L;
     }
+}
+
+// The whole context 0..T-1 in one CTA: out[0..HD) normalised.
+template <int HD, int THREADS, int U>
+LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
+                      int kvh, int n_kv, int T, const float *cur_k, const float *cur_v, float *__restrict__ out)
+{
+    float M, L, o;
+    lr_attend_range<HD, THREADS, U>(qv, kcache, vcache, kvh, n_kv, 0, T, T, cur_k, cur_v, M, L, o);
+    if (threadIdx.x < HD) out[threadIdx.x] = o / L;
 }

@@ -16,10 +16,31 @@
 // @spec op_rope_attention threads=1024 head_dim=64
 // @spec op_rope_attention threads=512 head_dim=256
 // @spec op_rope_attention threads=1024 head_dim=256
+// @spec op_rope_attention threads=1024 head_dim=128 splits=4
+// @spec op_rope_attention threads=1024 head_dim=128 splits=16
+// @spec op_rope_attention threads=256 head_dim=64 splits=4
 #include "engine_ops.cuh"
+
 
 #define HD LR_HEAD_DIM
 #define EPL (HD / 32) // elements per lane
+
+#ifndef LR_SPLITS
+#define LR_SPLITS 1
+#endif
+#define CHUNK (LR_THREADS / 32 * 4) // positions one CTA takes in one round trip
+#if LR_SPLITS > 1
+// LR_SPLITS (gridDim.y): up to that many CTAs per q head split the positions
+// when the context exceeds one CTA's round trip (ceil(T / CHUNK) of them; the
+// others exit at once). Each writes its range's (M, L, o) here; the last to
+// finish (a per-head counter) combines them in split order, so the result
+// does not depend on which finishes first, and puts the counter back to 0
+// for the next launch. Module memory: zero at load; launches of one module
+// must not overlap (one stream; under PDL every access follows the wait).
+#define MAX_HEADS 128
+__device__ float att_part[MAX_HEADS * LR_SPLITS * (HD + 2)];
+__device__ unsigned att_count[MAX_HEADS];
+#endif
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const float *__restrict__ kn,
@@ -29,6 +50,14 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     static_assert(HD % 32 == 0 && 2 * HD <= LR_THREADS, "threads 0..HD-1 take q, HD..2HD-1 take k");
     __shared__ float red[LR_THREADS / 32], raw[2][HD], qs[HD], ks[HD], vs[HD];
     const int h = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+#if LR_SPLITS > 1
+    __shared__ int last_s;
+    if (h >= MAX_HEADS) __trap(); // the host refuses such models
+    const int ns = min(LR_SPLITS, (pos_p[0] + CHUNK) / CHUNK), sp = blockIdx.y;
+    if (sp >= ns) return; // a short context: this split has no positions
+#else
+    constexpr int ns = 1, sp = 0;
+#endif
     const int grp = n_heads / n_kv, kvh = h / grp;
     const int which = tid / HD, i = tid % HD; // 0: q element i, 1: k element i, else idle
     // The position and the angle table are written before the step's first
@@ -68,7 +97,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
         else {
             const u16 kh = lr_f2h(r), vh = lr_f2h(qkv[(u64)(n_heads + n_kv + kvh) * HD + i]);
             ks[i] = lr_h2f(kh), vs[i] = lr_h2f(vh);
-            if (h % grp == 0) {
+            if (h % grp == 0 && sp == 0) {
                 const u64 row = (u64)pos * n_kv * HD + (u64)kvh * HD + i;
                 kcache[row] = kh, vcache[row] = vh;
             }
@@ -78,5 +107,38 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     float qv[EPL];
 #pragma unroll
     for (int e = 0; e < EPL; e++) qv[e] = qs[lane + 32 * e] * scale;
-    lr_attend<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, pos + 1, ks, vs, out + (u64)h * HD);
+    const int T = pos + 1;
+    float M, L, o;
+    lr_attend_range<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, (int)((long long)sp * T / ns),
+                                       (int)((long long)(sp + 1) * T / ns), T, ks, vs, M, L, o);
+    if (ns == 1) {
+        if (tid < HD) out[(u64)h * HD + tid] = o / L;
+        return;
+    }
+#if LR_SPLITS > 1
+    float *part = att_part + ((u64)h * LR_SPLITS + sp) * (HD + 2);
+    if (tid < HD) part[tid] = o;
+    if (tid == 0) part[HD] = M, part[HD + 1] = L;
+    __threadfence(); // the partials visible before the count says so
+    __syncthreads();
+    if (tid == 0) last_s = atomicAdd(&att_count[h], 1u) == (unsigned)ns - 1;
+    __syncthreads();
+    if (!last_s) return;
+    __threadfence();
+    if (tid < HD) {
+        const float *p0 = att_part + (u64)h * LR_SPLITS * (HD + 2);
+        float Mx = -INFINITY;
+        for (int s = 0; s < ns; s++) Mx = fmaxf(Mx, __ldcg(p0 + s * (HD + 2) + HD));
+        float Ls = 0.f, os = 0.f;
+        for (int s = 0; s < ns; s++) {
+            const float ms = __ldcg(p0 + s * (HD + 2) + HD);
+            if (ms == -INFINITY) continue;
+            const float c = __expf(ms - Mx);
+            Ls += __ldcg(p0 + s * (HD + 2) + HD + 1) * c;
+            os += __ldcg(p0 + s * (HD + 2) + tid) * c;
+        }
+        out[(u64)h * HD + tid] = os / Ls;
+    }
+    if (tid == 0) att_count[h] = 0u;
+#endif
 }
