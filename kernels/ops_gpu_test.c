@@ -139,8 +139,9 @@ static int test_rope_attention(void)
     const int positions[] = { 0, 1, 7, 300, 2047 };
     /* thread counts, then splits over positions (1024 threads, 128 per CTA
        round trip: position 300 takes 3 of 4 splits, 2047 all 16) */
-    static const char *threads[] = { "256", "512", "1024", "1024", "1024" }, *splits[] = { "1", "1", "1", "4", "16" };
-    for (int ti = 0; ti < 5; ti++)
+    static const char *threads[] = { "256", "512", "1024", "1024", "1024", "256" },
+                      *splits[] = { "1", "1", "1", "4", "16", "16" };
+    for (int ti = 0; ti < 6; ti++)
     for (int hdi = 0; hdi < 2; hdi++)
         for (int k = 0; k < 5; k++)
             for (int norm = 0; norm < 2; norm++) {

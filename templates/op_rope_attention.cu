@@ -19,6 +19,7 @@
 // @spec op_rope_attention threads=1024 head_dim=128 splits=4
 // @spec op_rope_attention threads=1024 head_dim=128 splits=16
 // @spec op_rope_attention threads=256 head_dim=64 splits=4
+// @spec op_rope_attention threads=256 head_dim=128 splits=16
 #include "engine_ops.cuh"
 
 
