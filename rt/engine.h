@@ -79,7 +79,7 @@ const char *lr_engine_gpu_phase_name(int i);
  * writes): the cache stays valid. */
 int lr_engine_gpu_graph_us(lr_engine *e, int reps, double *us);
 /* The same for the greedy step's graph (the argmax on the device and a
- * 4-byte copy instead of the logits' copy). */
+ * 8-byte copy of its slot instead of the logits' copy). */
 int lr_engine_gpu_graph_greedy_us(lr_engine *e, int reps, double *us);
 /* The whole step's graph without one phase's launches (greedy graph),
  * microseconds per replay: graph_us minus this is what the phase costs in

@@ -393,7 +393,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     const unsigned head_rows = e->head_mma ? lr_op_head_mma_rows_per_cta(e->head_mma) : lr_op_head_rows_per_cta();
     if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), 256, a, count))) return rc;
     if (!e->greedy) return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
-    /* Greedy: 4 bytes leave the device instead of the vocab's logits (608 KB
+    /* Greedy: 8 bytes (the argmax slot) leave the device instead of the vocab's logits (608 KB
      * at 14B) and the host scans nothing. */
     e->phase = PH_ARGMAX;
     CUdeviceptr best = e->d_tok + 8; /* zeroed by this step's copy-in */
@@ -405,7 +405,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
 static void gpu_close(lr_engine *b);
 
 /* Captures the step's launches of the phases in mask as one graph; greedy
- * picks its end (argmax and a 4-byte copy, or the logits' copy). */
+ * picks its end (argmax and the 8-byte slot's copy, or the logits' copy). */
 static int capture(gpu_engine *e, int greedy, unsigned mask, CUgraphExec *g, int *nodes)
 {
     *g = NULL;
