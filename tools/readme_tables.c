@@ -161,6 +161,17 @@ static void rotation_table(void)
                 get(&c, r, "us"), get(&c, r, "share_pct"));
 }
 
+/* us of the row (arm, model, matrix, commit) of an engine CSV; -1 when none. */
+static double engine_us(csv *c, const char *arm, const char *model, const char *matrix, const char *commit)
+{
+    double v = -1;
+    for (int k = 0; k < c->n; k++)
+        if (!strcmp(get(c, k, "arm"), arm) && !strcmp(get(c, k, "model"), model) &&
+            !strcmp(get(c, k, "matrix"), matrix) && !strcmp(get(c, k, "commit"), commit))
+            v = atof(get(c, k, "us"));
+    return v;
+}
+
 static void engine_table(void)
 {
     csv c;
@@ -194,24 +205,16 @@ static void engine_table(void)
             out("\n");
             for (int r = 0; r < c.n; r++) {
                 if (strcmp(get(&c, r, "matrix"), "step")) continue;
-                const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model");
+                const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
                 double sum = 0;
                 char cells[1024];
                 int len = 0, found = 0;
                 for (int i = 0; i < nph; i++) {
-                    double v = -1;
-                    for (int k = 0; k < c.n; k++)
-                        if (!strcmp(get(&c, k, "arm"), arm) && !strcmp(get(&c, k, "model"), model) &&
-                            !strcmp(get(&c, k, "matrix"), ph[i]) && !strcmp(get(&c, k, "commit"), get(&c, r, "commit")))
-                            v = atof(get(&c, k, "us")), found = 1;
-                    if (v >= 0) sum += v;
+                    double v = engine_us(&c, arm, model, ph[i], commit);
+                    if (v >= 0) sum += v, found = 1;
                     len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", v);
                 }
-                double graph = -1;
-                for (int k = 0; k < c.n; k++)
-                    if (!strcmp(get(&c, k, "arm"), arm) && !strcmp(get(&c, k, "model"), model) &&
-                        !strcmp(get(&c, k, "matrix"), "graph") && !strcmp(get(&c, k, "commit"), get(&c, r, "commit")))
-                        graph = atof(get(&c, k, "us"));
+                double graph = engine_us(&c, arm, model, "graph", commit);
                 char gcell[32];
                 snprintf(gcell, sizeof gcell, graph >= 0 ? "%.0f" : "-", graph);
                 if (found)
@@ -245,11 +248,8 @@ static void engine_table(void)
                 for (int i = 0; i < nph; i++) {
                     char name[64];
                     snprintf(name, sizeof name, "without_%s", ph[i]);
-                    double v = -1;
-                    for (int k = 0; k < c.n; k++)
-                        if (!strcmp(get(&c, k, "arm"), arm) && !strcmp(get(&c, k, "model"), model) &&
-                            !strcmp(get(&c, k, "matrix"), name) && !strcmp(get(&c, k, "commit"), commit))
-                            v = atof(get(&c, k, "us")), found = 1;
+                    double v = engine_us(&c, arm, model, name, commit);
+                    found |= v >= 0;
                     len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", graph - v);
                 }
                 if (found) out("| %s | %s | %s |%s %.0f |\n", commit, arm, model, cells, graph);
