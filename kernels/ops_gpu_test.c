@@ -132,7 +132,9 @@ static int test_rope_kv(void)
 /* The fused q/k norm + RoPE + KV write + attention against the composition
  * of the two host references: Qwen3 (norms) and Llama (none) heads, head
  * dims 128 and 64, the first position, a few, hundreds and thousands; at
- * 256, 512 and 1024 threads (LEECHRT_ATT_THREADS). */
+ * 256, 512 and 1024 threads (LEECHRT_ATT_THREADS) and split over positions
+ * (LEECHRT_ATT_SPLITS), with the angles from the host table (the engine's
+ * way, on the cases with norms) or taken in the kernel. */
 static int test_rope_attention(void)
 {
     NEED_GPU();

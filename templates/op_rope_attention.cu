@@ -22,7 +22,6 @@
 // @spec op_rope_attention threads=256 head_dim=128 splits=16
 #include "engine_ops.cuh"
 
-
 #define HD LR_HEAD_DIM
 #define EPL (HD / 32) // elements per lane
 
