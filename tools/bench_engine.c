@@ -13,6 +13,7 @@
 #include "util/progress.h"
 #include "util/strlist.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,9 @@ static void usage(FILE *f)
                "               default (the engine's per-matrix choice; arm engine_leech) (default planes14s)\n"
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
                "  --env NAME=V1,V2,...  run each once per value with the environment variable NAME set\n"
-               "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; adds a variant column\n"
+               "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; adds a variant column.\n"
+               "               Given up to 4 times: every combination (e.g. --env LEECHRT_ATT_THREADS=256,1024\n"
+               "               --env LEECHRT_ATT_SPLITS=1,16 runs 4 variants)\n"
                "  -h, --help\n");
 }
 
@@ -110,25 +113,53 @@ static int run(const char *path, const char *label, const char *arm, int layout,
     return rc;
 }
 
-/* --env NAME=V1,V2,...: each run repeated once per value with NAME set,
- * on the same artifact in the same process (a side-by-side comparison). */
-static char g_env[256];
+/* --env NAME=V1,V2,... (up to MAX_ENV of them): each run repeated once per
+ * combination of values, on the same artifact in the same process (a
+ * side-by-side comparison); the variant column lists the settings. */
+#define MAX_ENV 4
+static char g_env[MAX_ENV][256];
+static int g_nenv;
 
-static int run_variants(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
+static int run_variants_from(int d, char *vc, size_t vlen, const char *path, const char *label, const char *arm,
+                             int layout, int n, lr_csv *csv)
 {
-    char *eq = strchr(g_env, '=');
-    if (!eq) return run(path, label, arm, layout, n, csv, "");
-    char name[128], vals[256], vc[300];
-    snprintf(name, sizeof name, "%.*s", (int)(eq - g_env), g_env);
+    if (d == g_nenv) {
+        if (!g_nenv) return run(path, label, arm, layout, n, csv, "");
+        char col[1200];
+        printf("-- %s\n", vc);
+        snprintf(col, sizeof col, ",\"%s\"", vc);
+        return run(path, label, arm, layout, n, csv, col);
+    }
+    const char *eq = strchr(g_env[d], '=');
+    char name[128], vals[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - g_env[d]), g_env[d]);
     snprintf(vals, sizeof vals, "%s", eq + 1);
+    size_t at = strlen(vc);
     int rc = 0;
     for (char *save = NULL, *v = strtok_r(vals, ",", &save); v && !rc; v = strtok_r(NULL, ",", &save)) {
         setenv(name, v, 1);
-        printf("-- %s=%s\n", name, v);
-        snprintf(vc, sizeof vc, ",\"%s=%s\"", name, v);
-        rc = run(path, label, arm, layout, n, csv, vc);
+        snprintf(vc + at, vlen - at, "%s%s=%s", at ? " " : "", name, v);
+        rc = run_variants_from(d + 1, vc, vlen, path, label, arm, layout, n, csv);
     }
+    vc[at] = 0;
     return rc;
+}
+
+static int run_variants(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
+{
+    char vc[1100] = "";
+    return run_variants_from(0, vc, sizeof vc, path, label, arm, layout, n, csv);
+}
+
+/* The synthetic artifact being timed (GBs: 64 GB for 32B f16), removed when
+ * a run is interrupted or killed by a time limit, not only at its end. */
+static char g_artifact[256];
+
+static void on_signal(int sig)
+{
+    if (g_artifact[0]) unlink(g_artifact); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 int main(int argc, char **argv)
@@ -146,11 +177,15 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--csv")) csvp = v;
         else if (!strcmp(a, "--env")) {
             const char *eq = strchr(v, '=');
-            if (!eq || eq == v || !eq[1] || strlen(v) >= sizeof g_env || (size_t)(eq - v) >= 128) {
+            if (!eq || eq == v || !eq[1] || strlen(v) >= sizeof g_env[0] || (size_t)(eq - v) >= 128) {
                 fprintf(stderr, "bench_engine: --env %s: expected NAME=V1,V2,...\n", v);
                 return 2;
             }
-            snprintf(g_env, sizeof g_env, "%s", v);
+            if (g_nenv == MAX_ENV) {
+                fprintf(stderr, "bench_engine: --env %s: at most %d settings\n", v, MAX_ENV);
+                return 2;
+            }
+            snprintf(g_env[g_nenv++], sizeof g_env[0], "%s", v);
         }
         else if (!strcmp(a, "--layout")) {
             char l[256];
@@ -169,6 +204,8 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "bench_engine: unknown option %s\n", a); usage(stderr); return 2; }
     }
     if (n < 1) n = 1;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
     if (lr_cu_init(0)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     if (lr_read_bound_gbps(0, 10, &g_bound)) { fprintf(stderr, "bench_engine: read bound: %s\n", lr_errmsg()); return 1; }
     printf("read bound (probe, verified): %.0f GB/s\n", g_bound);
@@ -176,7 +213,7 @@ int main(int argc, char **argv)
     char dev[200];
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
-    if (lr_csv_open(&csv, csvp, g_env[0] ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    if (lr_csv_open(&csv, csvp, g_nenv ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;
     static const struct { const char *name, *arm; int layout; } lays[] = {
         { "planes14s", "engine_leech_p14s", LR_LEECH_DEV_P14S },
@@ -194,6 +231,7 @@ int main(int argc, char **argv)
             if ((rc = lr_synth_config(s, &c))) break;
             char path[256];
             snprintf(path, sizeof path, "/tmp/bench_engine_%s_%d.lrt", s, (int)getpid());
+            snprintf(g_artifact, sizeof g_artifact, "%s", path);
             for (int f16 = 0; f16 < 2 && !rc; f16++) {
                 if ((f16 && !strcmp(proj, "leech")) || (!f16 && !strcmp(proj, "f16"))) continue;
                 lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16 };
@@ -203,6 +241,7 @@ int main(int argc, char **argv)
                     if (lr_list_has(layouts, lays[k].name)) rc = run_variants(path, s, lays[k].arm, lays[k].layout, n, &csv);
                 unlink(path);
             }
+            g_artifact[0] = 0;
         }
     }
     lr_csv_close(&csv);
