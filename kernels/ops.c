@@ -99,10 +99,9 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
                 lr_jit_spec_set(s, "hidden", head_dim);
                 if (lr_op_head_mma > 1) lr_jit_spec_set(s, "rb", lr_op_head_mma);
             }
-            if (!strcmp(op, "op_rope_attention")) { /* threads 0..hd-1 take q, hd..2hd-1 k */
-                lr_jit_spec_set(s, "threads", (long long)lr_op_rope_attention_threads(head_dim));
-                if (lr_op_att_splits > 1) lr_jit_spec_set(s, "splits", lr_op_att_splits);
-                lr_jit_spec_set(s, "head_dim", head_dim);
+            if (!strcmp(op, "op_rope_attention")) {
+                lr_op_rope_attention_spec(s, head_dim, (int)lr_op_rope_attention_threads(head_dim), lr_op_att_splits);
+                return;
             }
             if (!strcmp(op, "op_head_int8g")) {
                 lr_jit_spec_set(s, "rpw", HEAD_RPW), lr_jit_spec_set(s, "group", 64);
@@ -146,6 +145,14 @@ int lr_op_att_splits_set(const char *what, const char *s)
     if (!s) return LR_OK;
     if (lr_parse_int(s, 1, 16, &lr_op_att_splits)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..16", what, s);
     return LR_OK;
+}
+
+void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int splits)
+{
+    lr_jit_spec_init(s, "op_rope_attention.cu", "op_rope_attention");
+    lr_jit_spec_set(s, "threads", threads < 2 * head_dim ? 2 * head_dim : threads); /* 0..hd-1 q, hd..2hd-1 k */
+    if (splits > 1) lr_jit_spec_set(s, "splits", splits);
+    lr_jit_spec_set(s, "head_dim", head_dim);
 }
 
 unsigned lr_op_rope_attention_threads(int head_dim)

@@ -48,6 +48,9 @@ extern int lr_op_att_splits;
 int lr_op_att_splits_set(const char *what, const char *s);
 int lr_op_att_threads_set(const char *what, const char *s);
 unsigned lr_op_rope_attention_threads(int head_dim);
+/* op_rope_attention at a given thread count (raised to 2 * head_dim) and
+ * splits, whatever the settings (the engine's long-context kernel). */
+void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int splits);
 
 /* Greedy token on the device (op_argmax): each CTA folds its float4s into
  * *best by atomicMax of a key, largest value then lowest index, NaN never;

@@ -19,7 +19,12 @@
  * stream while it is being updated, so the stream lives in two buffers: a
  * fused norm reads xb[cur] (+ the pending add) and writes the sum to
  * xb[cur ^ 1]; the separate norm kernel (one CTA) updates xb[cur] in place.
- * The step is a fixed sequence, so cur is known at enqueue time. */
+ * The step is a fixed sequence, so cur is known at enqueue time.
+ *
+ * Graphs: the step ending in the logits' copy, and the greedy step ending in
+ * op_argmax and an 8-byte copy; with LEECHRT_ATT_LONG=P the same two again
+ * with the long-context attention kernel, taken by the steps from position
+ * P on. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/kernels.h"
@@ -28,6 +33,7 @@
 #include "loader/arch.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
+#include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
 
@@ -81,6 +87,10 @@ typedef struct gpu_engine {
     CUstream s;
     CUgraphExec graph;     /* the step, copying the logits to host_logits */
     CUgraphExec graph_greedy; /* the step, copying only the argmax slot to h_io[4..5] */
+    CUgraphExec graph_long, graph_greedy_long; /* the same from position att_long_from on */
+    int att_long_from;     /* 0: off; else steps from this position use the long-context attention */
+    int att_long;          /* enqueue the long-context attention kernel */
+    CUfunction f_rope_att_long;
     int graph_nodes;
     int greedy;            /* enqueue the greedy step's end (argmax, token copy) */
     unsigned phase_mask;   /* enqueue only launches of these phases (profiling) */
@@ -237,6 +247,14 @@ static int get_fn(const char *op, int head_dim, CUfunction *f)
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
+/* The long-context attention (LEECHRT_ATT_LONG): 256 threads, up to 16 CTAs
+ * per q head over the positions. Measured against the default 1024 x 1 at
+ * eb1eefa (h200_engine_variants.csv): RoPE-attention 447 against 497 us
+ * per 14B token at position 456, 731 against 1398 at 2008, but 294 against
+ * 217 at 72, hence a second graph for the steps from a position on. */
+#define ATT_LONG_SPLITS 16u
+static unsigned att_long_threads(int head_dim) { return 2u * (unsigned)head_dim > 256u ? 2u * (unsigned)head_dim : 256u; }
+
 /* Whether the current phase is being enqueued (all of them but when profiling). */
 static int on(const gpu_engine *e) { return (e->phase_mask >> e->phase) & 1u; }
 
@@ -362,9 +380,10 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps, &theta, &scale };
-            if ((rc = L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, lr_op_rope_attention_threads(hd), a,
-                         count)))
-                return rc;
+            rc = e->att_long ? L2(e, e->f_rope_att_long, (unsigned)nh, ATT_LONG_SPLITS, att_long_threads(hd), a, count)
+                             : L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, lr_op_rope_attention_threads(hd),
+                                  a, count);
+            if (rc) return rc;
         } else {
             e->phase = PH_ROPE;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
@@ -405,16 +424,17 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
 static void gpu_close(lr_engine *b);
 
 /* Captures the step's launches of the phases in mask as one graph; greedy
- * picks its end (argmax and the 8-byte slot's copy, or the logits' copy). */
-static int capture(gpu_engine *e, int greedy, unsigned mask, CUgraphExec *g, int *nodes)
+ * picks its end (argmax and the 8-byte slot's copy, or the logits' copy),
+ * att_long the long-context attention kernel. */
+static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgraphExec *g, int *nodes)
 {
     *g = NULL;
     int n = 0, rc = lr_cu_graph_begin(e->s);
     if (rc) return rc;
     int was = lr_cu_set_pdl(e->base.pdl);
-    e->greedy = greedy, e->phase_mask = mask;
+    e->greedy = greedy, e->att_long = att_long, e->phase_mask = mask;
     int r2 = enqueue_step(e, 0, &n);
-    e->greedy = 0, e->phase_mask = ~0u;
+    e->greedy = 0, e->att_long = 0, e->phase_mask = ~0u;
     lr_cu_set_pdl(was);
     rc = lr_cu_graph_end(e->s, g);
     if (r2) rc = r2, lr_cu_graph_destroy(*g), *g = NULL;
@@ -452,6 +472,14 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_SPLITS above 1 needs at most 128 q heads (the model has %u)",
                      c->n_heads);
     e->att_splits = lr_op_att_splits;
+    /* from this position on, the long-context attention (a second pair of
+       graphs; 0 or unset: off) */
+    const char *long_env = getenv("LEECHRT_ATT_LONG");
+    if (!rc && long_env && lr_parse_int(long_env, 0, 1 << 30, &e->att_long_from))
+        rc = LR_FAIL(LR_EINVAL, "GPU engine: LEECHRT_ATT_LONG=%s: want a position, 0 for off", long_env);
+    if (!rc && e->att_long_from && (c->n_heads > 128 || !e->fuse))
+        rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_LONG needs the fused attention and at most 128 q heads "
+                     "(the model has %u)", c->n_heads);
     e->head_mma = lr_op_head_mma;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
@@ -511,6 +539,11 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = get_fn("op_embed_int8g", 0, &e->f_embed);
     if (!rc) rc = get_fn("op_add_rmsnorm", 0, &e->f_norm);
     if (!rc && e->fuse) rc = get_fn("op_rope_attention", (int)c->head_dim, &e->f_rope_att);
+    if (!rc && e->att_long_from) {
+        lr_jit_spec sp;
+        lr_op_rope_attention_spec(&sp, (int)c->head_dim, (int)att_long_threads((int)c->head_dim), (int)ATT_LONG_SPLITS);
+        rc = lr_jit_get(&sp, &e->f_rope_att_long);
+    }
     if (!rc && !e->fuse) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);
     if (!rc && !e->fuse) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
@@ -537,8 +570,10 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     const char *pdl_env = getenv("LEECHRT_PDL");
     e->base.pdl = lr_cu_pdl_supported() && !(pdl_env && !strcmp(pdl_env, "0"));
     /* Capture the step once; replays read token and position from device memory. */
-    if (!rc) rc = capture(e, 0, ~0u, &e->graph, &e->graph_nodes);
-    if (!rc) rc = capture(e, 1, ~0u, &e->graph_greedy, NULL);
+    if (!rc) rc = capture(e, 0, 0, ~0u, &e->graph, &e->graph_nodes);
+    if (!rc) rc = capture(e, 1, 0, ~0u, &e->graph_greedy, NULL);
+    if (!rc && e->att_long_from) rc = capture(e, 0, 1, ~0u, &e->graph_long, NULL);
+    if (!rc && e->att_long_from) rc = capture(e, 1, 1, ~0u, &e->graph_greedy_long, NULL);
     if (rc) {
         rc = lr_wrap(rc, "GPU engine for %s", lr_model_path(m));
         e->base.ops = &lr_engine_gpu_ops;
@@ -558,6 +593,9 @@ static int gpu_reset(lr_engine *b)
     return LR_OK;
 }
 
+/* Whether a step at pos runs the long-context attention. */
+static int att_long_at(const gpu_engine *e, int pos) { return e->att_long_from > 0 && pos >= e->att_long_from; }
+
 /* One step; greedy: its end is the argmax, its slot in h_io[4..5]. */
 static int run_step(gpu_engine *e, int32_t token, int greedy)
 {
@@ -572,14 +610,16 @@ static int run_step(gpu_engine *e, int32_t token, int greedy)
         else lr_rope_table(rope, (int)e->c.head_dim, pos, (float)e->c.rope_theta);
     }
     int rc = LR_OK, n = 0;
+    const int lng = att_long_at(e, pos);
     if (b->on_layer) {
         int was = lr_cu_set_pdl(e->base.pdl);
-        e->greedy = greedy;
+        e->greedy = greedy, e->att_long = lng;
         rc = enqueue_step(e, 1, &n);
-        e->greedy = 0;
+        e->greedy = 0, e->att_long = 0;
         lr_cu_set_pdl(was);
     } else {
-        rc = lr_cu_graph_launch(greedy ? e->graph_greedy : e->graph, e->s);
+        rc = lr_cu_graph_launch(lng ? (greedy ? e->graph_greedy_long : e->graph_long) : greedy ? e->graph_greedy : e->graph,
+                                e->s);
     }
     if (!rc && e->rope_table) { /* the next position's angles while the GPU works (~64 pow + sincos) */
         lr_rope_table(e->rope_next, (int)e->c.head_dim, pos + 1, (float)e->c.rope_theta);
@@ -640,7 +680,7 @@ int lr_engine_gpu_phases(lr_engine *b, int reps, double *us, int n)
         int cnt = 0;
         CUgraphExec g = NULL;
         double t = 0;
-        rc = capture(e, 1, 1u << p, &g, &cnt);
+        rc = capture(e, 1, att_long_at(e, e->h_io[1]), 1u << p, &g, &cnt);
         if (!rc) rc = time_graph(e, g, reps, &t);
         if (!rc) us[p] = cnt ? t : 0;
         lr_cu_graph_destroy(g);
@@ -651,13 +691,15 @@ int lr_engine_gpu_phases(lr_engine *b, int reps, double *us, int n)
 int lr_engine_gpu_graph_us(lr_engine *b, int reps, double *us)
 {
     if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
-    return time_graph((gpu_engine *)b, ((gpu_engine *)b)->graph, reps, us);
+    gpu_engine *e = (gpu_engine *)b;
+    return time_graph(e, att_long_at(e, e->h_io[1]) ? e->graph_long : e->graph, reps, us);
 }
 
 int lr_engine_gpu_graph_greedy_us(lr_engine *b, int reps, double *us)
 {
     if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
-    return time_graph((gpu_engine *)b, ((gpu_engine *)b)->graph_greedy, reps, us);
+    gpu_engine *e = (gpu_engine *)b;
+    return time_graph(e, att_long_at(e, e->h_io[1]) ? e->graph_greedy_long : e->graph_greedy, reps, us);
 }
 
 int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us)
@@ -666,7 +708,7 @@ int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us
     if (phase < 0 || phase >= NPH) return LR_FAIL(LR_EINVAL, "no phase %d", phase);
     gpu_engine *e = (gpu_engine *)b;
     CUgraphExec g = NULL;
-    int rc = capture(e, 1, ~(1u << phase), &g, NULL);
+    int rc = capture(e, 1, att_long_at(e, e->h_io[1]), ~(1u << phase), &g, NULL);
     if (!rc) rc = time_graph(e, g, reps, us);
     lr_cu_graph_destroy(g);
     return rc;
@@ -680,6 +722,8 @@ static void gpu_close(lr_engine *b)
     if (!e) return;
     lr_cu_graph_destroy(e->graph);
     lr_cu_graph_destroy(e->graph_greedy);
+    lr_cu_graph_destroy(e->graph_long);
+    lr_cu_graph_destroy(e->graph_greedy_long);
     if (e->L)
         for (uint32_t l = 0; l < e->c.n_layers; l++) {
             layer *L = &e->L[l];

@@ -168,6 +168,37 @@ static int test_gate_unfused(void)
     return rc;
 }
 
+/* LEECHRT_ATT_LONG=20: from position 20 the steps take the long-context
+ * attention graphs (256 threads, 16 splits: at head dim 64, 32 positions a
+ * CTA, so positions 32-79 split over 2-3 CTAs per head): the same greedy
+ * tokens as the CPU engine, through the graphs (logits and greedy) and the
+ * hooked steps; garbage in the setting is refused by name. */
+static int test_gate_att_long(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_ATT_LONG", "20", 1);
+    int rc = gate("tiny", 0, 80, 2e-2);
+    if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
+    setenv("LEECHRT_ATT_LONG", "later", 1);
+    char path[256];
+    lr_model *m;
+    if (rc == T_PASS && make_model("tiny", 0, path, sizeof path, &m) == T_PASS) {
+        lr_engine_opts o = { .max_context = 8 };
+        lr_engine *g = NULL;
+        int orc = lr_engine_gpu_ops.open(m, &o, &g);
+        if (g) g->ops->close(g);
+        lr_model_close(m);
+        unlink(path);
+        if (orc != LR_EINVAL || !strstr(lr_errmsg(), "LEECHRT_ATT_LONG")) {
+            fprintf(stderr, "    LEECHRT_ATT_LONG=later: open returned %d: %s\n", orc, lr_errmsg());
+            rc = T_FAIL;
+        }
+        lr_clear_error();
+    }
+    unsetenv("LEECHRT_ATT_LONG");
+    return rc;
+}
+
 static int test_context_limit(void)
 {
     NEED_GPU();
@@ -188,4 +219,5 @@ static int test_context_limit(void)
 }
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
-       T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_context_limit))
+       T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
+       T_CASE(test_context_limit))

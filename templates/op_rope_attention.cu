@@ -20,6 +20,8 @@
 // @spec op_rope_attention threads=1024 head_dim=128 splits=16
 // @spec op_rope_attention threads=256 head_dim=64 splits=4
 // @spec op_rope_attention threads=256 head_dim=128 splits=16
+// @spec op_rope_attention threads=256 head_dim=64 splits=16
+// @spec op_rope_attention threads=512 head_dim=256 splits=16
 #include "engine_ops.cuh"
 
 #define HD LR_HEAD_DIM
