@@ -172,6 +172,16 @@ static double engine_us(csv *c, const char *arm, const char *model, const char *
     return v;
 }
 
+/* The header of a table with a column per engine phase, then ntail more. */
+static void phase_table_head(const char *const *ph, int nph, const char *tail, int ntail)
+{
+    out("| commit | arm | model |");
+    for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
+    out("%s\n|---|---|---|", tail);
+    for (int i = 0; i < nph + ntail; i++) out("---|");
+    out("\n");
+}
+
 static void engine_table(void)
 {
     csv c;
@@ -197,12 +207,8 @@ static void engine_table(void)
             out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph); "
                 "graph = the whole step's graph replayed back to back (GPU time), step = one decode step as the "
                 "host sees it (graph launch, wait, and from 2026-12-01 the greedy token: the argmax runs on the "
-                "device; before, the logits' copy and a host argmax, which the head phase then included):\n\n"
-                "| commit | arm | model |");
-            for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
-            out(" sum | graph | step |\n|---|---|---|");
-            for (int i = 0; i < nph + 3; i++) out("---|");
-            out("\n");
+                "device; before, the logits' copy and a host argmax, which the head phase then included):\n\n");
+            phase_table_head(ph, nph, " sum | graph | step |", 3);
             for (int r = 0; r < c.n; r++) {
                 if (strcmp(get(&c, r, "matrix"), "step")) continue;
                 const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
@@ -233,12 +239,8 @@ static void engine_table(void)
         for (int r = 0; r < c.n && !any; r++) any = !strncmp(get(&c, r, "matrix"), "without_", 8);
         if (any) {
             out("\nµs per token each phase costs inside the whole step's graph: the graph minus the graph without "
-                "that phase's launches (its overlap with its neighbours taken off; - = no such launches):\n\n"
-                "| commit | arm | model |");
-            for (int i = 0; i < nph; i++) out(" %s |", ph[i]);
-            out(" graph |\n|---|---|---|");
-            for (int i = 0; i < nph + 1; i++) out("---|");
-            out("\n");
+                "that phase's launches (its overlap with its neighbours taken off; - = no such launches):\n\n");
+            phase_table_head(ph, nph, " graph |", 1);
             for (int r = 0; r < c.n; r++) {
                 if (strcmp(get(&c, r, "matrix"), "graph")) continue;
                 const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
