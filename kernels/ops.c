@@ -150,15 +150,18 @@ int lr_op_att_splits_set(const char *what, const char *s)
 void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int splits)
 {
     lr_jit_spec_init(s, "op_rope_attention.cu", "op_rope_attention");
-    lr_jit_spec_set(s, "threads", threads < 2 * head_dim ? 2 * head_dim : threads); /* 0..hd-1 q, hd..2hd-1 k */
+    lr_jit_spec_set(s, "threads", (long long)lr_op_rope_attention_threads_at(head_dim, threads));
     if (splits > 1) lr_jit_spec_set(s, "splits", splits);
     lr_jit_spec_set(s, "head_dim", head_dim);
 }
 
-unsigned lr_op_rope_attention_threads(int head_dim)
+/* threads 0..hd-1 take q, hd..2hd-1 k: never fewer than 2 * head_dim */
+unsigned lr_op_rope_attention_threads_at(int head_dim, int threads)
 {
-    return (unsigned)(2 * head_dim > lr_op_att_threads ? 2 * head_dim : lr_op_att_threads);
+    return (unsigned)(2 * head_dim > threads ? 2 * head_dim : threads);
 }
+
+unsigned lr_op_rope_attention_threads(int head_dim) { return lr_op_rope_attention_threads_at(head_dim, lr_op_att_threads); }
 
 unsigned lr_op_head_mma_rows_per_cta(int blocks) { return 16u * (unsigned)(blocks > 1 ? blocks : 1); }
 
@@ -357,16 +360,29 @@ static void silu_mag(const float *gu, float *h, int32_t n)
     for (int i = 0; i < n; i++) h[i] = fabsf(gu[i] * gu[n + i]) + 1e-12f;
 }
 
+/* Both heads' reference, mode bits: HEAD_MAG the magnitudes (the
+ * comparison's scale), HEAD_MMA the tensor-core head's arithmetic: the
+ * weights' dot over f16(x) (its B operand) and the bias term over x. */
+enum { HEAD_MAG = 1, HEAD_MMA = 2 };
 static void head(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden,
-                 int mag)
+                 int mode)
 {
-    int ng = hidden / 64;
+    const int ng = hidden / 64, mag = mode & HEAD_MAG;
     for (int r = 0; r < vocab; r++) {
         double acc = 0;
-        for (int i = 0; i < hidden; i++) {
-            size_t g = (size_t)r * ng + i / 64;
-            double w = (double)q[(size_t)r * hidden + i] * lr_half_to_float(sb[g * 2]) + lr_half_to_float(sb[g * 2 + 1]);
-            acc += mag ? fabs(w * x[i]) : w * x[i];
+        for (int G = 0; G < ng; G++) {
+            const size_t gi = (size_t)r * ng + (size_t)G;
+            const double sc = lr_half_to_float(sb[gi * 2]), bi = lr_half_to_float(sb[gi * 2 + 1]);
+            for (int i = 64 * G; i < 64 * G + 64; i++) {
+                const double qi = q[(size_t)r * hidden + i];
+                if (mode & HEAD_MMA) {
+                    const double wx = qi * sc * lr_half_to_float(lr_float_to_half(x[i])), bx = bi * x[i];
+                    acc += mag ? fabs(wx) + fabs(bx) : wx + bx;
+                } else {
+                    const double w = qi * sc + bi;
+                    acc += mag ? fabs(w * x[i]) : w * x[i];
+                }
+            }
         }
         logits[r] = (float)acc;
     }
@@ -377,38 +393,17 @@ void lr_op_head_host(const int8_t *q, const uint16_t *sb, const float *x, float 
 }
 static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden)
 {
-    head(q, sb, x, logits, vocab, hidden, 1);
-}
-
-/* The same with the weights' dot over f16(x) (the tensor-core head's B
- * operand) and the bias term over x, per group. */
-static void head_mma(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden,
-                     int mag)
-{
-    int ng = hidden / 64;
-    for (int r = 0; r < vocab; r++) {
-        double acc = 0;
-        for (int G = 0; G < ng; G++) {
-            const size_t gi = (size_t)r * ng + (size_t)G;
-            const double sc = lr_half_to_float(sb[gi * 2]), bi = lr_half_to_float(sb[gi * 2 + 1]);
-            for (int i = 64 * G; i < 64 * G + 64; i++) {
-                const double wx = q[(size_t)r * hidden + i] * sc * lr_half_to_float(lr_float_to_half(x[i]));
-                const double bx = bi * x[i];
-                acc += mag ? fabs(wx) + fabs(bx) : wx + bx;
-            }
-        }
-        logits[r] = (float)acc;
-    }
+    head(q, sb, x, logits, vocab, hidden, HEAD_MAG);
 }
 void lr_op_head_mma_host(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
                          int32_t hidden)
 {
-    head_mma(q, sb, x, logits, vocab, hidden, 0);
+    head(q, sb, x, logits, vocab, hidden, HEAD_MMA);
 }
 static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
                          int32_t hidden)
 {
-    head_mma(q, sb, x, logits, vocab, hidden, 1);
+    head(q, sb, x, logits, vocab, hidden, HEAD_MMA | HEAD_MAG);
 }
 
 /* The slot's key (templates/op_argmax.cu): order-preserving bits of the

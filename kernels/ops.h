@@ -48,6 +48,8 @@ extern int lr_op_att_splits;
 int lr_op_att_splits_set(const char *what, const char *s);
 int lr_op_att_threads_set(const char *what, const char *s);
 unsigned lr_op_rope_attention_threads(int head_dim);
+/* the threads of a CTA asked for threads: at least 2 * head_dim */
+unsigned lr_op_rope_attention_threads_at(int head_dim, int threads);
 /* op_rope_attention at a given thread count (raised to 2 * head_dim) and
  * splits, whatever the settings (the engine's long-context kernel). */
 void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int splits);

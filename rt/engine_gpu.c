@@ -253,7 +253,7 @@ static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
  * per 14B token at position 456, 731 against 1398 at 2008, but 294 against
  * 217 at 72, hence a second graph for the steps from a position on. */
 #define ATT_LONG_SPLITS 16u
-static unsigned att_long_threads(int head_dim) { return 2u * (unsigned)head_dim > 256u ? 2u * (unsigned)head_dim : 256u; }
+static unsigned att_long_threads(int head_dim) { return lr_op_rope_attention_threads_at(head_dim, 256); }
 
 /* Whether the current phase is being enqueued (all of them but when profiling). */
 static int on(const gpu_engine *e) { return (e->phase_mask >> e->phase) & 1u; }
