@@ -2,6 +2,7 @@
 #include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
+#include "util/setting.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -116,12 +117,7 @@ int lr_op_attention_head_dim = 128;
 int lr_op_head_unroll = 1;
 int lr_op_head_mma = 1; /* 226-229 us of the 14B step against 259 for the scalar head (h200_engine_variants.csv) */
 
-int lr_op_head_mma_set(const char *what, const char *s)
-{
-    if (!s) return LR_OK;
-    if (lr_parse_int(s, 0, 4, &lr_op_head_mma)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 0..4", what, s);
-    return LR_OK;
-}
+int lr_op_head_mma_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_op_head_mma); }
 
 /* 32 warps x 4 positions: a 128-position context in one round trip. The 14B
  * step's graph at position 72: 3735 us against 3771 at 512 and 3803 at 256,
@@ -140,12 +136,7 @@ int lr_op_att_threads_set(const char *what, const char *s)
 
 int lr_op_att_splits = 1;
 
-int lr_op_att_splits_set(const char *what, const char *s)
-{
-    if (!s) return LR_OK;
-    if (lr_parse_int(s, 1, 16, &lr_op_att_splits)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..16", what, s);
-    return LR_OK;
-}
+int lr_op_att_splits_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 16, &lr_op_att_splits); }
 
 void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int splits)
 {
@@ -168,12 +159,7 @@ unsigned lr_op_head_mma_rows_per_cta(int blocks) { return 16u * (unsigned)(block
 /* 256 threads: 8 warps of HEAD_RPW rows */
 unsigned lr_op_head_rows_per_cta(void) { return 8u * HEAD_RPW; }
 
-int lr_op_head_unroll_set(const char *what, const char *s)
-{
-    if (!s) return LR_OK;
-    if (lr_parse_int(s, 1, 8, &lr_op_head_unroll)) return LR_FAIL(LR_EINVAL, "%s=%s: want an integer 1..8", what, s);
-    return LR_OK;
-}
+int lr_op_head_unroll_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 8, &lr_op_head_unroll); }
 
 /* ---- host references (f64) ---- */
 

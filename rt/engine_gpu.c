@@ -33,9 +33,9 @@
 #include "loader/arch.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
-#include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
+#include "util/setting.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -463,8 +463,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
     /* RoPE's angles from a host table per step (1, default) or f64 math in
        every layer's kernel (0, for comparisons) */
-    const char *rt_env = getenv("LEECHRT_ROPE_TABLE");
-    e->rope_table = !(rt_env && !strcmp(rt_env, "0"));
+    e->rope_table = 1;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_ROPE_TABLE", getenv("LEECHRT_ROPE_TABLE"), 0, 1, &e->rope_table);
     /* op_rope_attention's threads (kernels/ops.h) */
     if (!rc) rc = lr_op_att_threads_set("GPU engine: LEECHRT_ATT_THREADS", getenv("LEECHRT_ATT_THREADS"));
     if (!rc) rc = lr_op_att_splits_set("GPU engine: LEECHRT_ATT_SPLITS", getenv("LEECHRT_ATT_SPLITS"));
@@ -474,9 +474,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->att_splits = lr_op_att_splits;
     /* from this position on, the long-context attention (a second pair of
        graphs; 0 or unset: off) */
-    const char *long_env = getenv("LEECHRT_ATT_LONG");
-    if (!rc && long_env && lr_parse_int(long_env, 0, 1 << 30, &e->att_long_from))
-        rc = LR_FAIL(LR_EINVAL, "GPU engine: LEECHRT_ATT_LONG=%s: want a position, 0 for off", long_env);
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_ATT_LONG", getenv("LEECHRT_ATT_LONG"), 0, 1 << 30, &e->att_long_from);
     if (!rc && e->att_long_from && (c->n_heads > 128 || !e->fuse))
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_LONG needs the fused attention and at most 128 q heads "
                      "(the model has %u)", c->n_heads);
