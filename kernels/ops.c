@@ -146,6 +146,11 @@ void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int sp
     lr_jit_spec_set(s, "head_dim", head_dim);
 }
 
+void lr_op_rope_attention_long_spec(lr_jit_spec *s, int head_dim)
+{
+    lr_op_rope_attention_spec(s, head_dim, LR_ATT_LONG_THREADS, LR_ATT_LONG_SPLITS);
+}
+
 /* threads 0..hd-1 take q, hd..2hd-1 k: never fewer than 2 * head_dim */
 unsigned lr_op_rope_attention_threads_at(int head_dim, int threads)
 {

@@ -53,6 +53,13 @@ unsigned lr_op_rope_attention_threads_at(int head_dim, int threads);
 /* op_rope_attention at a given thread count (raised to 2 * head_dim) and
  * splits, whatever the settings (the engine's long-context kernel). */
 void lr_op_rope_attention_spec(lr_jit_spec *s, int head_dim, int threads, int splits);
+/* The long-context kernel (the engine's steps from LEECHRT_ATT_LONG on):
+ * LR_ATT_LONG_THREADS threads (raised to 2 * head_dim), up to
+ * LR_ATT_LONG_SPLITS CTAs per q head. One definition for the engine and
+ * the appliance cache (tools/cache.c), which must warm the same kernel. */
+#define LR_ATT_LONG_THREADS 256
+#define LR_ATT_LONG_SPLITS 16
+void lr_op_rope_attention_long_spec(lr_jit_spec *s, int head_dim);
 
 /* Greedy token on the device (op_argmax): each CTA folds its float4s into
  * *best by atomicMax of a key, largest value then lowest index, NaN never;

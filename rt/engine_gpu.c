@@ -22,9 +22,9 @@
  * The step is a fixed sequence, so cur is known at enqueue time.
  *
  * Graphs: the step ending in the logits' copy, and the greedy step ending in
- * op_argmax and an 8-byte copy; with LEECHRT_ATT_LONG=P the same two again
- * with the long-context attention kernel, taken by the steps from position
- * P on. */
+ * op_argmax and an 8-byte copy; and the same two again with the
+ * long-context attention kernel, taken by the steps from position
+ * LEECHRT_ATT_LONG on (default 256; 0 turns it off). */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/kernels.h"
@@ -251,9 +251,13 @@ static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
  * per q head over the positions. Measured against the default 1024 x 1 at
  * eb1eefa (h200_engine_variants.csv): RoPE-attention 447 against 497 us
  * per 14B token at position 456, 731 against 1398 at 2008, but 294 against
- * 217 at 72, hence a second graph for the steps from a position on. */
-#define ATT_LONG_SPLITS 16u
-static unsigned att_long_threads(int head_dim) { return lr_op_rope_attention_threads_at(head_dim, 256); }
+ * 217 at 72, hence a second graph for the steps from a position on.
+ * The default switch position: over 2000 steps 246.4 against 231.3 tok/s
+ * (1f930b5, LEECHRT_ATT_LONG=256 against 0; 128 measured the same), and
+ * no change over positions 8-72. Interpolating the costs above puts the
+ * crossover near position 300. */
+#define ATT_LONG_FROM 256
+static unsigned att_long_threads(int head_dim) { return lr_op_rope_attention_threads_at(head_dim, LR_ATT_LONG_THREADS); }
 
 /* Whether the current phase is being enqueued (all of them but when profiling). */
 static int on(const gpu_engine *e) { return (e->phase_mask >> e->phase) & 1u; }
@@ -380,7 +384,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps, &theta, &scale };
-            rc = e->att_long ? L2(e, e->f_rope_att_long, (unsigned)nh, ATT_LONG_SPLITS, att_long_threads(hd), a, count)
+            rc = e->att_long ? L2(e, e->f_rope_att_long, (unsigned)nh, LR_ATT_LONG_SPLITS, att_long_threads(hd), a, count)
                              : L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, lr_op_rope_attention_threads(hd),
                                   a, count);
             if (rc) return rc;
@@ -473,11 +477,16 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
                      c->n_heads);
     e->att_splits = lr_op_att_splits;
     /* from this position on, the long-context attention (a second pair of
-       graphs; 0 or unset: off) */
-    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_ATT_LONG", getenv("LEECHRT_ATT_LONG"), 0, 1 << 30, &e->att_long_from);
-    if (!rc && e->att_long_from && (c->n_heads > 128 || !e->fuse))
+       graphs; 0: off). Default ATT_LONG_FROM where the kernel applies; a
+       context that never reaches it captures no second pair. */
+    const char *long_env = getenv("LEECHRT_ATT_LONG");
+    const int long_ok = c->n_heads <= 128 && e->fuse;
+    e->att_long_from = long_ok ? ATT_LONG_FROM : 0;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_ATT_LONG", long_env, 0, 1 << 30, &e->att_long_from);
+    if (!rc && e->att_long_from && !long_ok)
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_LONG needs the fused attention and at most 128 q heads "
                      "(the model has %u)", c->n_heads);
+    if (e->att_long_from >= e->base.max_context) e->att_long_from = 0;
     e->head_mma = lr_op_head_mma;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
@@ -539,7 +548,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc && e->fuse) rc = get_fn("op_rope_attention", (int)c->head_dim, &e->f_rope_att);
     if (!rc && e->att_long_from) {
         lr_jit_spec sp;
-        lr_op_rope_attention_spec(&sp, (int)c->head_dim, (int)att_long_threads((int)c->head_dim), (int)ATT_LONG_SPLITS);
+        lr_op_rope_attention_long_spec(&sp, (int)c->head_dim);
         rc = lr_jit_get(&sp, &e->f_rope_att_long);
     }
     if (!rc && !e->fuse) rc = get_fn("op_rope_kv", (int)c->head_dim, &e->f_rope);

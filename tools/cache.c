@@ -159,6 +159,9 @@ static int plan_model(int si, int budget)
     lr_jit_spec s;
     lr_op_spec(&s, "op_head_int8g_mma", C[0]);
     add(&s);
+    /* the long-context attention the engine switches to (LEECHRT_ATT_LONG) */
+    lr_op_rope_attention_long_spec(&s, 128);
+    add(&s);
     return LR_OK;
 }
 
