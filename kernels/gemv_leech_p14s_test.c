@@ -152,6 +152,25 @@ static int test_spec_bounds(void)
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64, "prefetch 2 smem %u", g.smem);
     geom.prefetch = 1;
+    /* early: a key of the spec, nothing else changes; only 0 or 1 */
+    geom.early = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "early", 0) == 1 && g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64, "early spec");
+    geom.early = 2;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "early 2 accepted");
+    geom.early = 0;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "early", 0) == 0, "early 0 in the spec");
+    /* the default geometry takes the setting; garbage is refused, naming it */
+    T_ASSERT(lr_gemv_leech_p14s_default_geom(5120, 5120).early == 1, "early not the default");
+    T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "0"));
+    T_ASSERT(lr_gemv_leech_p14s_default_geom(5120, 5120).early == 0, "LEECHRT_GEMV_EARLY=0 ignored");
+    T_ASSERT(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "yes") == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_EARLY"),
+             "garbage accepted: %s", lr_errmsg());
+    T_ASSERT(lr_gemv_p14s_early == 0, "garbage changed the setting");
+    T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", NULL)); /* unset: unchanged */
+    T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "1"));
+    lr_clear_error();
     geom.epf = 1; /* four words per thread for the epilogue fetched ahead */
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64 + 16 * 128, "epf smem %u", g.smem);
@@ -380,29 +399,29 @@ static int test_gpu_odd_shapes(void)
 }
 
 /* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal, ilv} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0 },
-                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0, 0 },
+static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0 },
+                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0 },
                        /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
                        /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
                           two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
                           off), two segments ahead */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0, 0, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0 },
+                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0, 0, 0, 0 },
+                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 },
+                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 },
                        /* warp groups: six of four warps, two of four (rg 2, two ahead), three of
                           two, eight of four (registers capped at 64: spills) */
-                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0 },
-                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 0, 0 },
+                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0 },
+                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 0, 0, 0 },
                        /* (once the ping-pong cases) one chain with x staged per warp, two row
                           groups in four groups, with the row end fetched ahead, more warps than
                           super-chunks (warps with one segment or none) */
-                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0 },
-                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 } };
+                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 },
+                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 },
+                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 } };
 
 static int test_gpu_geometries(void)
 {
@@ -434,81 +453,81 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 7 },
+        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0, 0, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0 }, 7 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0 }, 2 },
         /* warp groups looping over batches: 7 CTAs of 6 groups for 63
            batches, the 14B gate|up and a down-like shape at their tuned-like
            geometries, more groups than batches */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0 }, 7 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 7 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0 }, 0 },
         /* (once the ping-pong cases) odd and even segment counts per warp
            across batch boundaries (27 super-chunks over 4 warps), two row
            groups in persistent groups */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 3 },
         /* the balanced split (its own grid, always): 63 row groups, the 14B
            gate|up, down-like, q|k|v; two warps per CTA (a warp's run crosses
            ~10 row groups of the gate|up); fewer segments than warps (77 x
            48: one each, 23 idle warps); three warps, three accumulator chains */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
-        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
+        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
         /* with the row end fetched ahead: rows < 16, q|k|v, the 14B down */
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 0 },
         /* the split over segments (bal 2): row groups shared by two CTAs
            wherever there are more row groups than SMs (gate|up, down with
            odd rows and columns, q|k|v, o), two warps per CTA, with the row
            end fetched ahead; 63 row groups (one CTA each: no sharing) */
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
-        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
         /* warp groups fetching their row end ahead: 7 CTAs of 6 groups for
            63 batches (groups with two: the later batch's start at its top),
            the 14B down at its table geometry, rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 6, 1, 0, 0, 0 }, 7 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 3, 1, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 1, 6, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 6, 1, 0, 0, 0, 0 }, 7 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 3, 1, 0, 0, 0, 0 }, 0 },
+        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 1, 6, 0, 0, 0, 0, 0 }, 0 },
         /* segments dealt round-robin to the warps (ilv), with whole row groups
            and split ones: the down (91 super-chunks over 24 warps), the
            gate|up (27 over 24: warps cross a row group every step), two
            warps (most row groups skipped by neither), 32 warps over the 5
            segments of 77 x 48 (warps with none), with the row end fetched
            ahead, q|k|v */
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0 }, 0 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1, 0 }, 0 },
-        { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0 }, 0 },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
+        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
+        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
+        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1, 0, 0 }, 0 },
+        { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -574,9 +593,9 @@ static int test_gpu_epf_identical(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
     const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
-    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 } };
+    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 },
+                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 } };
     for (int i = 0; i < 3; i++)
         for (int gi = 0; gi < 3; gi++) {
             ypair p;
@@ -612,7 +631,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -625,34 +644,40 @@ static int test_gpu_split_repeat(void)
     return T_PASS;
 }
 
-/* The prologue's loads batched (pro) move loads, not arithmetic: y equals
- * the looped prologue's bit for bit, with x in the prologue (128 threads:
- * 5 table and 21 x loads per thread, two batches of 16), with x staged per
- * warp (only the table batched), warp groups on a down-like shape (1205
- * entries), the split with round-robin segments, and rows < 16. */
-static int test_gpu_pro_identical(void)
+/* The prologue's loads batched (pro), and the first segments and the class
+ * table loaded before the PDL wait (early), move loads, not arithmetic: y
+ * equals the plain prologue's bit for bit with either and both, with x in
+ * the prologue (128 threads: 5 table and 21 x loads per thread, two batches
+ * of 16), with x staged per warp (only the table batched), warp groups on a
+ * down-like shape (1205 entries), the split with round-robin segments, two
+ * segments ahead, and rows < 16. */
+static int test_gpu_pro_early_identical(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const struct { int rows, cols; lr_leech_geom g; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0 } },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0 } },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0 } },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0 } },
-        { 77, 48, { 32, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 } },
+        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 } },
+        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 } },
+        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 } },
+        { 7168, 5120, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0 } },
+        { 77, 48, { 32, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
     };
+    const struct { int pro, early; const char *what; } var[] = { { 1, 0, "pro" }, { 0, 1, "early" }, { 1, 1, "pro + early" } };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         ypair p;
         if (ypair_make(&p, c[i].rows, c[i].cols, 4700 + i)) return T_FAIL;
         lr_leech_geom g = c[i].g;
-        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
-        g.pro = 1;
-        if (!bad) diff = ypair_rerun(&p, g, &bad);
-        printf("    %5d x %5d threads=%d xw=%d groups=%d bal=%d: pro %s\n", p.L.rows, p.L.cols, g.threads, g.xw,
-               g.groups, g.bal, bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
+        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1, v = 0;
+        for (; v < 3 && !bad && diff < 0; v++) {
+            g.pro = var[v].pro, g.early = var[v].early;
+            diff = ypair_rerun(&p, g, &bad);
+            printf("    %5d x %5d threads=%d xw=%d groups=%d bal=%d: %s %s\n", p.L.rows, p.L.cols, g.threads, g.xw,
+                   g.groups, g.bal, var[v].what, bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
+        }
         const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
         ypair_free(&p);
         if (bad) return T_FAIL;
-        T_ASSERT(diff < 0, "case %d, row %d: y %a without pro, %a with", i, diff, d0, d1);
+        T_ASSERT(diff < 0, "case %d, row %d: y %a plain, %a with %s", i, diff, d0, d1, var[v - 1].what);
     }
     return T_PASS;
 }
@@ -726,5 +751,5 @@ static int test_gpu_loads_control(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_identical), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control))

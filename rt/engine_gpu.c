@@ -472,6 +472,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* op_rope_attention's threads (kernels/ops.h) */
     if (!rc) rc = lr_op_att_threads_set("GPU engine: LEECHRT_ATT_THREADS", getenv("LEECHRT_ATT_THREADS"));
     if (!rc) rc = lr_op_att_splits_set("GPU engine: LEECHRT_ATT_SPLITS", getenv("LEECHRT_ATT_SPLITS"));
+    /* Planes14S GEMVs load their first segments and class table before the
+       PDL wait (1, default) or after it (0, for comparisons) */
+    if (!rc) rc = lr_gemv_p14s_early_set("GPU engine: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY"));
     if (!rc && lr_op_att_splits > 1 && c->n_heads > 128)
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_SPLITS above 1 needs at most 128 q heads (the model has %u)",
                      c->n_heads);

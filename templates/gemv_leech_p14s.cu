@@ -88,7 +88,9 @@
 // group's address gone; 80 registers against 79, gate|up spec;
 // bench/results/sass_instr_per_weight.csv).
 // Under programmatic dependent launch the kernel waits for its predecessor
-// before anything and lets its dependents launch when it exits.
+// before anything (LR_EARLY = 1: after loading its first segments and the
+// class table, which no kernel writes) and lets its dependents launch when
+// it exits.
 // Measured on the H200, verified, slower or no faster, and removed at
 // the commit after 59d8311 (docs/layouts.md has the numbers; the CSVs keep
 // the runs):
@@ -134,6 +136,10 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=32 rg=3 ntab=603 prefetch=0 pro=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 pro=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1 pro=1 early=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1 early=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 xw=1 early=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -175,6 +181,9 @@
 #endif
 #ifndef LR_PRO
 #define LR_PRO 0
+#endif
+#ifndef LR_EARLY
+#define LR_EARLY 0
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
@@ -327,7 +336,8 @@ LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
 // first: on the 14B down (768 threads, 1205 entries, 91 super-chunks) one
 // pass for the table and three for x, each an L2 round trip before the
 // first decode, where the loads-only control trails a pure stream by ~2 us.
-LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const float *__restrict__ x)
+// (TABLE false: only x, the table staged already; LR_EARLY)
+template <bool TABLE> LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const float *__restrict__ x)
 {
     constexpr int XI = LR_XW ? 0 : (SC * 96 + LR_THREADS - 1) / LR_THREADS;
     // x's loads first, in flight while the table loop waits on its own; the
@@ -342,7 +352,7 @@ LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const 
             const int i = threadIdx.x + k * LR_THREADS, c = 2 * i;
             xv[k - k0] = i < SC * 96 && c < NBLK * 24 ? *(const float2 *)(x + c) : make_float2(0.f, 0.f);
         }
-        if (k0 == 0)
+        if (TABLE && k0 == 0)
             stage_table(tab, gtab);
 #pragma unroll
         for (int k = k0; k < k0 + 16 && k < XI; k++) {
@@ -350,7 +360,7 @@ LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const 
             if (i < SC * 96) xs[i] = lr_pack_h2(xv[k - k0].x, xv[k - k0].y);
         }
     }
-    if (XI == 0)
+    if (TABLE && XI == 0)
         stage_table(tab, gtab);
 }
 #endif
@@ -401,7 +411,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         k += WARPS;
         if (k >= SC) k = warp, b += ncl;
     };
+#if !LR_EARLY
     lr_pdl_wait(); // x comes from the previous kernel; nothing is loaded before
+#endif
     int b = cid, sc = warp;
 #if LR_BAL
     // CTA c: row groups [rgA, rgB); warp w: its segments t0..t1 - 1 in memory
@@ -435,8 +447,18 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     advance(pb, psc);
     load_all(n1, pb, psc);
 #endif
+#if LR_EARLY
+    // LR_EARLY: the weights and the class table are immutable, so the
+    // first segments and the table load before the wait, while the small
+    // op before this GEMV (rotation, attention; it lets its dependents
+    // launch at entry) still runs; only x waits.
+    stage_table(tab, gtab);
+    lr_pdl_wait();
 #if LR_PRO
-    stage_prologue(tab, xs, gtab, x);
+    stage_prologue<false>(tab, xs, gtab, x);
+#endif
+#elif LR_PRO
+    stage_prologue<true>(tab, xs, gtab, x);
 #else
     stage_table(tab, gtab);
 #endif
