@@ -99,6 +99,17 @@ LR_DEV void lr_pdl_enter()
     lr_pdl_wait();
 }
 
+// Loads of what an earlier kernel wrote (x), in a kernel that loads anything
+// before its lr_pdl_wait: through L2 (ld.global.cg), never the non-coherent
+// read-only path a const __restrict__ pointer compiles to (LDG.CONSTANT).
+// Measured on the H200 (f87a703 + 1): Planes14S with its first segments and
+// class table loaded before the wait read a stale x in the engine's down
+// GEMV (engine_gpu_test's 4B gate: layer 0 off by 0.30); the same kernel
+// with x through L2 matched, as did PDL off. Each CTA reads x once, so L1
+// held no reuse for it.
+LR_DEV float lr_ld_l2(const float *p) { return __ldcg(p); }
+LR_DEV float2 lr_ld_l2(const float2 *p) { return __ldcg(p); }
+
 // Warms L2 with a line of immutable data (weights) before lr_pdl_wait.
 LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // N bytes (a multiple of 128, 16-byte aligned) into L2: one bulk prefetch on
