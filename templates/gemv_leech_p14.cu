@@ -178,13 +178,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // Weights and the class table are immutable: fetched above while the
     // previous kernel (which writes x) may still run.
     lr_pdl_wait();
+    x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
     // x -> f16 pairs in fragment order: u32 index ((tp * 4 + q) * 4 + s),
     // s = 0/1: tile 2 tp, cols 2q and 2q + 8; s = 2/3: tile 2 tp + 1.
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int s = i & 3, qq = (i >> 2) & 3, tp = i >> 4;
         const int c = (tp * 2 + (s >> 1)) * 16 + 2 * qq + 8 * (s & 1);
-        // (through L2: loads before the wait above; lr_ld_l2 says why)
-        const float a = c < NBLK * 24 ? lr_ld_l2(x + c) : 0.f, bb = c + 1 < NBLK * 24 ? lr_ld_l2(x + c + 1) : 0.f;
+        const float a = c < NBLK * 24 ? x[c] : 0.f, bb = c + 1 < NBLK * 24 ? x[c + 1] : 0.f;
         xs[i] = lr_pack_h2(a, bb);
     }
     __syncthreads();
@@ -265,7 +265,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int w = 0; w < WARPS; w++) s += rb[w * LR_RG * 16 + i];
             s *= row_scale[row];
 #if TAIL
-            for (int j = 0; j < TAIL; j++) s = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), lr_ld_l2(x + NBLK * 24 + j), s);
+            for (int j = 0; j < TAIL; j++) s = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[NBLK * 24 + j], s);
 #endif
             y[row] = s;
         }

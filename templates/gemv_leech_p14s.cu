@@ -140,18 +140,8 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1 early=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 xw=1 early=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1
-#ifndef LR_EARLY
-#define LR_EARLY 0
-#endif
-// LR_EARLY: x through L2 everywhere (lr_ld_l2 says why)
-#define LR_ROWS_X_L2 LR_EARLY
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
-#if LR_EARLY
-#define XLD(p) lr_ld_l2(p)
-#else
-#define XLD(p) (*(p))
-#endif
 
 #ifndef LR_PREFETCH
 #define LR_PREFETCH 1
@@ -191,6 +181,9 @@
 #endif
 #ifndef LR_PRO
 #define LR_PRO 0
+#endif
+#ifndef LR_EARLY
+#define LR_EARLY 0
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
@@ -270,7 +263,7 @@ LR_DEV void load_xpiece(float (&v)[6], const float *__restrict__ x, int sc, int 
     if (c < NBLK * 24) { // c even: three 8-byte loads (x is at least 8-byte aligned)
 #pragma unroll
         for (int j = 0; j < 3; j++) {
-            const float2 t = XLD((const float2 *)(x + c + 2 * j));
+            const float2 t = *(const float2 *)(x + c + 2 * j);
             v[2 * j] = t.x, v[2 * j + 1] = t.y;
         }
     } else {
@@ -357,7 +350,7 @@ template <bool TABLE> LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__r
         for (int k = k0; k < k0 + 16 && k < XI; k++) {
             // c even and NBLK * 24 even: both columns in or both out
             const int i = threadIdx.x + k * LR_THREADS, c = 2 * i;
-            xv[k - k0] = i < SC * 96 && c < NBLK * 24 ? XLD((const float2 *)(x + c)) : make_float2(0.f, 0.f);
+            xv[k - k0] = i < SC * 96 && c < NBLK * 24 ? *(const float2 *)(x + c) : make_float2(0.f, 0.f);
         }
         if (TABLE && k0 == 0)
             stage_table(tab, gtab);
@@ -420,6 +413,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     };
 #if !LR_EARLY
     lr_pdl_wait(); // x comes from the previous kernel; nothing is loaded before
+    x = lr_after_wait(x);
 #endif
     int b = cid, sc = warp;
 #if LR_BAL
@@ -461,6 +455,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // launch at entry) still runs; only x waits.
     stage_table(tab, gtab);
     lr_pdl_wait();
+    x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
 #if LR_PRO
     stage_prologue<false>(tab, xs, gtab, x);
 #endif
@@ -492,7 +487,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #elif !LR_PRO
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
-        xs[i] = lr_pack_h2(c < NBLK * 24 ? XLD(x + c) : 0.f, c + 1 < NBLK * 24 ? XLD(x + c + 1) : 0.f);
+        xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
     }
 #endif
     __syncthreads();

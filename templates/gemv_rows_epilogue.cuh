@@ -9,14 +9,6 @@
 #pragma once
 #include "lr_common.cuh"
 
-// x[i] as the including kernel must load it: a template that loads before
-// its PDL wait defines LR_ROWS_X_L2 1 (lr_common.cuh, lr_ld_l2).
-#if LR_ROWS_X_L2
-#define LR_ROWS_X(i) lr_ld_l2(x + (i))
-#else
-#define LR_ROWS_X(i) x[i]
-#endif
-
 template <int THREADS, int NR>
 struct lr_rows_geom {
     static constexpr int q = THREADS / NR;
@@ -39,7 +31,7 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
     const u32 gmask = TPR == 32 ? 0xffffffffu : ((1u << TPR) - 1) << (lane & ~(TPR - 1));
     float s = 0.f, t = 0.f;
     if (ok) {
-        for (u32 e = e0 + sub; e < e1; e += TPR) s = fmaf(exc_dw[e], LR_ROWS_X(exc_col[e]), s);
+        for (u32 e = e0 + sub; e < e1; e += TPR) s = fmaf(exc_dw[e], x[exc_col[e]], s);
         t = tail_t();
         for (int w = sub; w < WARPS; w += TPR) s += red[w * NR + i];
     }
@@ -76,7 +68,7 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
         if (ok) rs = row_scale[row], e0 = exc_ptr[row], e1 = exc_ptr[row + 1];
         auto tail_t = [&]() {
             float t = 0.f;
-            for (int j = sub; j < TAIL; j += TPR) t = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), LR_ROWS_X(tail_col0 + j), t);
+            for (int j = sub; j < TAIL; j += TPR) t = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[tail_col0 + j], t);
             return t;
         };
         lr_row_finish<TPR, NR, WARPS>(ok, i, row, e0, e1, rs, tail_t, red, exc_col, exc_dw, x, y);
@@ -116,7 +108,7 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
         if (i < NR && row < rows) {
             rs = row_scale[row];
             e0 = exc_ptr[row], e1 = exc_ptr[row + 1];
-            for (int j = sub(); j < TAIL; j += TPR) tt = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), LR_ROWS_X(tail_col0 + j), tt);
+            for (int j = sub(); j < TAIL; j += TPR) tt = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[tail_col0 + j], tt);
         }
         ah[t] = __float_as_uint(rs);
         ah[THREADS + t] = __float_as_uint(tt);

@@ -99,16 +99,18 @@ LR_DEV void lr_pdl_enter()
     lr_pdl_wait();
 }
 
-// Loads of what an earlier kernel wrote (x), in a kernel that loads anything
-// before its lr_pdl_wait: through L2 (ld.global.cg), never the non-coherent
-// read-only path a const __restrict__ pointer compiles to (LDG.CONSTANT).
-// Measured on the H200 (f87a703 + 1): Planes14S with its first segments and
-// class table loaded before the wait read a stale x in the engine's down
-// GEMV (engine_gpu_test's 4B gate: layer 0 off by 0.30); the same kernel
-// with x through L2 matched, as did PDL off. Each CTA reads x once, so L1
-// held no reuse for it.
-LR_DEV float lr_ld_l2(const float *p) { return __ldcg(p); }
-LR_DEV float2 lr_ld_l2(const float2 *p) { return __ldcg(p); }
+// p, as a value the compiler cannot know before this point. A kernel that
+// loads anything before lr_pdl_wait reads what an earlier kernel wrote
+// through lr_after_wait(p) called after the wait: the wait's "memory"
+// clobber does not stop NVVM from hoisting a load through a
+// const __restrict__ pointer above it (seen in the SASS of Planes14S with
+// its first loads before the wait, 5693b47: one x load ahead of ACQBULK,
+// a stale x in the engine's 4B down GEMV, layer 0 off by 0.30).
+template <class T> LR_DEV T *lr_after_wait(T *p)
+{
+    asm volatile("mov.b64 %0, %0;" : "+l"(p));
+    return p;
+}
 
 // Warms L2 with a line of immutable data (weights) before lr_pdl_wait.
 LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
