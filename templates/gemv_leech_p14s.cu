@@ -101,7 +101,8 @@
 // scratch: 24.1 -> 26.2), the B fragments read from an f16 copy of x in
 // global memory (gate|up 39.7 against 36.7), an L2 prefetch of the first
 // segments before the PDL wait (226.7 -> 209.6-226.2 tok/s, 14B engine),
-// first loads before that wait (103 against 89 us per fused 14B layer), and
+// first loads before that wait with the trigger after the main loop (103
+// against 89 us per fused 14B layer; back as LR_EARLY without it), and
 // dependents launched after the main loop (239 -> 236 tok/s).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
