@@ -160,3 +160,36 @@ int lr_sass_mma_loop(const char *listing, size_t len, lr_sass_loop *out)
     *out = r;
     return LR_OK;
 }
+
+/* a global load: LDG (any width), LDGSTS, or a generic LD (not LDS, LDL,
+ * LDC, nor LDGDEPBAR, cp.async's commit) */
+static int is_global_load(const char *op)
+{
+    return (!strncmp(op, "LDG", 3) && strncmp(op, "LDGDEPBAR", 9)) || !strncmp(op, "LD.", 3);
+}
+
+int lr_sass_prewait_loads(const char *listing, size_t len, lr_sass_prewait *out)
+{
+    memset(out, 0, sizeof *out);
+    int wide = 0, narrow = 0;
+    char first[24] = "";
+    const char *p = listing, *end = listing + len;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) e = end;
+        sass_ins in;
+        if (parse_ins(p, e, &in)) {
+            if (!strcmp(in.op, "ACQBULK")) {
+                out->has_wait = 1, out->wide = wide, out->narrow = narrow;
+                memcpy(out->first_narrow, first, sizeof first);
+                return LR_OK;
+            }
+            if (is_global_load(in.op)) {
+                if (!strncmp(in.op, "LDGSTS", 6) || strstr(in.op, ".128") || strstr(in.op, ".EF")) wide++;
+                else if (!narrow++) memcpy(first, in.op, sizeof first);
+            }
+        }
+        p = e + 1;
+    }
+    return LR_OK;
+}

@@ -26,4 +26,20 @@ typedef struct lr_sass_loop {
  * when there is none. */
 int lr_sass_mma_loop(const char *listing, size_t len, lr_sass_loop *out);
 
+/* The global loads a kernel issues before its PDL wait (ACQBULK, what
+ * griddepcontrol.wait compiles to), in listing order up to the first one:
+ * wide ones (128-bit, cp.async LDGSTS, or evict-first streaming .EF: how the
+ * Leech GEMVs read their weights and class tables, which no kernel writes)
+ * and narrow ones (the rest: f32 / f64 loads, the way x and other vectors an
+ * earlier kernel wrote are read). Why: at 5693b47 NVVM hoisted one load of x
+ * above the wait of a GEMV that loads its weights before it, and the engine
+ * read a stale x (docs/engine.md); a narrow load there is the sign.
+ * has_wait 0: no ACQBULK (nothing is counted). */
+typedef struct lr_sass_prewait {
+    int has_wait;
+    int wide, narrow;
+    char first_narrow[24]; /* the first narrow load's opcode */
+} lr_sass_prewait;
+int lr_sass_prewait_loads(const char *listing, size_t len, lr_sass_prewait *out);
+
 #endif

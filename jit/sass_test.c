@@ -133,5 +133,25 @@ static int test_spec_parse(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_inner_loop), T_CASE(test_imma_and_missing), T_CASE(test_regcount_elf), T_CASE(test_regcount_nvrtc),
+/* loads before the PDL wait: the weights' wide and streaming ones (and a
+ * cp.async) are wide; an f32 / f64 load there is narrow, loads after the
+ * first ACQBULK are not counted; no ACQBULK: has_wait 0 */
+static int test_prewait_loads(void)
+{
+    const char k[] = INS("0000", "LDC.64 R2, c[0x0][0x210]") INS("0010", "LDG.E.EF.64 R4, desc[UR4][R2.64]")
+        INS("0020", "LDG.E.NA.128.CONSTANT R8, desc[UR4][R2.64+0x100]") INS("0030", "LDGSTS.E.BYPASS.128 [R1], desc[UR4][R2.64]") INS("0038", "LDGDEPBAR")
+        INS("0040", "@!P0 LDG.E.64.CONSTANT R12, desc[UR4][R6.64]") INS("0050", "LDS.128 R16, [R1]")
+        INS("0060", "LDG.E.CONSTANT R14, desc[UR4][R6.64]") INS("0070", "ACQBULK")
+        INS("0080", "LDG.E.64.CONSTANT R20, desc[UR4][R6.64]") INS("0090", "ACQBULK") INS("00a0", "EXIT");
+    lr_sass_prewait w;
+    T_OK(lr_sass_prewait_loads(k, strlen(k), &w));
+    T_ASSERT(w.has_wait && w.wide == 3 && w.narrow == 2 && !strcmp(w.first_narrow, "LDG.E.64.CONSTANT"),
+             "wait %d wide %d narrow %d first %s", w.has_wait, w.wide, w.narrow, w.first_narrow);
+    const char none[] = INS("0000", "LDG.E R2, desc[UR4][R4.64]") INS("0010", "EXIT");
+    T_OK(lr_sass_prewait_loads(none, strlen(none), &w));
+    T_ASSERT(!w.has_wait && !w.wide && !w.narrow, "no wait: %d %d %d", w.has_wait, w.wide, w.narrow);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_inner_loop), T_CASE(test_prewait_loads), T_CASE(test_imma_and_missing), T_CASE(test_regcount_elf), T_CASE(test_regcount_nvrtc),
        T_CASE(test_spec_parse))

@@ -79,6 +79,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
         }
     }
     lr_pdl_enter(); // qkv comes from the previous kernel (lr_common.cuh)
+    qkv = lr_after_wait(qkv); // no load of it above the wait
     float v = which < 2 ? qkv[(u64)(which ? n_heads + kvh : h) * HD + i] : 0.f;
     const float *nw = which ? kn : qn;
     if (qn || kn) { // per-head RMSNorm (Qwen3): the HD/32 warps of each half sum their own

@@ -41,6 +41,7 @@ LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restr
     float *zs = (float *)smem4, *qs = zs + RK * LR_S;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
     lr_pdl_enter(); // q is immutable; x comes from the previous kernel
+    x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
     const int j = blockIdx.x;
     const u64 row = (u64)blockIdx.y * LR_N;
     lr_rot_gather<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, x + row, dbits, j);
@@ -96,6 +97,7 @@ LR_KERNEL(const float *__restrict__ x, const float *__restrict__ add, const floa
     float *zs = (float *)smem4, *qs = zs + RK * LR_S, *red = qs + RK * RK;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
     lr_pdl_enter(); // q, w are immutable; x and add come from earlier kernels
+    x = lr_after_wait(x), add = lr_after_wait(add);
     const int j = blockIdx.x;
     const u64 row = (u64)blockIdx.y * LR_N;
     lr_rot_src_norm src{ x + row, add ? add + row : nullptr, w, xsum + row, 0.f };

@@ -17,11 +17,15 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: sass_count [--nvdisasm PATH] [--arch sm_90] SPEC...\n"
                "       sass_count [--nvdisasm PATH] --check CSV\n"
+               "       sass_count [--nvdisasm PATH] --pdl-check [TEMPLATE.cu...]\n"
                "  SPEC        \"TEMPLATE KERNEL name=value ...\", e.g. \"gemv_leech_p14s.cu gemv_leech_p14s\n"
                "              rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=6\"\n"
                "              (a template's // @spec syntax after its file name)\n"
                "  --check CSV every row with a spec column: its instr_per_weight (2 decimals) and\n"
                "              registers must be what the spec compiles to now; exit 1 on a drift\n"
+               "  --pdl-check every @spec of every template (or of those named): no narrow (f32 or\n"
+               "              f64) global load before the PDL wait, where a load of x hoisted\n"
+               "              above griddepcontrol.wait would be; exit 1 if one has\n"
                "  --nvdisasm  the disassembler (default: $LEECHRT_NVDISASM, then nvdisasm on PATH)\n"
                "  --arch      target (default sm_90)\n"
                "  --loop      also print the loop's instructions\n"
@@ -30,24 +34,15 @@ static void usage(FILE *f)
                "and the loop's local-memory loads and stores (spills).\n");
 }
 
-/* spec text -> instruction counts; the listing through nvdisasm on a temp file */
-static int g_print_loop;
-
-static int count(const char *text, const char *arch, const char *nvdisasm, lr_sass_loop *loop, int *regs)
+/* a spec's cubin (NVRTC, no GPU) -> its registers and nvdisasm's listing (through a temp file) */
+static int disassemble(const lr_jit_spec *s, const char *arch, const char *nvdisasm, char **out, size_t *out_len,
+                       int *regs)
 {
-    size_t tl = strcspn(text, " ");
-    if (!tl || !text[tl]) return LR_FAIL(LR_EINVAL, "spec \"%s\": TEMPLATE KERNEL name=value ...", text);
-    /* the embedded template's own name: it outlives the spec */
-    const char *tmpl = NULL;
-    for (int i = 0; i < lr_template_count() && !tmpl; i++)
-        if (strlen(lr_template_name(i)) == tl && !strncmp(lr_template_name(i), text, tl)) tmpl = lr_template_name(i);
-    if (!tmpl) return LR_FAIL(LR_EINVAL, "spec \"%s\": no template %.*s", text, (int)tl, text);
-    lr_jit_spec s;
-    int rc = lr_spec_parse(tmpl, text + tl + 1, strlen(text + tl + 1), &s);
-    if (rc) return rc;
+    *out = NULL, *out_len = 0;
     void *cubin;
     size_t n;
-    if ((rc = lr_jit_cubin(&s, arch, 13000, &cubin, &n, NULL))) return rc;
+    int rc = lr_jit_cubin(s, arch, 13000, &cubin, &n, NULL);
+    if (rc) return rc;
     rc = lr_cubin_regcount(cubin, n, regs);
     char path[] = "/tmp/sass_count_XXXXXX";
     int fd = rc ? -1 : mkstemp(path);
@@ -79,10 +74,83 @@ static int count(const char *text, const char *arch, const char *nvdisasm, lr_sa
             rc = LR_FAIL(LR_EIO, "%s -c failed (status %d): %.200s", nvdisasm, st, listing ? listing : "");
     }
     if (fd >= 0) unlink(path);
-    if (!rc) rc = lr_sass_mma_loop(listing, len, loop);
+    if (rc) free(listing);
+    else *out = listing, *out_len = len;
+    return rc;
+}
+
+/* spec text -> instruction counts */
+static int g_print_loop;
+
+static int count(const char *text, const char *arch, const char *nvdisasm, lr_sass_loop *loop, int *regs)
+{
+    size_t tl = strcspn(text, " ");
+    if (!tl || !text[tl]) return LR_FAIL(LR_EINVAL, "spec \"%s\": TEMPLATE KERNEL name=value ...", text);
+    /* the embedded template's own name: it outlives the spec */
+    const char *tmpl = NULL;
+    for (int i = 0; i < lr_template_count() && !tmpl; i++)
+        if (strlen(lr_template_name(i)) == tl && !strncmp(lr_template_name(i), text, tl)) tmpl = lr_template_name(i);
+    if (!tmpl) return LR_FAIL(LR_EINVAL, "spec \"%s\": no template %.*s", text, (int)tl, text);
+    lr_jit_spec s;
+    int rc = lr_spec_parse(tmpl, text + tl + 1, strlen(text + tl + 1), &s);
+    if (rc) return rc;
+    char *listing;
+    size_t len;
+    if ((rc = disassemble(&s, arch, nvdisasm, &listing, &len, regs))) return rc;
+    rc = lr_sass_mma_loop(listing, len, loop);
     if (!rc && g_print_loop) fwrite(listing + loop->begin, 1, loop->end - loop->begin, stdout);
     free(listing);
     return rc;
+}
+
+/* Templates whose narrow loads before the PDL wait read what no kernel
+ * writes, so the check cannot tell them from a hoisted load of x (their x
+ * goes through lr_after_wait instead): op_rope_attention takes its RoPE
+ * angles there (the step's copy-in wrote them before the first kernel;
+ * docs/engine.md), the rotation its row-mix table q (uploaded at load). */
+static const char *const g_prewait_ok[] = { "op_rope_attention.cu", "rotate_slab.cu" };
+
+/* Every @spec of every template (or of those named): no narrow global load
+ * before the first PDL wait (lr_sass_prewait_loads), outside g_prewait_ok. */
+static int pdl_check(int ntmpl, char **tmpls, const char *arch, const char *nvdisasm)
+{
+    int checked = 0, bad = 0;
+    for (int t = 0; t < lr_template_count(); t++) {
+        const char *name = lr_template_name(t);
+        int want = ntmpl == 0, ok_narrow = 0;
+        for (int i = 0; i < ntmpl; i++) want |= !strcmp(tmpls[i], name);
+        for (size_t i = 0; i < sizeof g_prewait_ok / sizeof g_prewait_ok[0]; i++) ok_narrow |= !strcmp(g_prewait_ok[i], name);
+        if (!want) continue;
+        lr_jit_spec specs[96];
+        int n = lr_spec_examples(name, specs, 96);
+        if (n < 0) {
+            fprintf(stderr, "sass_count: %s: %s\n", name, lr_errmsg());
+            bad++;
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            char kname[512], *listing;
+            size_t len;
+            int regs;
+            lr_jit_kernel_name(&specs[i], kname, sizeof kname);
+            lr_sass_prewait w;
+            int rc = disassemble(&specs[i], arch, nvdisasm, &listing, &len, &regs);
+            if (!rc) rc = lr_sass_prewait_loads(listing, len, &w), free(listing);
+            if (rc) {
+                fprintf(stderr, "sass_count: %s %s: %s\n", name, kname, lr_errmsg());
+                bad++;
+                continue;
+            }
+            const int fail = w.narrow && !ok_narrow;
+            printf("%s %s: %s", fail ? "NARROW" : "ok    ", kname, w.has_wait ? "" : "no PDL wait");
+            if (w.has_wait) printf("%d wide, %d narrow loads before the wait", w.wide, w.narrow);
+            if (w.narrow) printf(" (first %s%s)", w.first_narrow, ok_narrow ? "; allowed for this template" : "");
+            printf("\n");
+            checked++, bad += fail;
+        }
+    }
+    printf("%d specializations checked, %d with a narrow load before the PDL wait or failed\n", checked, bad);
+    return bad ? 1 : checked ? 0 : 2;
 }
 
 static int check(const char *csv_path, const char *arch, const char *nvdisasm)
@@ -123,9 +191,13 @@ int main(int argc, char **argv)
 {
     const char *nvdisasm = getenv("LEECHRT_NVDISASM"), *arch = "sm_90", *csv = NULL;
     if (!nvdisasm || !*nvdisasm) nvdisasm = "nvdisasm";
-    int i = 1;
+    int i = 1, pdl = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(stdout), 0;
+        if (!strcmp(argv[i], "--pdl-check")) {
+            pdl = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--loop")) {
             g_print_loop = 1;
             continue;
@@ -137,6 +209,7 @@ int main(int argc, char **argv)
         else return usage(stderr), 2;
     }
     if (csv) return check(csv, arch, nvdisasm);
+    if (pdl) return pdl_check(argc - i, argv + i, arch, nvdisasm);
     if (i == argc) return usage(stderr), 2;
     int status = 0;
     for (; i < argc; i++) {

@@ -59,6 +59,24 @@ static int test_drift_detected(void)
     return T_PASS;
 }
 
+/* No template's specializations load x (or anything narrow) before their
+ * PDL wait, where NVVM once hoisted a load of x above griddepcontrol.wait
+ * (5693b47, a stale x in the engine; docs/engine.md). With that commit's
+ * template (no lr_after_wait in the early path) this reported one NARROW
+ * specialization; the listing reader's own cases are in jit/sass_test.c. */
+static int test_no_narrow_load_before_pdl_wait(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "sass_count not built");
+    T_SKIP_IF(!find_nvdisasm(), "no nvdisasm (none on PATH, and the PyPI wheel could not be fetched)");
+    char cmd[4096];
+    /* one run: its verdict, and every line but the ok ones shown */
+    snprintf(cmd, sizeof cmd, "out=$('%s' --nvdisasm '%s' --pdl-check 2>&1); r=$?; printf '%%s\\n' \"$out\" | grep -v '^ok'; exit $r",
+             g_bin, g_nvdisasm);
+    T_ASSERT(system(cmd) == 0, "a specialization loads something narrow before its PDL wait (NARROW lines above): "
+                               "read what an earlier kernel wrote through lr_after_wait after the wait");
+    return T_PASS;
+}
+
 /* garbage specs are refused with a message naming the problem, before any
  * disassembly (no nvdisasm needed) */
 static int test_bad_specs(void)
@@ -90,6 +108,7 @@ int main(int argc, char **argv)
     if (s) *s = 0;
     else snprintf(g_dir, sizeof g_dir, ".");
     snprintf(g_bin, sizeof g_bin, "%s/../bin/sass_count", g_dir);
-    const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected), T_CASE(test_bad_specs) };
-    return t_main(__FILE__, cases, 3, argc, argv);
+    const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected), T_CASE(test_bad_specs),
+                             T_CASE(test_no_narrow_load_before_pdl_wait) };
+    return t_main(__FILE__, cases, 4, argc, argv);
 }
