@@ -59,7 +59,8 @@ typedef struct lr_leech_geom {
     int early;    /* Planes14S: 1 = the first segments and the class table loaded before
                      the PDL wait (immutable data), only x after it: the GEMV's CTAs are
                      resident while the small op before them runs (not a tuning knob:
-                     a sweep has no predecessor) */
+                     a sweep has no predecessor); 2 = the same with the table copied by
+                     cp.async, waited for after x's loads (not yet run on a GPU) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -157,9 +158,9 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
  * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
  * row group, prefetch. */
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
-/* default_geom's early (see lr_leech_geom): 1 unless set to 0 by
- * lr_gemv_p14s_early_set (LEECHRT_GEMV_EARLY, 0 or 1; garbage refused,
- * naming what), the engine's comparison switch. */
+/* default_geom's early (see lr_leech_geom): 1 unless set by
+ * lr_gemv_p14s_early_set (LEECHRT_GEMV_EARLY, 0, 1 or 2; garbage refused,
+ * naming what), the engine's and bench_gemv's comparison switch. */
 extern int lr_gemv_p14s_early;
 int lr_gemv_p14s_early_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c

@@ -149,7 +149,7 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
 
 int lr_gemv_p14s_early = 1;
 
-int lr_gemv_p14s_early_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_early); }
+int lr_gemv_p14s_early_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 2, &lr_gemv_p14s_early); }
 
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
@@ -190,7 +190,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
-    if (geom.early < 0 || geom.early > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d", geom.early);
+    if (geom.early < 0 || geom.early > 2)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -247,7 +248,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
-    if (geom.early) lr_jit_spec_set(s, "early", 1);
+    if (geom.early) lr_jit_spec_set(s, "early", geom.early);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

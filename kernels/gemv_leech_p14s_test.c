@@ -156,8 +156,11 @@ static int test_spec_bounds(void)
     geom.early = 1;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(lr_jit_spec_get(&s, "early", 0) == 1 && g.smem == 603 * 16 + 27 * 384 + 2 * 4 * 16 * 4 + 64, "early spec");
-    geom.early = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "early 2 accepted");
+    geom.early = 2; /* the table by cp.async */
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "early", 0) == 2, "early 2 spec");
+    geom.early = 3;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "early 3 accepted");
     geom.early = 0;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448));
     T_ASSERT(lr_jit_spec_get(&s, "early", 0) == 0, "early 0 in the spec");
@@ -168,6 +171,9 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "yes") == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_EARLY"),
              "garbage accepted: %s", lr_errmsg());
     T_ASSERT(lr_gemv_p14s_early == 0, "garbage changed the setting");
+    T_ASSERT(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "3") == LR_EINVAL, "LEECHRT_GEMV_EARLY=3 accepted");
+    T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "2"));
+    T_ASSERT(lr_gemv_leech_p14s_default_geom(5120, 5120).early == 2, "LEECHRT_GEMV_EARLY=2 ignored");
     T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", NULL)); /* unset: unchanged */
     T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "1"));
     lr_clear_error();
@@ -645,7 +651,8 @@ static int test_gpu_split_repeat(void)
 }
 
 /* The prologue's loads batched (pro), and the first segments and the class
- * table loaded before the PDL wait (early), move loads, not arithmetic: y
+ * table loaded before the PDL wait (early 1, or 2 with the table by
+ * cp.async), move loads, not arithmetic: y
  * equals the plain prologue's bit for bit with either and both, with x in
  * the prologue (128 threads: 5 table and 21 x loads per thread, two batches
  * of 16), with x staged per warp (only the table batched), warp groups on a
@@ -662,13 +669,15 @@ static int test_gpu_pro_early_identical(void)
         { 7168, 5120, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0 } },
         { 77, 48, { 32, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
     };
-    const struct { int pro, early; const char *what; } var[] = { { 1, 0, "pro" }, { 0, 1, "early" }, { 1, 1, "pro + early" } };
+    const struct { int pro, early; const char *what; } var[] = { { 1, 0, "pro" },         { 0, 1, "early" },
+                                                                 { 1, 1, "pro + early" }, { 0, 2, "early 2" },
+                                                                 { 1, 2, "pro + early 2" } };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         ypair p;
         if (ypair_make(&p, c[i].rows, c[i].cols, 4700 + i)) return T_FAIL;
         lr_leech_geom g = c[i].g;
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1, v = 0;
-        for (; v < 3 && !bad && diff < 0; v++) {
+        for (; v < (int)(sizeof var / sizeof var[0]) && !bad && diff < 0; v++) {
             g.pro = var[v].pro, g.early = var[v].early;
             diff = ypair_rerun(&p, g, &bad);
             printf("    %5d x %5d threads=%d xw=%d groups=%d bal=%d: %s %s\n", p.L.rows, p.L.cols, g.threads, g.xw,

@@ -81,12 +81,6 @@ LR_DEV void load_seg_smem(seg_regs &s, const u8 *seg, int lane)
     for (int j = 0; j < 3; j++) s.w[j] = *(const uint4 *)(seg + 256 + 512 * j + 16 * lane);
 }
 
-LR_DEV u32 lr_smem_u32(const void *p)
-{
-    u32 a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
 
 // A warp copies one segment (SEG bytes) global -> shared, 16 bytes a lane at
 // a time, bypassing L1.

@@ -141,6 +141,9 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1 early=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 xw=1 early=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1 pro=1 early=2
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1 early=2
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=2
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -191,6 +194,9 @@
 #endif
 #if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW)
 #error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
+#endif
+#if LR_EARLY < 0 || LR_EARLY > 2
+#error "LR_EARLY: 0 (wait first), 1 (first segments and table loop before the wait), 2 (the table by cp.async)"
 #endif
 #if LR_GROUPS < 1 || LR_GROUPS > 15 || LR_THREADS % (32 * LR_GROUPS)
 #error "LR_GROUPS: 1..15 groups of whole warps (named barriers 1..15)"
@@ -329,6 +335,23 @@ LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
     for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
 }
 
+// LR_EARLY 2: the same by cp.async (no registers, nothing for the thread to
+// wait on before the PDL wait); lr_cp_table_wait before the CTA's barrier.
+// Why: with the table loop before the wait (LR_EARLY 1), a GEMV with no
+// kernel before it to overlap (a chain of GEMVs) waits for the table's
+// round trip and then x's, where LR_PRO alone overlaps them (14B layer 75.15
+// us against 74.08, 606ec86 against 92666d5). Holding the table in
+// registers across the wait instead let ptxas sink the first segments'
+// loads past it (SASS, fifteenth session).
+LR_DEV void stage_table_async(u8 *tab, const u8 *__restrict__ gtab)
+{
+    const u32 d = lr_smem_u32(tab);
+    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"(gtab + 16 * i) : "memory");
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 #if LR_PRO
 // LR_PRO: the prologue's x (f16 pairs) with a thread's loads, up to 16 at a
 // time, issued before the class-table loop and stored after it (with
@@ -454,7 +477,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // first segments and the table load before the wait, while the small
     // op before this GEMV (rotation, attention; it lets its dependents
     // launch at entry) still runs; only x waits.
+#if LR_EARLY == 2
+    stage_table_async(tab, gtab);
+#else
     stage_table(tab, gtab);
+#endif
     lr_pdl_wait();
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
 #if LR_PRO
@@ -490,6 +517,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         const int c = 2 * i;
         xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
     }
+#endif
+#if LR_EARLY == 2
+    lr_cp_table_wait(); // this thread's table copies, before the barrier makes them everyone's
 #endif
     __syncthreads();
 

@@ -105,11 +105,23 @@ LR_DEV void lr_pdl_enter()
 // clobber does not stop NVVM from hoisting a load through a
 // const __restrict__ pointer above it (seen in the SASS of Planes14S with
 // its first loads before the wait, 5693b47: one x load ahead of ACQBULK,
-// a stale x in the engine's 4B down GEMV, layer 0 off by 0.30).
+// a stale x in the engine's 4B down GEMV, layer 0 off by 0.30). The asm is
+// on the pointer itself: an opaque zero offset added to it instead was
+// folded by ptxas, which then hoisted x loads above ACQBULK again
+// (tools/sass_count --pdl-check caught it). The cost: the compiler no
+// longer knows p is global, so its loads are generic (LD.E, not LDG).
 template <class T> LR_DEV T *lr_after_wait(T *p)
 {
     asm volatile("mov.b64 %0, %0;" : "+l"(p));
     return p;
+}
+
+// A shared-memory pointer as the 32-bit address cp.async takes.
+LR_DEV u32 lr_smem_u32(const void *p)
+{
+    u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
 }
 
 // Warms L2 with a line of immutable data (weights) before lr_pdl_wait.

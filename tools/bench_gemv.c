@@ -4,6 +4,7 @@
  * before it is timed; weights rotate through distinct copies so the L2 does
  * not serve them; times are medians of CUDA-graph replays. */
 #include "kernels/gemv_arm.h"
+#include "kernels/gemv_leech.h"
 #include "kernels/kernels.h"
 #include "kernels/read_bound.h"
 #include "rt/cu.h"
@@ -32,7 +33,9 @@ static void usage(FILE *f)
             "                   named ARM@ball) instead of class-uniform\n"
             "  --smem-budget B  act as if the card's opt-in shared memory were B bytes\n"
             "  --list           list the arms and exit\n"
-            "  -h, --help       this text\n");
+            "  -h, --help       this text\n"
+            "Environment: LEECHRT_GEMV_EARLY=0|1|2, Planes14S's loads before the PDL wait (as in\n"
+            "the engine; default 1, kernels/gemv_leech.h).\n");
 }
 
 typedef struct { const lr_gemv_arm *arm; void *st; int copies; } mat;
@@ -82,6 +85,11 @@ int main(int argc, char **argv)
         } else { fprintf(stderr, "bench_gemv: unknown option %s\n", a); usage(stderr); return 2; }
     }
     if (reps < 3) reps = 3;
+    /* the engine's comparison switch, for the same comparison in a chain of GEMVs */
+    if (lr_gemv_p14s_early_set("bench_gemv: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY"))) {
+        fprintf(stderr, "%s\n", lr_errmsg());
+        return 2;
+    }
     int rc = lr_cu_init(0);
     if (rc) { fprintf(stderr, "bench_gemv: %s\n", lr_errmsg()); return 1; }
     if (budget > 0) lr_cu_set_smem_budget(budget);
