@@ -247,6 +247,12 @@ static int get_fn(const char *op, int head_dim, CUfunction *f)
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
+/* The step's input block (d_tok on the device, h_io on the host): token,
+ * position, the argmax slot (u64), pad, then the RoPE table from byte 32
+ * (head_dim doubles: cos, sin per frequency). */
+#define IO_ROPE_OFF 32
+static size_t io_bytes(const lr_model_config *c) { return IO_ROPE_OFF + 8 * (size_t)c->head_dim; }
+
 /* The long-context attention (LEECHRT_ATT_LONG): 256 threads, up to 16 CTAs
  * per q head over the positions. Measured against the default 1024 x 1 at
  * eb1eefa (h200_engine_variants.csv): RoPE-attention 447 against 497 us
@@ -368,9 +374,9 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     e->cur = 0;
     e->phase = PH_EMBED;
     /* token, position, the argmax slot's zero and the RoPE table: one copy */
-    const size_t in_bytes = e->rope_table ? 32 + 8 * (size_t)c->head_dim : 16;
+    const size_t in_bytes = e->rope_table ? io_bytes(c) : 16;
     if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, in_bytes, e->s))) return rc;
-    CUdeviceptr rope = e->rope_table ? e->d_tok + 32 : 0;
+    CUdeviceptr rope = e->rope_table ? e->d_tok + IO_ROPE_OFF : 0;
     {
         void *a[] = { &e->emb_q, &e->emb_sb, &e->d_tok, &e->xb[0], &hidden, &group };
         if ((rc = L1(e, e->f_embed, cdiv((unsigned)hidden, 256), 256, a, count))) return rc;
@@ -533,7 +539,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;
     if (c->intermediate > maxw) maxw = c->intermediate;
     /* token, position, the argmax slot (u64), pad, the RoPE table: one copy in */
-    if (!rc) rc = lr_cu_alloc(&e->d_tok, 32 + 8 * (size_t)c->head_dim);
+    if (!rc) rc = lr_cu_alloc(&e->d_tok, io_bytes(c));
     e->d_pos = e->d_tok + 4;
     if (!rc) rc = lr_cu_alloc(&e->xb[0], H * 4);
     if (!rc) rc = lr_cu_alloc(&e->xb[1], H * 4);
@@ -563,10 +569,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Why page-locked: the step's copies run inside its graph as DMA instead
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);
-    const size_t io_bytes = 32 + 8 * (size_t)c->head_dim;
-    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, io_bytes);
-    if (!rc) memset(e->h_io, 0, io_bytes); /* a replay before the first step reads token 0 at position 0 */
-    if (!rc) lr_rope_table((double *)(e->h_io + 8), (int)c->head_dim, 0, (float)c->rope_theta);
+    if (!rc) rc = lr_cu_alloc_host((void **)&e->h_io, io_bytes(c));
+    if (!rc) memset(e->h_io, 0, io_bytes(c)); /* a replay before the first step reads token 0 at position 0 */
+    if (!rc) lr_rope_table((double *)((char *)e->h_io + IO_ROPE_OFF), (int)c->head_dim, 0, (float)c->rope_theta);
     e->rope_next = malloc(8 * (size_t)c->head_dim);
     e->rope_next_pos = -1;
     if (!rc && !e->rope_next) rc = LR_FAIL(LR_ENOMEM, "out of memory");
@@ -614,7 +619,7 @@ static int run_step(gpu_engine *e, int32_t token, int greedy)
     if (token < 0 || (uint32_t)token >= e->c.vocab) return LR_FAIL(LR_EINVAL, "token %d outside the vocabulary", token);
     int32_t pos = b->pos;
     e->h_io[0] = token, e->h_io[1] = pos; /* the graph's first node copies them in */
-    double *rope = (double *)(e->h_io + 8);
+    double *rope = (double *)((char *)e->h_io + IO_ROPE_OFF);
     if (e->rope_table) {
         if (e->rope_next_pos == pos) memcpy(rope, e->rope_next, 8 * (size_t)e->c.head_dim);
         else lr_rope_table(rope, (int)e->c.head_dim, pos, (float)e->c.rope_theta);
