@@ -98,6 +98,15 @@ static int test_bad_specs(void)
         int st = pclose(p);
         T_ASSERT(st != 0 && strstr(out, c[i].says), "spec \"%s\": status %d, said: %s", c[i].spec, st, out);
     }
+    /* --pdl-check on a name that is no template: refused by name, nothing checked */
+    char cmd[4096], out[2048] = "";
+    snprintf(cmd, sizeof cmd, "'%s' --nvdisasm /nonexistent --pdl-check no_such.cu 2>&1", g_bin);
+    FILE *p = popen(cmd, "r");
+    T_ASSERT(p, "popen");
+    size_t k = fread(out, 1, sizeof out - 1, p);
+    out[k] = 0;
+    int st = pclose(p);
+    T_ASSERT(st != 0 && strstr(out, "no template no_such.cu"), "--pdl-check no_such.cu: status %d, said: %s", st, out);
     return T_PASS;
 }
 
