@@ -15,6 +15,7 @@ void lr_tuning_set_target(const char *device_name, int cc)
 
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS])
 {
+    if (lr_tuning_override_lookup(arm, rows, cols, knobs)) return 1;
     const lr_device_info *d = lr_cu_device();
     const char *name = d ? d->name : g_target;
     int cc = d ? d->cc_major * 10 + d->cc_minor : g_target_cc;

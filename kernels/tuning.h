@@ -22,6 +22,13 @@ extern const int lr_tuning_table_n;
 /* 1 and the knobs when the current device (or, with no device initialized,
  * none) has an entry for (arm, rows, cols); 0 otherwise. */
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
+/* LEECHRT_TUNE (s: its value; NULL or "" = none): geometries that
+ * lr_tuning_lookup returns ahead of the table, whatever the device, as
+ * "ARM:ROWSxCOLS=K1,...,K10" entries separated by ';' (the table's knob
+ * order; the knobs may be separated by '/' too, for bench_engine --env). Garbage is refused naming `what`, and the previous overrides stay. */
+int lr_tuning_override_set(const char *what, const char *s);
+/* 1 and the knobs when an override names (arm, rows, cols). */
+int lr_tuning_override_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
 /* Look up as if running on this device (name prefix, cc) when no device is
  * initialized: lets a machine without a GPU warm the cubin cache for one. */
 void lr_tuning_set_target(const char *device_name, int cc);

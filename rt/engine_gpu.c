@@ -30,6 +30,7 @@
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
 #include "kernels/rotation.h"
+#include "kernels/tuning.h"
 #include "loader/arch.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
@@ -481,6 +482,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Planes14S GEMVs load their first segments and class table before the
        PDL wait (1, default) or after it (0, for comparisons) */
     if (!rc) rc = lr_gemv_p14s_early_set("GPU engine: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY"));
+    /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */
+    if (!rc) rc = lr_tuning_override_set("GPU engine: LEECHRT_TUNE", getenv("LEECHRT_TUNE"));
     if (!rc && lr_op_att_splits > 1 && c->n_heads > 128)
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_SPLITS above 1 needs at most 128 q heads (the model has %u)",
                      c->n_heads);

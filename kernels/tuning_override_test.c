@@ -1,0 +1,50 @@
+/* LEECHRT_TUNE: entries parse into overrides that lr_tuning_lookup returns
+ * ahead of the table, for the named shape only; garbage is refused naming
+ * the setting and leaves the previous overrides; unset clears them. */
+#include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
+#include "test/t.h"
+#include "util/err.h"
+
+#include <string.h>
+
+static int test_override(void)
+{
+    int k[LR_TUNE_KNOBS];
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:7168x5120=768,1,2,1,1,1,0,0,7168,0;"
+                                                "f16:10x20=1/2/3/4/5/6/7/8/9/-10"));
+    T_ASSERT(lr_tuning_lookup("leech_p14s", 7168, 5120, k) == 1 && k[0] == 768 && k[8] == 7168 && k[9] == 0,
+             "override not returned: %d %d", k[0], k[8]);
+    T_ASSERT(lr_tuning_lookup("f16", 10, 20, k) == 1 && k[0] == 1 && k[9] == -10, "second entry: %d %d", k[0], k[9]);
+    T_ASSERT(!lr_tuning_override_lookup("leech_p14s", 5120, 7168, k), "transposed shape matched");
+    T_ASSERT(!lr_tuning_override_lookup("leech_p14", 7168, 5120, k), "other arm matched");
+    /* the geometry follows: 768 threads, the balanced split with ilv and pro */
+    lr_leech_geom g = lr_gemv_leech_p14s_default_geom(7168, 5120);
+    T_ASSERT(g.threads == 768 && g.bal == 2 && g.ilv == 1 && g.pro == 1, "geometry %d bal %d ilv %d pro %d", g.threads,
+             g.bal, g.ilv, g.pro);
+    static const char *bad[] = {
+        "leech_p14s",                                      /* no shape */
+        ":7168x5120=1,2,3,4,5,6,7,8,9,10",                 /* no arm */
+        "leech_p14s:7168x5120=1,2,3,4,5,6,7,8,9",          /* 9 knobs */
+        "leech_p14s:7168x5120=1,2,3,4,5,6,7,8,9,10,11",    /* 11 */
+        "leech_p14s:7168*5120=1,2,3,4,5,6,7,8,9,10",       /* separator */
+        "leech_p14s:0x5120=1,2,3,4,5,6,7,8,9,10",          /* rows */
+        "leech_p14s:7168x5120=1,2,3,4,5,6,7,8,9,ten",      /* garbage */
+        "leech_p14s:7168x5120=1,2,3,4,5,6,7,8,9,10;x",     /* a bad second entry */
+        "leech_p14s:7168x5120=1,2,3,4,5,6,7,8,9/",         /* a separator, no knob */
+        "leech_p14s:7168x5120=1;2,3,4,5,6,7,8,9,10",       /* ';' inside */
+        "a_very_long_arm_name_beyond_31_characters:1x1=1,2,3,4,5,6,7,8,9,10",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_ASSERT(lr_tuning_override_set("GPU engine: LEECHRT_TUNE", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_TUNE") != NULL, "'%s': %s", bad[i], lr_errmsg());
+        T_ASSERT(lr_tuning_override_lookup("leech_p14s", 7168, 5120, k), "'%s' dropped the overrides", bad[i]);
+    }
+    lr_clear_error();
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", NULL));
+    T_ASSERT(!lr_tuning_override_lookup("leech_p14s", 7168, 5120, k), "unset kept the overrides");
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", ""));
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_override))
