@@ -32,7 +32,8 @@ static void usage(FILE *f)
                "  --env NAME=V1,V2,...  run each once per value with the environment variable NAME set\n"
                "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; adds a variant column.\n"
                "               Given up to 4 times: every combination (e.g. --env LEECHRT_ATT_THREADS=256,1024\n"
-               "               --env LEECHRT_ATT_SPLITS=1,16 runs 4 variants)\n"
+               "               --env LEECHRT_ATT_SPLITS=1,16 runs 4 variants). A value - leaves NAME unset\n"
+               "               (its default)\n"
                "  -h, --help\n");
 }
 
@@ -117,7 +118,7 @@ static int run(const char *path, const char *label, const char *arm, int layout,
  * combination of values, on the same artifact in the same process (a
  * side-by-side comparison); the variant column lists the settings. */
 #define MAX_ENV 4
-static char g_env[MAX_ENV][256];
+static char g_env[MAX_ENV][1024];
 static int g_nenv;
 
 static int run_variants_from(int d, char *vc, size_t vlen, const char *path, const char *label, const char *arm,
@@ -125,19 +126,20 @@ static int run_variants_from(int d, char *vc, size_t vlen, const char *path, con
 {
     if (d == g_nenv) {
         if (!g_nenv) return run(path, label, arm, layout, n, csv, "");
-        char col[1200];
+        char col[MAX_ENV * (128 + sizeof g_env[0] + 2) + 8];
         printf("-- %s\n", vc);
         snprintf(col, sizeof col, ",\"%s\"", vc);
         return run(path, label, arm, layout, n, csv, col);
     }
     const char *eq = strchr(g_env[d], '=');
-    char name[128], vals[256];
+    char name[128], vals[sizeof g_env[0]];
     snprintf(name, sizeof name, "%.*s", (int)(eq - g_env[d]), g_env[d]);
     snprintf(vals, sizeof vals, "%s", eq + 1);
     size_t at = strlen(vc);
     int rc = 0;
     for (char *save = NULL, *v = strtok_r(vals, ",", &save); v && !rc; v = strtok_r(NULL, ",", &save)) {
-        setenv(name, v, 1);
+        if (!strcmp(v, "-")) unsetenv(name); /* the default */
+        else setenv(name, v, 1);
         snprintf(vc + at, vlen - at, "%s%s=%s", at ? " " : "", name, v);
         rc = run_variants_from(d + 1, vc, vlen, path, label, arm, layout, n, csv);
     }
@@ -147,7 +149,7 @@ static int run_variants_from(int d, char *vc, size_t vlen, const char *path, con
 
 static int run_variants(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv)
 {
-    char vc[1100] = "";
+    char vc[MAX_ENV * (128 + sizeof g_env[0] + 2)] = "";
     return run_variants_from(0, vc, sizeof vc, path, label, arm, layout, n, csv);
 }
 
