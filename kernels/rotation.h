@@ -111,6 +111,12 @@ typedef struct lr_rot_plan {
     unsigned smem; /* dynamic shared memory bytes */
 } lr_rot_plan;
 const char *lr_rot_mode_name(int mode);
+/* The most 16-byte loads in flight per thread in a slab gather (its CTAs,
+ * m/s, at most): 8 by default; the engine reads LEECHRT_ROT_UNROLL (1..16)
+ * through lr_rot_unroll_set (garbage refused, naming what; unset keeps it).
+ * Process-wide, read by lr_rot_plan_make. */
+extern int lr_rot_unroll_max;
+int lr_rot_unroll_set(const char *what, const char *s);
 /* mode AUTO picks slab (see docs/rotation.md); s, threads 0 = default.
  * LR_ERANGE when the requested mode cannot fit the budget. */
 int lr_rot_plan_make(int n, int smem_budget, int mode, int s, int threads, lr_rot_plan *p);

@@ -3,6 +3,7 @@
  * under every budget. */
 #include "kernels/rotation.h"
 #include "util/err.h"
+#include "util/setting.h"
 
 #include <string.h>
 
@@ -53,6 +54,10 @@ static int default_slab(int m, int k)
     return s;
 }
 
+int lr_rot_unroll_max = 8;
+
+int lr_rot_unroll_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 16, &lr_rot_unroll_max); }
+
 int lr_rot_plan_make(int n, int budget, int mode, int s, int threads, lr_rot_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -90,7 +95,8 @@ int lr_rot_plan_make(int n, int budget, int mode, int s, int threads, lr_rot_pla
     p->s = s;
     p->ctas = m / s;
     p->threads = threads ? threads : default_threads(k, s);
-    p->unroll = p->ctas < 8 ? p->ctas : 8;
+    p->unroll = p->ctas < lr_rot_unroll_max ? p->ctas : lr_rot_unroll_max;
+    while (p->ctas % p->unroll) p->unroll--; /* the gather takes whole chunks */
     p->smem = smem_of(k, s);
     return LR_OK;
 }

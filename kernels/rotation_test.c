@@ -214,7 +214,7 @@ static void emulate(const lr_rot *r, const float *q, int s, int unroll, const fl
     for (int j = 0; j < P; j++) {
         for (int row = 0; row < k; row++)
             for (int b = 0; b < s; b++) {
-                float acc = 0, v[8];
+                float acc = 0, v[16];
                 for (int a0 = 0; a0 < P; a0 += U) {
                     for (int t = 0; t < U; t++) {
                         int a = a0 + t, e = row * m + a * s + b;
@@ -245,8 +245,8 @@ static void emulate(const lr_rot *r, const float *q, int s, int unroll, const fl
 static int test_emulated_error(void)
 {
     int w[128], nw = all_widths(w);
-    double worst[3] = { 0, 0, 0 };
-    int worst_n[3] = { 0, 0, 0 };
+    double worst[4] = { 0, 0, 0, 0 };
+    int worst_n[4] = { 0, 0, 0, 0 };
     for (int t = 0; t < nw; t++) {
         int n = w[t];
         lr_rot r;
@@ -264,19 +264,21 @@ static int test_emulated_error(void)
         T_OK(lr_rot_plan_make(n, 232448, LR_ROT_SLAB, 0, 0, &p));
         /* the default slab, the single CTA, and the narrowest slab the planner allows */
         int slabs[3] = { p.s, r.m, r.m / 256 > 4 ? r.m / 256 : 4 };
-        for (int si = 0; si < 3; si++) {
-            emulate(&r, q, slabs[si], 8, x, y);
+        for (int si = 0; si < 4; si++) {
+            /* the three at 8 loads in flight, the default slab at 16 (LEECHRT_ROT_UNROLL) */
+            emulate(&r, q, slabs[si % 3], si < 3 ? 8 : 16, x, y);
             for (int i = 0; i < n; i++) {
                 double e = fabs(y[i] - yd[i]) / mag[i];
                 if (e > worst[si]) worst[si] = e, worst_n[si] = n;
-                T_ASSERT(e <= 1e-6, "n=%d s=%d [%d]: f32 %.9g f64 %.17g rel %.3g", n, slabs[si], i, y[i], yd[i], e);
+                T_ASSERT(e <= 1e-6, "n=%d s=%d [%d]: f32 %.9g f64 %.17g rel %.3g", n, slabs[si % 3], i, y[i], yd[i], e);
             }
         }
         free(x), free(y), free(mag), free(xd), free(yd);
         lr_rot_free(&r);
     }
-    printf("    %d widths, worst emulated f32 error: default slab %.3g (n=%d), single %.3g (n=%d), m/256 slab %.3g (n=%d)\n",
-           nw, worst[0], worst_n[0], worst[1], worst_n[1], worst[2], worst_n[2]);
+    printf("    %d widths, worst emulated f32 error: default slab %.3g (n=%d), single %.3g (n=%d), m/256 slab %.3g (n=%d), "
+           "default slab with 16 loads in flight %.3g (n=%d)\n",
+           nw, worst[0], worst_n[0], worst[1], worst_n[1], worst[2], worst_n[2], worst[3], worst_n[3]);
     return T_PASS;
 }
 
@@ -381,8 +383,22 @@ static int test_planner(void)
                 else T_ASSERT(p.mode == LR_ROT_SLAB, "n=%d auto did not pick slab", n);
             }
         }
-    /* The cases the issue is about: 14B fits 101,376 B in one CTA, 32B does not. */
     lr_rot_plan p;
+    /* the gather's loads in flight: min(ctas, LEECHRT_ROT_UNROLL), a divisor of ctas */
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
+    T_ASSERT(p.ctas == 16 && p.unroll == 8, "17408: %d CTAs, unroll %d (want 16, 8)", p.ctas, p.unroll);
+    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "16"));
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
+    T_ASSERT(p.unroll == 16, "17408 at most 16: unroll %d", p.unroll);
+    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "6"));
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
+    T_ASSERT(p.unroll == 4, "17408 at most 6: unroll %d, want 4 (divides 16)", p.unroll);
+    T_ASSERT(lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", "17") == LR_EINVAL &&
+                 strstr(lr_errmsg(), "LEECHRT_ROT_UNROLL"), "17 accepted: %s", lr_errmsg());
+    T_ASSERT(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "x") == LR_EINVAL && lr_rot_unroll_max == 6, "garbage taken");
+    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "8"));
+    lr_clear_error();
+    /* The cases the issue is about: 14B fits 101,376 B in one CTA, 32B does not. */
     T_OK(lr_rot_plan_make(17408, 101376, LR_ROT_SINGLE, 0, 0, &p));
     T_ASSERT(lr_rot_plan_make(25600, 101376, LR_ROT_SINGLE, 0, 0, &p) == LR_ERANGE, "25600 single under 101376");
     T_ASSERT(lr_rot_plan_make(17408, 49152, LR_ROT_SINGLE, 0, 0, &p) == LR_ERANGE, "17408 single under 49152");

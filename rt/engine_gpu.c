@@ -482,6 +482,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Planes14S GEMVs load their first segments and class table before the
        PDL wait (1, default) or after it (0, for comparisons) */
     if (!rc) rc = lr_gemv_p14s_early_set("GPU engine: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY"));
+    /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
+    if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */
     if (!rc) rc = lr_tuning_override_set("GPU engine: LEECHRT_TUNE", getenv("LEECHRT_TUNE"));
     if (!rc && lr_op_att_splits > 1 && c->n_heads > 128)

@@ -78,9 +78,16 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
             lr_rope_angle(i, HD, pos, theta, &cs, &sn);
         }
     }
+    // the cached rows this warp attends to first (engine_ops.cuh: why
+    // before the wait); this step's row comes from shared memory
+    const int T = pos + 1, tb = (int)((long long)sp * T / ns), te = (int)((long long)(sp + 1) * T / ns);
+    lr_kv_pre<HD, 4> pre;
+    lr_attend_preload<HD, LR_THREADS, 4>(pre, kcache, vcache, kvh, n_kv, tb, te, T);
     lr_pdl_enter(); // qkv comes from the previous kernel (lr_common.cuh)
     qkv = lr_after_wait(qkv); // no load of it above the wait
     float v = which < 2 ? qkv[(u64)(which ? n_heads + kvh : h) * HD + i] : 0.f;
+    // v's element beside k's, not after the norm's two barriers
+    const float vx = which == 1 ? qkv[(u64)(n_heads + n_kv + kvh) * HD + i] : 0.f;
     const float *nw = which ? kn : qn;
     if (qn || kn) { // per-head RMSNorm (Qwen3): the HD/32 warps of each half sum their own
         const float s = lr_warp_sum(v * v);
@@ -98,7 +105,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
         const float r = lr_rope_apply(v, raw[which][i < HD / 2 ? i + HD / 2 : i - HD / 2], i, HD, cs, sn);
         if (which == 0) qs[i] = r;
         else {
-            const u16 kh = lr_f2h(r), vh = lr_f2h(qkv[(u64)(n_heads + n_kv + kvh) * HD + i]);
+            const u16 kh = lr_f2h(r), vh = lr_f2h(vx);
             ks[i] = lr_h2f(kh), vs[i] = lr_h2f(vh);
             if (h % grp == 0 && sp == 0) {
                 const u64 row = (u64)pos * n_kv * HD + (u64)kvh * HD + i;
@@ -109,11 +116,9 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     __syncthreads();
     float qv[EPL];
 #pragma unroll
-    for (int e = 0; e < EPL; e++) qv[e] = qs[lane + 32 * e] * scale;
-    const int T = pos + 1;
+    for (int e = 0; e < EPL; e++) qv[e] = qs[lr_att_elem(lane, e)] * scale;
     float M, L, o;
-    lr_attend_range<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, (int)((long long)sp * T / ns),
-                                       (int)((long long)(sp + 1) * T / ns), T, ks, vs, M, L, o);
+    lr_attend_range<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, tb, te, T, ks, vs, M, L, o, &pre);
     if (ns == 1) {
         if (tid < HD) out[(u64)h * HD + tid] = o / L;
         return;
