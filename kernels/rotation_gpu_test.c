@@ -109,22 +109,23 @@ static int budget_case(int budget)
     return T_PASS;
 }
 
-/* LEECHRT_ROT_UNROLL=16: every Qwen3 width's slab with up to 16 gather
- * loads in flight per thread, every output verified. */
-static int test_unroll16(void)
+/* LEECHRT_ROT_UNROLL=8 (the default is 16, which every other case runs):
+ * every Qwen3 width's slab with up to 8 gather loads in flight per thread,
+ * every output verified. */
+static int test_unroll8(void)
 {
     T_SKIP_IF(no_gpu(), "no GPU");
     lr_cu_set_smem_budget(0);
-    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "16"));
+    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "8"));
     int rc = LR_OK;
     for (int t = 0; t < NQ && !rc; t++) {
         double err = 0;
         lr_rot_plan p;
         rc = run(qwen_widths[t], LR_ROT_SLAB, 1, &err, &p);
         if (!rc && qwen_widths[t] == 17408) printf("    n=17408 slab, unroll %d: rel err %.3g\n", p.unroll, err);
-        if (!rc && p.unroll != (p.ctas < 16 ? p.ctas : 16)) rc = LR_FAIL(LR_EINVAL, "n=%d: unroll %d", p.n, p.unroll);
+        if (!rc && p.unroll != (p.ctas < 8 ? p.ctas : 8)) rc = LR_FAIL(LR_EINVAL, "n=%d: unroll %d", p.n, p.unroll);
     }
-    lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "8");
+    lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "16");
     T_ASSERT(rc == LR_OK, "%s", lr_errmsg());
     return T_PASS;
 }
@@ -427,4 +428,4 @@ static int test_xform_launch(void)
 
 T_MAIN(T_CASE(test_every_width), T_CASE(test_budget_l40s), T_CASE(test_budget_48k), T_CASE(test_batch),
        T_CASE(test_graph_replay), T_CASE(test_fused_and_separate), T_CASE(test_xform_norm),
-       T_CASE(test_xform_launch), T_CASE(test_unroll16))
+       T_CASE(test_xform_launch), T_CASE(test_unroll8))

@@ -54,7 +54,7 @@ static int default_slab(int m, int k)
     return s;
 }
 
-int lr_rot_unroll_max = 8;
+int lr_rot_unroll_max = 16;
 
 int lr_rot_unroll_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 16, &lr_rot_unroll_max); }
 

@@ -265,7 +265,7 @@ static int test_emulated_error(void)
         /* the default slab, the single CTA, and the narrowest slab the planner allows */
         int slabs[3] = { p.s, r.m, r.m / 256 > 4 ? r.m / 256 : 4 };
         for (int si = 0; si < 4; si++) {
-            /* the three at 8 loads in flight, the default slab at 16 (LEECHRT_ROT_UNROLL) */
+            /* the three at 8 loads in flight, the default slab at 16 (the default, LEECHRT_ROT_UNROLL) */
             emulate(&r, q, slabs[si % 3], si < 3 ? 8 : 16, x, y);
             for (int i = 0; i < n; i++) {
                 double e = fabs(y[i] - yd[i]) / mag[i];
@@ -342,7 +342,7 @@ static int test_xform_emulated_error(void)
             for (int i = 0; i < n; i++) xs[i] = x[i] + add[i], in[i] = xs[i] * wt[i];
             float rs = 1.f / sqrtf(sum_squares(xs, n, r.m, slabs[si]) / n + eps);
             for (int i = 0; i < r.k * r.k; i++) qr[i] = q[i] * rs;
-            emulate(&r, qr, slabs[si], 8, in, y);
+            emulate(&r, qr, slabs[si], si == 0 ? p.unroll : 8, in, y); /* the plan's loads in flight */
             for (int i = 0; i < n; i++) {
                 double e = fabs(y[i] - ref[i]) / mag[i];
                 if (e > worst) worst = e, worst_n = n;
@@ -386,17 +386,17 @@ static int test_planner(void)
     lr_rot_plan p;
     /* the gather's loads in flight: min(ctas, LEECHRT_ROT_UNROLL), a divisor of ctas */
     T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
-    T_ASSERT(p.ctas == 16 && p.unroll == 8, "17408: %d CTAs, unroll %d (want 16, 8)", p.ctas, p.unroll);
-    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "16"));
+    T_ASSERT(p.ctas == 16 && p.unroll == 16, "17408: %d CTAs, unroll %d (want 16, 16)", p.ctas, p.unroll);
+    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "8"));
     T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
-    T_ASSERT(p.unroll == 16, "17408 at most 16: unroll %d", p.unroll);
+    T_ASSERT(p.unroll == 8, "17408 at most 8: unroll %d", p.unroll);
     T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "6"));
     T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
     T_ASSERT(p.unroll == 4, "17408 at most 6: unroll %d, want 4 (divides 16)", p.unroll);
     T_ASSERT(lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", "17") == LR_EINVAL &&
                  strstr(lr_errmsg(), "LEECHRT_ROT_UNROLL"), "17 accepted: %s", lr_errmsg());
     T_ASSERT(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "x") == LR_EINVAL && lr_rot_unroll_max == 6, "garbage taken");
-    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "8"));
+    T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "16"));
     lr_clear_error();
     /* The cases the issue is about: 14B fits 101,376 B in one CTA, 32B does not. */
     T_OK(lr_rot_plan_make(17408, 101376, LR_ROT_SINGLE, 0, 0, &p));

@@ -5,7 +5,7 @@
 // Shared memory: K*S + K*K floats, dynamic (+ 32 for LR_XFORM 1).
 // Specialization: LR_N (width; M and K derive from it), LR_S (columns per
 // CTA, a power of two in [4, M]), LR_THREADS, LR_UNROLL (16-byte loads in
-// flight per thread while gathering), LR_XFORM (the input transform fused
+// flight per thread while gathering, at most the CTAs: kernels/rotation.h), LR_XFORM (the input transform fused
 // into the gather, absent = 0):
 //   0: the input is x.
 //   1: residual add + RMSNorm, the op before q|k|v and gate|up:
@@ -17,6 +17,7 @@
 // (SwiGLU before down, fused the same way, measured slower on the H200 than
 // op_silu_mul and the plain rotation, and was removed: docs/rotation.md.)
 // @spec rotate n=25600 s=64 threads=416 unroll=8
+// @spec rotate n=25600 s=64 threads=416 unroll=16
 // @spec rotate n=17408 s=1024 threads=1024 unroll=1
 // @spec rotate n=17408 s=64 threads=288 unroll=16
 // @spec rotate n=32768 s=2048 threads=512 unroll=8
