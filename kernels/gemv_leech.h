@@ -170,6 +170,20 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                             int smem_budget);
 /* Arguments for lr_call_* over a layout (exception arrays never empty). */
 void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
+/* The gate|up GEMV ending in SwiGLU (kernels/gemv_leech_p14s_swiglu.c) over a
+ * pair layout (lr_p14s.pair): h[i] = silu(y[2i]) y[2i + 1], rows / 2 outputs
+ * (arguments as above, y -> h of rows / 2). The spec is the GEMV's with
+ * swiglu=1; LR_EUNSUPPORTED when the geometry gives a row's end more than 16
+ * threads, LR_EINVAL for odd rows. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc;
+void lr_gemv_leech_p14s_swiglu_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                    const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                    const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
+void lr_gemv_leech_p14s_swiglu_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                        const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                        const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
+int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab,
+                                   lr_leech_geom geom, int smem_budget);
 extern const lr_gemv_arm lr_arm_leech_p14s;
 /* Benchmark control (template knob loadonly): the same segment loads and
  * geometry, no decode; y[r] = set bits of row r's row group. */
@@ -207,6 +221,13 @@ int lr_leech_dev_default_layout(int rows, int cols);
 const char *lr_leech_dev_layout_name(int layout);
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
 int lr_leech_dev_layout(const lr_leech_dev *m);
+/* gate and up (equal rows) as one Planes14S pair (lr_p14s.pair) whose GEMV
+ * writes h = silu(gate x) (up x), rows / 2 values: the engine's SwiGLU
+ * without a launch of its own (kernels/gemv_leech_p14s_swiglu.c).
+ * LR_EUNSUPPORTED when the shape's tuned geometry gives a row's end more
+ * than 16 threads (then upload the two as usual). */
+int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, lr_leech_dev **out);
+int lr_leech_dev_swiglu(const lr_leech_dev *m);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */
 size_t lr_leech_dev_bytes(const lr_leech_dev *m);

@@ -26,6 +26,7 @@ struct lr_leech_dev {
     int rot_rc, rot_kind;
     uint64_t rot_seed;
     char rot_msg[512];
+    int swiglu;             /* 1: gate|up pair, the GEMV writes silu(gate) up (rows / 2) */
 };
 
 const char *lr_leech_dev_layout_name(int layout)
@@ -65,7 +66,7 @@ static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
 static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads)
 {
     lr_p14s L;
-    int rc = lr_p14s_unfold_views(parts, nparts, nthreads, &L);
+    int rc = d->swiglu ? lr_p14s_unfold_views_pair(parts, nthreads, &L) : lr_p14s_unfold_views(parts, nparts, nthreads, &L);
     if (rc) return rc;
     d->rows = L.rows, d->cols = L.cols, d->nparts = L.nparts;
     for (int i = 0; i <= L.nparts; i++) d->part_row0[i] = L.part_row0[i];
@@ -77,7 +78,8 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     lr_jit_spec spec;
-    rc = lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
+    rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget())
+                   : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     if (!rc) rc = lr_cu_alloc(&d->img, d->bytes);
     /* an empty tail or exception list is never read: lr_cu_h2d copies nothing for 0 bytes */
@@ -102,7 +104,8 @@ int lr_leech_dev_default_layout(int rows, int cols)
     return lr_tuning_lookup("leech_p14s", rows, cols, t) ? LR_LEECH_DEV_P14S : LR_LEECH_DEV_P14;
 }
 
-int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out)
+static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, int swiglu,
+                  lr_leech_dev **out)
 {
     *out = NULL;
     if (layout == LR_LEECH_DEV_DEFAULT && nparts >= 1) {
@@ -113,18 +116,30 @@ int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthr
     if (!lr_leech_dev_layout_name(layout)) return LR_FAIL(LR_EINVAL, "leech dev: unknown layout %d", layout);
     lr_leech_dev *d = calloc(1, sizeof *d);
     if (!d) return LR_FAIL(LR_ENOMEM, "leech dev: out of memory");
-    d->layout = layout;
+    d->layout = layout, d->swiglu = swiglu;
     d->rot_rc = lr_p14_views_rotation(parts, nparts, &d->rot_kind, &d->rot_seed);
     if (d->rot_rc) snprintf(d->rot_msg, sizeof d->rot_msg, "%s", lr_errmsg()), lr_clear_error();
     int rc = layout == LR_LEECH_DEV_P14 ? upload_p14(d, parts, nparts, nthreads) : upload_p14s(d, parts, nparts, nthreads);
     if (rc) {
         lr_leech_dev_free(d);
-        return lr_wrap(rc, "leech dev (%s): %d tensors starting with %s", lr_leech_dev_layout_name(layout), nparts,
-                       parts[0]->name);
+        return lr_wrap(rc, "leech dev (%s%s): %d tensors starting with %s", lr_leech_dev_layout_name(layout),
+                       swiglu ? ", SwiGLU" : "", nparts, parts[0]->name);
     }
     *out = d;
     return LR_OK;
 }
+
+int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out)
+{
+    return upload(parts, nparts, nthreads, layout, 0, out);
+}
+
+int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, lr_leech_dev **out)
+{
+    return upload(gate_up, 2, nthreads, LR_LEECH_DEV_P14S, 1, out);
+}
+
+int lr_leech_dev_swiglu(const lr_leech_dev *m) { return m->swiglu; }
 
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s)
 {

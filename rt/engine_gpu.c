@@ -58,6 +58,7 @@ typedef struct proj {
     int rows, cols;
     int rot;               /* index into the engine's rotations, -1 for none */
     int leech;             /* 1: Leech layout; 0: f16 */
+    int swiglu;            /* gate|up whose GEMV ends in SwiGLU: it writes h, no op_silu_mul */
     lr_leech_dev *ld;
     CUdeviceptr w16;       /* f16 rows x cols */
     CUfunction f16fn;
@@ -83,6 +84,7 @@ typedef struct gpu_engine {
     CUdeviceptr d_tok, d_pos, xb[2], xn, xr, qkv, att, o, gu, h, down, logits;
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
+    int swiglu;            /* LEECHRT_SWIGLU: gate|up in Planes14S end in SwiGLU (default 1) */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
@@ -217,6 +219,28 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
                                    lr_cu_smem_budget(), 0);
     if (!rc) rc = lr_jit_get(&s, &p->f16fn);
     return rc;
+}
+
+/* gate|up: one Planes14S pair whose GEMV ends in SwiGLU (writes h) where
+ * the layout is Planes14S and the engine fuses; else build_proj (also when
+ * the shape's geometry cannot end a pair in one warp). */
+static int build_gate_up(gpu_engine *e, const lr_tensor_view *const gu[2], proj *p)
+{
+    const int rows = (int)(gu[0]->rows + gu[1]->rows), cols = (int)gu[0]->cols;
+    const int layout = e->leech_layout == LR_LEECH_DEV_DEFAULT ? lr_leech_dev_default_layout(rows, cols) : e->leech_layout;
+    if (!e->swiglu || !e->fuse || gu[0]->codec != LR_CODEC_LEECH || layout != LR_LEECH_DEV_P14S ||
+        gu[0]->rows != gu[1]->rows || !same_input(gu[0], gu[1]))
+        return build_proj(e, gu, 2, p);
+    memset(p, 0, sizeof *p);
+    p->cols = cols, p->rows = rows, p->leech = 1, p->swiglu = 1;
+    int rc = rotation_for(e, gu[0], &p->rot);
+    if (!rc) rc = lr_leech_dev_upload_swiglu(gu, 0, &p->ld);
+    if (rc == LR_EUNSUPPORTED) {
+        lr_clear_error();
+        return build_proj(e, gu, 2, p);
+    }
+    if (!rc) e->bytes_weights += lr_leech_dev_bytes(p->ld);
+    return rc ? lr_wrap(rc, "uploading %s", gu[0]->name) : rc;
 }
 
 /* Gets p's rotation kernel with input transform xform (when the engine
@@ -405,9 +429,10 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         }
         e->phase = PH_O;
         if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
-        if ((rc = norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], e->gu, PH_GU, count))) return rc;
+        const int sw = L->p[PROJ_GU].swiglu; /* the GEMV writes h itself */
+        if ((rc = norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], sw ? e->h : e->gu, PH_GU, count))) return rc;
         e->phase = PH_SILU;
-        {
+        if (!sw) {
             void *a[] = { &e->gu, &e->h, &inter };
             if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
         }
@@ -470,6 +495,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
     rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
+    /* gate|up ending in SwiGLU (1, default) or op_silu_mul after it (0, for comparisons) */
+    e->swiglu = 1;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_SWIGLU", getenv("LEECHRT_SWIGLU"), 0, 1, &e->swiglu);
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
     /* RoPE's angles from a host table per step (1, default) or f64 math in
@@ -532,7 +560,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_k_norm"), &L->k_norm)))
             break;
         if ((rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV])) || (rc = build_proj(e, &ao, 1, &L->p[PROJ_O])) ||
-            (rc = build_proj(e, gu, 2, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN])))
+            (rc = build_gate_up(e, gu, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN])))
             break;
         /* (SwiGLU stays a launch of its own: fused into the rotation before
            down it measured slower on the H200; docs/engine.md) */

@@ -199,6 +199,36 @@ static int test_gate_att_long(void)
     return rc;
 }
 
+/* Planes14S gate|up ends in SwiGLU by default (test_gate_layouts runs it);
+ * LEECHRT_SWIGLU=0 puts op_silu_mul back: the same gate; garbage in the
+ * setting is refused by name. */
+static int test_gate_swiglu_off(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_SWIGLU", "0", 1);
+    g_layout = LR_LEECH_DEV_P14S;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    g_layout = 0;
+    setenv("LEECHRT_SWIGLU", "yes", 1);
+    char path[256];
+    lr_model *m;
+    if (rc == T_PASS && make_model("tiny", 0, path, sizeof path, &m) == T_PASS) {
+        lr_engine_opts o = { .max_context = 8 };
+        lr_engine *g = NULL;
+        int orc = lr_engine_gpu_ops.open(m, &o, &g);
+        if (g) g->ops->close(g);
+        lr_model_close(m);
+        unlink(path);
+        if (orc != LR_EINVAL || !strstr(lr_errmsg(), "LEECHRT_SWIGLU")) {
+            fprintf(stderr, "    LEECHRT_SWIGLU=yes: open returned %d: %s\n", orc, lr_errmsg());
+            rc = T_FAIL;
+        }
+        lr_clear_error();
+    }
+    unsetenv("LEECHRT_SWIGLU");
+    return rc;
+}
+
 static int test_context_limit(void)
 {
     NEED_GPU();
@@ -220,4 +250,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_context_limit))

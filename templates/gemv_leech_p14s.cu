@@ -144,6 +144,10 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 epf=1 pro=1 early=2
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1 early=2
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=2
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 pro=1 early=1 swiglu=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 epf=1 swiglu=1
+// @spec gemv_leech_p14s rows=78 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 swiglu=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1 swiglu=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -188,6 +192,12 @@
 #endif
 #ifndef LR_EARLY
 #define LR_EARLY 0
+#endif
+#ifndef LR_SWIGLU
+#define LR_SWIGLU 0
+#endif
+#if LR_SWIGLU && (LR_LOADONLY || LR_DECODEONLY || LR_ROWS % 2)
+#error "LR_SWIGLU: a GEMV (no control) over an even number of interleaved gate/up rows"
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
@@ -673,12 +683,42 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             // (a + b == b + a: the same y whichever comes first)
             bool mine = true;
             if (rgA * 16 + i < LR_ROWS && ((j == 0 && off > 0) || (rgA + j + 1) * SC > tB)) {
+#if LR_SWIGLU
+                // a gate/up pair (rows i, i + 1 on neighbouring lanes) must be
+                // finished by one CTA: the gate row's thread decides for both
+                // with one exchange; the up row's partial waits in this CTA's
+                // half of the up row's slot (side 1: the CTA that starts
+                // inside the group), written before the exchange
+                const u32 pm = 3u << (lane & ~1);
+                const float up = __shfl_down_sync(pm, sum, 1);
+                float up_sum = 0.f;
+                int m = 0;
+                if (!(i & 1)) {
+                    const int row = rgA * 16 + i, side = j == 0 && off > 0;
+                    u32 *half = (u32 *)&split_slot[row + 1];
+                    half[side] = __float_as_uint(up);
+                    __threadfence(); // the half visible before the exchange says so
+                    const u64 old = atomicExch(&split_slot[row], (1ull << 32) | (u64)lr_bits(sum));
+                    if (old >> 32) {
+                        __threadfence();
+                        sum = sum + lr_from_bits<float>((u32)old);
+                        up_sum = up + __uint_as_float(__ldcg(half + (side ^ 1)));
+                        split_slot[row] = 0; // empty for the next launch
+                        m = 1;
+                    }
+                }
+                m = __shfl_sync(pm, m, lane & ~1);
+                up_sum = __shfl_sync(pm, up_sum, lane & ~1);
+                if (i & 1) sum = up_sum;
+                mine = m;
+#else
                 const u64 old = atomicExch(&split_slot[rgA * 16 + i], (1ull << 32) | (u64)lr_bits(sum));
                 if (old >> 32) {
                     sum = sum + lr_from_bits<decltype(sum)>((u32)old);
                     split_slot[rgA * 16 + i] = 0; // empty for the next launch
                 } else
                     mine = false;
+#endif
             }
             skip[i] = !mine;
 #if LR_LOADONLY
@@ -699,12 +739,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // CTAs end together here, so the end's chain of dependent loads is
         // the kernel's last latency
 #if LR_SPLIT
-        ahead.template finish<1>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y, skip);
+        ahead.template finish<1, LR_SWIGLU != 0>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y, skip);
 #else
-        ahead.template finish<1>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y);
+        ahead.template finish<1, LR_SWIGLU != 0>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y);
 #endif
 #else
-        lr_rows_epilogue<LR_THREADS, LR_BAL * 16, 1, TAIL>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col,
+        lr_rows_epilogue<LR_THREADS, LR_BAL * 16, 1, TAIL, false, LR_SWIGLU != 0>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col,
                                                           exc_dw, tail, x, NBLK * 24, row_scale, y
 #if LR_SPLIT
                                                           , skip
@@ -805,9 +845,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // The rows of the batch: the warps' partial sums, exceptions, row
         // scale, tail.
 #if EPF
-        ahead.template finish<WARPS>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
+        ahead.template finish<WARPS, LR_SWIGLU != 0>(rb, rg0 * 16, LR_ROWS, exc_col, exc_dw, x, y);
 #else
-        lr_rows_epilogue<GT, LR_RG * 16, WARPS, TAIL, (LR_GROUPS > 1)>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw,
+        lr_rows_epilogue<GT, LR_RG * 16, WARPS, TAIL, (LR_GROUPS > 1), LR_SWIGLU != 0>(rb, rg0 * 16, LR_ROWS, exc_ptr, exc_col, exc_dw,
                                                                      tail, x, NBLK * 24, row_scale, y);
 #endif
     }

@@ -21,7 +21,11 @@ struct lr_rows_geom {
 // chain first), then its share of the WARPS partial sums red[w * NR + i];
 // the group reduces both and its first thread writes y[row] = s rs + t.
 // Shared by both ends below, so they stay bit-identical.
-template <int TPR, int NR, int WARPS, class TailT>
+// SWIGLU: rows 2i, 2i + 1 are gate and up of output i (lr_p14s.pair, the
+// rows of a pair on neighbouring thread groups of one warp: TPR <= 16, and
+// both rows present, skipped or past the end together): the gate row's
+// first thread writes y[row / 2] = silu(g) u, as op_silu_mul computes it.
+template <int TPR, int NR, int WARPS, bool SWIGLU = false, class TailT>
 LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, TailT tail_t, const float *red,
                           const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
                           const float *__restrict__ x, float *__restrict__ y)
@@ -40,7 +44,13 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
         s += __shfl_xor_sync(gmask, s, o);
         t += __shfl_xor_sync(gmask, t, o);
     }
-    if (ok && sub == 0) y[row] = fmaf(s, rs, t);
+    if constexpr (SWIGLU) {
+        static_assert(TPR <= 16, "SwiGLU: a row pair's threads in one warp");
+        const u32 pmask = 2 * TPR == 32 ? 0xffffffffu : ((1u << (2 * TPR)) - 1) << (lane & ~(2 * TPR - 1));
+        const float v = fmaf(s, rs, t), u = __shfl_xor_sync(pmask, v, TPR);
+        if (ok && sub == 0 && !(row & 1)) y[row >> 1] = v / (1.f + __expf(-v)) * u;
+    } else if (ok && sub == 0)
+        y[row] = fmaf(s, rs, t);
 }
 
 // red[w * NR + i]: warp w's partial sum of row row0 + i (WARPS warps);
@@ -48,7 +58,7 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
 // CTA finishes them: the Planes14S split); tail [rows][TAIL] f16 multiplies
 // x[tail_col0 ..]. All threads of the CTA call it (no early exit); with
 // GROUP, all THREADS threads of one group of consecutive whole warps.
-template <int THREADS, int NR, int WARPS, int TAIL, bool GROUP = false>
+template <int THREADS, int NR, int WARPS, int TAIL, bool GROUP = false, bool SWIGLU = false>
 LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__restrict__ exc_ptr,
                              const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
                              const u16 *__restrict__ tail, const float *__restrict__ x, int tail_col0,
@@ -71,7 +81,7 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
             for (int j = sub; j < TAIL; j += TPR) t = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), x[tail_col0 + j], t);
             return t;
         };
-        lr_row_finish<TPR, NR, WARPS>(ok, i, row, e0, e1, rs, tail_t, red, exc_col, exc_dw, x, y);
+        lr_row_finish<TPR, NR, WARPS, SWIGLU>(ok, i, row, e0, e1, rs, tail_t, red, exc_col, exc_dw, x, y);
     }
 }
 
@@ -121,7 +131,7 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
             lr_prefetch_l2(exc_dw + a);
         }
     }
-    template <int WARPS>
+    template <int WARPS, bool SWIGLU = false>
     __device__ __forceinline__ void finish(const float *red, int row0, int rows, const u32 *__restrict__ exc_col,
                                            const float *__restrict__ exc_dw, const float *__restrict__ x,
                                            float *__restrict__ y, const u8 *skip = nullptr) const
@@ -129,7 +139,7 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
         const int i = t / TPR;
         const bool ok = i < NR && row0 + i < rows && !(skip && skip[i]);
         auto tail_t = [&]() { return __uint_as_float(ah[THREADS + t]); };
-        lr_row_finish<TPR, NR, WARPS>(ok, i, row0 + i, ah[2 * THREADS + t], ah[3 * THREADS + t],
+        lr_row_finish<TPR, NR, WARPS, SWIGLU>(ok, i, row0 + i, ah[2 * THREADS + t], ah[3 * THREADS + t],
                                       __uint_as_float(ah[t]), tail_t, red, exc_col, exc_dw, x, y);
     }
 };

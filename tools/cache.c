@@ -107,6 +107,14 @@ static int plan_leech_engine(int rows, int cols, int nparts, int budget)
                                               lr_gemv_leech_p14s_default_geom(rows, cols), budget)))
                 return rc;
             add(&s);
+            /* gate|up (two parts) as a pair ending in SwiGLU, where the geometry allows it */
+            if (nparts == 2) {
+                rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, t * nent1,
+                                                    lr_gemv_leech_p14s_default_geom(rows, cols), budget);
+                if (!rc) add(&s);
+                else if (rc == LR_EUNSUPPORTED) lr_clear_error();
+                else return rc;
+            }
         }
     }
     return LR_OK;

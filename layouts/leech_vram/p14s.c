@@ -267,6 +267,7 @@ int lr_p14s_alloc(lr_p14s *L, int rows, int cols, int max_shell, int gain_bits)
 
 int lr_p14s_part_of(const lr_p14s *L, int row)
 {
+    if (L->pair) return row & 1;
     int p = 0;
     while (p + 1 < L->nparts && row >= L->part_row0[p + 1]) p++;
     return p;
@@ -631,7 +632,10 @@ static int plan_parts(const lr_leech_matrix *const *parts, int nparts, lr_p14s *
     return LR_OK;
 }
 
-static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L, int fast)
+/* Destination row of part p's row r: concatenated, or interleaved (pair). */
+static size_t dest_row(const lr_p14s *L, int p, int r) { return L->pair ? 2 * (size_t)r + p : (size_t)L->part_row0[p] + r; }
+
+static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L, int fast, int pair)
 {
     memset(L, 0, sizeof *L);
     lr_p14s plan;
@@ -639,10 +643,13 @@ static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads,
     float cent[LR_P14S_MAX_PARTS][4];
     int rows = 0, rc = plan_parts(parts, nparts, &plan, cent, &rows);
     if (rc) return rc;
+    if (pair && (nparts != 2 || parts[0]->rows != parts[1]->rows))
+        return LR_FAIL(LR_EINVAL, "p14s unfold: interleaving needs two parts of equal rows (%d parts, %d and %d rows)",
+                       nparts, parts[0]->rows, nparts > 1 ? parts[1]->rows : 0);
     const lr_leech_matrix *m0 = parts[0];
     if ((rc = lr_p14s_alloc(L, rows, m0->cols, m0->max_shell, m0->gain_bits))) return rc;
     /* the tables: one per distinct centroid vector */
-    L->nparts = plan.nparts, L->ntabs = plan.ntabs;
+    L->nparts = plan.nparts, L->ntabs = plan.ntabs, L->pair = pair;
     memcpy(L->part_row0, plan.part_row0, sizeof L->part_row0);
     memcpy(L->part_tab, plan.part_tab, sizeof L->part_tab);
     if ((long long)L->ntabs * L->nent1 > 65536 / 16) {
@@ -673,6 +680,19 @@ static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads,
         if ((rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, np, m->gain_bits, idx + o, gain + o)))
             rc = nparts > 1 ? lr_wrap(rc, "p14s unfold: part %d", p) : lr_wrap(rc, "p14s unfold");
     }
+    if (!rc && pair) { /* the parts' rows, concatenated above, interleaved */
+        size_t nb = (size_t)m0->nblk, half = (size_t)parts[0]->rows;
+        uint64_t *i2 = malloc((n ? n : 1) * sizeof *i2);
+        uint8_t *g2 = malloc(n ? n : 1);
+        if (!i2 || !g2) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
+        for (size_t r = 0; !rc && r < 2 * half; r++) {
+            size_t src = (r % 2) * half + r / 2;
+            memcpy(i2 + r * nb, idx + src * nb, nb * sizeof *i2);
+            memcpy(g2 + r * nb, gain + src * nb, nb);
+        }
+        if (!rc) free(idx), free(gain), idx = i2, gain = g2;
+        else free(i2), free(g2);
+    }
     level_map *maps = NULL;
     if (!rc && fast) rc = level_maps(m0->max_shell, &maps);
     if (!rc) {
@@ -688,22 +708,33 @@ static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads,
     free(lists), free(idx), free(gain);
     for (int p = 0; p < nparts && !rc; p++) {
         const lr_leech_matrix *m = parts[p];
-        memcpy(L->row_scale + L->part_row0[p], m->row_scale, (size_t)m->rows * sizeof(float));
-        if (L->tail) memcpy(L->tail_f16 + (size_t)L->part_row0[p] * L->tail, m->tail_f16, (size_t)m->rows * m->tail * 2);
+        for (int r = 0; r < m->rows; r++) {
+            size_t d = dest_row(L, p, r);
+            L->row_scale[d] = m->row_scale[r];
+            if (L->tail) memcpy(L->tail_f16 + d * L->tail, m->tail_f16 + (size_t)r * m->tail, (size_t)m->tail * 2);
+        }
     }
     if (rc) lr_p14s_free(L);
     return rc;
 }
 
-int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(&m, 1, nthreads, L, 1); }
-int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(&m, 1, nthreads, L, 0); }
+int lr_p14s_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(&m, 1, nthreads, L, 1, 0); }
+int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L) { return unfold(&m, 1, nthreads, L, 0, 0); }
 int lr_p14s_unfold_parts(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L)
 {
-    return unfold(parts, nparts, nthreads, L, 1);
+    return unfold(parts, nparts, nthreads, L, 1, 0);
 }
 int lr_p14s_unfold_parts_ref(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L)
 {
-    return unfold(parts, nparts, nthreads, L, 0);
+    return unfold(parts, nparts, nthreads, L, 0, 0);
+}
+int lr_p14s_unfold_pair(const lr_leech_matrix *const parts[2], int nthreads, lr_p14s *L)
+{
+    return unfold(parts, 2, nthreads, L, 1, 1);
+}
+int lr_p14s_unfold_pair_ref(const lr_leech_matrix *const parts[2], int nthreads, lr_p14s *L)
+{
+    return unfold(parts, 2, nthreads, L, 0, 1);
 }
 
 /* ---- validation ---- */

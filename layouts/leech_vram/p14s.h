@@ -88,6 +88,12 @@ typedef struct lr_p14s {
     int nparts, ntabs, nent1;
     int part_row0[LR_P14S_MAX_PARTS + 1]; /* part p = rows [part_row0[p], part_row0[p + 1]) */
     int part_tab[LR_P14S_MAX_PARTS];      /* its table */
+    /* 1: two parts of equal rows interleaved instead (lr_p14s_unfold_pair):
+     * row 2i is part 0's row i, row 2i + 1 part 1's; part_row0 still counts
+     * the parts' rows (0, R, 2R). Why: gate|up so that a row's gate and up
+     * values meet in one row group, where the GEMV's end multiplies them
+     * (SwiGLU) instead of a kernel of its own. */
+    int pair;
 } lr_p14s;
 
 typedef lr_vram_exc lr_p14s_exc; /* (column, dw): layouts/leech_vram/exc.h */
@@ -125,6 +131,10 @@ int lr_p14s_unfold_ref(const lr_leech_matrix *m, int nthreads, lr_p14s *L);
  * outgrow the 16-bit headers). */
 int lr_p14s_unfold_parts(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L);
 int lr_p14s_unfold_parts_ref(const lr_leech_matrix *const *parts, int nparts, int nthreads, lr_p14s *L);
+/* Two parts of equal rows interleaved (lr_p14s.pair; rows 2i, 2i + 1 =
+ * row i of parts 0, 1); LR_EINVAL unless both have the same rows. */
+int lr_p14s_unfold_pair(const lr_leech_matrix *const parts[2], int nthreads, lr_p14s *L);
+int lr_p14s_unfold_pair_ref(const lr_leech_matrix *const parts[2], int nthreads, lr_p14s *L);
 /* The part holding a row, and the first entry of its table. */
 int lr_p14s_part_of(const lr_p14s *L, int row);
 /* Every record and exception decodes; the lists are well formed. */

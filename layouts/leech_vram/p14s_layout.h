@@ -9,5 +9,7 @@
 
 /* Errors name the tensors (mismatched gain widths, columns, balls, codecs). */
 int lr_p14s_unfold_views(const lr_tensor_view *const *views, int nviews, int nthreads, lr_p14s *L);
+/* Two views of equal rows interleaved (gate|up; lr_p14s_unfold_pair). */
+int lr_p14s_unfold_views_pair(const lr_tensor_view *const views[2], int nthreads, lr_p14s *L);
 
 #endif

@@ -653,6 +653,59 @@ static int test_fast_equals_reference(void)
  * decodes to its part's point and gain with its part's table, the fast and
  * reference unfolds agree, a header into another part's table and
  * mismatched parts are rejected, too many tables are refused. */
+/* Two parts interleaved (gate|up for the fused SwiGLU end): row 2i + p of
+ * the pair layout holds what row part_row0[p] + i of the concatenated one
+ * holds: the same point, gain, table, scale, exceptions and tail; fast and
+ * reference unfolds agree byte for byte; unequal rows are refused. */
+static int test_pair(void)
+{
+    const int R = 37, cols = 24 * 17 + 5;
+    lr_leech_matrix m[2];
+    for (int p = 0; p < 2; p++) T_OK(lr_leech_random_matrix(R, cols, 12, 1, p, 960 + (uint64_t)p, &m[p]));
+    m[1].centroid[1] *= 1.5f; /* two tables */
+    const lr_leech_matrix *pp[2] = { &m[0], &m[1] };
+    lr_p14s P, Q, C;
+    T_OK(lr_p14s_unfold_pair(pp, 2, &P));
+    T_OK(lr_p14s_unfold_pair_ref(pp, 1, &Q));
+    if (same_layout(&P, &Q, "pair, fast vs reference")) return T_FAIL;
+    T_OK(lr_p14s_unfold_parts(pp, 2, 1, &C));
+    T_ASSERT(P.pair == 1 && C.pair == 0 && P.rows == 2 * R && P.ntabs == 2, "pair %d rows %d tables %d", P.pair, P.rows,
+             P.ntabs);
+    T_OK(lr_p14s_validate(&P));
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < R; i++) {
+            const int rp = 2 * i + p, rc_ = C.part_row0[p] + i;
+            T_ASSERT(lr_p14s_part_of(&P, rp) == p, "row %d part %d", rp, lr_p14s_part_of(&P, rp));
+            T_ASSERT(P.row_scale[rp] == C.row_scale[rc_], "row %d scale", rp);
+            T_ASSERT(!P.tail || !memcmp(P.tail_f16 + (size_t)rp * P.tail, C.tail_f16 + (size_t)rc_ * C.tail, 2 * P.tail),
+                     "row %d tail", rp);
+            T_ASSERT(P.exc_ptr[rp + 1] - P.exc_ptr[rp] == C.exc_ptr[rc_ + 1] - C.exc_ptr[rc_], "row %d exceptions", rp);
+            for (uint32_t e = 0; e < P.exc_ptr[rp + 1] - P.exc_ptr[rp]; e++)
+                T_ASSERT(P.exc_col[P.exc_ptr[rp] + e] == C.exc_col[C.exc_ptr[rc_] + e] &&
+                             P.exc_dw[P.exc_ptr[rp] + e] == C.exc_dw[C.exc_ptr[rc_] + e],
+                         "row %d exception %u", rp, e);
+            for (int b = 0; b < P.nblk; b++) {
+                int8_t a[24], c[24];
+                int ga, gc;
+                T_OK(lr_p14s_get(&P, rp, b, a, &ga));
+                T_OK(lr_p14s_get(&C, rc_, b, c, &gc));
+                T_ASSERT(!memcmp(a, c, 24) && ga == gc, "row %d block %d", rp, b);
+                T_ASSERT(lr_p14s_kernel_header(P.data, P.rows, P.cols, rp, b) ==
+                             lr_p14s_kernel_header(C.data, C.rows, C.cols, rc_, b),
+                         "row %d block %d: header (table)", rp, b);
+            }
+        }
+    lr_p14s_free(&P), lr_p14s_free(&Q), lr_p14s_free(&C);
+    lr_leech_matrix o;
+    T_OK(lr_leech_random_matrix(R + 1, cols, 12, 1, 0, 970, &o));
+    const lr_leech_matrix *bad[2] = { &m[0], &o };
+    T_ASSERT(lr_p14s_unfold_pair(bad, 1, &P) == LR_EINVAL && strstr(lr_errmsg(), "equal rows"), "%s", lr_errmsg());
+    lr_clear_error();
+    lr_leech_random_free(&o);
+    for (int p = 0; p < 2; p++) lr_leech_random_free(&m[p]);
+    return T_PASS;
+}
+
 static int test_parts(void)
 {
     int rows[4] = { 37, 77, 16, 5 }, cols = 24 * 17 + 5;
@@ -857,5 +910,5 @@ static int test_errors(void)
 }
 
 T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
-       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_parts), T_CASE(test_bits_per_weight),
+       T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_parts), T_CASE(test_pair), T_CASE(test_bits_per_weight),
        T_CASE(test_errors))

@@ -1,0 +1,79 @@
+/* Planes14S gate|up GEMV ending in SwiGLU (templates/gemv_leech_p14s.cu
+ * LR_SWIGLU): over a pair layout (lr_p14s.pair, rows 2i and 2i + 1 = gate
+ * and up row i) it writes h[i] = silu(g_i) u_i, rows / 2 values, so the
+ * engine needs no op_silu_mul launch. Its host references: the GEMV's,
+ * then SwiGLU in f64. */
+#include "kernels/gemv_leech.h"
+#include "util/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc = {
+    .name = "gemv_leech_p14s_swiglu",
+    .nparams = 11,
+    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },          { "tab", LR_T_PTR, LR_E_U8, LR_IN },
+                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
+                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
+                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },
+                { "h", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },
+                { "cols", LR_T_I32, 0, 0 } },
+    .host = (lr_host_fn)lr_gemv_leech_p14s_swiglu_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14s_swiglu_host_mag,
+};
+
+static double silu(double g) { return g / (1.0 + exp(-g)); }
+
+/* mag 0: h = silu(g) u; 1: the error scale |silu'(g)| |u| m_g + |silu(g)| m_u
+ * from the GEMV's magnitudes m (first-order propagation of each row's). */
+static void swiglu(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                   const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *h,
+                   int rows, int cols, int mag)
+{
+    float *y = malloc(sizeof(float) * (size_t)rows), *m = mag ? malloc(sizeof(float) * (size_t)rows) : NULL;
+    if (!y || (mag && !m)) { /* the comparison then fails on the poisoned h */
+        free(y), free(m);
+        return;
+    }
+    lr_gemv_leech_p14s_host(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols);
+    if (mag) lr_gemv_leech_p14s_host_mag(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, m, rows, cols);
+    for (int i = 0; i < rows / 2; i++) {
+        const double g = y[2 * i], u = y[2 * i + 1], sg = 1.0 / (1.0 + exp(-g));
+        if (!mag) h[i] = (float)(silu(g) * u);
+        else h[i] = (float)(fabs(sg * (1.0 + g * (1.0 - sg)) * u) * m[2 * i] + fabs(silu(g)) * m[2 * i + 1]);
+    }
+    free(y), free(m);
+}
+
+void lr_gemv_leech_p14s_swiglu_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                    const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                    const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
+{
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0);
+}
+
+void lr_gemv_leech_p14s_swiglu_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                        const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                        const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
+{
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1);
+}
+
+int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab,
+                                   lr_leech_geom geom, int smem_budget)
+{
+    if (rows % 2) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s SwiGLU: %d rows, not gate/up pairs", rows);
+    int rc = lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, geom, smem_budget);
+    if (rc) return rc;
+    /* the rows' end (templates/gemv_rows_epilogue.cuh): TPR threads per row,
+     * a pair's two rows in one warp only for TPR <= 16 */
+    const int bal_rg = (int)lr_jit_spec_get(s, "bal", 0), groups = geom.groups > 1 ? geom.groups : 1;
+    const int nr = 16 * (bal_rg ? bal_rg : geom.rg), t = geom.threads / (bal_rg ? 1 : groups), q = t / nr;
+    const int tpr = q >= 32 ? 32 : q >= 16 ? 16 : q >= 8 ? 8 : q >= 4 ? 4 : q >= 2 ? 2 : 1;
+    if (tpr > 16)
+        return LR_FAIL(LR_EUNSUPPORTED,
+                       "gemv_leech_p14s SwiGLU %dx%d: %d threads per output row (at most 16: a gate/up pair in one warp)",
+                       rows, cols, tpr);
+    lr_jit_spec_set(s, "swiglu", 1);
+    return LR_OK;
+}

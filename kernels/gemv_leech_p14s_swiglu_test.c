@@ -1,0 +1,153 @@
+/* The gate|up GEMV ending in SwiGLU (kernels/gemv_leech_p14s_swiglu.c): its
+ * host reference over a pair layout equals SwiGLU of the plain GEMV's
+ * reference over the concatenated one; the spec refuses odd rows and
+ * geometries whose row end spans more than 16 threads; on a GPU,
+ * lr_call_verify (every output against the f64 reference, outputs poisoned)
+ * under the tuned gate|up geometries (the split with its pair exchange, warp
+ * groups, one row group per CTA, the row end fetched ahead), repeated
+ * launches of the split bit-identical (its slots reset). */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "kernels/tuning.h"
+#include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/random.h"
+#include "rt/call.h"
+#include "test/t.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* gate and up (R rows each, distinct centroids: two class tables) as the
+ * pair layout P and the concatenated layout C (C may be NULL). */
+static int make_pair(int R, int cols, uint64_t seed, lr_p14s *P, lr_p14s *C)
+{
+    lr_leech_matrix m[2];
+    for (int p = 0; p < 2; p++) T_OK(lr_leech_random_matrix(R, cols, 12, 1, p, seed + (uint64_t)p, &m[p]));
+    m[1].centroid[0] *= 1.25f;
+    const lr_leech_matrix *pp[2] = { &m[0], &m[1] };
+    int rc = lr_p14s_unfold_pair(pp, 0, P);
+    if (!rc && C) rc = lr_p14s_unfold_parts(pp, 2, 0, C);
+    for (int p = 0; p < 2; p++) lr_leech_random_free(&m[p]);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static void fill_x(float *x, int n, uint64_t seed)
+{
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    lr_fill_random(LR_E_F32, x, (size_t)n, &r, 1.0);
+}
+
+static int test_reference(void)
+{
+    const int R = 45, cols = 24 * 11 + 7;
+    lr_p14s P, C;
+    if (make_pair(R, cols, 300, &P, &C)) return T_FAIL;
+    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * 2 * R), *h = malloc(sizeof(float) * R),
+          *m = malloc(sizeof(float) * R);
+    fill_x(x, cols, 301);
+    lr_gemv_leech_p14s_host(C.data, C.tab, C.row_scale, C.tail_f16, C.exc_ptr, C.exc_col, C.exc_dw, x, y, 2 * R, cols);
+    lr_gemv_leech_p14s_swiglu_host(P.data, P.tab, P.row_scale, P.tail_f16, P.exc_ptr, P.exc_col, P.exc_dw, x, h, 2 * R,
+                                   cols);
+    lr_gemv_leech_p14s_swiglu_host_mag(P.data, P.tab, P.row_scale, P.tail_f16, P.exc_ptr, P.exc_col, P.exc_dw, x, m,
+                                       2 * R, cols);
+    int nonzero = 0;
+    for (int i = 0; i < R; i++) {
+        const double g = y[i], u = y[R + i], want = g / (1.0 + exp(-g)) * u;
+        T_ASSERT(h[i] == (float)want, "row %d: %.9g, want %.9g", i, h[i], want);
+        T_ASSERT(m[i] >= fabsf(h[i]) * 0.999f && isfinite(m[i]), "row %d: magnitude %g below |h| %g", i, m[i], h[i]);
+        nonzero += h[i] != 0.f;
+    }
+    T_ASSERT(nonzero > R / 2, "only %d of %d outputs nonzero", nonzero, R);
+    free(x), free(y), free(h), free(m);
+    lr_p14s_free(&P), lr_p14s_free(&C);
+    return T_PASS;
+}
+
+static int test_spec(void)
+{
+    lr_jit_spec s;
+    lr_launch_geom g;
+    const lr_leech_geom plain = { .threads = 128, .rg = 1, .prefetch = 1 };
+    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 7168, 5120, 1206, plain, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "swiglu", 0) == 1, "no swiglu key");
+    T_ASSERT(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 7167, 5120, 1206, plain, 232448) == LR_EINVAL &&
+                 strstr(lr_errmsg(), "7167"),
+             "odd rows: %s", lr_errmsg());
+    /* 768 threads over one row group: 32 threads per row, a pair spans two warps */
+    const lr_leech_geom wide = { .threads = 768, .rg = 1, .prefetch = 1 };
+    T_ASSERT(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 7168, 5120, 1206, wide, 232448) == LR_EUNSUPPORTED &&
+                 strstr(lr_errmsg(), "16"),
+             "32 threads per row: %s", lr_errmsg());
+    lr_clear_error();
+    /* the tuned gate|up shapes of every Qwen3 size take it */
+    lr_tuning_set_target("NVIDIA H200", 90);
+    const int shapes[][2] = { { 19456, 2560 }, { 24576, 4096 }, { 34816, 5120 }, { 51200, 5120 } };
+    for (int i = 0; i < 4; i++)
+        T_ASSERT(lr_gemv_leech_p14s_spec_swiglu(&s, &g, shapes[i][0], shapes[i][1], 1206,
+                                                lr_gemv_leech_p14s_default_geom(shapes[i][0], shapes[i][1]),
+                                                232448) == LR_OK,
+                 "%dx%d: %s", shapes[i][0], shapes[i][1], lr_errmsg());
+    lr_tuning_set_target("", 0);
+    return T_PASS;
+}
+
+/* ---- GPU ---- */
+
+static int verify(int R, int cols, lr_leech_geom geom, uint64_t seed, int launches)
+{
+    lr_p14s P;
+    if (make_pair(R, cols, seed, &P, NULL)) return T_FAIL;
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    CUfunction fn;
+    T_OK(lr_gemv_leech_p14s_spec_swiglu(&spec, &g, 2 * R, cols, P.nentries, geom, lr_cu_smem_budget()));
+    T_OK(lr_jit_get(&spec, &fn));
+    float *x = malloc(sizeof(float) * cols), *h = malloc(sizeof(float) * R), *h0 = malloc(sizeof(float) * R);
+    fill_x(x, cols, seed * 5 + 1);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&P, x, h, a);
+    a[8].count = (size_t)R; /* h: one value per gate/up pair */
+    int rc = LR_OK, same = 1;
+    double worst = 0;
+    for (int l = 0; l < launches && !rc; l++) {
+        lr_verify_report rep;
+        rc = lr_call_verify(&lr_gemv_leech_p14s_swiglu_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
+        if (rep.max_rel_err > worst) worst = rep.max_rel_err;
+        if (!rc && l == 0) memcpy(h0, h, sizeof(float) * R);
+        else if (!rc) same &= !memcmp(h0, h, sizeof(float) * R);
+    }
+    printf("    %5d x %5d threads=%d groups=%d bal=%d epf=%d grid %u: %d launches, max rel err %.2e%s\n", 2 * R, cols,
+           geom.threads, geom.groups, (int)lr_jit_spec_get(&spec, "bal", 0), geom.epf, g.grid.x, launches, worst,
+           launches > 1 ? (same ? ", bit-identical" : ", DIFFER") : "");
+    free(x), free(h), free(h0);
+    lr_p14s_free(&P);
+    T_OK(rc);
+    T_ASSERT(same, "repeated launches differ");
+    return T_PASS;
+}
+
+static int test_gpu_geometries(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    lr_cu_set_smem_budget(0);
+    /* {threads, rg, prefetch, xq, tabg, nacc, persist, minb, xw, epf, groups, shr, bal, ilv, pro, early} */
+    const lr_leech_geom split = { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 1, 1 };
+    const lr_leech_geom split_epf = { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 1 };
+    const lr_leech_geom bal1 = { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1 };
+    const lr_leech_geom groups = { 192, 2, 2, 0, 0, 1, 1, 0, 0, 1, 3, 0, 0, 0, 0, 0 };
+    const lr_leech_geom plain = { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1 };
+    if (verify(17408, 5120, split, 500, 3)) return T_FAIL; /* 14B gate|up, its tuned geometry */
+    if (verify(17408, 5120, split_epf, 501, 2)) return T_FAIL;
+    if (verify(9728, 2560, bal1, 502, 2)) return T_FAIL; /* 4B's: whole row groups per CTA */
+    if (verify(45, 1001, groups, 503, 1)) return T_FAIL;  /* odd columns, rows past the last group */
+    if (verify(1000, 600, plain, 504, 1)) return T_FAIL;
+    if (verify(1, 24, plain, 505, 1)) return T_FAIL;
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_reference), T_CASE(test_spec), T_CASE(test_gpu_geometries))
