@@ -4,6 +4,7 @@
  * engine needs no op_silu_mul launch. Its host references: the GEMV's,
  * then SwiGLU in f64. */
 #include "kernels/gemv_leech.h"
+#include "rt/cu.h"
 #include "util/err.h"
 
 #include <math.h>
@@ -70,6 +71,9 @@ int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, 
     const int bal_rg = (int)lr_jit_spec_get(s, "bal", 0), groups = geom.groups > 1 ? geom.groups : 1;
     const int nr = 16 * (bal_rg ? bal_rg : geom.rg), t = geom.threads / (bal_rg ? 1 : groups), q = t / nr;
     const int tpr = q >= 32 ? 32 : q >= 16 ? 16 : q >= 8 ? 8 : q >= 4 ? 4 : q >= 2 ? 2 : 1;
+    const lr_device_info *d = lr_cu_device();
+    if (geom.bal == 2 && d && d->cc_major < 9)
+        return LR_FAIL(LR_EUNSUPPORTED, "gemv_leech_p14s SwiGLU with the split: needs sm_90 (128-bit atomic exchange)");
     if (tpr > 16)
         return LR_FAIL(LR_EUNSUPPORTED,
                        "gemv_leech_p14s SwiGLU %dx%d: %d threads per output row (at most 16: a gate/up pair in one warp)",

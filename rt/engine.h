@@ -89,6 +89,9 @@ int lr_engine_gpu_graph_without_us(lr_engine *e, int phase, int reps, double *us
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
 extern const lr_engine_ops lr_engine_cpu_ops;
+/* Layers whose gate|up GEMV ends in SwiGLU (Planes14S pairs; no
+ * op_silu_mul launch for them). */
+int lr_engine_gpu_swiglu_layers(const lr_engine *e);
 extern const lr_engine_ops lr_engine_gpu_ops;
 
 #endif

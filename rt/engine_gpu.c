@@ -762,6 +762,15 @@ int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us
     return rc;
 }
 
+int lr_engine_gpu_swiglu_layers(const lr_engine *b)
+{
+    if (b->ops != &lr_engine_gpu_ops) return 0;
+    const gpu_engine *e = (const gpu_engine *)b;
+    int n = 0;
+    for (uint32_t l = 0; l < e->c.n_layers; l++) n += e->L[l].p[PROJ_GU].swiglu;
+    return n;
+}
+
 const char *lr_engine_gpu_phase_name(int i) { return i >= 0 && i < NPH ? phase_names[i] : NULL; }
 
 static void gpu_close(lr_engine *b)
