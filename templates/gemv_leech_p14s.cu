@@ -199,9 +199,6 @@
 #if LR_SWIGLU && (LR_LOADONLY || LR_DECODEONLY || LR_ROWS % 2)
 #error "LR_SWIGLU: a GEMV (no control) over an even number of interleaved gate/up rows"
 #endif
-#if LR_SWIGLU && LR_SPLIT && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "LR_SWIGLU with the split: the pair exchange is a 128-bit atomic (sm_90)"
-#endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
@@ -407,7 +404,7 @@ template <bool TABLE> LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__r
 // between launches, so launches of one module must not overlap (one stream;
 // under PDL every access follows the wait). Module memory: zero at load.
 __device__ __align__(16) u64 split_slot[RGN * 16];
-#if LR_SWIGLU
+#if LR_SWIGLU && __CUDA_ARCH__ >= 900
 // A gate/up pair's two partials and the flag in one 128-bit exchange (sm_90)
 // at slots row, row + 1: no fence, no second round trip (the up partial
 // stored, a fence, then the exchange: 14B gate|up 1341 against 1230 us per
@@ -711,8 +708,22 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 int m = 0;
                 if (!(i & 1)) {
                     const int row = rgA * 16 + i;
+#if __CUDA_ARCH__ >= 900
                     u64 olo, ohi;
                     lr_exch128(&split_slot[row], (1ull << 32) | (u64)lr_bits(sum), (u64)__float_as_uint(up), olo, ohi);
+#else
+                    // no 128-bit atomics: the up partial waits in this CTA's
+                    // half of the next slot (side 1: the CTA starting inside
+                    // the group), visible before the exchange says so (slower;
+                    // the host takes this end on sm_90 only)
+                    const int side = j == 0 && off > 0;
+                    u32 *half = (u32 *)&split_slot[row + 1];
+                    half[side] = __float_as_uint(up);
+                    __threadfence();
+                    const u64 olo = atomicExch(&split_slot[row], (1ull << 32) | (u64)lr_bits(sum));
+                    __threadfence();
+                    const u64 ohi = olo >> 32 ? __ldcg(half + (side ^ 1)) : 0u;
+#endif
                     if (olo >> 32) {
                         sum = sum + lr_from_bits<float>((u32)olo);
                         up_sum = up + __uint_as_float((u32)ohi);
