@@ -9,13 +9,16 @@
  * -> rotation -> o GEMV -> residual
  * add + RMSNorm -> rotation -> fused gate|up GEMV -> SwiGLU -> rotation ->
  * down GEMV. Then the final norm and the int8 head read in place.
+ * A Planes14S gate|up is uploaded as a pair (gate and up rows interleaved)
+ * whose GEMV ends in SwiGLU and writes h itself (LEECHRT_SWIGLU=0 keeps
+ * op_silu_mul): one launch less per layer.
  * Projections sharing an input and a rotation are fused into one matrix
  * (rows concatenated) at load time: 4 GEMVs per layer instead of 7.
  *
  * An op feeding a rotated projection runs inside its rotation kernel
  * (rotate_slab.cu LR_XFORM; LEECHRT_FUSE=0 keeps them separate): residual
  * add + RMSNorm before q|k|v and gate|up: with the fused RoPE + attention,
- * 10 launches per layer instead of 13. The fused norm's CTAs all read the residual
+ * 10 launches per layer instead of 13 (9 with the SwiGLU end). The fused norm's CTAs all read the residual
  * stream while it is being updated, so the stream lives in two buffers: a
  * fused norm reads xb[cur] (+ the pending add) and writes the sum to
  * xb[cur ^ 1]; the separate norm kernel (one CTA) updates xb[cur] in place.

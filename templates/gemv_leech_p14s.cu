@@ -87,6 +87,13 @@
 // main loop: 2.10 instructions per weight against the GEMV's 2.19, the row
 // group's address gone; 80 registers against 79, gate|up spec;
 // bench/results/sass_instr_per_weight.csv).
+// LR_SWIGLU = 1: the rows are gate/up pairs (lr_p14s.pair: row 2i gate,
+// 2i + 1 up) and the end writes y[i] = silu(gate) up (rows / 2 values), so
+// the engine needs no op_silu_mul launch; with the split, the two CTAs of a
+// shared row group exchange a pair's two partials in one 128-bit atomic
+// (kernels/gemv_leech_p14s_swiglu.c has the host side). Measured in the 14B
+// engine at 4a77d52: 290.1 / 290.9 tok/s against 289.0 with op_silu_mul
+// (gate|up 1274 us per token inside the graph against 1228 + 41).
 // Under programmatic dependent launch the kernel waits for its predecessor
 // before anything (LR_EARLY = 1: after loading its first segments and the
 // class table, which no kernel writes) and lets its dependents launch when
