@@ -6,7 +6,9 @@
  * points and gains, with the kernel view's weights and exceptions as
  * the stored magnitudes imply, and which the fast unfold on 1-3 threads and
  * the reference unfold (unrank + put, one thread) give byte for byte, with
- * the same status on failure.
+ * the same status on failure. The same archive as both parts of a gate|up
+ * pair (lr_p14s_unfold_pair) fails or unfolds with it, fast and reference
+ * alike, each pair of rows decoding to the same blocks.
  * Input: [rows-1][nblk-1][gain_bits][flags: bits 0-1 damage, 2 max_shell
  * 13, 3.. tail] then archive bytes (zero-padded). */
 #include "layouts/leech/leech.h"
@@ -89,11 +91,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (hit != (u != a)) __builtin_trap();
             }
         }
-        free(idx), free(gain);
-        lr_p14s_free(&L);
+        free(idx), free(gain); /* L: compared with the pair below */
     } else if (rc != LR_ERANGE && rc != LR_EINVAL) {
         __builtin_trap();
     }
+    lr_clear_error();
+    /* the same archive as both parts of a pair (gate|up; the second part's
+       centroids scaled: two tables): the same status; fast and reference
+       agree; row 2i + p decodes to the archive's row i */
+    lr_leech_matrix m2 = m;
+    for (int i = 0; i < 4; i++) m2.centroid[i] *= 1.25f;
+    const lr_leech_matrix *pp[2] = { &m, &m2 };
+    lr_p14s P, Q;
+    int rp = lr_p14s_unfold_pair(pp, 1 + data[1] % 3, &P), rq = lr_p14s_unfold_pair_ref(pp, 1, &Q);
+    if (rp != rq || (rp == LR_OK) != (rc == LR_OK)) __builtin_trap();
+    if (rp == LR_OK) {
+        if (!same(&P, &Q) || !P.pair || P.rows != 2 * m.rows || lr_p14s_validate(&P) != LR_OK) __builtin_trap();
+        for (int r = 0; r < P.rows; r++)
+            for (int b = 0; b < m.nblk; b++) {
+                int8_t a[24], c[24];
+                int ga, gc;
+                if (lr_p14s_get(&P, r, b, a, &ga) || lr_p14s_get(&L, r / 2, b, c, &gc) || memcmp(a, c, 24) || ga != gc ||
+                    P.row_scale[r] != scale[r / 2])
+                    __builtin_trap();
+            }
+        lr_p14s_free(&P), lr_p14s_free(&Q);
+    }
+    if (rc == LR_OK) lr_p14s_free(&L);
     lr_clear_error();
     free(m.archive);
     return 0;
