@@ -17,19 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kernel's arguments, shared by the GEMV and its loads-only control. */
-#define P14S_PARAMS                                                                                                   \
-    .nparams = 11,                                                                                                    \
-    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },        { "tab", LR_T_PTR, LR_E_U8, LR_IN },                        \
-                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },                     \
-                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },                  \
-                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },                        \
-                { "y", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },                                \
-                { "cols", LR_T_I32, 0, 0 } }
-
 const lr_kernel_desc lr_gemv_leech_p14s_desc = {
     .name = "gemv_leech_p14s",
-    P14S_PARAMS,
+    LR_P14S_PARAMS,
     .host = (lr_host_fn)lr_gemv_leech_p14s_host,
     .host_mag = (lr_host_fn)lr_gemv_leech_p14s_host_mag,
 };
@@ -106,7 +96,7 @@ static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_sca
 
 const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
     .name = "gemv_leech_p14s_loads",
-    P14S_PARAMS,
+    LR_P14S_PARAMS,
     .host = (lr_host_fn)loads_ref,
     .host_mag = (lr_host_fn)loads_ref,
 };

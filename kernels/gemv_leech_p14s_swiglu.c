@@ -12,13 +12,7 @@
 
 const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc = {
     .name = "gemv_leech_p14s_swiglu",
-    .nparams = 11,
-    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },          { "tab", LR_T_PTR, LR_E_U8, LR_IN },
-                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
-                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
-                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },
-                { "h", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },
-                { "cols", LR_T_I32, 0, 0 } },
+    LR_P14S_PARAMS, /* y: h, rows / 2 values */
     .host = (lr_host_fn)lr_gemv_leech_p14s_swiglu_host,
     .host_mag = (lr_host_fn)lr_gemv_leech_p14s_swiglu_host_mag,
 };

@@ -174,6 +174,27 @@ static int test_gate_unfused(void)
     return rc;
 }
 
+/* Opening the tiny model's GPU engine with the environment variable `name`
+ * set to garbage (by the caller) fails with LR_EINVAL naming it. */
+static int refuses_setting(const char *name)
+{
+    char path[256];
+    lr_model *m;
+    if (make_model("tiny", 0, path, sizeof path, &m) != T_PASS) return T_FAIL;
+    lr_engine_opts o = { .max_context = 8 };
+    lr_engine *g = NULL;
+    int orc = lr_engine_gpu_ops.open(m, &o, &g), rc = T_PASS;
+    if (g) g->ops->close(g);
+    lr_model_close(m);
+    unlink(path);
+    if (orc != LR_EINVAL || !strstr(lr_errmsg(), name)) {
+        fprintf(stderr, "    %s=%s: open returned %d: %s\n", name, getenv(name), orc, lr_errmsg());
+        rc = T_FAIL;
+    }
+    lr_clear_error();
+    return rc;
+}
+
 /* LEECHRT_ATT_LONG=20: from position 20 the steps take the long-context
  * attention graphs (256 threads, 16 splits: at head dim 64, 32 positions a
  * CTA, so positions 32-79 split over 2-3 CTAs per head): the same greedy
@@ -186,21 +207,7 @@ static int test_gate_att_long(void)
     int rc = gate("tiny", 0, 80, 2e-2);
     if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
     setenv("LEECHRT_ATT_LONG", "later", 1);
-    char path[256];
-    lr_model *m;
-    if (rc == T_PASS && make_model("tiny", 0, path, sizeof path, &m) == T_PASS) {
-        lr_engine_opts o = { .max_context = 8 };
-        lr_engine *g = NULL;
-        int orc = lr_engine_gpu_ops.open(m, &o, &g);
-        if (g) g->ops->close(g);
-        lr_model_close(m);
-        unlink(path);
-        if (orc != LR_EINVAL || !strstr(lr_errmsg(), "LEECHRT_ATT_LONG")) {
-            fprintf(stderr, "    LEECHRT_ATT_LONG=later: open returned %d: %s\n", orc, lr_errmsg());
-            rc = T_FAIL;
-        }
-        lr_clear_error();
-    }
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_ATT_LONG");
     unsetenv("LEECHRT_ATT_LONG");
     return rc;
 }
@@ -216,21 +223,7 @@ static int test_gate_swiglu_off(void)
     int rc = gate("tiny", 0, 64, 2e-2);
     g_layout = 0;
     setenv("LEECHRT_SWIGLU", "yes", 1);
-    char path[256];
-    lr_model *m;
-    if (rc == T_PASS && make_model("tiny", 0, path, sizeof path, &m) == T_PASS) {
-        lr_engine_opts o = { .max_context = 8 };
-        lr_engine *g = NULL;
-        int orc = lr_engine_gpu_ops.open(m, &o, &g);
-        if (g) g->ops->close(g);
-        lr_model_close(m);
-        unlink(path);
-        if (orc != LR_EINVAL || !strstr(lr_errmsg(), "LEECHRT_SWIGLU")) {
-            fprintf(stderr, "    LEECHRT_SWIGLU=yes: open returned %d: %s\n", orc, lr_errmsg());
-            rc = T_FAIL;
-        }
-        lr_clear_error();
-    }
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_SWIGLU");
     unsetenv("LEECHRT_SWIGLU");
     return rc;
 }
