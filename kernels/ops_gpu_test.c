@@ -144,10 +144,10 @@ static int test_rope_attention(void)
     static const char *threads[] = { "256", "512", "1024", "1024", "1024", "256" },
                       *splits[] = { "1", "1", "1", "4", "16", "16" };
     for (int ti = 0; ti < 6; ti++)
-    for (int hdi = 0; hdi < 2; hdi++)
+    for (int hdi = 0; hdi < 3; hdi++) /* 128, 64 (lanes hold element pairs), 96 (one element per load) */
         for (int k = 0; k < 5; k++)
             for (int norm = 0; norm < 2; norm++) {
-                int nh = 40, nkv = 8, hd = hdi ? 64 : 128, pos = positions[k];
+                int nh = 40, nkv = 8, hd = hdi == 2 ? 96 : hdi ? 64 : 128, pos = positions[k];
                 rope_in in;
                 if (rope_in_make(&in, nh, nkv, hd, pos, 30 + (uint64_t)k + 10 * (uint64_t)hdi)) return T_FAIL;
                 float *out = malloc(4u * nh * hd);

@@ -44,26 +44,31 @@ LR_DEV float lr_rope(float v, float partner_v, int i, int head_dim, int pos, flo
     return lr_rope_apply(v, partner_v, i, head_dim, cs, sn);
 }
 
-// Decode attention of one q head (one CTA of THREADS threads) over positions
-// tb..te-1 of the f16 KV cache, kv head kvh; qv = this lane's HD/32 elements (lr_att_elem)
-// of q, already scaled. Each warp walks U consecutive positions per step with
-// their k and v loads issued together (one load latency per step instead of
-// U: at short contexts the kernel is that chain, not bytes), an online
-// softmax per warp, warps combined through shared memory. Threads t < HD
-// get the range's max score M, its sum L of e^(s - M) and element t of the
-// unnormalised output o (the same M and L in every thread). cur_k/cur_v
-// (shared memory, or null): position T-1's k and v, read there instead of
-// from the cache (the fused RoPE kernel has them).
-// The element of a head that a lane holds as its e-th of HD/32: neighbour
-// pairs (2 lane, 2 lane + 1) every 64 elements, so a lane reads its halves
-// of a cached k or v row as HD/64 32-bit words (half the loads, and half the
-// registers for lr_kv_pre, of one 16-bit load per element).
-LR_DEV int lr_att_elem(int lane, int e) { return 64 * (e >> 1) + 2 * lane + (e & 1); }
+// The element of a head that a lane holds as its e-th of HD/32: with HD a
+// multiple of 64, neighbour pairs (2 lane, 2 lane + 1) every 64 elements, so
+// a lane reads its halves of a cached k or v row as HD/64 32-bit words (half
+// the loads, and half the registers for lr_kv_pre, of one 16-bit load per
+// element); else element lane + 32 e, one 16-bit load each.
+template <int HD> struct lr_att_map {
+    static constexpr bool PAIR = HD % 64 == 0;
+    static constexpr int NW = PAIR ? HD / 64 : HD / 32; // cache words a lane reads per row
+    static constexpr int PER = PAIR ? 2 : 1;             // elements per word
+    static __device__ __forceinline__ int elem(int lane, int e)
+    {
+        return PAIR ? 64 * (e >> 1) + 2 * lane + (e & 1) : lane + 32 * e;
+    }
+    // word w of this lane in the cache row starting at element base
+    static __device__ __forceinline__ u32 load(const u16 *__restrict__ cache, u64 base, int lane, int w)
+    {
+        return PAIR ? ((const u32 *)cache)[base / 2 + lane + 32 * w] : (u32)cache[base + lane + 32 * w];
+    }
+};
+template <int HD> LR_DEV int lr_att_elem(int lane, int e) { return lr_att_map<HD>::elem(lane, e); }
 
 // A warp's first step of lr_attend_range loaded ahead (lr_attend_preload):
-// the cached rows of the positions it takes first, as f16 pairs.
+// the cached rows of the positions it takes first, as lr_att_map words.
 template <int HD, int U> struct lr_kv_pre {
-    u32 k[U][HD / 64], v[U][HD / 64];
+    u32 k[U][lr_att_map<HD>::NW], v[U][lr_att_map<HD>::NW];
 };
 
 // Loads this warp's first U positions of tb..te-1 for lr_attend_range,
@@ -76,20 +81,31 @@ template <int HD, int THREADS, int U>
 LR_DEV void lr_attend_preload(lr_kv_pre<HD, U> &p, const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
                               int kvh, int n_kv, int tb, int te, int T)
 {
+    using A = lr_att_map<HD>;
     const int lane = threadIdx.x & 31, t0 = tb + (threadIdx.x >> 5) * U;
 #pragma unroll
     for (int j = 0; j < U; j++) {
         const int t = min(t0 + j, te - 1);
         const bool ok = t0 < te && t < T - 1;
-        const u64 base = ((u64)t * n_kv * HD + (u64)kvh * HD) / 2;
+        const u64 base = (u64)t * n_kv * HD + (u64)kvh * HD;
 #pragma unroll
-        for (int w = 0; w < HD / 64; w++) {
-            p.k[j][w] = ok ? ((const u32 *)kcache)[base + lane + 32 * w] : 0u;
-            p.v[j][w] = ok ? ((const u32 *)vcache)[base + lane + 32 * w] : 0u;
+        for (int w = 0; w < A::NW; w++) {
+            p.k[j][w] = ok ? A::load(kcache, base, lane, w) : 0u;
+            p.v[j][w] = ok ? A::load(vcache, base, lane, w) : 0u;
         }
     }
 }
 
+// Decode attention of one q head (one CTA of THREADS threads) over positions
+// tb..te-1 of the f16 KV cache, kv head kvh; qv = this lane's HD/32 elements (lr_att_elem)
+// of q, already scaled. Each warp walks U consecutive positions per step with
+// their k and v loads issued together (one load latency per step instead of
+// U: at short contexts the kernel is that chain, not bytes), an online
+// softmax per warp, warps combined through shared memory. Threads t < HD
+// get the range's max score M, its sum L of e^(s - M) and element t of the
+// unnormalised output o (the same M and L in every thread). cur_k/cur_v
+// (shared memory, or null): position T-1's k and v, read there instead of
+// from the cache (the fused RoPE kernel has them).
 // pre (or null): this warp's first step, loaded by lr_attend_preload with the
 // same tb, te and T.
 template <int HD, int THREADS, int U>
@@ -99,7 +115,7 @@ LR_DEV void lr_attend_range(const float (&qv)[HD / 32], const u16 *__restrict__ 
 {
     constexpr int EPL = HD / 32, WARPS = THREADS / 32;
     static_assert(HD <= THREADS, "one thread per element combines the warps");
-    static_assert(HD % 64 == 0, "lanes hold element pairs (lr_att_elem)");
+    using A = lr_att_map<HD>;
     __shared__ float m_s[WARPS], l_s[WARPS], o_s[WARPS][HD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     float acc[EPL];
@@ -112,15 +128,15 @@ LR_DEV void lr_attend_range(const float (&qv)[HD / 32], const u16 *__restrict__ 
 #pragma unroll
         for (int j = 0; j < U; j++) {
             const int t = min(t0 + j, te - 1); // past the end: a valid row, weight 0 below
-            const u64 base = ((u64)t * n_kv * HD + (u64)kvh * HD) / 2; // in 32-bit words
+            const u64 base = (u64)t * n_kv * HD + (u64)kvh * HD;
             const bool cur = cur_k && t == T - 1;
 #pragma unroll
-            for (int w = 0; w < EPL / 2; w++) {
-                const u32 kw = first ? pre->k[j][w] : ((const u32 *)kcache)[base + lane + 32 * w];
-                const u32 vw = first ? pre->v[j][w] : ((const u32 *)vcache)[base + lane + 32 * w];
+            for (int w = 0; w < A::NW; w++) {
+                const u32 kw = first ? pre->k[j][w] : A::load(kcache, base, lane, w);
+                const u32 vw = first ? pre->v[j][w] : A::load(vcache, base, lane, w);
 #pragma unroll
-                for (int b = 0; b < 2; b++) {
-                    const int e = 2 * w + b, c = lr_att_elem(lane, e);
+                for (int b = 0; b < A::PER; b++) {
+                    const int e = A::PER * w + b, c = A::elem(lane, e);
                     kv[j][e] = cur ? cur_k[c] : lr_h2f((u16)(kw >> (16 * b)));
                     vv[j][e] = cur ? cur_v[c] : lr_h2f((u16)(vw >> (16 * b)));
                 }
@@ -154,7 +170,7 @@ LR_DEV void lr_attend_range(const float (&qv)[HD / 32], const u16 *__restrict__ 
     }
     if (lane == 0) m_s[warp] = m, l_s[warp] = l;
 #pragma unroll
-    for (int e = 0; e < EPL; e++) o_s[warp][lr_att_elem(lane, e)] = acc[e];
+    for (int e = 0; e < EPL; e++) o_s[warp][A::elem(lane, e)] = acc[e];
     __syncthreads();
     // one thread per element (HD of them; the same operations in the same
     // order as one warp walking EPL elements per lane, which was 4x the

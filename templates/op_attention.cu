@@ -5,6 +5,7 @@
 // hold head_dim/32 elements of q and of the output; warps combine through
 // shared memory (lr_attend, engine_ops.cuh). Positions 0..*pos inclusive.
 // @spec op_attention threads=256 head_dim=128
+// @spec op_attention threads=256 head_dim=96
 #include "engine_ops.cuh"
 
 #define EPL (LR_HEAD_DIM / 32) // elements per lane
@@ -17,7 +18,7 @@ LR_KERNEL(const float *__restrict__ q, const u16 *__restrict__ kcache, const u16
     const int h = blockIdx.x, lane = threadIdx.x & 31;
     float qv[EPL];
 #pragma unroll
-    for (int e = 0; e < EPL; e++) qv[e] = q[(u64)h * LR_HEAD_DIM + lr_att_elem(lane, e)] * scale;
+    for (int e = 0; e < EPL; e++) qv[e] = q[(u64)h * LR_HEAD_DIM + lr_att_elem<LR_HEAD_DIM>(lane, e)] * scale;
     lr_attend<LR_HEAD_DIM, LR_THREADS, 4>(qv, kcache, vcache, h / (n_heads / n_kv), n_kv, pos_p[0] + 1, nullptr,
                                           nullptr, out + (u64)h * LR_HEAD_DIM);
 }

@@ -22,6 +22,8 @@
 // @spec op_rope_attention threads=256 head_dim=128 splits=16
 // @spec op_rope_attention threads=256 head_dim=64 splits=16
 // @spec op_rope_attention threads=512 head_dim=256 splits=16
+// @spec op_rope_attention threads=256 head_dim=96
+// @spec op_rope_attention threads=256 head_dim=96 splits=4
 #include "engine_ops.cuh"
 
 #define HD LR_HEAD_DIM
@@ -116,7 +118,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     __syncthreads();
     float qv[EPL];
 #pragma unroll
-    for (int e = 0; e < EPL; e++) qv[e] = qs[lr_att_elem(lane, e)] * scale;
+    for (int e = 0; e < EPL; e++) qv[e] = qs[lr_att_elem<HD>(lane, e)] * scale;
     float M, L, o;
     lr_attend_range<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, tb, te, T, ks, vs, M, L, o, &pre);
     if (ns == 1) {
