@@ -481,6 +481,23 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
     return rc;
 }
 
+/* The process-wide settings an open reads (kernels/ops.h, gemv_leech.h,
+ * rotation.h) back to their values at the process's first open (the
+ * library's defaults), so an unset variable means the default, not what an
+ * earlier open in the same process set (bench_engine --env runs its variants
+ * in one process; '-' there unsets). */
+static void settings_to_defaults(void)
+{
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, rot_unroll;
+    if (!saved) {
+        head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
+        att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, rot_unroll = lr_rot_unroll_max, saved = 1;
+        return;
+    }
+    lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
+    lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_rot_unroll_max = rot_unroll;
+}
+
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
 {
     *out = NULL;
@@ -494,6 +511,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     const lr_model_config *c = &e->c;
     e->base.max_context = o && o->max_context > 0 && o->max_context < (int)c->max_context ? o->max_context
                                                                                            : (int)c->max_context;
+    settings_to_defaults();
     const char *fuse_env = getenv("LEECHRT_FUSE"); /* 0: no op fused into a rotation (for comparisons) */
     e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */

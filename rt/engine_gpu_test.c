@@ -5,6 +5,7 @@
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/rotation.h"
 #include "rt/engine.h"
 #include "test/t.h"
 #include "util/err.h"
@@ -228,6 +229,37 @@ static int test_gate_swiglu_off(void)
     return rc;
 }
 
+/* A process-wide setting an open took from the environment is back to its
+ * default at the next open without the variable (bench_engine --env runs
+ * variants in one process). */
+static int test_settings_reset(void)
+{
+    NEED_GPU();
+    char path[256];
+    lr_model *m;
+    if (make_model("tiny", 0, path, sizeof path, &m) != T_PASS) return T_FAIL;
+    lr_engine_opts o = { .max_context = 8 };
+    lr_engine *g = NULL;
+    T_OK(lr_engine_gpu_ops.open(m, &o, &g)); /* the first open: the defaults */
+    g->ops->close(g);
+    const int rot = lr_rot_unroll_max, early = lr_gemv_p14s_early;
+    setenv("LEECHRT_ROT_UNROLL", "3", 1);
+    setenv("LEECHRT_GEMV_EARLY", "0", 1);
+    T_OK(lr_engine_gpu_ops.open(m, &o, &g));
+    g->ops->close(g);
+    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0, "settings not taken: %d %d", lr_rot_unroll_max,
+             lr_gemv_p14s_early);
+    unsetenv("LEECHRT_ROT_UNROLL");
+    unsetenv("LEECHRT_GEMV_EARLY");
+    T_OK(lr_engine_gpu_ops.open(m, &o, &g));
+    g->ops->close(g);
+    lr_model_close(m);
+    unlink(path);
+    T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early, "unset kept %d %d (defaults %d %d)",
+             lr_rot_unroll_max, lr_gemv_p14s_early, rot, early);
+    return T_PASS;
+}
+
 static int test_context_limit(void)
 {
     NEED_GPU();
@@ -249,4 +281,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_settings_reset), T_CASE(test_context_limit))
