@@ -243,9 +243,15 @@ static int test_gpu_odd_shapes(void)
 static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                           { 256, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },  { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                           { 128, 1, 1, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0 } }; /* the last two: registers capped */
+    lr_leech_geom gs[] = { { .threads = 128, .rg = 1 },
+                           { .threads = 256, .rg = 2, .prefetch = 1 },
+                           { .threads = 512, .rg = 1, .prefetch = 1, .xq = 1 },
+                           { .threads = 64, .rg = 4, .prefetch = 1 },
+                           { .threads = 256, .rg = 3, .xq = 1 },
+                           { .threads = 1024, .rg = 1, .prefetch = 1 },
+                           { .threads = 256, .rg = 2, .prefetch = 1, .xq = 1 },
+                           { .threads = 128, .rg = 1, .prefetch = 1, .xq = 1, .minb = 8 },
+                           { .threads = 256, .rg = 2, .prefetch = 1, .minb = 4 } }; /* the last two: registers capped */
     for (int i = 0; i < 9; i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i, i & 1)) return T_FAIL;
     return T_PASS;

@@ -188,13 +188,24 @@ static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     /* prefetch 0 (none), 1 (registers), 2..4 (cp.async ring stages) */
-    lr_leech_geom gs[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                           { 256, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                           { 512, 3, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                           { 256, 1, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, /* the three before: class table via L1 */
-                           { 128, 1, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 1, 3, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                           { 128, 1, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, /* the last four: 2-4 accumulator chains */
-                           { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0 } }; /* registers capped (spills) */
+    lr_leech_geom gs[] = { { .threads = 128, .rg = 1 },
+                           { .threads = 256, .rg = 2, .prefetch = 1 },
+                           { .threads = 512, .rg = 1, .prefetch = 1 },
+                           { .threads = 64, .rg = 4, .prefetch = 1 },
+                           { .threads = 256, .rg = 3 },
+                           { .threads = 256, .rg = 1, .prefetch = 2 },
+                           { .threads = 256, .rg = 1, .prefetch = 3 },
+                           { .threads = 128, .rg = 2, .prefetch = 4 },
+                           { .threads = 512, .rg = 3, .prefetch = 2 },
+                           { .threads = 256, .rg = 1, .prefetch = 1, .tabg = 1 },
+                           { .threads = 128, .rg = 2, .tabg = 1 },
+                           { .threads = 256, .rg = 1, .prefetch = 3, .tabg = 1 }, /* the three before: class table via L1 */
+                           { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 2 },
+                           { .threads = 256, .rg = 2, .prefetch = 1, .nacc = 3 },
+                           { .threads = 256, .rg = 1, .prefetch = 3, .nacc = 4 },
+                           { .threads = 128, .rg = 1, .tabg = 1, .nacc = 2 }, /* the last four: 2-4 accumulator chains */
+                           { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .minb = 8 },
+                           { .threads = 256, .rg = 2, .prefetch = 1, .minb = 4 } }; /* registers capped (spills) */
     for (int i = 0; i < 18; i++)
         if (verify_shape(1000, 5120 + 24 * 3 + 1, gs[i], 3000 + i)) return T_FAIL;
     return T_PASS;
@@ -206,21 +217,21 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 256, 1, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 2 CTAs per SM */
-        { 5121, 17413, { 256, 1, 1, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rg = 1, .prefetch = 1, .persist = 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 2, .persist = 1 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rg = 3, .prefetch = 1, .persist = 2 }, 5 },
+        { 333, 1001, { .threads = 512, .rg = 1, .prefetch = 1, .persist = 1 }, 1 },   /* one CTA does everything */
+        { 77, 48, { .threads = 1024, .rg = 1, .prefetch = 1, .persist = 1 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { .threads = 256, .rg = 1, .prefetch = 1, .persist = 2 }, 0 }, /* the fused gate|up, 2 CTAs per SM */
+        { 5121, 17413, { .threads = 256, .rg = 1, .prefetch = 1, .persist = 3 }, 0 },
         /* rings refilled across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 3 },
-        { 333, 1001, { 512, 1, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },
-        { 77, 48, { 256, 1, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 34816, 5120, { 256, 1, 3, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 1, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rg = 1, .prefetch = 3, .persist = 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 2, .prefetch = 2, .persist = 1 }, 3 },
+        { 333, 1001, { .threads = 512, .rg = 1, .prefetch = 4, .persist = 1 }, 1 },
+        { 77, 48, { .threads = 256, .rg = 1, .prefetch = 3, .persist = 1 }, 2 },
+        { 34816, 5120, { .threads = 256, .rg = 1, .prefetch = 3, .persist = 3 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rg = 1, .prefetch = 1, .tabg = 1, .persist = 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 2, .prefetch = 1, .nacc = 2, .persist = 1 }, 5 },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 4000 + i, c[i].grid)) return T_FAIL;

@@ -135,12 +135,14 @@ static int test_gpu_geometries(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     lr_cu_set_smem_budget(0);
-    /* {threads, rg, prefetch, xq, tabg, nacc, persist, minb, xw, epf, groups, shr, bal, ilv, pro, early} */
-    const lr_leech_geom split = { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 1, 1 };
-    const lr_leech_geom split_epf = { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 1 };
-    const lr_leech_geom bal1 = { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1 };
-    const lr_leech_geom groups = { 192, 2, 2, 0, 0, 1, 1, 0, 0, 1, 3, 0, 0, 0, 0, 0 };
-    const lr_leech_geom plain = { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1 };
+    const lr_leech_geom split = { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1,
+                                  .bal = 2, .ilv = 1, .pro = 1, .early = 1 };
+    const lr_leech_geom split_epf = { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1,
+                                      .shr = 1, .bal = 2, .early = 1 };
+    const lr_leech_geom bal1 = { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1,
+                                 .bal = 1, .ilv = 1, .pro = 1, .early = 1 };
+    const lr_leech_geom groups = { .threads = 192, .rg = 2, .prefetch = 2, .nacc = 1, .persist = 1, .epf = 1, .groups = 3 };
+    const lr_leech_geom plain = { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .xw = 1, .shr = 1, .early = 1 };
     if (verify(17408, 5120, split, 500, 3)) return T_FAIL; /* 14B gate|up, its tuned geometry */
     if (verify(17408, 5120, split_epf, 501, 2)) return T_FAIL;
     if (verify(9728, 2560, bal1, 502, 2)) return T_FAIL; /* 4B's: whole row groups per CTA */

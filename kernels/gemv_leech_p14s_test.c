@@ -404,30 +404,47 @@ static int test_gpu_odd_shapes(void)
     return T_PASS;
 }
 
-/* {threads, rg, prefetch, xq, tabg (Planes14 only: 0), nacc, persist, minb, xw, epf, groups, shr, bal, ilv, pro, early} */
-static const lr_leech_geom g_geoms[] = { { 128, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 256, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 512, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 64, 4, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },  { 256, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0 },
-                       { 128, 1, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0 },
-                       /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, { 256, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 64, 3, 2, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, { 128, 1, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
-                       /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
-                          two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
-                          off), two segments ahead */
-                       { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 }, { 256, 1, 1, 0, 0, 2, 0, 3, 1, 1, 0, 1, 0, 0, 0, 0 },
-                       { 64, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, { 32, 3, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 },
-                       { 256, 2, 2, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 },
-                       /* warp groups: six of four warps, two of four (rg 2, two ahead), three of
-                          two, eight of four (registers capped at 64: spills) */
-                       { 768, 1, 1, 0, 0, 1, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0 },
-                       { 192, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0 }, { 1024, 1, 1, 0, 0, 1, 0, 0, 0, 0, 8, 1, 0, 0, 0, 0 },
-                       /* (once the ping-pong cases) one chain with x staged per warp, two row
-                          groups in four groups, with the row end fetched ahead, more warps than
-                          super-chunks (warps with one segment or none) */
-                       { 128, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0 },
-                       { 512, 2, 1, 0, 0, 1, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0 }, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 },
-                       { 1024, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 } };
+static const lr_leech_geom g_geoms[] = {
+    { .threads = 128, .rg = 1 },
+    { .threads = 256, .rg = 2, .prefetch = 1 },
+    { .threads = 512, .rg = 1, .prefetch = 1, .nacc = 3 },
+    { .threads = 64, .rg = 4, .prefetch = 1, .nacc = 2 },
+    { .threads = 256, .rg = 3, .nacc = 4 },
+    { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .minb = 8 },
+    { .threads = 1024, .rg = 1, .prefetch = 1 },
+    { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .shr = 1 },
+    { .threads = 256, .rg = 2, .minb = 3, .shr = 1 },
+    { .threads = 128, .rg = 1, .prefetch = 2, .nacc = 3, .shr = 1 },
+    { .threads = 256, .rg = 2, .prefetch = 2, .nacc = 1 },
+    { .threads = 64, .rg = 3, .prefetch = 2, .nacc = 2, .minb = 10 },
+    /* x staged per warp: no prefetch, 2 ahead, more warps than super-chunks per CTA */
+    { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .xw = 1, .shr = 1 },
+    { .threads = 256, .rg = 2, .xw = 1 },
+    { .threads = 64, .rg = 3, .prefetch = 2, .nacc = 2, .xw = 1 },
+    { .threads = 1024, .rg = 1, .prefetch = 1, .xw = 1 },
+    { .threads = 128, .rg = 1, .prefetch = 2, .nacc = 1, .xw = 1 },
+    /* the row epilogue fetched ahead: default-like, 256 threads capped at 3 CTAs,
+       two threads per row (64 x rg 2), too few threads for one row each (32 x rg 3:
+       off), two segments ahead */
+    { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .xw = 1, .epf = 1, .shr = 1 },
+    { .threads = 256, .rg = 1, .prefetch = 1, .nacc = 2, .minb = 3, .xw = 1, .epf = 1, .shr = 1 },
+    { .threads = 64, .rg = 2, .nacc = 1, .epf = 1 },
+    { .threads = 32, .rg = 3, .prefetch = 1, .nacc = 1, .xw = 1, .epf = 1 },
+    { .threads = 256, .rg = 2, .prefetch = 2, .nacc = 1, .xw = 1, .epf = 1 },
+    /* warp groups: six of four warps, two of four (rg 2, two ahead), three of
+       two, eight of four (registers capped at 64: spills) */
+    { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .groups = 6, .shr = 1 },
+    { .threads = 256, .rg = 2, .prefetch = 2, .nacc = 1, .groups = 2 },
+    { .threads = 192, .rg = 1, .groups = 3 },
+    { .threads = 1024, .rg = 1, .prefetch = 1, .nacc = 1, .groups = 8, .shr = 1 },
+    /* (once the ping-pong cases) one chain with x staged per warp, two row
+       groups in four groups, with the row end fetched ahead, more warps than
+       super-chunks (warps with one segment or none) */
+    { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 1, .xw = 1, .shr = 1 },
+    { .threads = 512, .rg = 2, .prefetch = 1, .nacc = 1, .groups = 4, .shr = 1 },
+    { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .xw = 1, .epf = 1, .shr = 1 },
+    { .threads = 1024, .rg = 1, .prefetch = 1, .xw = 1 },
+};
 
 static int test_gpu_geometries(void)
 {
@@ -459,81 +476,81 @@ static int test_gpu_persistent(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 3 },
-        { 1000, 5120 + 24 * 3 + 1, { 256, 3, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 5 },
-        { 333, 1001, { 512, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1 },   /* one CTA does everything */
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 2 },     /* more warps than super-chunks */
-        { 34816, 5120, { 128, 1, 2, 0, 0, 3, 5, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
-        { 5121, 17413, { 256, 1, 2, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .persist = 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 2, .prefetch = 2, .persist = 1, .shr = 1 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rg = 3, .nacc = 1, .persist = 2 }, 5 },
+        { 333, 1001, { .threads = 512, .rg = 1, .prefetch = 2, .persist = 1 }, 1 },   /* one CTA does everything */
+        { 77, 48, { .threads = 1024, .rg = 1, .prefetch = 1, .persist = 1 }, 2 },     /* more warps than super-chunks */
+        { 34816, 5120, { .threads = 128, .rg = 1, .prefetch = 2, .nacc = 3, .persist = 5, .shr = 1 }, 0 }, /* the fused gate|up, 5 CTAs per SM */
+        { 5121, 17413, { .threads = 256, .rg = 1, .prefetch = 2, .nacc = 3, .persist = 3 }, 0 },
         /* two segments ahead across batch boundaries */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 2, 0, 0, 3, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 2, .nacc = 3, .persist = 1, .shr = 1 }, 7 },
         /* x staged by the first batch only, reused by the later ones */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 333, 1001, { 512, 2, 2, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 }, 2 },
-        { 5121, 17413, { 256, 1, 1, 0, 0, 3, 3, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .persist = 1, .xw = 1, .shr = 1 }, 7 },
+        { 333, 1001, { .threads = 512, .rg = 2, .prefetch = 2, .persist = 1, .xw = 1 }, 2 },
+        { 77, 48, { .threads = 1024, .rg = 1, .prefetch = 1, .persist = 1, .xw = 1 }, 2 },
+        { 5121, 17413, { .threads = 256, .rg = 1, .prefetch = 1, .nacc = 3, .persist = 3, .xw = 1, .shr = 1 }, 0 },
         /* epilogue fetched ahead: later batches start() at their top; rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0 }, 2 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .persist = 1, .xw = 1, .epf = 1, .shr = 1 }, 7 },
+        { 77, 48, { .threads = 1024, .rg = 1, .prefetch = 1, .persist = 1, .xw = 1, .epf = 1 }, 2 },
         /* warp groups looping over batches: 7 CTAs of 6 groups for 63
            batches, the 14B gate|up and a down-like shape at their tuned-like
            geometries, more groups than batches */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 7 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 6, .shr = 1 }, 7 },
+        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 6, .shr = 1 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 3, .shr = 1 }, 0 },
+        { 77, 48, { .threads = 768, .rg = 1, .prefetch = 2, .persist = 1, .groups = 6 }, 0 },
         /* (once the ping-pong cases) odd and even segment counts per warp
            across batch boundaries (27 super-chunks over 4 warps), two row
            groups in persistent groups */
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0 }, 7 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 2, 1, 0, 0, 1, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0 }, 3 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .xw = 1, .shr = 1 }, 7 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 768, .rg = 2, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 6, .shr = 1 }, 3 },
         /* the balanced split (its own grid, always): 63 row groups, the 14B
            gate|up, down-like, q|k|v; two warps per CTA (a warp's run crosses
            ~10 row groups of the gate|up); fewer segments than warps (77 x
            48: one each, 23 idle warps); three warps, three accumulator chains */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
-        { 333, 1001, { 96, 1, 1, 0, 0, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 1 }, 0 },
+        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 1 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 1 }, 0 },
+        { 7168, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 1 }, 0 },
+        { 34816, 5120, { .threads = 64, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 1 }, 0 },
+        { 77, 48, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .bal = 1 }, 0 },
+        { 333, 1001, { .threads = 96, .rg = 1, .prefetch = 1, .nacc = 3, .persist = 1, .bal = 1 }, 0 },
         /* with the row end fetched ahead: rows < 16, q|k|v, the 14B down */
-        { 77, 48, { 768, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0 }, 0 },
+        { 77, 48, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .epf = 1, .bal = 1 }, 0 },
+        { 7168, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .shr = 1, .bal = 1 }, 0 },
+        { 5120, 17408, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .shr = 1, .bal = 1 }, 0 },
         /* the split over segments (bal 2): row groups shared by two CTAs
            wherever there are more row groups than SMs (gate|up, down with
            odd rows and columns, q|k|v, o), two warps per CTA, with the row
            end fetched ahead; 63 row groups (one CTA each: no sharing) */
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 5120, 5120, { 256, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 7168, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 0, 0, 0 }, 0 },
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0 }, 0 },
+        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2 }, 0 },
+        { 7168, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2 }, 0 },
+        { 5120, 5120, { .threads = 256, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2 }, 0 },
+        { 34816, 5120, { .threads = 64, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 2 }, 0 },
+        { 5120, 17408, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .shr = 1, .bal = 2 }, 0 },
+        { 7168, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .shr = 1, .bal = 2 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2 }, 0 },
         /* warp groups fetching their row end ahead: 7 CTAs of 6 groups for
            63 batches (groups with two: the later batch's start at its top),
            the 14B down at its table geometry, rows < 16 */
-        { 1000, 5120 + 24 * 3 + 1, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 6, 1, 0, 0, 0, 0 }, 7 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 3, 1, 0, 0, 0, 0 }, 0 },
-        { 77, 48, { 768, 1, 2, 0, 0, 0, 1, 0, 0, 1, 6, 0, 0, 0, 0, 0 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .groups = 6, .shr = 1 }, 7 },
+        { 5120, 17408, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .groups = 3, .shr = 1 }, 0 },
+        { 77, 48, { .threads = 768, .rg = 1, .prefetch = 2, .persist = 1, .epf = 1, .groups = 6 }, 0 },
         /* segments dealt round-robin to the warps (ilv), with whole row groups
            and split ones: the down (91 super-chunks over 24 warps), the
            gate|up (27 over 24: warps cross a row group every step), two
            warps (most row groups skipped by neither), 32 warps over the 5
            segments of 77 x 48 (warps with none), with the row end fetched
            ahead, q|k|v */
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0 }, 0 },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
-        { 34816, 5120, { 64, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 77, 48, { 1024, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0 }, 0 },
-        { 5120, 17408, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 2, 1, 0, 0 }, 0 },
-        { 7168, 5120, { 512, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 1, .ilv = 1 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 }, 0 },
+        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 }, 0 },
+        { 34816, 5120, { .threads = 64, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 1, .ilv = 1 }, 0 },
+        { 77, 48, { .threads = 1024, .rg = 1, .prefetch = 1, .persist = 1, .bal = 1, .ilv = 1 }, 0 },
+        { 5120, 17408, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .epf = 1, .shr = 1, .bal = 2, .ilv = 1 }, 0 },
+        { 7168, 5120, { .threads = 512, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 }, 0 },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++)
         if (verify_grid(c[i].rows, c[i].cols, c[i].g, 5000 + i, c[i].grid)) return T_FAIL;
@@ -599,9 +616,9 @@ static int test_gpu_epf_identical(void)
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 5120, 17408 }, { 1000, 5120 + 24 * 3 + 1 }, { 77, 1001 } };
     const struct { int epf, xw; const char *what; } var[] = { { 1, 0, "epf" }, { 0, 1, "xw" }, { 1, 1, "epf + xw" } };
-    const lr_leech_geom base[] = { { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0 },
-                                   { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 } };
+    const lr_leech_geom base[] = { { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .shr = 1 },
+                                   { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 1 },
+                                   { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 3, .shr = 1 } };
     for (int i = 0; i < 3; i++)
         for (int gi = 0; gi < 3; gi++) {
             ypair p;
@@ -662,12 +679,12 @@ static int test_gpu_pro_early_identical(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const struct { int rows, cols; lr_leech_geom g; } c[] = {
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 } },
-        { 1000, 5120 + 24 * 3 + 1, { 128, 1, 1, 0, 0, 3, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0 } },
-        { 5121, 17413, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 3, 1, 0, 0, 0, 0 } },
-        { 34816, 5120, { 768, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 2, 1, 0, 0 } },
-        { 7168, 5120, { 256, 2, 2, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0 } },
-        { 77, 48, { 32, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .shr = 1 } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .xw = 1, .epf = 1, .shr = 1 } },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 3, .shr = 1 } },
+        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 } },
+        { 7168, 5120, { .threads = 256, .rg = 2, .prefetch = 2, .nacc = 1, .groups = 2 } },
+        { 77, 48, { .threads = 32, .rg = 3, .nacc = 1 } },
     };
     const struct { int pro, early; const char *what; } var[] = { { 1, 0, "pro" },         { 0, 1, "early" },
                                                                  { 1, 1, "pro + early" }, { 0, 2, "early 2" },
@@ -731,7 +748,8 @@ static int test_gpu_loads_control(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     lr_gemv_arm_opts os[] = { { 0 }, { .threads = 128, .rpw = 2, .extra = { 1, 2, 0, 1 } },
-                              { .threads = 256, .extra = { 2, -1, 0, -1 } }, { .threads = 128, .extra = { 0, -1, -1, 3 } },
+                              { .threads = 256, .extra = { 2, -1, 0, -1 } },
+                              { .threads = 128, .extra = { 0, -1, -1, 3 } },
                               { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 3 } },
                               /* 6 warp groups, persistent */
                               { .threads = 768, .extra = { 1, 1, 0, 48 } },
