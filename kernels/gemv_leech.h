@@ -236,7 +236,6 @@ int lr_leech_dev_layout(const lr_leech_dev *m);
  * LR_EUNSUPPORTED when the shape's tuned geometry gives a row's end more
  * than 16 threads (then upload the two as usual). */
 int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, lr_leech_dev **out);
-int lr_leech_dev_swiglu(const lr_leech_dev *m);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */
 size_t lr_leech_dev_bytes(const lr_leech_dev *m);

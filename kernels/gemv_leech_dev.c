@@ -139,7 +139,6 @@ int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthre
     return upload(gate_up, 2, nthreads, LR_LEECH_DEV_P14S, 1, out);
 }
 
-int lr_leech_dev_swiglu(const lr_leech_dev *m) { return m->swiglu; }
 
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s)
 {

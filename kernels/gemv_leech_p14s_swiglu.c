@@ -60,18 +60,18 @@ int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, 
     if (rows % 2) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s SwiGLU: %d rows, not gate/up pairs", rows);
     int rc = lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, geom, smem_budget);
     if (rc) return rc;
-    /* the rows' end (templates/gemv_rows_epilogue.cuh): TPR threads per row,
-     * a pair's two rows in one warp only for TPR <= 16 */
+    /* the rows' end (templates/gemv_rows_epilogue.cuh) gives a row
+     * min(32, threads / rows) threads (a power of two): a pair's two rows
+     * share one warp unless that is 32 */
     const int bal_rg = (int)lr_jit_spec_get(s, "bal", 0), groups = geom.groups > 1 ? geom.groups : 1;
-    const int nr = 16 * (bal_rg ? bal_rg : geom.rg), t = geom.threads / (bal_rg ? 1 : groups), q = t / nr;
-    const int tpr = q >= 32 ? 32 : q >= 16 ? 16 : q >= 8 ? 8 : q >= 4 ? 4 : q >= 2 ? 2 : 1;
+    const int nr = 16 * (bal_rg ? bal_rg : geom.rg), t = geom.threads / (bal_rg ? 1 : groups);
     const lr_device_info *d = lr_cu_device();
     if (geom.bal == 2 && d && d->cc_major < 9)
         return LR_FAIL(LR_EUNSUPPORTED, "gemv_leech_p14s SwiGLU with the split: needs sm_90 (128-bit atomic exchange)");
-    if (tpr > 16)
+    if (t / nr >= 32)
         return LR_FAIL(LR_EUNSUPPORTED,
-                       "gemv_leech_p14s SwiGLU %dx%d: %d threads per output row (at most 16: a gate/up pair in one warp)",
-                       rows, cols, tpr);
+                       "gemv_leech_p14s SwiGLU %dx%d: 32 threads per output row (at most 16: a gate/up pair in one warp)",
+                       rows, cols);
     lr_jit_spec_set(s, "swiglu", 1);
     return LR_OK;
 }

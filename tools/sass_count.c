@@ -107,7 +107,8 @@ static int count(const char *text, const char *arch, const char *nvdisasm, lr_sa
  * writes, so the check cannot tell them from a hoisted load of x (their x
  * goes through lr_after_wait instead): op_rope_attention takes its RoPE
  * angles there (the step's copy-in wrote them before the first kernel;
- * docs/engine.md), the rotation its row-mix table q (uploaded at load). */
+ * docs/engine.md) and its first cached K/V rows (earlier steps wrote them;
+ * lr_attend_preload), the rotation its row-mix table q (uploaded at load). */
 static const char *const g_prewait_ok[] = { "op_rope_attention.cu", "rotate_slab.cu" };
 
 /* Every @spec of every template (or of those named): no narrow global load
