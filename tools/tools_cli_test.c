@@ -100,6 +100,15 @@ static int test_bad_numbers_refused(void)
                  err);
     }
     T_ASSERT(tested >= 10, "only %d cases found programs", tested);
+    /* an --env value past bench_engine's 1023 characters is refused, not cut */
+    char path[1200], err[4096], args[1200] = "--env X=";
+    snprintf(path, sizeof path, "%s/bench_engine", g_bin);
+    if (access(path, X_OK) == 0) {
+        memset(args + 8, '1', 1100);
+        args[1108] = 0;
+        int rc = run("bench_engine", args, err, sizeof err);
+        T_ASSERT(rc == 2 && strstr(err, "--env"), "a 1100-character --env value: exit %d: %.200s", rc, err);
+    }
     return T_PASS;
 }
 
