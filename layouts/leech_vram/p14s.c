@@ -441,7 +441,16 @@ typedef struct {
     const uint8_t *gain;
     lr_exc_list *lists;    /* one per row group */
     const level_map *maps; /* the fast path's, per class */
+    size_t half;           /* a pair's rows per part (L->pair), else 0 */
 } unfold_ctx;
+
+/* Where layout row r's blocks start in idx/gain (the parts' rows
+ * concatenated): row r itself, or for a pair (rows 2i + p) part p's row i. */
+static size_t src_blk(const unfold_ctx *c, int r)
+{
+    const size_t s = c->half ? (size_t)(r % 2) * c->half + (size_t)r / 2 : (size_t)r;
+    return s * (size_t)c->m->nblk;
+}
 
 /* Row groups [g0, g1): every block unranked and stored with lr_p14s_put
  * (rows g and g + 8 share code words, so a group is one thread's); each
@@ -456,7 +465,7 @@ static int unfold_groups(void *p, int g0, int g1)
         for (int r = g * LR_P14S_ROWS; r < r1 && !rc; r++) {
             row.n = 0;
             for (int b = 0; b < c->m->nblk && !rc; b++) {
-                size_t k = (size_t)r * c->m->nblk + b;
+                size_t k = src_blk(c, r) + b;
                 int8_t x[24];
                 lr_p14s_exc ex[24];
                 int ne = 0;
@@ -525,17 +534,17 @@ static int unfold_groups_fast(void *p, int g0, int g1)
         /* an index outside the ball fails as the reference does (its message, its block) */
         for (int r = r0; r < r1 && !rc; r++)
             for (int b = 0; b < m->nblk && !rc; b++)
-                if (c->idx[(size_t)r * m->nblk + b] >= np) {
+                if (c->idx[src_blk(c, r) + b] >= np) {
                     int8_t x[24];
-                    rc = lr_leech_unrank(c->idx[(size_t)r * m->nblk + b], m->max_shell, x);
+                    rc = lr_leech_unrank(c->idx[src_blk(c, r) + b], m->max_shell, x);
                     rc = lr_wrap(rc ? rc : LR_FAIL(LR_ERANGE, "index out of the ball"), "p14s unfold: row %d block %d", r, b);
                 }
         /* pad rows and blocks: the origin */
         memset(nib, LR_P14S_ZERO, (size_t)LR_P14S_ROWS * nbp * 24);
         memset(ent, 0, (size_t)LR_P14S_ROWS * nbp * sizeof *ent);
         for (int r = r0; r < r1 && !rc; r++) {
-            const uint64_t *ix = c->idx + (size_t)r * m->nblk;
-            const uint8_t *gn = c->gain + (size_t)r * m->nblk;
+            const uint64_t *ix = c->idx + src_blk(c, r);
+            const uint8_t *gn = c->gain + src_blk(c, r);
             const int base = tab_base(L, r);
             uint8_t (*rn)[24] = nib + (size_t)(r - r0) * nbp;
             uint16_t *re = ent + (size_t)(r - r0) * nbp;
@@ -680,23 +689,11 @@ static int unfold(const lr_leech_matrix *const *parts, int nparts, int nthreads,
         if ((rc = lr_leech_archive_unpack(m->archive, m->archive_bytes, np, m->gain_bits, idx + o, gain + o)))
             rc = nparts > 1 ? lr_wrap(rc, "p14s unfold: part %d", p) : lr_wrap(rc, "p14s unfold");
     }
-    if (!rc && pair) { /* the parts' rows, concatenated above, interleaved */
-        size_t nb = (size_t)m0->nblk, half = (size_t)parts[0]->rows;
-        uint64_t *i2 = malloc((n ? n : 1) * sizeof *i2);
-        uint8_t *g2 = malloc(n ? n : 1);
-        if (!i2 || !g2) rc = LR_FAIL(LR_ENOMEM, "p14s unfold: out of memory");
-        for (size_t r = 0; !rc && r < 2 * half; r++) {
-            size_t src = (r % 2) * half + r / 2;
-            memcpy(i2 + r * nb, idx + src * nb, nb * sizeof *i2);
-            memcpy(g2 + r * nb, gain + src * nb, nb);
-        }
-        if (!rc) free(idx), free(gain), idx = i2, gain = g2;
-        else free(i2), free(g2);
-    }
     level_map *maps = NULL;
     if (!rc && fast) rc = level_maps(m0->max_shell, &maps);
     if (!rc) {
-        unfold_ctx c = { &all, L, idx, gain, lists, maps };
+        /* a pair's rows read in place (src_blk), not copied into interleaved order */
+        unfold_ctx c = { &all, L, idx, gain, lists, maps, pair ? (size_t)parts[0]->rows : 0 };
         rc = lr_vram_parallel(L->rg, nthreads, fast ? unfold_groups_fast : unfold_groups, &c);
     }
     free(maps);
