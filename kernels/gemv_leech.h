@@ -193,6 +193,24 @@ void lr_gemv_leech_p14s_swiglu_host_mag(const uint8_t *W, const uint8_t *tab, co
                                         const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
 int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab,
                                    lr_leech_geom geom, int smem_budget);
+/* The GEMV with its input's incoherence rotation in the prologue
+ * (kernels/gemv_leech_p14s_rot.c, template knob xrot): y = W (Q x), Q =
+ * (Q_odd kron H_m) D from the rotation's tables (lr_rot.dbits and
+ * lr_rot_qtable), so the engine needs no rotation launch before o and down.
+ * Arguments: the GEMV's, then dbits and q. The spec is the GEMV's (x staged
+ * in the prologue: xw becomes pro) with the f32 vector and the table added
+ * to its shared memory; LR_EUNSUPPORTED when cols is no width the rotation
+ * serves (lr_rot_factor), LR_ERANGE over the budget. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_rot_desc;
+void lr_gemv_leech_p14s_rot_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                 float *y, int32_t rows, int32_t cols, const uint32_t *dbits, const float *q);
+void lr_gemv_leech_p14s_rot_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                     const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                     const float *exc_dw, const float *x, float *y, int32_t rows, int32_t cols,
+                                     const uint32_t *dbits, const float *q);
+int lr_gemv_leech_p14s_spec_rot(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
+                                int smem_budget);
 extern const lr_gemv_arm lr_arm_leech_p14s;
 /* Benchmark control (template knob loadonly): the same segment loads and
  * geometry, no decode; y[r] = set bits of row r's row group. */
@@ -237,6 +255,15 @@ int lr_leech_dev_layout(const lr_leech_dev *m);
  * than 16 threads (then upload the two as usual). */
 int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, lr_leech_dev **out);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
+/* The GEMV with its input's rotation in the prologue (Planes14S, not a
+ * SwiGLU pair: lr_gemv_leech_p14s_spec_rot): enable gets its kernel
+ * (LR_EUNSUPPORTED for another layout or a width the rotation does not
+ * serve, LR_ERANGE over the shared-memory budget: then rotate separately);
+ * gemv_rot enqueues y = W (Q x) with Q's device tables (lr_rot_dev.dbits,
+ * .q). Idempotent. */
+int lr_leech_dev_enable_rot(lr_leech_dev *m);
+int lr_leech_dev_gemv_rot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUdeviceptr dbits, CUdeviceptr q,
+                          CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */
 size_t lr_leech_dev_bytes(const lr_leech_dev *m);
 int lr_leech_dev_rows(const lr_leech_dev *m);

@@ -27,6 +27,9 @@ struct lr_leech_dev {
     uint64_t rot_seed;
     char rot_msg[512];
     int swiglu;             /* 1: gate|up pair, the GEMV writes silu(gate) up (rows / 2) */
+    int ntab;               /* class-table entries (Planes14S) */
+    CUfunction fn_rot;      /* the GEMV with the rotation in its prologue, once enabled */
+    lr_launch_geom g_rot;
 };
 
 const char *lr_leech_dev_layout_name(int layout)
@@ -77,6 +80,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
            o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
     d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
+    d->ntab = L.nentries;
     lr_jit_spec spec;
     rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget())
                    : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
@@ -151,6 +155,31 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };
     return lr_cu_launch(m->fn, m->g.grid, m->g.block, m->g.smem, s, args);
+}
+
+int lr_leech_dev_enable_rot(lr_leech_dev *m)
+{
+    if (m->fn_rot) return LR_OK;
+    if (m->layout != LR_LEECH_DEV_P14S || m->swiglu)
+        return LR_FAIL(LR_EUNSUPPORTED, "leech dev: the rotation in the prologue is Planes14S's plain GEMV");
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    int rc = lr_gemv_leech_p14s_spec_rot(&spec, &g, m->rows, m->cols, m->ntab, m->geom, lr_cu_smem_budget());
+    CUfunction fn = NULL;
+    if (!rc) rc = lr_jit_get(&spec, &fn);
+    if (!rc) m->fn_rot = fn, m->g_rot = g;
+    return rc;
+}
+
+int lr_leech_dev_gemv_rot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUdeviceptr dbits, CUdeviceptr q,
+                          CUstream s)
+{
+    if (!m->fn_rot) return LR_FAIL(LR_EINVAL, "leech dev: the rotation in the prologue is not enabled");
+    CUdeviceptr w = m->w, tab = m->tab, scale = m->scale, tail = m->tail;
+    CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
+    int rows = m->rows, cols = m->cols;
+    void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols, &dbits, &q };
+    return lr_cu_launch_ex(m->fn_rot, m->g_rot.grid, m->g_rot.block, m->g_rot.cluster, m->g_rot.smem, s, args);
 }
 
 size_t lr_leech_dev_bytes(const lr_leech_dev *m) { return m->bytes; }

@@ -92,6 +92,9 @@ extern const lr_engine_ops lr_engine_cpu_ops;
 /* Layers whose gate|up GEMV ends in SwiGLU (Planes14S pairs; no
  * op_silu_mul launch for them). */
 int lr_engine_gpu_swiglu_layers(const lr_engine *e);
+/* Projections (o, down) whose Planes14S GEMV rotates its input in its
+ * prologue (LEECHRT_XROT; no rotation launch for them). */
+int lr_engine_gpu_xrot_projs(const lr_engine *e);
 extern const lr_engine_ops lr_engine_gpu_ops;
 
 #endif

@@ -62,6 +62,7 @@ typedef struct proj {
     int rot;               /* index into the engine's rotations, -1 for none */
     int leech;             /* 1: Leech layout; 0: f16 */
     int swiglu;            /* gate|up whose GEMV ends in SwiGLU: it writes h, no op_silu_mul */
+    int xrot;              /* the GEMV rotates its input in its prologue: no rotation launch */
     lr_leech_dev *ld;
     CUdeviceptr w16;       /* f16 rows x cols */
     CUfunction f16fn;
@@ -88,6 +89,8 @@ typedef struct gpu_engine {
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
     int swiglu;            /* LEECHRT_SWIGLU: gate|up in Planes14S end in SwiGLU (default 1) */
+    int xrot;              /* LEECHRT_XROT: which Planes14S GEMVs rotate their input in their prologue
+                              (bit 0: o, bit 1: down) */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
@@ -257,6 +260,20 @@ static int want_fused(gpu_engine *e, const proj *p, int xform)
     return rc;
 }
 
+/* p's GEMV rotates its input in its prologue (lr_leech_dev_enable_rot)
+ * when the engine fuses, p is Planes14S with a rotation and the kernel fits
+ * the budget; otherwise the rotation stays a launch of its own. */
+static int want_xrot(gpu_engine *e, proj *p)
+{
+    p->xrot = 0;
+    if (!e->fuse || p->rot < 0 || !p->leech || p->swiglu || lr_leech_dev_layout(p->ld) != LR_LEECH_DEV_P14S)
+        return LR_OK;
+    int rc = lr_leech_dev_enable_rot(p->ld);
+    if (rc == LR_ERANGE || rc == LR_EUNSUPPORTED) return lr_clear_error(), LR_OK;
+    p->xrot = !rc;
+    return rc;
+}
+
 static const lr_tensor_view *need(const lr_model *m, int l, const char *role, int *rc)
 {
     const lr_tensor_view *t = lr_model_layer_tensor(m, l, role);
@@ -325,6 +342,12 @@ static int run_proj(gpu_engine *e, const proj *p, CUdeviceptr x, CUdeviceptr y, 
     int rc;
     CUdeviceptr in = x;
     const int ph = e->phase;
+    if (p->xrot) { /* the GEMV rotates x itself */
+        if (!on(e)) return LR_OK;
+        (*count)++;
+        const lr_rot_dev *rd = &e->rots[p->rot].dev;
+        return lr_leech_dev_gemv_rot(p->ld, x, y, rd->dbits, rd->q, e->s);
+    }
     if (p->rot >= 0) {
         e->phase = PH_ROT;
         if (on(e)) {
@@ -519,6 +542,10 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* gate|up ending in SwiGLU (1, default) or op_silu_mul after it (0, for comparisons) */
     e->swiglu = 1;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_SWIGLU", getenv("LEECHRT_SWIGLU"), 0, 1, &e->swiglu);
+    /* the rotation before o (bit 0) and down (bit 1) inside their Planes14S
+       GEMVs' prologue instead of a launch of its own (0: none, for comparisons) */
+    e->xrot = 0;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_XROT", getenv("LEECHRT_XROT"), 0, 3, &e->xrot);
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
     /* RoPE's angles from a host table per step (1, default) or f64 math in
@@ -586,6 +613,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         /* (SwiGLU stays a launch of its own: fused into the rotation before
            down it measured slower on the H200; docs/engine.md) */
         if ((rc = want_fused(e, &L->p[PROJ_QKV], LR_ROT_X_NORM)) || (rc = want_fused(e, &L->p[PROJ_GU], LR_ROT_X_NORM)))
+            break;
+        if (((e->xrot & 1) && (rc = want_xrot(e, &L->p[PROJ_O]))) ||
+            ((e->xrot & 2) && (rc = want_xrot(e, &L->p[PROJ_DOWN]))))
             break;
         if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) break;
     }
@@ -781,6 +811,15 @@ int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us
     if (!rc) rc = time_graph(e, g, reps, us);
     lr_cu_graph_destroy(g);
     return rc;
+}
+
+int lr_engine_gpu_xrot_projs(const lr_engine *b)
+{
+    if (b->ops != &lr_engine_gpu_ops) return 0;
+    const gpu_engine *e = (const gpu_engine *)b;
+    int n = 0;
+    for (uint32_t l = 0; l < e->c.n_layers; l++) n += e->L[l].p[PROJ_O].xrot + e->L[l].p[PROJ_DOWN].xrot;
+    return n;
 }
 
 int lr_engine_gpu_swiglu_layers(const lr_engine *b)

@@ -61,6 +61,8 @@ static int want_launches(int layers)
     return 3 + layers * (g_proj_f16 ? (fuse ? 8 : 9) : fuse ? 10 : 13);
 }
 
+static int g_xrot_projs; /* the last gate's engine: GEMVs rotating their input */
+
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 {
     NEED_GPU();
@@ -76,12 +78,15 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     printf("    %s (%u layers): %.0f launches per step\n", cfgname, c->n_layers, gpu->launches_per_step);
     /* Planes14S gate|up ends in SwiGLU unless LEECHRT_SWIGLU=0: one launch less per layer */
     const char *sw = getenv("LEECHRT_SWIGLU");
-    const int swl = lr_engine_gpu_swiglu_layers(gpu), want = want_launches((int)c->n_layers) - swl;
+    /* and o / down that rotate their input in their GEMV's prologue (LEECHRT_XROT): one less each */
+    const int swl = lr_engine_gpu_swiglu_layers(gpu), xrp = lr_engine_gpu_xrot_projs(gpu);
+    const int want = want_launches((int)c->n_layers) - swl - xrp;
+    g_xrot_projs = xrp;
     if (g_layout == LR_LEECH_DEV_P14S && !g_proj_f16)
         T_ASSERT(swl == (sw && !strcmp(sw, "0") ? 0 : (int)c->n_layers), "%d of %d layers end gate|up in SwiGLU", swl,
                  (int)c->n_layers);
-    T_ASSERT(gpu->launches_per_step == want, "%.0f launches per step, want %d (%d SwiGLU layers)",
-             gpu->launches_per_step, want, swl);
+    T_ASSERT(gpu->launches_per_step == want, "%.0f launches per step, want %d (%d SwiGLU layers, %d rotating GEMVs)",
+             gpu->launches_per_step, want, swl, xrp);
     int L = (int)c->n_layers, H = (int)c->hidden;
     rec rc_cpu = { 0, L, calloc((size_t)(L + 2) * H, 4) }, rc_gpu = { 0, L, calloc((size_t)(L + 2) * H, 4) };
     int tok = 1 % (int)c->vocab, agree = 0;
@@ -229,6 +234,24 @@ static int test_gate_swiglu_off(void)
     return rc;
 }
 
+/* LEECHRT_XROT=3: o and down rotate their input in their Planes14S GEMV's
+ * prologue (no rotation launch): the same gate, every such projection
+ * taking it; garbage in the setting is refused by name. */
+static int test_gate_xrot(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_XROT", "3", 1);
+    g_layout = LR_LEECH_DEV_P14S;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS && g_xrot_projs == 0) rc = T_FAIL, printf("    no GEMV rotates its input\n");
+    if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2); /* 4B's o 2560 x 4096, down 2560 x 9728 */
+    g_layout = 0;
+    setenv("LEECHRT_XROT", "4", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_XROT");
+    unsetenv("LEECHRT_XROT");
+    return rc;
+}
+
 /* A process-wide setting an open took from the environment is back to its
  * default at the next open without the variable (bench_engine --env runs
  * variants in one process). */
@@ -281,4 +304,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_settings_reset), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_settings_reset), T_CASE(test_context_limit))

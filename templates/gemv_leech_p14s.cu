@@ -94,6 +94,15 @@
 // (kernels/gemv_leech_p14s_swiglu.c has the host side). Measured in the 14B
 // engine at 4a77d52: 290.1 / 290.9 tok/s against 289.0 with op_silu_mul
 // (gate|up 1274 us per token inside the graph against 1228 + 41).
+// LR_XROT = B > 0: the input's incoherence rotation x' = (Q_odd kron H_m) D x
+// (docs/rotation.md) runs in the prologue instead of as a launch of its own:
+// every CTA reads the unrotated x (L2), rotates all of it into shared memory
+// at byte B (f32, then Q_odd's table) with the single-CTA algorithm of
+// rotate_block.cuh (its loads batched: up to eight float4 per thread in
+// flight), packs the f16 B operand from it, and the row ends read x' there
+// (exceptions, tail). Extra arguments: the rotation's sign bits and table
+// (kernels/gemv_leech_p14s_rot.c has the host side). With LR_EARLY the
+// first segments and the class table are in flight while it rotates.
 // Under programmatic dependent launch the kernel waits for its predecessor
 // before anything (LR_EARLY = 1: after loading its first segments and the
 // class table, which no kernel writes) and lets its dependents launch when
@@ -155,6 +164,9 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 epf=1 swiglu=1
 // @spec gemv_leech_p14s rows=78 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 swiglu=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1 swiglu=1
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=20224
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=54608
+// @spec gemv_leech_p14s rows=77 cols=320 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xrot=12992
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 
@@ -199,6 +211,12 @@
 #endif
 #ifndef LR_EARLY
 #define LR_EARLY 0
+#endif
+#ifndef LR_XROT
+#define LR_XROT 0
+#endif
+#if LR_XROT && (LR_XW || LR_LOADONLY || LR_DECODEONLY || LR_XROT % 16)
+#error "LR_XROT: x staged in the prologue (no xw), a GEMV, a 16-byte aligned offset"
 #endif
 #ifndef LR_SWIGLU
 #define LR_SWIGLU 0
@@ -369,6 +387,74 @@ LR_DEV void stage_table_async(u8 *tab, const u8 *__restrict__ gtab)
 }
 LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
+#if LR_XROT
+#include "rotate_block.cuh"
+// the rotation's factors: cols = RK * RM, RM the largest power of two in it
+#define RM (LR_COLS & -LR_COLS)
+#define RK (LR_COLS / RM)
+// LR_XROT: x' = Q x into zs (f32, cols), then the f16 B operand into xs.
+// The gather is rotate_block.cuh's with S = M (item i = columns 4i..4i+3,
+// one row), its loads batched per thread; then the shared-memory passes
+// and the row mix of the single-CTA rotation (qs: the K x K table, staged
+// here, published by the barrier before the mix). Ends before the
+// prologue's closing barrier (xs is read only after it).
+LR_DEV void xrot_prologue(float *zs, float *qs, const float *__restrict__ q, u32 *xs, const float *x,
+                          const u32 *__restrict__ dbits)
+{
+    for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
+    constexpr int V = RM / 4, ITEMS = RK * V, LV = lr_ilog2(V) < 5 ? lr_ilog2(V) : 5;
+    constexpr int NI = (ITEMS + LR_THREADS - 1) / LR_THREADS, B = NI < 8 ? NI : 8;
+    const int lane = threadIdx.x & 31;
+    // warp-uniform trip counts: every lane joins the shuffles; lanes past
+    // the last item work on a clamped copy and store nothing (a row's V
+    // items are all valid or all not: ITEMS = RK V)
+    for (int k0 = 0; k0 < NI; k0 += B) {
+        float4 xv[B];
+        u32 w[B];
+#pragma unroll
+        for (int k = 0; k < B; k++) {
+            const int i = threadIdx.x + (k0 + k) * LR_THREADS, ii = i < ITEMS ? i : ITEMS - 1;
+            xv[k] = *(const float4 *)(x + 4 * ii);
+            w[k] = __ldg(dbits + ((4 * ii) >> 5));
+        }
+#pragma unroll
+        for (int k = 0; k < B; k++) {
+            const int i = threadIdx.x + (k0 + k) * LR_THREADS, ii = i < ITEMS ? i : ITEMS - 1;
+            const u32 nib = w[k] >> ((4 * ii) & 31);
+            float4 a = xv[k];
+            a.x = lr_flip(a.x, nib & 1);
+            a.y = lr_flip(a.y, (nib >> 1) & 1);
+            a.z = lr_flip(a.z, (nib >> 2) & 1);
+            a.w = lr_flip(a.w, (nib >> 3) & 1);
+            lr_bfly(a.x, a.y);
+            lr_bfly(a.z, a.w);
+            lr_bfly(a.x, a.z);
+            lr_bfly(a.y, a.w);
+#pragma unroll
+            for (int q = 0; q < LV; q++) {
+                const bool up = (lane >> q) & 1;
+                a.x = lr_shfl_bfly(a.x, 1 << q, up);
+                a.y = lr_shfl_bfly(a.y, 1 << q, up);
+                a.z = lr_shfl_bfly(a.z, 1 << q, up);
+                a.w = lr_shfl_bfly(a.w, 1 << q, up);
+            }
+            if (i < ITEMS) ((float4 *)zs)[ii] = a;
+        }
+    }
+    lr_rot_passes<RK, RM, LR_THREADS, 5>(zs);
+    __syncthreads();
+    lr_rot_mix_inplace<RK, RM, LR_THREADS>(zs, qs);
+    __syncthreads();
+    for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
+        const int c = 2 * i; // c even and NBLK * 24 even: both columns in or both out
+        xs[i] = c < NBLK * 24 ? lr_pack_h2(zs[c], zs[c + 1]) : 0u;
+    }
+}
+#define LR_XROT_PARAMS , const u32 *__restrict__ rdbits, const float *__restrict__ rq
+#else
+#define LR_XROT_PARAMS
+#endif
+
 #if LR_PRO
 // LR_PRO: the prologue's x (f16 pairs) with a thread's loads, up to 16 at a
 // time, issued before the class-table loop and stored after it (with
@@ -435,7 +521,8 @@ template <> __device__ __forceinline__ u32 lr_from_bits<u32>(u32 v) { return v; 
 extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
-          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
+          const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_
+          LR_XROT_PARAMS)
 {
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
@@ -495,6 +582,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const int t0 = off + (LR_ILV ? warp : warp * bS / WARPS), t1 = off + (warp + 1) * bS / WARPS;
     b = rgA + t0 / SC, sc = t0 % SC;
 #endif
+#if LR_XROT
+    float *zs = (float *)(smem + LR_XROT), *qs = zs + LR_COLS; // x' and Q_odd's table
+#endif
     seg_regs cur[LR_RG];
     load_all(cur, b, sc);
 #if LR_PREFETCH == 2
@@ -515,9 +605,16 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     lr_pdl_wait();
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
-#if LR_PRO
+#if LR_XROT
+    xrot_prologue(zs, qs, rq, xs, x, rdbits);
+    x = zs;
+#elif LR_PRO
     stage_prologue<false>(tab, xs, gtab, x);
 #endif
+#elif LR_XROT
+    stage_table(tab, gtab);
+    xrot_prologue(zs, qs, rq, xs, x, rdbits);
+    x = zs;
 #elif LR_PRO
     stage_prologue<true>(tab, xs, gtab, x);
 #else
@@ -543,7 +640,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
-#elif !LR_PRO
+#elif !LR_PRO && !LR_XROT
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
         xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);

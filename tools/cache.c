@@ -90,8 +90,8 @@ static void *worker(void *arg)
  * class-table size is a compile-time constant, lr_ctab_entries per distinct
  * gain-centroid vector among the fused parts (a real model's q, k and v
  * each have their own), for 1 and 2 gain bits: every count from one table
- * to one per part. */
-static int plan_leech_engine(int rows, int cols, int nparts, int budget)
+ * to one per part; xrot: also with the rotation in the prologue (o, down). */
+static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budget)
 {
     for (int gb = 1; gb <= 2; gb++) {
         int nent1, rc = lr_ctab_entries(12, gb, &nent1);
@@ -113,6 +113,14 @@ static int plan_leech_engine(int rows, int cols, int nparts, int budget)
                                                     lr_gemv_leech_p14s_default_geom(rows, cols), budget);
                 if (!rc) add(&s);
                 else if (rc == LR_EUNSUPPORTED) lr_clear_error();
+                else return rc;
+            }
+            /* o and down (one part) with the rotation in the prologue (LEECHRT_XROT) */
+            if (xrot) {
+                rc = lr_gemv_leech_p14s_spec_rot(&s, &g, rows, cols, t * nent1,
+                                                 lr_gemv_leech_p14s_default_geom(rows, cols), budget);
+                if (!rc) add(&s);
+                else if (rc == LR_EUNSUPPORTED || rc == LR_ERANGE) lr_clear_error();
                 else return rc;
             }
         }
@@ -137,7 +145,10 @@ static int plan_model(int si, int budget)
         if ((rc = lr_gemv_f16_spec(&s, &g, R[k], C[k], lr_gemv_f16_default_geom(R[k], C[k]), budget, 0))) return rc;
         add(&s);
         /* q|k|v fuses three parts, gate|up two */
-        if ((rc = plan_leech_engine(R[k], C[k], k == 7 ? 3 : k == 8 ? 2 : 1, budget))) return rc;
+        if ((rc = plan_leech_engine(R[k], C[k], k == 7 ? 3 : k == 8 ? 2 : 1, !strcmp(lr_layer_matrix_names[k], "o") ||
+                                                                            !strcmp(lr_layer_matrix_names[k], "down"),
+                                    budget)))
+            return rc;
         if ((rc = lr_gemv_leech_i8_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_i8_default_geom(R[k], C[k]), budget)))
             return rc;
         add(&s);
