@@ -153,7 +153,7 @@ static int test_gpu_shapes(void)
     const lr_leech_geom plain = { .threads = 128, .rg = 1, .prefetch = 1, .nacc = 3, .xw = 1, .shr = 1, .early = 1 };
     if (verify(77, 320, plain, 810)) return T_FAIL;
     const lr_leech_geom groups = { .threads = 192, .rg = 2, .prefetch = 2, .nacc = 1, .persist = 1, .epf = 1, .groups = 3 };
-    if (verify(45, 24 * 21, groups, 811)) return T_FAIL; /* 504 = 63 x 8 */
+    if (verify(45, 24 * 20, groups, 811)) return T_FAIL; /* 480 = 15 x 32 */
     return T_PASS;
 }
 
