@@ -164,8 +164,8 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 epf=1 swiglu=1
 // @spec gemv_leech_p14s rows=78 cols=1001 threads=192 rg=2 ntab=603 prefetch=2 groups=3 epf=1 swiglu=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1 swiglu=1
-// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=20224
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=54608
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=23152
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=47728
 // @spec gemv_leech_p14s rows=77 cols=320 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xrot=12992
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
@@ -420,24 +420,9 @@ LR_DEV void xrot_prologue(float *zs, float *qs, const float *__restrict__ q, u32
 #pragma unroll
         for (int k = 0; k < B; k++) {
             const int i = threadIdx.x + (k0 + k) * LR_THREADS, ii = i < ITEMS ? i : ITEMS - 1;
-            const u32 nib = w[k] >> ((4 * ii) & 31);
             float4 a = xv[k];
-            a.x = lr_flip(a.x, nib & 1);
-            a.y = lr_flip(a.y, (nib >> 1) & 1);
-            a.z = lr_flip(a.z, (nib >> 2) & 1);
-            a.w = lr_flip(a.w, (nib >> 3) & 1);
-            lr_bfly(a.x, a.y);
-            lr_bfly(a.z, a.w);
-            lr_bfly(a.x, a.z);
-            lr_bfly(a.y, a.w);
-#pragma unroll
-            for (int q = 0; q < LV; q++) {
-                const bool up = (lane >> q) & 1;
-                a.x = lr_shfl_bfly(a.x, 1 << q, up);
-                a.y = lr_shfl_bfly(a.y, 1 << q, up);
-                a.z = lr_shfl_bfly(a.z, 1 << q, up);
-                a.w = lr_shfl_bfly(a.w, 1 << q, up);
-            }
+            lr_flip4(a, w[k] >> ((4 * ii) & 31));
+            lr_fwht_item<LV>(a, lane);
             if (i < ITEMS) ((float4 *)zs)[ii] = a;
         }
     }

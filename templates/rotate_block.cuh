@@ -46,6 +46,33 @@ LR_DEV float lr_shfl_bfly(float v, int mask, bool upper)
     return upper ? o - v : v + o;
 }
 
+// The signs of four consecutive elements (bits 0-3 of nib set = negate).
+LR_DEV void lr_flip4(float4 &a, u32 nib)
+{
+    a.x = lr_flip(a.x, nib & 1);
+    a.y = lr_flip(a.y, (nib >> 1) & 1);
+    a.z = lr_flip(a.z, (nib >> 2) & 1);
+    a.w = lr_flip(a.w, (nib >> 3) & 1);
+}
+
+// FWHT bits 0-1 inside an item's float4, then bits 2..LV+1 by warp
+// shuffles (the lanes of a warp hold consecutive items of one row).
+template <int LV> LR_DEV void lr_fwht_item(float4 &a, int lane)
+{
+    lr_bfly(a.x, a.y);
+    lr_bfly(a.z, a.w);
+    lr_bfly(a.x, a.z);
+    lr_bfly(a.y, a.w);
+#pragma unroll
+    for (int q = 0; q < LV; q++) {
+        const bool up = (lane >> q) & 1;
+        a.x = lr_shfl_bfly(a.x, 1 << q, up);
+        a.y = lr_shfl_bfly(a.y, 1 << q, up);
+        a.z = lr_shfl_bfly(a.z, 1 << q, up);
+        a.w = lr_shfl_bfly(a.w, 1 << q, up);
+    }
+}
+
 // Where the gather's input comes from. load(e) issues the reads of the four
 // elements e..e+3 (a chunk's loads are all in flight before any is used);
 // value() makes the input float4 from them. live: not a clamped copy (lanes
@@ -90,10 +117,7 @@ LR_DEV void lr_rot_gather_src(float *zs, Src &src, const u32 *__restrict__ dbits
                 const int e = e0 + (a0 + u) * S;
                 xv[u] = src.value(xr[u], e, i < ITEMS, a0 + u == j);
                 const u32 nib = (w[u] >> (e & 31)) ^ ((__popc(j & (a0 + u)) & 1) ? 15u : 0u);
-                xv[u].x = lr_flip(xv[u].x, nib & 1);
-                xv[u].y = lr_flip(xv[u].y, (nib >> 1) & 1);
-                xv[u].z = lr_flip(xv[u].z, (nib >> 2) & 1);
-                xv[u].w = lr_flip(xv[u].w, (nib >> 3) & 1);
+                lr_flip4(xv[u], nib);
             }
             // Pairwise within the chunk: the f32 error then grows with P/UU,
             // not P (kernels/rotation_test.c emulates this order).
@@ -111,18 +135,7 @@ LR_DEV void lr_rot_gather_src(float *zs, Src &src, const u32 *__restrict__ dbits
             acc.z += xv[0].z;
             acc.w += xv[0].w;
         }
-        lr_bfly(acc.x, acc.y);
-        lr_bfly(acc.z, acc.w);
-        lr_bfly(acc.x, acc.z);
-        lr_bfly(acc.y, acc.w);
-#pragma unroll
-        for (int q = 0; q < LV; q++) {
-            const bool up = (lane >> q) & 1;
-            acc.x = lr_shfl_bfly(acc.x, 1 << q, up);
-            acc.y = lr_shfl_bfly(acc.y, 1 << q, up);
-            acc.z = lr_shfl_bfly(acc.z, 1 << q, up);
-            acc.w = lr_shfl_bfly(acc.w, 1 << q, up);
-        }
+        lr_fwht_item<LV>(acc, lane);
         if (i < ITEMS) ((float4 *)zs)[ii] = acc;
     }
 }
