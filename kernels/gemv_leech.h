@@ -61,6 +61,9 @@ typedef struct lr_leech_geom {
                      resident while the small op before them runs (not a tuning knob:
                      a sweep has no predecessor); 2 = the same with the table copied by
                      cp.async, waited for after x's loads (not yet run on a GPU) */
+    int side;     /* Planes14S: 1-4 = that many more warps per CTA load and sum the row
+                     end's exceptions, tail and row scales while the others run the main loop
+                     (templates/gemv_rows_epilogue.cuh, lr_rows_side) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -172,6 +175,11 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
  * naming what), the engine's and bench_gemv's comparison switch. */
 extern int lr_gemv_p14s_early;
 int lr_gemv_p14s_early_set(const char *what, const char *s);
+/* default_geom's side (see lr_leech_geom) where the tuning table does not
+ * set it: 0 unless set by lr_gemv_p14s_side_set (LEECHRT_GEMV_SIDE, 0-4;
+ * garbage refused, NULL or "" leaves it). */
+extern int lr_gemv_p14s_side;
+int lr_gemv_p14s_side_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);
@@ -220,6 +228,9 @@ extern const lr_gemv_arm lr_arm_leech_p14s_loads;
  * group reading row group 0's segments (L2-resident), verified as the GEMV
  * of a layout whose row groups all hold those codes. */
 extern const lr_gemv_arm lr_arm_leech_p14s_decode;
+/* The row end's control (LR_NOEPI): the whole GEMV, its end without the
+ * exceptions', tail's and row scales' loads, over a layout that has none. */
+extern const lr_gemv_arm lr_arm_leech_p14s_noepi;
 
 /* ---- Engine API: Leech tensors of the artifact as one device matrix ----
  * lr_leech_dev_upload unfolds one or more Leech tensor views with the same

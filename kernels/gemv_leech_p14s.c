@@ -109,8 +109,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * per CTA (e.g. 48 = 6 groups), bit 9: the balanced split (bal 1), bit 10:
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
- * prologue's x loads batched ahead of the table loop (pro), extra4 =
- * (unused)}: 0
+ * prologue's x loads batched ahead of the table loop (pro), bits 16-18:
+ * side warps (side, 0-4), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7, 8, 13, 14 and 15 and extra4 were the L2
  * prefetch distance, x's f16 copy from global memory, the class table's
@@ -134,6 +134,9 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
         g->ilv = k[8] > 0 && (k[8] & 2048);
         g->pro = k[8] > 0 && (k[8] & 4096);
+        /* (no side bits: the default, LEECHRT_GEMV_SIDE, stays) */
+        if (k[8] < 0) g->side = 0;
+        else if ((k[8] >> 16) & 7) g->side = (k[8] >> 16) & 7;
     }
 }
 
@@ -141,9 +144,13 @@ int lr_gemv_p14s_early = 1;
 
 int lr_gemv_p14s_early_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 2, &lr_gemv_p14s_early); }
 
+int lr_gemv_p14s_side = 0;
+
+int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
+
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early };
+    lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side };
     int t[LR_TUNE_KNOBS];
     if (lr_tuning_lookup("leech_p14s", rows, cols, t)) lr_gemv_leech_p14s_apply_knobs(&g, t);
     return g;
@@ -182,6 +189,13 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
     if (geom.early < 0 || geom.early > 2)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
+    if (geom.side < 0 || geom.side > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s side=%d (0-4 warps)", geom.side);
+    /* the side warps replace the end fetched ahead; they need warps of the
+     * 1024 and named barriers 8 + group (at most 6 groups) */
+    if (geom.side && (geom.threads + 32 * geom.side > 1024 || groups > 6))
+        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s side=%d needs %d threads in all and at most 6 groups (threads=%d groups=%d)",
+                       geom.side, geom.threads + 32 * geom.side, geom.threads, groups);
+    if (geom.side) geom.epf = 0;
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -218,6 +232,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * a batch, of a group's batch with groups, or of the CTA's rows with bal) */
     const int epf = geom.epf && geom.threads / groups >= 16 * (geom.bal ? bal_rg : geom.rg);
     if (epf) smem += (size_t)4 * 4 * geom.threads; /* LR_AHEAD_WORDS per thread */
+    /* side: 3 values per row of the CTA (with groups, of each group's first
+     * batch) and 1024 exception products per side warp (the template's
+     * SIDE_NR, SIDE_PCAP) */
+    if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -239,10 +257,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);
+    if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
-    g->block = (lr_dim3){ (unsigned)geom.threads, 1, 1 };
+    g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side), 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
 }
@@ -284,7 +303,7 @@ static void p14s_destroy(void *p)
     free(s);
 }
 
-enum { CTL_GEMV, CTL_LOADS, CTL_DECODE };
+enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI };
 
 static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int mode, void **out)
 {
@@ -308,10 +327,18 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     const size_t per = (size_t)s->L.sc * LR_P14S_SEG;
     if (!rc && mode == CTL_DECODE)
         for (int g = 1; g < s->L.rg; g++) memcpy(s->L.data + (size_t)g * per, s->L.data, per);
+    /* no-end control: a layout with no exceptions, no tail and row scales 1,
+     * which the kernel's end (compiled without its loads) computes exactly */
+    if (!rc && mode == CTL_NOEPI) {
+        memset(s->L.exc_ptr, 0, sizeof(uint32_t) * ((size_t)rows + 1));
+        for (int i = 0; i < rows; i++) s->L.row_scale[i] = 1.f;
+        if (s->L.tail) memset(s->L.tail_f16, 0, sizeof(uint16_t) * (size_t)rows * s->L.tail);
+    }
     lr_jit_spec spec;
     if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
     if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
+    if (!rc && mode == CTL_NOEPI) lr_jit_spec_set(&spec, "noepi", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
     const lr_leech_arm_src src = { .data = s->L.data,       .bytes = s->L.bytes,         .rows = rows,
                                    .exc_ptr = s->L.exc_ptr, .exc_col = s->L.exc_col,     .exc_dw = s->L.exc_dw,
@@ -380,9 +407,19 @@ static int decode_prepare(int rows, int cols, int copies, uint64_t seed, const l
     return prepare(rows, cols, copies, seed, o, CTL_DECODE, out);
 }
 
+/* The end's control: the whole GEMV at the same geometry, its row end
+ * without global loads (no exceptions, tail or row scales: a layout that
+ * has none, so it still verifies); beside the GEMV it times those loads. */
+static int noepi_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_NOEPI, out);
+}
+
 const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
                                         p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s_loads = { "leech_p14s_loads", 4.8, loads_prepare, p14s_verify, p14s_launch,
                                               p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s_decode = { "leech_p14s_decode", 4.8, decode_prepare, p14s_verify, p14s_launch,
                                                p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s_noepi = { "leech_p14s_noepi", 4.8, noepi_prepare, p14s_verify, p14s_launch,
+                                              p14s_bytes, p14s_destroy };

@@ -135,6 +135,51 @@ static int test_knobs(void)
              k.bal, k.ilv);
     lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
     T_ASSERT(k.bal == 0, "bal %d after extra3 1", k.bal);
+    const int side[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, (3 << 16) + 2048 + 1024, 0 }; /* side warps (bits 16-18) */
+    lr_gemv_leech_p14s_apply_knobs(&k, side);
+    T_ASSERT(k.side == 3 && k.bal == 2 && k.ilv == 1, "side %d bal %d ilv %d", k.side, k.bal, k.ilv);
+    lr_gemv_leech_p14s_apply_knobs(&k, split); /* no side bits: kept */
+    T_ASSERT(k.side == 3 && k.bal == 2, "side %d bal %d", k.side, k.bal);
+    lr_gemv_leech_p14s_apply_knobs(&k, off); /* extra3 -1: none */
+    T_ASSERT(k.side == 0, "side %d after extra3 -1", k.side);
+    return T_PASS;
+}
+
+/* The side warp: one more warp in the block, its shared memory (3 floats
+ * per row of the CTA or of its groups' batches, 1024 products), refused
+ * where no warp or named barrier is left; xrot turns it off. */
+static int test_side_spec(void)
+{
+    lr_jit_spec s0, s1;
+    lr_launch_geom g0, g1;
+    lr_leech_geom geom = { .threads = 768, .rg = 1, .prefetch = 1, .groups = 3, .shr = 1 };
+    T_OK(lr_gemv_leech_p14s_spec(&s0, &g0, 5120, 5120, 603, geom, 232448));
+    geom.side = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s1, &g1, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g1.block.x == 800 && g0.block.x == 768 && lr_jit_spec_get(&s1, "side", 0) == 1 &&
+                 lr_jit_spec_get(&s0, "side", 0) == 0,
+             "block %u / %u", g0.block.x, g1.block.x);
+    T_ASSERT(g1.smem == g0.smem + 4 * (3 * 48 + 1024), "smem %u against %u", g1.smem, g0.smem);
+    geom.side = 3;
+    T_OK(lr_gemv_leech_p14s_spec(&s1, &g1, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(g1.block.x == 864 && g1.smem == g0.smem + 4 * (3 * 48 + 3 * 1024) && lr_jit_spec_get(&s1, "side", 0) == 3,
+             "3 side warps: block %u smem %u", g1.block.x, g1.smem);
+    geom.side = 5;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s1, &g1, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "5 side warps");
+    geom = (lr_leech_geom){ .threads = 928, .rg = 1, .side = 4 };
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s1, &g1, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "1056 threads");
+    geom = (lr_leech_geom){ .threads = 768, .rg = 1, .prefetch = 1, .bal = 2, .ilv = 1, .epf = 1, .side = 1 };
+    T_OK(lr_gemv_leech_p14s_spec(&s1, &g1, 34816, 5120, 603, geom, 232448));
+    const int bal = (int)lr_jit_spec_get(&s1, "bal", 0);
+    T_ASSERT(bal > 0 && lr_jit_spec_get(&s1, "epf", 0) == 0 && g1.block.x == 800, "bal %d epf %d", bal,
+             (int)lr_jit_spec_get(&s1, "epf", 0));
+    geom = (lr_leech_geom){ .threads = 1024, .rg = 1, .side = 1 };
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s1, &g1, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "side with 1024 threads");
+    geom = (lr_leech_geom){ .threads = 896, .rg = 1, .groups = 7, .side = 1 };
+    T_ASSERT(lr_gemv_leech_p14s_spec(&s1, &g1, 5120, 5120, 603, geom, 232448) == LR_EINVAL, "side with 7 groups");
+    geom = (lr_leech_geom){ .threads = 768, .rg = 1, .prefetch = 1, .groups = 3, .pro = 1, .side = 1 };
+    T_OK(lr_gemv_leech_p14s_spec_rot(&s1, &g1, 5120, 5120, 603, geom, 232448));
+    T_ASSERT(lr_jit_spec_get(&s1, "side", 0) == 0 && g1.block.x == 768, "xrot kept the side warp");
     return T_PASS;
 }
 
@@ -654,7 +699,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -741,6 +786,44 @@ static int test_gpu_arm(void)
     return T_PASS;
 }
 
+/* The side warps against the f64 reference: the balanced split (with
+ * row groups split between CTAs, round-robin segments; the 14B gate|up
+ * has ~3,000 exceptions per CTA, several rounds of the warp's 1,024),
+ * warp groups (every group one batch; persistent, where later batches end
+ * the old way), one row group per CTA with x staged per warp, two row
+ * groups two segments ahead, rows < 16, cols with a tail and no full
+ * super-chunk; then the no-end control arm. */
+static int test_gpu_side(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    struct { int rows, cols; lr_leech_geom g; unsigned grid; } c[] = {
+        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 }, 0 },
+        { 7168, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 1 }, 0 },
+        { 5120, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .groups = 3, .shr = 1, .pro = 1 }, 0 },
+        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .groups = 3, .shr = 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .groups = 6, .shr = 1 }, 7 },
+        { 7168, 5120, { .threads = 128, .rg = 1, .prefetch = 1, .xw = 1, .shr = 1 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rg = 2, .prefetch = 2, .nacc = 2 }, 0 },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rg = 1, .prefetch = 1, .persist = 1, .xw = 1 }, 5 },
+        { 77, 1001, { .threads = 64, .rg = 3, .prefetch = 2 }, 0 },
+        { 7, 25, { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .bal = 1 }, 0 },
+    };
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        lr_leech_geom g = c[i].g;
+        g.side = 1 + i % 4; /* 1-4 side warps, each a share of the rows */
+        if (verify_grid(c[i].rows, c[i].cols, g, 5100 + i, c[i].grid)) return T_FAIL;
+    }
+    lr_gemv_arm_opts o = { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 } };
+    void *st;
+    double err;
+    T_OK(lr_arm_leech_p14s_noepi.prepare(7168, 5120 + 24 * 3 + 1, 1, 5200, &o, &st));
+    int rc = lr_arm_leech_p14s_noepi.verify(st, 5201, &err);
+    lr_arm_leech_p14s_noepi.destroy(st);
+    T_OK(rc);
+    return T_PASS;
+}
+
 /* The loads-only control: every row's bit count equals the host's, at the
  * table geometry, with x staged per warp, and persistent with two row
  * groups per CTA; the decode-only control verified at the same geometries. */
@@ -779,4 +862,4 @@ static int test_gpu_loads_control(void)
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
-       T_CASE(test_gpu_loads_control))
+       T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_gpu_side))

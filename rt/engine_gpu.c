@@ -511,14 +511,16 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, rot_unroll;
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, rot_unroll;
     if (!saved) {
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
-        att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, rot_unroll = lr_rot_unroll_max, saved = 1;
+        att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side;
+        rot_unroll = lr_rot_unroll_max, saved = 1;
         return;
     }
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
-    lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_rot_unroll_max = rot_unroll;
+    lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side;
+    lr_rot_unroll_max = rot_unroll;
 }
 
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
@@ -558,6 +560,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Planes14S GEMVs load their first segments and class table before the
        PDL wait (1, default) or after it (0, for comparisons) */
     if (!rc) rc = lr_gemv_p14s_early_set("GPU engine: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY"));
+    /* Planes14S GEMVs with the side warp making the row ends' values (1) or
+       without (0) where the tuning table does not say (kernels/gemv_leech.h) */
+    if (!rc) rc = lr_gemv_p14s_side_set("GPU engine: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */

@@ -252,6 +252,23 @@ static int test_gate_xrot(void)
     return rc;
 }
 
+/* Every Planes14S GEMV with the side warp making its row ends' values
+ * (LEECHRT_GEMV_SIDE=1): the gate on the tiny model and two 4B layers
+ * (q|k|v, o, the SwiGLU gate|up with its split, down). */
+static int test_gate_side(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_GEMV_SIDE", "1", 1);
+    g_layout = LR_LEECH_DEV_P14S;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
+    g_layout = 0;
+    setenv("LEECHRT_GEMV_SIDE", "2", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_SIDE");
+    unsetenv("LEECHRT_GEMV_SIDE");
+    return rc;
+}
+
 /* A process-wide setting an open took from the environment is back to its
  * default at the next open without the variable (bench_engine --env runs
  * variants in one process). */
@@ -265,21 +282,24 @@ static int test_settings_reset(void)
     lr_engine *g = NULL;
     T_OK(lr_engine_gpu_ops.open(m, &o, &g)); /* the first open: the defaults */
     g->ops->close(g);
-    const int rot = lr_rot_unroll_max, early = lr_gemv_p14s_early;
+    const int rot = lr_rot_unroll_max, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side;
     setenv("LEECHRT_ROT_UNROLL", "3", 1);
     setenv("LEECHRT_GEMV_EARLY", "0", 1);
+    setenv("LEECHRT_GEMV_SIDE", side ? "0" : "1", 1);
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
-    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0, "settings not taken: %d %d", lr_rot_unroll_max,
-             lr_gemv_p14s_early);
+    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side,
+             "settings not taken: %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side);
     unsetenv("LEECHRT_ROT_UNROLL");
     unsetenv("LEECHRT_GEMV_EARLY");
+    unsetenv("LEECHRT_GEMV_SIDE");
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
     lr_model_close(m);
     unlink(path);
-    T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early, "unset kept %d %d (defaults %d %d)",
-             lr_rot_unroll_max, lr_gemv_p14s_early, rot, early);
+    T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early && lr_gemv_p14s_side == side,
+             "unset kept %d %d %d (defaults %d %d %d)", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side, rot,
+             early, side);
     return T_PASS;
 }
 
@@ -304,4 +324,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_settings_reset), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_settings_reset), T_CASE(test_context_limit))

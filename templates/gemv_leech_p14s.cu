@@ -103,6 +103,13 @@
 // (exceptions, tail). Extra arguments: the rotation's sign bits and table
 // (kernels/gemv_leech_p14s_rot.c has the host side). With LR_EARLY the
 // first segments and the class table are in flight while it rotates.
+// LR_SIDE = 1-4: that many more warps (the block's last) make the row end's
+// values (row scales, tail terms, exception sums: lr_rows_side) while the
+// others run the main loop, so the end loads nothing but shared memory
+// (the end's dependent loads cost the 14B layer 12%, class-uniform blocks,
+// leech_p14s_noepi); docs/layouts.md has the measurements and the barrier
+// scheme. Tuned 14B at b9e084d+side5: o 9.26 -> 7.74 us, down 20.03 ->
+// 18.23, q|k|v 11.00 -> 10.28; engine 291 -> 303 tok/s.
 // Under programmatic dependent launch the kernel waits for its predecessor
 // before anything (LR_EARLY = 1: after loading its first segments and the
 // class table, which no kernel writes) and lets its dependents launch when
@@ -138,6 +145,14 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=2 ntab=603 prefetch=0 shr=1 groups=5
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=17
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=3
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 noepi=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 side=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=704 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=2
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=3
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 loadonly=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 decodeonly=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=96 rg=1 ntab=603 prefetch=1 bal=2
@@ -221,6 +236,12 @@
 #ifndef LR_SWIGLU
 #define LR_SWIGLU 0
 #endif
+#ifndef LR_SIDE
+#define LR_SIDE 0
+#endif
+#if LR_SIDE < 0 || LR_SIDE > 4 || (LR_SIDE && (LR_XROT || LR_LOADONLY || LR_EPF || LR_GROUPS > 6 || LR_THREADS + 32 * LR_SIDE > 1024))
+#error "LR_SIDE: 1-4 side warps, a GEMV without xrot or epf, at most 6 groups (side barriers 8..13), 1024 threads in all"
+#endif
 #if LR_SWIGLU && (LR_LOADONLY || LR_DECODEONLY || LR_ROWS % 2)
 #error "LR_SWIGLU: a GEMV (no control) over an even number of interleaved gate/up rows"
 #endif
@@ -277,6 +298,22 @@
 #endif
 // 48 zero bytes (64 reserved): the B fragment of lanes outside their block slot
 #define ZB_BYTES 64
+// LR_SIDE (1-4 side warps, the CTA's last): after the zero bytes, their
+// row values (3 x SIDE_NR floats: the CTA's rows, with groups every
+// group's first batch; each side warp makes a contiguous share) and a
+// scratch of SIDE_PCAP exception products per side warp
+// (kernels/gemv_leech_p14s.c sizes the same). The other warps' CTA-wide
+// barriers are bar.sync 15 over LR_THREADS threads, so that the side warps
+// need not join them, and a group reads its values after bar.sync 8 +
+// group (its threads and the side warps' bar.arrive).
+#define SIDE_NR ((LR_BAL ? LR_BAL : LR_GROUPS * LR_RG) * 16)
+#define SIDE_PCAP 1024
+#define SIDE_OFF (TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES)
+#if LR_SIDE
+#define CTA_SYNC() asm volatile("bar.sync 15, %0;" ::"n"(LR_THREADS) : "memory")
+#else
+#define CTA_SYNC() __syncthreads()
+#endif
 
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
@@ -358,7 +395,7 @@ LR_DEV void group_sync(int gid)
 {
 #if LR_GROUPS == 1
     (void)gid;
-    __syncthreads();
+    CTA_SYNC();
 #else
     asm volatile("bar.sync %0, %1;" ::"r"(gid + 1), "n"(GT) : "memory");
 #endif
@@ -503,7 +540,23 @@ template <> __device__ __forceinline__ float lr_from_bits<float>(u32 v) { return
 template <> __device__ __forceinline__ u32 lr_from_bits<u32>(u32 v) { return v; }
 #endif
 
-extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
+#if LR_BAL
+// CTA blockIdx.x's row groups [rgA, rgB) of the balanced split (for the
+// side warp: the same bounds the kernel's main path computes below)
+LR_DEV void cta_rgs(int &rgA, int &rgB)
+{
+#if LR_SPLIT
+    const int tA = (int)((long long)blockIdx.x * (RGN * SC) / gridDim.x);
+    const int tB = (int)((long long)(blockIdx.x + 1) * (RGN * SC) / gridDim.x);
+    rgA = tA / SC, rgB = (tB - 1) / SC + 1;
+#else
+    rgA = (int)((long long)blockIdx.x * RGN / gridDim.x);
+    rgB = (int)((long long)(blockIdx.x + 1) * RGN / gridDim.x);
+#endif
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(LR_THREADS + 32 * LR_SIDE, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
           const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_
@@ -522,6 +575,32 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const u32 mF0 = lr_opaque(0xF0F0F0F0u), m16 = lr_opaque(1u << 16);
     // the group's first batch and the batch stride
     const int cid = blockIdx.x * LR_GROUPS + gid, ncl = gridDim.x * LR_GROUPS;
+#if LR_SIDE
+    float *const sd = (float *)(smem + SIDE_OFF);
+    if (threadIdx.x >= LR_THREADS) { // a side warp: its share of the rows' values, then leave
+        const int sw = (threadIdx.x - LR_THREADS) >> 5;
+#if LR_BAL
+        int rgA, rgB;
+        cta_rgs(rgA, rgB);
+        const int r0 = rgA * 16, n = min(LR_ROWS, rgB * 16) - r0;
+#else
+        const int r0 = blockIdx.x * LR_GROUPS * LR_RG * 16, n = max(0, min(LR_ROWS, r0 + SIDE_NR) - r0);
+#endif
+        lr_rows_side<SIDE_NR, TAIL, SIDE_PCAP>(sd, sd + 3 * SIDE_NR + sw * SIDE_PCAP, r0, r0 + sw * n / LR_SIDE,
+                                                r0 + (sw + 1) * n / LR_SIDE, exc_ptr, exc_col, exc_dw, tail, x,
+                                                NBLK * 24, row_scale);
+        __syncwarp();
+#if LR_BAL
+        lr_bar_arrive(8, LR_THREADS + 32 * LR_SIDE);
+#else
+        // the groups that have a batch sync on their barrier once, at its end
+#pragma unroll
+        for (int k = 0; k < LR_GROUPS; k++)
+            if (blockIdx.x * LR_GROUPS + k < NRGB) lr_bar_arrive(8 + k, GT + 32 * LR_SIDE);
+#endif
+        return;
+    }
+#endif
 
     // Out-of-range batches and row groups load a valid (clamped) segment
     // whose results are never stored: no branches in the loop.
@@ -634,7 +713,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_EARLY == 2
     lr_cp_table_wait(); // this thread's table copies, before the barrier makes them everyone's
 #endif
-    __syncthreads();
+    CTA_SYNC();
 
     u32 bits[LR_RG]; // LR_LOADONLY: the set bits of the row groups' segments
     float acc[LR_RG][LR_NACC][4];
@@ -751,7 +830,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             cur[0] = nxt[0];
             b = nb, sc = nsc;
         }
-        __syncthreads();
+        CTA_SYNC();
         // row i of the CTA's rows: the partials of the warps whose runs
         // touched its row group j, in warp order
         float *tot = red + WARPS * KMAX * 16;
@@ -845,7 +924,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         }
 #if !LR_LOADONLY
+#if LR_SIDE
+        lr_bar_sync(8, LR_THREADS + 32 * LR_SIDE); // the partials, and the side warps' row values
+#else
         __syncthreads();
+#endif
 #if EPF
         // every row's scale, exception range and tail term were loaded
         // before the main loop, its exception lists prefetched into L2: all
@@ -856,6 +939,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #else
         ahead.template finish<1, LR_SWIGLU != 0>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_col, exc_dw, x, y);
 #endif
+#elif LR_SIDE
+        lr_rows_epilogue_side<LR_THREADS, LR_BAL * 16, 1, SIDE_NR, false, LR_SWIGLU != 0>(tot, rgA * 16, min(LR_ROWS, rgB * 16),
+                                                                                        sd, 0, y
+#if LR_SPLIT
+                                                                                        , skip
+#endif
+        );
 #else
         lr_rows_epilogue<LR_THREADS, LR_BAL * 16, 1, TAIL, false, LR_SWIGLU != 0>(tot, rgA * 16, min(LR_ROWS, rgB * 16), exc_ptr, exc_col,
                                                           exc_dw, tail, x, NBLK * 24, row_scale, y
@@ -954,6 +1044,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 rb[(warp * LR_RG + r) * 16 + g] = acc[r][0][0];
                 rb[(warp * LR_RG + r) * 16 + g + 8] = acc[r][0][2];
             }
+#if LR_SIDE
+        if (b == cid) { // the first batch: the side warp made its row values
+            lr_bar_sync(8 + gid, GT + 32 * LR_SIDE);
+            lr_rows_epilogue_side<GT, LR_RG * 16, WARPS, SIDE_NR, (LR_GROUPS > 1), LR_SWIGLU != 0>(
+                rb, rg0 * 16, LR_ROWS, sd, gid * LR_RG * 16, y);
+            continue;
+        }
+#endif
         group_sync(gid);
         // The rows of the batch: the warps' partial sums, exceptions, row
         // scale, tail.

@@ -63,7 +63,7 @@ static int test_bad_numbers_refused(void)
         { "tune_gemv", "--minb 6,y --arm leech_p14s", "--minb" },
         { "tune_gemv", "--extra2 2,zz --arm leech_p14s", "--extra2" },
         { "tune_gemv", "--extra3 1e9 --arm leech_p14s", "--extra3" },
-        { "tune_gemv", "--extra3 512,32768 --arm leech_p14s", "--extra3" }, /* past bit 14 */
+        { "tune_gemv", "--extra3 512,327680 --arm leech_p14s", "--extra3" }, /* past 4 side warps (bits 16-18) */
         { "tune_gemv", "--extra4 2,9x --arm leech_p14s", "--extra4" },
         { "bench_engine", "-n 12z", "-n" },
         { "bench_rotation", "--widths 5120,abc", "--widths" },
