@@ -263,7 +263,7 @@ static int test_gate_side(void)
     int rc = gate("tiny", 0, 64, 2e-2);
     if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
     g_layout = 0;
-    setenv("LEECHRT_GEMV_SIDE", "2", 1);
+    setenv("LEECHRT_GEMV_SIDE", "5", 1);
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_SIDE");
     unsetenv("LEECHRT_GEMV_SIDE");
     return rc;
