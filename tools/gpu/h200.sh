@@ -81,6 +81,10 @@ case $cmd in
       # threads with registers for 3 CTAs per SM (minb 3, one chain, xw; sweep at 6105a47),
       # gate|up and q|k|v at 128 threads, one chain, xw; o with 3 chains and epf. 36
       # candidates per shape; a second sweep in the same run combines (see the header).
+      # Side warps (extra3 + 65536 x 1-4, eighteenth session) won every Qwen3 q|k|v, o,
+      # gate|up and down shape, swept per shape: the shape's own extra3 plus the side bits,
+      # 640 / 672 threads where warp groups of whole warps fit (docs/layouts.md, "The row
+      # end's loads in side warps").
       leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra3 1,3 --minb 0,3,7" ;;
       leech_p14)  k="--threads 128,256 --rpw 1 --unroll 1 --tile 0,3 --extra0 1 --extra1 -1" ;;
       leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
