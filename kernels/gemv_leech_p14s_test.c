@@ -382,6 +382,37 @@ static int test_default_geom_from_table(void)
              "down: threads %d groups %d persist %d minb %d xw %d epf %d pro %d", d.threads, d.groups, d.persist, d.minb,
              d.xw, d.epf, d.pro);
     T_ASSERT(u.threads == 128 && u.rg == 1 && u.prefetch == 1 && !u.shr && !u.nacc && !u.xw, "untuned shape");
+    /* the side warps the eighteenth session's sweeps chose for 14B (gate|up
+       and down 4 beside 768 threads, o 3 beside three groups of 7 warps) */
+    lr_tuning_set_target("NVIDIA H200", 90);
+    const lr_leech_geom o = lr_gemv_leech_p14s_default_geom(5120, 5120);
+    lr_tuning_set_target(NULL, 0);
+    T_ASSERT(a.side == 4 && d.side == 4 && o.side == 3 && o.threads == 672 && o.groups == 3 && k.side == 0,
+             "side warps: gate|up %d down %d o %d (threads %d) k %d", a.side, d.side, o.side, o.threads, k.side);
+    return T_PASS;
+}
+
+/* Every Planes14S row of the tuning table makes a specialization the H200
+ * accepts (shared memory within its 232,448-byte opt-in, at most 1024
+ * threads with the side warps), at its shape with 2 gain bits' 1,205
+ * entries: a row the GPU would refuse fails here, without a GPU. */
+static int test_table_rows_fit(void)
+{
+    int n = 0;
+    for (int i = 0; i < lr_tuning_table_n; i++) {
+        const lr_tuning_row *t = &lr_tuning_table[i];
+        if (strcmp(t->arm, "leech_p14s")) continue;
+        lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1, .early = 1 };
+        lr_gemv_leech_p14s_apply_knobs(&g, t->knobs);
+        lr_jit_spec s;
+        lr_launch_geom lg;
+        int rc = lr_gemv_leech_p14s_spec(&s, &lg, t->rows, t->cols, 1205, g, 232448);
+        T_ASSERT(rc == LR_OK, "%s row %dx%d: %s", t->device, t->rows, t->cols, lr_errmsg());
+        T_ASSERT(lg.block.x <= 1024 && lg.block.x == (unsigned)(g.threads + 32 * g.side), "%dx%d: block %u",
+                 t->rows, t->cols, lg.block.x);
+        n++;
+    }
+    T_ASSERT(n >= 20, "only %d Planes14S rows", n);
     return T_PASS;
 }
 
@@ -862,4 +893,4 @@ static int test_gpu_loads_control(void)
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
-       T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_gpu_side))
+       T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))
