@@ -152,9 +152,64 @@ static int plot_engine(lr_canvas *c)
     return rc;
 }
 
+/* Planes14S with and without side warps per Qwen3 shape: of each shape's
+ * newest sweep that tried side warps (extra3 bits 16-18) in
+ * h200_tune_leech_p14s.csv, the fastest candidate without and with them. */
+static int side_of(const lr_rcsv *f, int r) { return (atoi(lr_rcsv_get(f, r, "extra3")) >> 16) & 7; }
+
+static int plot_side(lr_canvas *c)
+{
+    lr_rcsv f;
+    int rc = load("h200_tune_leech_p14s.csv", &f);
+    if (rc) return rc;
+    static const char *models[] = { "4B", "8B", "14B", "32B" }, *mats[] = { "qkv", "o", "gateup", "down" };
+    bar b[32];
+    int n = 0;
+    double vmax = 0;
+    for (int m = 0; m < 4; m++)
+        for (int k = 0; k < 4; k++) {
+            const char *commit = NULL; /* the shape's newest commit with a side-warp candidate */
+            for (int r = 0; r < f.n; r++)
+                if (!strcmp(lr_rcsv_get(&f, r, "model"), models[m]) && !strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) &&
+                    side_of(&f, r) > 0)
+                    commit = lr_rcsv_get(&f, r, "commit");
+            if (!commit) continue;
+            int best[2] = { -1, -1 };
+            for (int r = 0; r < f.n; r++) {
+                if (strcmp(lr_rcsv_get(&f, r, "model"), models[m]) || strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) ||
+                    strcmp(lr_rcsv_get(&f, r, "commit"), commit))
+                    continue;
+                const int w = side_of(&f, r) > 0;
+                if (best[w] < 0 || atof(lr_rcsv_get(&f, r, "us")) < atof(lr_rcsv_get(&f, best[w], "us"))) best[w] = r;
+            }
+            for (int w = 0; w < 2 && n < 32; w++) {
+                if (best[w] < 0) continue;
+                bar *x = &b[n++];
+                const int r = best[w];
+                x->v = atof(lr_rcsv_get(&f, r, "us"));
+                snprintf(x->label, sizeof x->label, "%s %s %s", models[m], mats[k], w ? "side" : "     ");
+                if (w)
+                    snprintf(x->value, sizeof x->value, "%.2f us  %s + %d warps", x->v, lr_rcsv_get(&f, r, "threads"),
+                             side_of(&f, r));
+                else
+                    snprintf(x->value, sizeof x->value, "%.2f us  %s threads", x->v, lr_rcsv_get(&f, r, "threads"));
+                x->colour = w ? LEECH : CONTROL;
+                if (x->v > vmax) vmax = x->v;
+            }
+        }
+    char src[400];
+    source_line(src, sizeof src, "bench/results/h200_tune_leech_p14s.csv, class-uniform blocks", &f, 1);
+    rc = n ? chart(c, "Planes14S GEMV per Qwen3 shape, H200: without and with side warps (us)", src, b, n,
+                   ceil(vmax / 10) * 10, 10, "", 0, "")
+           : LR_FAIL(LR_EINVAL, "h200_tune_leech_p14s.csv: no sweep with side warps");
+    lr_rcsv_free(&f);
+    return rc;
+}
+
 static const struct { const char *file; int (*draw)(lr_canvas *); } g_plots[] = {
     { "gemv_14b.png", plot_gemv },
     { "engine_tok_s.png", plot_engine },
+    { "p14s_side.png", plot_side },
 };
 
 int main(int argc, char **argv)
