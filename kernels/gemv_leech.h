@@ -151,14 +151,14 @@ extern const lr_gemv_arm lr_arm_leech_i8;
  * (lr_p14s_kernel_block); the reference accumulates in f64, so verify
  * holds LR_GEMV_LEECH_TOL. */
 /* Its kernel arguments (the GEMV, its controls and the SwiGLU end share them). */
-#define LR_P14S_PARAMS                                                                                                \
-    .nparams = 11,                                                                                                    \
-    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },        { "tab", LR_T_PTR, LR_E_U8, LR_IN },                        \
-                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },                     \
-                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },                  \
-                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },                        \
-                { "y", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },                                \
-                { "cols", LR_T_I32, 0, 0 } }
+/* (the 11 arguments; kernels with more, the rotated one, list them after) */
+#define LR_P14S_PARAM_LIST                                                                                            \
+    { "W", LR_T_PTR, LR_E_U8, LR_IN }, { "tab", LR_T_PTR, LR_E_U8, LR_IN }, { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, \
+        { "tail", LR_T_PTR, LR_E_F16, LR_IN }, { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },                              \
+        { "exc_col", LR_T_PTR, LR_E_U32, LR_IN }, { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },                            \
+        { "x", LR_T_PTR, LR_E_F32, LR_IN }, { "y", LR_T_PTR, LR_E_F32, LR_OUT }, { "rows", LR_T_I32, 0, 0 },           \
+        { "cols", LR_T_I32, 0, 0 }
+#define LR_P14S_PARAMS .nparams = 11, .params = { LR_P14S_PARAM_LIST }
 extern const lr_kernel_desc lr_gemv_leech_p14s_desc;
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,

@@ -30,9 +30,7 @@ static int make(int rows, int cols, uint64_t seed, lr_i8 *L, lr_leech_matrix *m)
  * super-chunk spanning 1e-6 .. 1e3 */
 static void fill_x(float *x, int cols, uint64_t seed, int pattern)
 {
-    lr_rng r;
-    lr_rng_seed(&r, seed);
-    lr_fill_random(LR_E_F32, x, (size_t)cols, &r, 1.0);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, seed, 1.0);
     if (pattern == 1) {
         for (int c = 0; c < cols && c < 192; c++) x[c] = 0;
         for (int c = 192; c < cols && c < 384; c++) x[c] *= (float)pow(10.0, -6 + 9 * ((c * 37) % 192) / 191.0);

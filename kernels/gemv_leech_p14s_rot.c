@@ -12,14 +12,8 @@
 
 const lr_kernel_desc lr_gemv_leech_p14s_rot_desc = {
     .name = "gemv_leech_p14s_rot",
-    .nparams = 13,
-    .params = { { "W", LR_T_PTR, LR_E_U8, LR_IN },        { "tab", LR_T_PTR, LR_E_U8, LR_IN },
-                { "row_scale", LR_T_PTR, LR_E_F32, LR_IN }, { "tail", LR_T_PTR, LR_E_F16, LR_IN },
-                { "exc_ptr", LR_T_PTR, LR_E_U32, LR_IN },   { "exc_col", LR_T_PTR, LR_E_U32, LR_IN },
-                { "exc_dw", LR_T_PTR, LR_E_F32, LR_IN },    { "x", LR_T_PTR, LR_E_F32, LR_IN },
-                { "y", LR_T_PTR, LR_E_F32, LR_OUT },        { "rows", LR_T_I32, 0, 0 },
-                { "cols", LR_T_I32, 0, 0 },                 { "dbits", LR_T_PTR, LR_E_U32, LR_IN },
-                { "q", LR_T_PTR, LR_E_F32, LR_IN } },
+    .nparams = 13, /* Planes14S's, then the rotation's sign bits and Q_odd table */
+    .params = { LR_P14S_PARAM_LIST, { "dbits", LR_T_PTR, LR_E_U32, LR_IN }, { "q", LR_T_PTR, LR_E_F32, LR_IN } },
     .host = (lr_host_fn)lr_gemv_leech_p14s_rot_host,
     .host_mag = (lr_host_fn)lr_gemv_leech_p14s_rot_host_mag,
 };

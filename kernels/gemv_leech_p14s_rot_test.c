@@ -30,13 +30,6 @@ static int make(int rows, int cols, uint64_t seed, lr_p14s *L)
     return T_PASS;
 }
 
-static void fill_x(float *x, int n, uint64_t seed)
-{
-    lr_rng r;
-    lr_rng_seed(&r, seed);
-    lr_fill_random(LR_E_F32, x, (size_t)n, &r, 1.0);
-}
-
 static int test_reference(void)
 {
     const int shapes[][2] = { { 37, 320 }, { 20, 24 * 20 }, { 9, 5120 } };
@@ -51,7 +44,7 @@ static int test_reference(void)
               *mag = malloc(sizeof(float) * rows);
         double *xd = malloc(sizeof(double) * cols), *xrd = malloc(sizeof(double) * cols);
         lr_rot_qtable(&r, q);
-        fill_x(x, cols, 720 + (uint64_t)si);
+        lr_fill_random_seed(LR_E_F32, x, (size_t)cols, 720 + (uint64_t)si, 1.0);
         for (int i = 0; i < cols; i++) xd[i] = x[i];
         T_OK(lr_rot_apply(&r, xd, xrd));
         for (int i = 0; i < cols; i++) xr[i] = (float)xrd[i];
@@ -122,7 +115,7 @@ static int verify(int rows, int cols, lr_leech_geom geom, uint64_t seed)
     T_OK(lr_gemv_leech_p14s_spec_rot(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget()));
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *q = malloc(sizeof(float) * r.k * r.k);
-    fill_x(x, cols, seed * 5 + 1);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, seed * 5 + 1, 1.0);
     lr_rot_qtable(&r, q);
     lr_arg a[13];
     lr_gemv_leech_p14s_args(&L, x, y, a);

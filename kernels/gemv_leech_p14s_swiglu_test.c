@@ -35,13 +35,6 @@ static int make_pair(int R, int cols, uint64_t seed, lr_p14s *P, lr_p14s *C)
     return T_PASS;
 }
 
-static void fill_x(float *x, int n, uint64_t seed)
-{
-    lr_rng r;
-    lr_rng_seed(&r, seed);
-    lr_fill_random(LR_E_F32, x, (size_t)n, &r, 1.0);
-}
-
 static int test_reference(void)
 {
     const int R = 45, cols = 24 * 11 + 7;
@@ -49,7 +42,7 @@ static int test_reference(void)
     if (make_pair(R, cols, 300, &P, &C)) return T_FAIL;
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * 2 * R), *h = malloc(sizeof(float) * R),
           *m = malloc(sizeof(float) * R);
-    fill_x(x, cols, 301);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, 301, 1.0);
     lr_gemv_leech_p14s_host(C.data, C.tab, C.row_scale, C.tail_f16, C.exc_ptr, C.exc_col, C.exc_dw, x, y, 2 * R, cols);
     lr_gemv_leech_p14s_swiglu_host(P.data, P.tab, P.row_scale, P.tail_f16, P.exc_ptr, P.exc_col, P.exc_dw, x, h, 2 * R,
                                    cols);
@@ -108,7 +101,7 @@ static int verify(int R, int cols, lr_leech_geom geom, uint64_t seed, int launch
     T_OK(lr_gemv_leech_p14s_spec_swiglu(&spec, &g, 2 * R, cols, P.nentries, geom, lr_cu_smem_budget()));
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *h = malloc(sizeof(float) * R), *h0 = malloc(sizeof(float) * R);
-    fill_x(x, cols, seed * 5 + 1);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, seed * 5 + 1, 1.0);
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&P, x, h, a);
     a[8].count = (size_t)R; /* h: one value per gate/up pair */

@@ -27,13 +27,6 @@ static int make(int rows, int cols, uint64_t seed, lr_p14s *L, lr_leech_matrix *
     return T_PASS;
 }
 
-static void fill_x(float *x, int cols, uint64_t seed)
-{
-    lr_rng r;
-    lr_rng_seed(&r, seed);
-    lr_fill_random(LR_E_F32, x, (size_t)cols, &r, 1.0);
-}
-
 static int test_reference_vs_dense(void)
 {
     int shapes[][2] = { { 37, 24 * 13 + 7 }, { 16, 24 * 8 }, { 5, 24 * 30 + 23 }, { 40, 24 * 17 } };
@@ -43,7 +36,7 @@ static int test_reference_vs_dense(void)
         lr_leech_matrix m;
         if (make(rows, cols, 100 + s, &L, &m)) return T_FAIL;
         float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *mag = malloc(sizeof(float) * rows);
-        fill_x(x, cols, 7 + s);
+        lr_fill_random_seed(LR_E_F32, x, (size_t)cols, 7 + s, 1.0);
         lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y, rows, cols);
         lr_gemv_leech_p14s_host_mag(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag, rows,
                                     cols);
@@ -78,7 +71,7 @@ static int test_ffi_matches_direct(void)
     lr_leech_matrix m;
     if (make(21, 24 * 11 + 3, 5, &L, &m)) return T_FAIL;
     float x[267], y1[21], y2[21];
-    fill_x(x, 267, 11);
+    lr_fill_random_seed(LR_E_F32, x, 267, 11, 1.0);
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&L, x, y1, a);
     T_OK(lr_call_host(&lr_gemv_leech_p14s_desc, a));
@@ -433,7 +426,7 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     if (grid) g.grid.x = grid;
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
-    fill_x(x, cols, seed * 3 + 1);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, seed * 3 + 1, 1.0);
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
@@ -661,7 +654,7 @@ static int ypair_make(ypair *p, int rows, int cols, uint64_t seed)
     if (make(rows, cols, seed, &p->L, &m)) return T_FAIL;
     lr_leech_random_free(&m);
     p->x = malloc(sizeof(float) * cols), p->y0 = malloc(sizeof(float) * rows), p->y1 = malloc(sizeof(float) * rows);
-    fill_x(p->x, cols, seed + 100);
+    lr_fill_random_seed(LR_E_F32, p->x, (size_t)cols, seed + 100, 1.0);
     return T_PASS;
 }
 

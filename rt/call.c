@@ -72,6 +72,13 @@ void lr_fill_random(lr_elt e, void *p, size_t n, lr_rng *r, double amp)
     }
 }
 
+void lr_fill_random_seed(lr_elt e, void *p, size_t count, uint64_t seed, double amp)
+{
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    lr_fill_random(e, p, count, &r, amp);
+}
+
 static size_t bytes_of(const lr_param_desc *p, const lr_arg *a) { return a->count * lr_elt_size(p->elt); }
 
 int lr_call_check_fn(const lr_kernel_desc *d, CUfunction f)

@@ -48,6 +48,8 @@ typedef struct lr_arg {
 size_t lr_elt_size(lr_elt e);
 /* Fills with random values in [-amp, amp], never zero (floats), or random bits (ints). */
 void lr_fill_random(lr_elt e, void *p, size_t count, lr_rng *r, double amp);
+/* The same from a fresh generator seeded with `seed` (a test's inputs). */
+void lr_fill_random_seed(lr_elt e, void *p, size_t count, uint64_t seed, double amp);
 double lr_elt_get(lr_elt e, const void *p, size_t i);
 
 /* Checks the descriptor against the compiled kernel's parameter layout. */
