@@ -173,6 +173,17 @@ static int test_side_spec(void)
     geom = (lr_leech_geom){ .threads = 768, .rg = 1, .prefetch = 1, .groups = 3, .pro = 1, .side = 1 };
     T_OK(lr_gemv_leech_p14s_spec_rot(&s1, &g1, 5120, 5120, 603, geom, 232448));
     T_ASSERT(lr_jit_spec_get(&s1, "side", 0) == 0 && g1.block.x == 768, "xrot kept the side warp");
+    /* LEECHRT_GEMV_SIDE: 0-4, garbage refused by name and the value kept */
+    const int keep = lr_gemv_p14s_side;
+    T_OK(lr_gemv_p14s_side_set("LEECHRT_GEMV_SIDE", "2"));
+    T_ASSERT(lr_gemv_leech_p14s_default_geom(77, 1001).side == 2, "LEECHRT_GEMV_SIDE=2 ignored");
+    T_ASSERT(lr_gemv_p14s_side_set("LEECHRT_GEMV_SIDE", "two") == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_SIDE"),
+             "LEECHRT_GEMV_SIDE=two accepted");
+    T_ASSERT(lr_gemv_p14s_side_set("LEECHRT_GEMV_SIDE", "5") == LR_EINVAL && lr_gemv_p14s_side == 2,
+             "LEECHRT_GEMV_SIDE=5 accepted");
+    T_OK(lr_gemv_p14s_side_set("LEECHRT_GEMV_SIDE", NULL)); /* unset: unchanged */
+    T_ASSERT(lr_gemv_p14s_side == 2, "unset changed the setting");
+    lr_gemv_p14s_side = keep;
     return T_PASS;
 }
 
