@@ -53,6 +53,10 @@ static int device_cc(const char *s, char *dev, size_t n, int *cc)
 int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const char *commits, lr_tuning_pick *picks,
                               int max, int *n)
 {
+    /* "ARM@ball" selects the rows of sweeps over ball-drawn blocks; the
+     * table rows keep the arm's own name (the table is keyed by it). */
+    char base[32];
+    snprintf(base, sizeof base, "%.*s", (int)strcspn(arm, "@"), arm);
     static const char *cols[5 + LR_TUNE_KNOBS] = { "commit", "device", "arm",    "rows",   "cols",
                                                    "threads", "rpw",   "unroll", "tile",   "extra0",
                                                    "extra1",  "minb",  "extra2", "extra3", "extra4" };
@@ -80,8 +84,8 @@ int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const 
         }
         p.row.rows = (int)v[0], p.row.cols = (int)v[1], p.row.us = v[2];
         for (int k = 0; k < LR_TUNE_KNOBS; k++) p.row.knobs[k] = (int)v[3 + k];
-        if (!lr_tuning_engine_runs(arm, p.row.knobs)) continue; /* measured, but no table row */
-        snprintf(p.arm, sizeof p.arm, "%s", arm);
+        if (!lr_tuning_engine_runs(base, p.row.knobs)) continue; /* measured, but no table row */
+        snprintf(p.arm, sizeof p.arm, "%s", base);
         int i;
         for (i = 0; i < *n; i++)
             if (picks[i].row.cc == p.row.cc && !strcmp(picks[i].device, p.device) && picks[i].row.rows == p.row.rows &&

@@ -141,6 +141,30 @@ static int test_malformed_refused(void)
     return T_PASS;
 }
 
+/* "ARM@ball" picks only the rows of sweeps over ball-drawn blocks and names
+ * the table rows by the arm itself; the plain name ignores those rows; the
+ * removed-feature filter still applies to the ball rows. */
+static int test_ball_rows(void)
+{
+    write_csv(HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 20.0, 768, 1, 0, 196609)
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s@ball", 5120, 17408, 19.0, 736, 1, 0, 65537)
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s@ball", 5120, 17408, 18.5, 768, 1, 0, 262145)
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s@ball", 5120, 17408, 10.0, 256, 1, 0, 5) /* xh: out */
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 5120, 9.0, 128, 1, 0, 1));
+    lr_tuning_pick p[8];
+    int n;
+    T_OK(lr_tuning_csv_best(g_path, "leech_p14s@ball", NULL, p, 8, &n));
+    T_ASSERT(n == 1, "%d shapes, want 1 (the class-uniform 5120 x 5120 row is not a ball row)", n);
+    T_ASSERT(p[0].row.us == 18.5 && p[0].row.knobs[0] == 768 && p[0].row.knobs[8] == 262145,
+             "ball down: %g us threads %d extra3 %d", p[0].row.us, p[0].row.knobs[0], p[0].row.knobs[8]);
+    T_ASSERT(!strcmp(p[0].row.arm, "leech_p14s"), "table arm %s", p[0].row.arm);
+    T_OK(lr_tuning_csv_best(g_path, "leech_p14s", NULL, p, 8, &n));
+    const lr_tuning_pick *d = find(p, n, "NVIDIA H200", 5120, 17408);
+    T_ASSERT(n == 2 && d && d->row.us == 20.0, "class-uniform picks: %d shapes, down %g us", n, d ? d->row.us : 0.0);
+    unlink(g_path);
+    return T_PASS;
+}
+
 /* The program: the picked rows land in the written table; without --table
  * it refuses (exit 2); a missing CSV fails naming it (exit 1). No GPU. */
 static int test_tune_gemv_from_csv(void)
@@ -164,6 +188,13 @@ static int test_tune_gemv_from_csv(void)
     T_ASSERT(strstr(text, "{ \"NVIDIA Test GPU\", 90, \"leech_p14s\", 77, 1001, { 64, 1, 2, 2, 1, -1, 0, -1, 3, 0 }, 3.50 },"),
              "row not in the table:\n%.400s", text);
     T_ASSERT(strstr(text, "const int lr_tuning_table_n ="), "table not complete");
+    /* --ball: a CSV with no ball rows has nothing to pick (exit 1); --ball with a non-Leech arm is refused */
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --ball --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--ball without ball rows: exit %d", WEXITSTATUS(st));
+    snprintf(cmd, sizeof cmd, "%s --arm f16 --ball --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--ball with f16: exit %d", WEXITSTATUS(st));
     snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --from-csv %s >/dev/null 2>&1", bin, g_path);
     st = system(cmd);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "without --table: exit %d", WEXITSTATUS(st));
@@ -178,6 +209,6 @@ int main(int argc, char **argv)
 {
     g_argv0 = argv[0];
     static const t_case cases[] = { T_CASE(test_fastest_per_shape), T_CASE(test_malformed_refused), T_CASE(test_xh_rows_left_out),
-                                    T_CASE(test_tune_gemv_from_csv) };
-    return t_main(__FILE__, cases, 3, argc, argv);
+                                    T_CASE(test_ball_rows), T_CASE(test_tune_gemv_from_csv) };
+    return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

@@ -140,5 +140,5 @@ int main(int argc, char **argv)
     }
     static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc),
                                     T_CASE(test_appliance_embeds_kernels) };
-    return t_main(__FILE__, cases, 3, argc, argv);
+    return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

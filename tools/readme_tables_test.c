@@ -68,5 +68,5 @@ int main(int argc, char **argv)
     snprintf(g_plots, sizeof g_plots, "%s/../bin/plots", dir);
     static const t_case cases[] = { T_CASE(test_readme_matches_results), T_CASE(test_tables_check_detects_drift),
                                     T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift) };
-    return t_main(__FILE__, cases, 4, argc, argv);
+    return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

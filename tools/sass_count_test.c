@@ -119,5 +119,5 @@ int main(int argc, char **argv)
     snprintf(g_bin, sizeof g_bin, "%s/../bin/sass_count", g_dir);
     const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected), T_CASE(test_bad_specs),
                              T_CASE(test_no_narrow_load_before_pdl_wait) };
-    return t_main(__FILE__, cases, 4, argc, argv);
+    return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

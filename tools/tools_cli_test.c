@@ -132,5 +132,5 @@ int main(int argc, char **argv)
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
                                     T_CASE(test_bench_gemv_layer_fused_alone) };
-    return t_main(__FILE__, cases, 3, argc, argv);
+    return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

@@ -44,6 +44,9 @@ static void usage(FILE *f)
                "                    candidate per device and shape in this tune CSV (e.g. several sweeps\n"
                "                    of different candidate sets, or bench/results/h200_tune_ARM.csv)\n"
                "  --commits LIST    with --from-csv: only rows of these commits\n"
+               "  --ball            Leech arms: blocks drawn over the ball, like real weights and the\n"
+               "                    synthetic models (CSV rows named ARM@ball; with --from-csv, only\n"
+               "                    those rows) instead of class-uniform (6x the exceptions)\n"
                "  --csv FILE        append every candidate as CSV\n"
                "  --reps N          graph replays per timing (default 10)\n"
                "  -h, --help\n");
@@ -104,10 +107,11 @@ int main(int argc, char **argv)
     const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;
     int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, tl[8] = { 0 }, ntl = 1, mb[8] = { 0 }, nmb = 1, reps = 10;
-    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1;
+    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--ball")) { ball = 1; continue; }
         if (!v) { fprintf(stderr, "tune_gemv: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--arm")) armname = v;
@@ -132,14 +136,18 @@ int main(int argc, char **argv)
     }
     const lr_gemv_arm *arm = armname ? lr_gemv_arm_find(armname) : NULL;
     if (!arm) { fprintf(stderr, "tune_gemv: --arm names no registered arm\n"); return 2; }
+    if (ball && strncmp(arm->name, "leech", 5)) { fprintf(stderr, "tune_gemv: --ball is for the Leech arms\n"); return 2; }
+    /* rows of a ball-drawn sweep are told apart by their arm name, as in bench_gemv */
+    char csv_arm[64];
+    snprintf(csv_arm, sizeof csv_arm, "%s%s", arm->name, ball ? "@ball" : "");
     if (from) {
         int n;
         if (!table) { fprintf(stderr, "tune_gemv: --from-csv needs --table\n"); return 2; }
-        if (lr_tuning_csv_best(from, arm->name, commits, g_new, MAXW, &n)) {
+        if (lr_tuning_csv_best(from, csv_arm, commits, g_new, MAXW, &n)) {
             fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
             return 1;
         }
-        if (!n) { fprintf(stderr, "tune_gemv: %s has no %s rows%s%s\n", from, arm->name, commits ? " of " : "", commits ? commits : ""); return 1; }
+        if (!n) { fprintf(stderr, "tune_gemv: %s has no %s rows%s%s\n", from, csv_arm, commits ? " of " : "", commits ? commits : ""); return 1; }
         for (int i = 0; i < n; i++) {
             const lr_tuning_row *t = &g_new[i].row;
             const int *k = t->knobs;
@@ -184,7 +192,7 @@ int main(int argc, char **argv)
             for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++)
             for (int m = 0; m < nmb; m++) for (int i2 = 0; i2 < ne2; i2++) for (int i3 = 0; i3 < ne3; i3++)
             for (int i4 = 0; i4 < ne4; i4++) {
-                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3], e4[i4] }, mb[m], 0 };
+                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3], e4[i4] }, mb[m], ball };
                 one_run r = { arm, NULL, copies, x, y };
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);
@@ -192,7 +200,7 @@ int main(int argc, char **argv)
                 if (!rc) rc = lr_time_graph(enqueue, &r, copies, reps, &us);
                 if (r.st) arm->destroy(r.st);
                 if (rc) { printf("  %s %dx%d t%d r%d u%d e%d/%d/%d/%d/%d m%d: %s\n", model, R[k], C[k], th[a], rp[b], un[c], e0[e], e1[f], e2[i2], e3[i3], e4[i4], mb[m], lr_errmsg()); continue; }
-                lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", arm->name, model, names[k], R[k],
+                lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", csv_arm, model, names[k], R[k],
                            C[k], arm->bits_per_weight, us, err, th[a], rp[b], un[c], e0[e], e1[f], tl[h], mb[m], e2[i2], e3[i3], e4[i4]);
                 if (us < best) {
                     best = us;
