@@ -170,6 +170,9 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
  * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
  * row group, prefetch. */
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
+/* The SwiGLU gate|up kernel's: tuning row "leech_p14s_swiglu" where the
+ * table has one (its knobs over the defaults), else default_geom's. */
+lr_leech_geom lr_gemv_leech_p14s_default_geom_swiglu(int rows, int cols);
 /* default_geom's early (see lr_leech_geom): 1 unless set by
  * lr_gemv_p14s_early_set (LEECHRT_GEMV_EARLY, 0, 1 or 2; garbage refused,
  * naming what), the engine's and bench_gemv's comparison switch. */
@@ -231,6 +234,10 @@ extern const lr_gemv_arm lr_arm_leech_p14s_decode;
 /* The row end's control (LR_NOEPI): the whole GEMV, its end without the
  * exceptions', tail's and row scales' loads, over a layout that has none. */
 extern const lr_gemv_arm lr_arm_leech_p14s_noepi;
+/* The engine's gate|up: the pair layout's GEMV ending in SwiGLU (rows =
+ * gate + up rows, y = rows / 2 values), verified against the SwiGLU
+ * reference; tuning rows "leech_p14s_swiglu". */
+extern const lr_gemv_arm lr_arm_leech_p14s_swiglu;
 
 /* ---- Engine API: Leech tensors of the artifact as one device matrix ----
  * lr_leech_dev_upload unfolds one or more Leech tensor views with the same

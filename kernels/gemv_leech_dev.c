@@ -79,7 +79,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     size_t o_tab = al256(L.bytes), o_scale = o_tab + al256(n_tab), o_tail = o_scale + al256(n_scale),
            o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
     d->bytes = o_dw + al256(n_exc ? n_exc : 4);
-    d->geom = lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
+    d->geom = d->swiglu ? lr_gemv_leech_p14s_default_geom_swiglu(L.rows, L.cols) : lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     d->ntab = L.nentries;
     lr_jit_spec spec;
     rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget())

@@ -148,11 +148,33 @@ int lr_gemv_p14s_side = 0;
 
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
+/* The defaults under arm's tuning row; 0 when the table has none. */
+static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
+{
+    const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side };
+    int t[LR_TUNE_KNOBS];
+    *g = base;
+    if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
+    lr_gemv_leech_p14s_apply_knobs(g, t);
+    return 1;
+}
+
 lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 {
-    lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side };
-    int t[LR_TUNE_KNOBS];
-    if (lr_tuning_lookup("leech_p14s", rows, cols, t)) lr_gemv_leech_p14s_apply_knobs(&g, t);
+    lr_leech_geom g;
+    geom_of("leech_p14s", rows, cols, &g);
+    return g;
+}
+
+/* Why a row of its own: the SwiGLU end (pair layout, the split's pair
+ * exchange) changes which geometry is best. In the 14B engine, gate|up at
+ * 736 threads + 1 side warp took 39.6 us per layer against 31.7 at 768 + 4,
+ * while the plain GEMV's sweep over ball-drawn blocks had 736 + 1 ahead
+ * (32.20 against 32.81 us; h200_engine_variants.csv, h200_tune_leech_p14s.csv). */
+lr_leech_geom lr_gemv_leech_p14s_default_geom_swiglu(int rows, int cols)
+{
+    lr_leech_geom g;
+    if (!geom_of("leech_p14s_swiglu", rows, cols, &g)) geom_of("leech_p14s", rows, cols, &g);
     return g;
 }
 
@@ -291,7 +313,7 @@ typedef struct {
     lr_leech_arm_img img;
     CUfunction fn;
     lr_launch_geom g;
-    int mode; /* CTL_GEMV, or the control arms leech_p14s_loads / leech_p14s_decode */
+    int mode; /* CTL_GEMV, CTL_SWIGLU, or the control arms leech_p14s_loads / _decode / _noepi */
 } p14s_state;
 
 static void p14s_destroy(void *p)
@@ -303,7 +325,25 @@ static void p14s_destroy(void *p)
     free(s);
 }
 
-enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI };
+enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI, CTL_SWIGLU };
+
+/* The SwiGLU arm's matrix: gate and up (rows / 2 each, their own centroids,
+ * so two class tables as in the engine) as a pair layout. */
+static int random_pair(int rows, int cols, int dist, uint64_t seed, lr_p14s *L)
+{
+    if (rows % 2) return LR_FAIL(LR_EINVAL, "leech_p14s_swiglu: %d rows, not gate/up pairs", rows);
+    lr_leech_matrix m[2];
+    int rc = lr_leech_random_matrix(rows / 2, cols, 12, 1, dist, seed, &m[0]);
+    if (!rc) rc = lr_leech_random_matrix(rows / 2, cols, 12, 1, dist, seed + 1, &m[1]);
+    else memset(&m[1], 0, sizeof m[1]);
+    if (!rc) {
+        m[1].centroid[0] *= 1.25f;
+        const lr_leech_matrix *pp[2] = { &m[0], &m[1] };
+        rc = lr_p14s_unfold_pair(pp, 0, L);
+    }
+    lr_leech_random_free(&m[0]), lr_leech_random_free(&m[1]);
+    return rc;
+}
 
 static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int mode, void **out)
 {
@@ -312,16 +352,23 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
     s->mode = mode;
     s->rows = rows, s->cols = cols;
-    lr_leech_geom geom = lr_gemv_leech_p14s_default_geom(rows, cols);
+    lr_leech_geom geom = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_default_geom_swiglu(rows, cols)
+                                            : lr_gemv_leech_p14s_default_geom(rows, cols);
     if (o) {
         const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
                                        o->extra[1], o->minb, o->extra[2], o->extra[3], o->extra[4] };
         lr_gemv_leech_p14s_apply_knobs(&geom, k);
     }
-    lr_leech_matrix m;
-    int rc = lr_leech_random_matrix(rows, cols, 12, 1, o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES, seed, &m);
-    if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);
-    lr_leech_random_free(&m);
+    const int dist = o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES;
+    int rc;
+    if (mode == CTL_SWIGLU) {
+        rc = random_pair(rows, cols, dist, seed, &s->L);
+    } else {
+        lr_leech_matrix m;
+        rc = lr_leech_random_matrix(rows, cols, 12, 1, dist, seed, &m);
+        if (!rc) rc = lr_p14s_unfold(&m, 0, &s->L);
+        lr_leech_random_free(&m);
+    }
     /* decode-only: every row group holds row group 0's codes (the kernel
      * reads only those), so the GEMV reference checks it as it is */
     const size_t per = (size_t)s->L.sc * LR_P14S_SEG;
@@ -335,7 +382,9 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
         if (s->L.tail) memset(s->L.tail_f16, 0, sizeof(uint16_t) * (size_t)rows * s->L.tail);
     }
     lr_jit_spec spec;
-    if (!rc) rc = lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
+    if (!rc)
+        rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget())
+                                : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
     if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc && mode == CTL_NOEPI) lr_jit_spec_set(&spec, "noepi", 1);
@@ -360,9 +409,12 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_fill_random(LR_E_F32, x, (size_t)s->cols, &r, 1.0);
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&s->L, x, y, a);
+    if (s->mode == CTL_SWIGLU) a[8].count = (size_t)s->rows / 2; /* h: one value per gate/up pair */
     lr_verify_report rep;
-    int rc = lr_call_verify(s->mode == CTL_LOADS ? &lr_gemv_leech_p14s_loads_desc : &lr_gemv_leech_p14s_desc, s->fn, a, s->g,
-                            LR_GEMV_LEECH_TOL, &rep);
+    const lr_kernel_desc *desc = s->mode == CTL_LOADS    ? &lr_gemv_leech_p14s_loads_desc
+                                 : s->mode == CTL_SWIGLU ? &lr_gemv_leech_p14s_swiglu_desc
+                                                         : &lr_gemv_leech_p14s_desc;
+    int rc = lr_call_verify(desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
     free(x), free(y);
     return rc;
@@ -415,6 +467,14 @@ static int noepi_prepare(int rows, int cols, int copies, uint64_t seed, const lr
     return prepare(rows, cols, copies, seed, o, CTL_NOEPI, out);
 }
 
+/* The engine's gate|up kernel: the GEMV over a pair layout ending in SwiGLU
+ * (rows = gate + up, rows / 2 outputs), at its own tuning rows
+ * ("leech_p14s_swiglu", else "leech_p14s"'s). */
+static int swiglu_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_SWIGLU, out);
+}
+
 const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
                                         p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s_loads = { "leech_p14s_loads", 4.8, loads_prepare, p14s_verify, p14s_launch,
@@ -423,3 +483,5 @@ const lr_gemv_arm lr_arm_leech_p14s_decode = { "leech_p14s_decode", 4.8, decode_
                                                p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s_noepi = { "leech_p14s_noepi", 4.8, noepi_prepare, p14s_verify, p14s_launch,
                                               p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s_swiglu = { "leech_p14s_swiglu", 4.8, swiglu_prepare, p14s_verify, p14s_launch,
+                                               p14s_bytes, p14s_destroy };

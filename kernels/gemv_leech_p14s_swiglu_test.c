@@ -8,6 +8,7 @@
  * launches of the split bit-identical (its slots reset). */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/gemv_arm.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/random.h"
@@ -89,6 +90,25 @@ static int test_spec(void)
     return T_PASS;
 }
 
+/* The SwiGLU kernel's geometry: its own tuning row where there is one,
+ * else the plain GEMV's (here both given by LEECHRT_TUNE's override, which
+ * the lookup reads ahead of the table). */
+static int test_default_geom_swiglu(void)
+{
+    T_OK(lr_tuning_override_set("test", "leech_p14s:2000x960=256/1/2/1/1/1/0/0/1/0"));
+    lr_leech_geom g = lr_gemv_leech_p14s_default_geom_swiglu(2000, 960);
+    T_ASSERT(g.threads == 256 && g.xw == 1 && g.side == 0, "fallback: threads %d xw %d side %d", g.threads, g.xw, g.side);
+    T_OK(lr_tuning_override_set("test", "leech_p14s:2000x960=256/1/2/1/1/1/0/0/1/0;"
+                                        "leech_p14s_swiglu:2000x960=736/1/2/1/1/1/0/0/68608/0"));
+    g = lr_gemv_leech_p14s_default_geom_swiglu(2000, 960);
+    T_ASSERT(g.threads == 736 && g.side == 1 && g.bal == 2 && g.xw == 0, "own row: threads %d side %d bal %d xw %d",
+             g.threads, g.side, g.bal, g.xw);
+    g = lr_gemv_leech_p14s_default_geom(2000, 960);
+    T_ASSERT(g.threads == 256, "the plain GEMV took the SwiGLU row (threads %d)", g.threads);
+    T_OK(lr_tuning_override_set("test", ""));
+    return T_PASS;
+}
+
 /* ---- GPU ---- */
 
 static int verify(int R, int cols, lr_leech_geom geom, uint64_t seed, int launches)
@@ -145,4 +165,33 @@ static int test_gpu_geometries(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference), T_CASE(test_spec), T_CASE(test_gpu_geometries))
+/* The benchmark and tuning arm leech_p14s_swiglu: prepare (gate and up drawn
+ * over the ball or class-uniform, a pair layout) and verify every output
+ * against the SwiGLU reference, at a side-warp split geometry and a plain one. */
+static int test_gpu_arm(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    lr_cu_set_smem_budget(0);
+    const lr_gemv_arm_opts o[3] = {
+        { 736, 1, 2, 1, { 1, 1, 0, 68608, 0 }, 0, 1 },  /* split + ilv, 1 side warp, ball */
+        { 768, 1, 2, 1, { 1, 1, 0, 265216, 0 }, 0, 0 }, /* the same with 4 side warps, class-uniform */
+        { 128, 1, 2, 1, { 1, -1, -1, 1, 0 }, 0, 1 },    /* one row group per CTA, x per warp */
+    };
+    for (int i = 0; i < 3; i++) {
+        void *st = NULL;
+        double err = 0;
+        int rc = lr_arm_leech_p14s_swiglu.prepare(2 * 1000 + 16 * i, 1000 + 24 * i, 1, 900 + (uint64_t)i, &o[i], &st);
+        if (!rc) rc = lr_arm_leech_p14s_swiglu.verify(st, 901 + (uint64_t)i, &err);
+        if (st) lr_arm_leech_p14s_swiglu.destroy(st);
+        printf("    arm case %d: max rel err %.2e\n", i, err);
+        T_OK(rc);
+    }
+    void *st = NULL;
+    T_ASSERT(lr_arm_leech_p14s_swiglu.prepare(2001, 960, 1, 9, &o[2], &st) == LR_EINVAL && !st && strstr(lr_errmsg(), "2001"),
+             "odd rows: %s", lr_errmsg());
+    lr_clear_error();
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_reference), T_CASE(test_spec), T_CASE(test_default_geom_swiglu), T_CASE(test_gpu_geometries),
+       T_CASE(test_gpu_arm))

@@ -405,13 +405,15 @@ static int test_table_rows_fit(void)
     int n = 0;
     for (int i = 0; i < lr_tuning_table_n; i++) {
         const lr_tuning_row *t = &lr_tuning_table[i];
-        if (strcmp(t->arm, "leech_p14s")) continue;
+        const int swiglu = !strcmp(t->arm, "leech_p14s_swiglu");
+        if (strcmp(t->arm, "leech_p14s") && !swiglu) continue;
         lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1, .early = 1 };
         lr_gemv_leech_p14s_apply_knobs(&g, t->knobs);
         lr_jit_spec s;
         lr_launch_geom lg;
-        int rc = lr_gemv_leech_p14s_spec(&s, &lg, t->rows, t->cols, 1205, g, 232448);
-        T_ASSERT(rc == LR_OK, "%s row %dx%d: %s", t->device, t->rows, t->cols, lr_errmsg());
+        int rc = swiglu ? lr_gemv_leech_p14s_spec_swiglu(&s, &lg, t->rows, t->cols, 1205, g, 232448)
+                        : lr_gemv_leech_p14s_spec(&s, &lg, t->rows, t->cols, 1205, g, 232448);
+        T_ASSERT(rc == LR_OK, "%s %s row %dx%d: %s", t->device, t->arm, t->rows, t->cols, lr_errmsg());
         T_ASSERT(lg.block.x <= 1024 && lg.block.x == (unsigned)(g.threads + 32 * g.side), "%dx%d: block %u",
                  t->rows, t->cols, lg.block.x);
         n++;

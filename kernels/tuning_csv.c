@@ -25,7 +25,7 @@
  * rows stay in the CSV. */
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
-    if (strcmp(arm, "leech_p14s")) return 1;
+    if (strcmp(arm, "leech_p14s") && strcmp(arm, "leech_p14s_swiglu")) return 1;
     return !((knobs[8] > 0 && (knobs[8] & (4 | 128 | 256 | 8192 | 16384 | 32768))) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
 }
 

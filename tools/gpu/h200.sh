@@ -85,7 +85,7 @@ case $cmd in
       # gate|up and down shape, swept per shape: the shape's own extra3 plus the side bits,
       # 640 / 672 threads where warp groups of whole warps fit (docs/layouts.md, "The row
       # end's loads in side warps").
-      leech_p14s) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra3 1,3 --minb 0,3,7" ;;
+      leech_p14s|leech_p14s_swiglu) k="--threads 128,256,512 --rpw 1 --unroll 2 --tile 1,3 --extra0 1 --extra1 -1 --extra3 1,3 --minb 0,3,7" ;;
       leech_p14)  k="--threads 128,256 --rpw 1 --unroll 1 --tile 0,3 --extra0 1 --extra1 -1" ;;
       leech_i8)   k="--threads 128,256 --rpw 1 --unroll 1 --extra0 1 --extra1 1 --minb 0,3,6" ;;
       *) echo "tune: no candidate set for arm $arm" >&2; exit 2 ;;
