@@ -150,9 +150,13 @@ static int test_ball_rows(void)
               ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s@ball", 5120, 17408, 19.0, 736, 1, 0, 65537)
               ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s@ball", 5120, 17408, 18.5, 768, 1, 0, 262145)
               ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s@ball", 5120, 17408, 10.0, 256, 1, 0, 5) /* xh: out */
-              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 5120, 9.0, 128, 1, 0, 1));
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 5120, 9.0, 128, 1, 0, 1)
+              ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s_swiglu@ball@pdl", 5120, 17408, 30.0, 672, 1, 0, 200728));
     lr_tuning_pick p[8];
     int n;
+    T_OK(lr_tuning_csv_best(g_path, "leech_p14s_swiglu@ball@pdl", NULL, p, 8, &n));
+    T_ASSERT(n == 1 && p[0].row.knobs[0] == 672 && !strcmp(p[0].row.arm, "leech_p14s_swiglu"), "@ball@pdl: %d rows, arm %s",
+             n, n ? p[0].row.arm : "");
     T_OK(lr_tuning_csv_best(g_path, "leech_p14s@ball", NULL, p, 8, &n));
     T_ASSERT(n == 1, "%d shapes, want 1 (the class-uniform 5120 x 5120 row is not a ball row)", n);
     T_ASSERT(p[0].row.us == 18.5 && p[0].row.knobs[0] == 768 && p[0].row.knobs[8] == 262145,

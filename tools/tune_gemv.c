@@ -47,6 +47,8 @@ static void usage(FILE *f)
                "  --ball            Leech arms: blocks drawn over the ball, like real weights and the\n"
                "                    synthetic models (CSV rows named ARM@ball; with --from-csv, only\n"
                "                    those rows) instead of class-uniform (6x the exceptions)\n"
+               "  --pdl             time the copies as a chain of programmatic dependent launches, as the\n"
+               "                    engine's step runs its kernels (CSV rows named ARM@pdl; sm_90)\n"
                "  --csv FILE        append every candidate as CSV\n"
                "  --reps N          graph replays per timing (default 10)\n"
                "  -h, --help\n");
@@ -107,11 +109,12 @@ int main(int argc, char **argv)
     const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;
     int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, tl[8] = { 0 }, ntl = 1, mb[8] = { 0 }, nmb = 1, reps = 10;
-    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0;
+    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0, pdl = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--ball")) { ball = 1; continue; }
+        if (!strcmp(a, "--pdl")) { pdl = 1; continue; }
         if (!v) { fprintf(stderr, "tune_gemv: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--arm")) armname = v;
@@ -139,7 +142,7 @@ int main(int argc, char **argv)
     if (ball && strncmp(arm->name, "leech", 5)) { fprintf(stderr, "tune_gemv: --ball is for the Leech arms\n"); return 2; }
     /* rows of a ball-drawn sweep are told apart by their arm name, as in bench_gemv */
     char csv_arm[64];
-    snprintf(csv_arm, sizeof csv_arm, "%s%s", arm->name, ball ? "@ball" : "");
+    snprintf(csv_arm, sizeof csv_arm, "%s%s%s", arm->name, ball ? "@ball" : "", pdl ? "@pdl" : "");
     if (from) {
         int n;
         if (!table) { fprintf(stderr, "tune_gemv: --from-csv needs --table\n"); return 2; }
@@ -160,6 +163,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (lr_cu_init(0)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
+    if (pdl && !lr_cu_pdl_supported()) { fprintf(stderr, "tune_gemv: --pdl: this device has no programmatic dependent launch\n"); return 1; }
     const lr_device_info *d = lr_cu_device();
     char devname[200];
     snprintf(devname, sizeof devname, "%s (%s)", d->name, d->arch);
@@ -197,7 +201,12 @@ int main(int argc, char **argv)
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);
                 if (!rc) rc = arm->verify(r.st, 99, &err);
-                if (!rc) rc = lr_time_graph(enqueue, &r, copies, reps, &us);
+                if (!rc) {
+                    /* the launches captured into the graph carry the PDL attribute */
+                    const int was = lr_cu_set_pdl(pdl);
+                    rc = lr_time_graph(enqueue, &r, copies, reps, &us);
+                    lr_cu_set_pdl(was);
+                }
                 if (r.st) arm->destroy(r.st);
                 if (rc) { printf("  %s %dx%d t%d r%d u%d e%d/%d/%d/%d/%d m%d: %s\n", model, R[k], C[k], th[a], rp[b], un[c], e0[e], e1[f], e2[i2], e3[i3], e4[i4], mb[m], lr_errmsg()); continue; }
                 lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", csv_arm, model, names[k], R[k],
