@@ -87,6 +87,15 @@ static int test_spec(void)
                                                 232448) == LR_OK,
                  "%dx%d: %s", shapes[i][0], shapes[i][1], lr_errmsg());
     lr_tuning_set_target("", 0);
+    /* the GPU arm test's split geometries (test_gpu_arm), as the arm applies its knobs */
+    const int k0[LR_TUNE_KNOBS] = { 736, 1, 2, 1, 1, 1, 0, 0, 68608, 0 }, k1[LR_TUNE_KNOBS] = { 768, 1, 2, 1, 1, 1, 0, 0, 265216, 0 };
+    lr_leech_geom a0 = plain, a1 = plain;
+    lr_gemv_leech_p14s_apply_knobs(&a0, k0), lr_gemv_leech_p14s_apply_knobs(&a1, k1);
+    T_ASSERT(a0.side == 1 && a0.bal == 2 && a1.side == 4, "knobs: side %d bal %d, side %d", a0.side, a0.bal, a1.side);
+    T_ASSERT(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 4400, 1000, 1206, a0, 232448) == LR_OK, "4400 x 1000, 736 + 1: %s", lr_errmsg());
+    T_ASSERT(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 4400, 1024, 1206, a1, 232448) == LR_OK, "4400 x 1024, 768 + 4: %s", lr_errmsg());
+    T_ASSERT(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 2000, 1000, 1206, a0, 232448) == LR_EUNSUPPORTED, "2000 rows at 736: one row group per CTA, 32 threads a row");
+    lr_clear_error();
     return T_PASS;
 }
 
@@ -172,10 +181,10 @@ static int test_gpu_arm(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     lr_cu_set_smem_budget(0);
-    /* rows: 4400 gives the split at 768 threads 3 row groups per CTA (a
-     * row end of 16 threads); 2000 at 736 threads, 2 */
+    /* 4400 rows give the split 2+ row groups per CTA, so a row's end has at
+     * most 16 threads (test_spec checks these geometries on the CPU) */
     const struct { int rows, cols; lr_gemv_arm_opts o; } c[3] = {
-        { 2000, 1000, { 736, 1, 2, 1, { 1, 1, 0, 68608, 0 }, 0, 1 } },  /* split + ilv, 1 side warp, ball */
+        { 4400, 1000, { 736, 1, 2, 1, { 1, 1, 0, 68608, 0 }, 0, 1 } },  /* split + ilv, 1 side warp, ball */
         { 4400, 1024, { 768, 1, 2, 1, { 1, 1, 0, 265216, 0 }, 0, 0 } }, /* 4 side warps, class-uniform */
         { 2032, 1048, { 128, 1, 2, 1, { 1, -1, -1, 1, 0 }, 0, 1 } },    /* one row group per CTA, x per warp */
     };

@@ -67,12 +67,12 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
 // CTA finishes them: the Planes14S split); tail [rows][TAIL] f16 multiplies
 // x[tail_col0 ..]. All threads of the CTA call it (no early exit); with
 // GROUP, all THREADS threads of one group of consecutive whole warps.
-template <int THREADS, int NR, int WARPS, int TAIL, bool GROUP = false, bool SWIGLU = false>
-LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__restrict__ exc_ptr,
-                             const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
-                             const u16 *__restrict__ tail, const float *__restrict__ x, int tail_col0,
-                             const float *__restrict__ row_scale, float *__restrict__ y,
-                             const u8 *skip = nullptr)
+// The batch's NR rows dealt to groups of TPR threads: f(i, row, ok, sub)
+// for every row i this thread's group takes (ok: the row exists and is not
+// skipped; sub: the thread's index in its group). THREADS threads call it,
+// with GROUP the threads of one warp group (threadIdx.x % THREADS).
+template <int THREADS, int NR, bool GROUP, class F>
+LR_DEV void lr_rows_each(int row0, int rows, const u8 *skip, F f)
 {
     constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR, GROUPS = THREADS / TPR;
     // (unsigned, as threadIdx.x: a signed index cost the Planes14S gate|up
@@ -81,7 +81,19 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
     const int sub = tid % TPR;
     for (int i = tid / TPR; i < NR; i += GROUPS) {
         const int row = row0 + i;
-        const bool ok = row < rows && !(skip && skip[i]);
+        f(i, row, row < rows && !(skip && skip[i]), sub);
+    }
+}
+
+template <int THREADS, int NR, int WARPS, int TAIL, bool GROUP = false, bool SWIGLU = false>
+LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__restrict__ exc_ptr,
+                             const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
+                             const u16 *__restrict__ tail, const float *__restrict__ x, int tail_col0,
+                             const float *__restrict__ row_scale, float *__restrict__ y,
+                             const u8 *skip = nullptr)
+{
+    constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR;
+    lr_rows_each<THREADS, NR, GROUP>(row0, rows, skip, [&](int i, int row, bool ok, int sub) {
         float rs = 0.f;
         u32 e0 = 0, e1 = 0;
         if (ok && LR_NOEPI) rs = 1.f;
@@ -92,7 +104,7 @@ LR_DEV void lr_rows_epilogue(const float *red, int row0, int rows, const u32 *__
             return t;
         };
         lr_row_finish<TPR, NR, WARPS, SWIGLU>(ok, i, row, e0, e1, rs, tail_t, red, exc_col, exc_dw, x, y);
-    }
+    });
 }
 
 // The same end with its global loads fetched ahead (Planes14S LR_EPF=1).
@@ -227,17 +239,13 @@ template <int THREADS, int NR, int WARPS, int SNR, bool GROUP = false, bool SWIG
 LR_DEV void lr_rows_epilogue_side(const float *red, int row0, int rows, const float *sd, int i0,
                                   float *__restrict__ y, const u8 *skip = nullptr)
 {
-    constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR, GROUPS = THREADS / TPR;
-    const unsigned tid = GROUP ? threadIdx.x % THREADS : threadIdx.x;
-    const int sub = tid % TPR;
-    for (int i = tid / TPR; i < NR; i += GROUPS) {
-        const int row = row0 + i;
-        const bool ok = row < rows && !(skip && skip[i]);
+    constexpr int TPR = lr_rows_geom<THREADS, NR>::TPR;
+    lr_rows_each<THREADS, NR, GROUP>(row0, rows, skip, [&](int i, int row, bool ok, int sub) {
         const float rs = ok ? sd[i0 + i] : 0.f;
         const float s0 = ok && sub == 0 ? sd[2 * SNR + i0 + i] : 0.f, t0 = ok && sub == 0 ? sd[SNR + i0 + i] : 0.f;
         auto tail_t = [&]() { return t0; };
         lr_row_finish<TPR, NR, WARPS, SWIGLU>(ok, i, row, 0u, 0u, rs, tail_t, red, nullptr, nullptr, nullptr, y, s0);
-    }
+    });
 }
 
 // Named barriers (PTX bar.sync / bar.arrive): the side warp arrives, the
