@@ -167,10 +167,10 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols)
 }
 
 /* Why a row of its own: the SwiGLU end (pair layout, the split's pair
- * exchange) changes which geometry is best. In the 14B engine, gate|up at
- * 736 threads + 1 side warp took 39.6 us per layer against 31.7 at 768 + 4,
- * while the plain GEMV's sweep over ball-drawn blocks had 736 + 1 ahead
- * (32.20 against 32.81 us; h200_engine_variants.csv, h200_tune_leech_p14s.csv). */
+ * exchange) may change which geometry is best. (It did not explain the one
+ * misranking found: in the 14B engine gate|up at 736 threads + 1 side warp
+ * took 39.3 us per layer against 30.9 at 768 + 4, and the sweeps of this
+ * kernel had it ahead too; docs/layouts.md, "Tuning on ball-drawn blocks".) */
 lr_leech_geom lr_gemv_leech_p14s_default_geom_swiglu(int rows, int cols)
 {
     lr_leech_geom g;

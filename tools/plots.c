@@ -168,16 +168,18 @@ static int plot_side(lr_canvas *c)
     double vmax = 0;
     for (int m = 0; m < 4; m++)
         for (int k = 0; k < 4; k++) {
-            const char *commit = NULL; /* the shape's newest commit with a side-warp candidate */
+            /* the shape's newest commit with a side-warp candidate, among the
+               class-uniform sweeps (arm leech_p14s; not @ball or @pdl rows) */
+            const char *commit = NULL;
             for (int r = 0; r < f.n; r++)
-                if (!strcmp(lr_rcsv_get(&f, r, "model"), models[m]) && !strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) &&
-                    side_of(&f, r) > 0)
+                if (!strcmp(lr_rcsv_get(&f, r, "arm"), "leech_p14s") && !strcmp(lr_rcsv_get(&f, r, "model"), models[m]) &&
+                    !strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) && side_of(&f, r) > 0)
                     commit = lr_rcsv_get(&f, r, "commit");
             if (!commit) continue;
             int best[2] = { -1, -1 };
             for (int r = 0; r < f.n; r++) {
-                if (strcmp(lr_rcsv_get(&f, r, "model"), models[m]) || strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) ||
-                    strcmp(lr_rcsv_get(&f, r, "commit"), commit))
+                if (strcmp(lr_rcsv_get(&f, r, "arm"), "leech_p14s") || strcmp(lr_rcsv_get(&f, r, "model"), models[m]) ||
+                    strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) || strcmp(lr_rcsv_get(&f, r, "commit"), commit))
                     continue;
                 const int w = side_of(&f, r) > 0;
                 if (best[w] < 0 || atof(lr_rcsv_get(&f, r, "us")) < atof(lr_rcsv_get(&f, best[w], "us"))) best[w] = r;
