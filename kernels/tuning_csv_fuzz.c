@@ -1,6 +1,6 @@
 /* Fuzz target: arbitrary bytes as a tune_gemv CSV. lr_tuning_csv_best either
  * accepts them or refuses with LR_EFORMAT / LR_ERANGE; what it accepts is one
- * pick per (device, shape) with the arm asked for, positive shapes, a finite
+ * pick per (device, shape) with the arm asked for (its name before any '@'), positive shapes, a finite
  * time, and row pointers into the pick itself. */
 #include "kernels/tuning.h"
 #include "util/err.h"
@@ -16,7 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!f) return 0; /* fmemopen refuses size 0 on some libcs */
     static lr_tuning_pick picks[8];
     int n = -1;
-    int rc = lr_tuning_csv_best_stream(f, "fuzz.csv", "leech_p14s", size % 2 ? "aaa,bbb" : NULL, picks, 8, &n);
+    /* the plain arm name, or the rows of ball-drawn / PDL-chain sweeps (ARM@ball@pdl), whose picks
+       carry the plain name */
+    int rc = lr_tuning_csv_best_stream(f, "fuzz.csv", size % 3 ? "leech_p14s" : "leech_p14s@ball@pdl",
+                                       size % 2 ? "aaa,bbb" : NULL, picks, 8, &n);
     fclose(f);
     if (rc != LR_OK && rc != LR_EFORMAT && rc != LR_ERANGE) __builtin_trap();
     if (n < 0 || n > 8) __builtin_trap();

@@ -196,6 +196,9 @@ static int test_tune_gemv_from_csv(void)
     snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --ball --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
     st = system(cmd);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--ball without ball rows: exit %d", WEXITSTATUS(st));
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --pdl --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--pdl without PDL-chain rows: exit %d", WEXITSTATUS(st));
     snprintf(cmd, sizeof cmd, "%s --arm f16 --ball --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
     st = system(cmd);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--ball with f16: exit %d", WEXITSTATUS(st));

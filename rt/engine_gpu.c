@@ -560,8 +560,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Planes14S GEMVs load their first segments and class table before the
        PDL wait (1, default) or after it (0, for comparisons) */
     if (!rc) rc = lr_gemv_p14s_early_set("GPU engine: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY"));
-    /* Planes14S GEMVs with the side warp making the row ends' values (1) or
-       without (0) where the tuning table does not say (kernels/gemv_leech.h) */
+    /* Planes14S GEMVs with 1-4 side warps making the row ends' values, or
+       none (0), where the tuning table does not say (kernels/gemv_leech.h) */
     if (!rc) rc = lr_gemv_p14s_side_set("GPU engine: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));

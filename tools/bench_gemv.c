@@ -36,8 +36,8 @@ static void usage(FILE *f)
             "  --list           list the arms and exit\n"
             "  -h, --help       this text\n"
             "Environment: LEECHRT_GEMV_EARLY=0|1|2, Planes14S's loads before the PDL wait (as in\n"
-            "the engine; default 1, kernels/gemv_leech.h). LEECHRT_GEMV_SIDE=0|1, Planes14S's side warp\n"
-            "where the tuning table does not set it (default 0). LEECHRT_TUNE=ARM:ROWSxCOLS=K1,...,K10[;...]:\n"
+            "the engine; default 1, kernels/gemv_leech.h). LEECHRT_GEMV_SIDE=0-4, Planes14S's side warps\n"
+            "where the tuning table does not set them (default 0). LEECHRT_TUNE=ARM:ROWSxCOLS=K1,...,K10[;...]:\n"
             "launch geometries ahead of the tuning table (kernels/tuning.h).\n");
 }
 
