@@ -18,6 +18,8 @@ typedef struct lr_gemv_arm_opts {
     int minb;                        /* CTAs per SM the registers must allow (__launch_bounds__); 0 = default */
     int ball;                        /* Leech arms: random points drawn over the ball (LR_RANDOM_BALL, like
                                         real weights) instead of class-uniform (the default so far) */
+    const char *model;               /* Planes14S arms: the weights of this artifact's layer 0 instead of random
+                                        ones (kernels/leech_arm_model.h); NULL = random */
 } lr_gemv_arm_opts;
 
 typedef struct lr_gemv_arm {

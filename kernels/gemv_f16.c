@@ -121,5 +121,9 @@ int lr_bench_copies(int rows, int cols, double bits_per_weight, int l2_bytes)
 {
     double bytes = (double)rows * cols * (bits_per_weight > 0 ? bits_per_weight : 16) / 8;
     int copies = (int)ceil(4.0 * l2_bytes / bytes);
-    return copies < 2 ? 2 : copies > 64 ? 64 : copies;
+    if (copies < LR_BENCH_MIN_COPIES) copies = LR_BENCH_MIN_COPIES;
+    if (copies > 64) copies = 64;
+    const int fit = (int)(LR_BENCH_MAX_BYTES / bytes);
+    if (copies > fit) copies = fit;
+    return copies < 2 ? 2 : copies;
 }

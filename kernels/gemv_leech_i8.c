@@ -326,15 +326,15 @@ static int i8_verify(void *p, uint64_t seed, double *err)
 static int i8_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
 {
     i8_state *s = p;
-    CUdeviceptr w, ep, ec, ed, xq = s->xq ? s->dxq : x;
-    lr_leech_arm_img_copy(&s->img, copy, &w, &ep, &ec, &ed);
+    CUdeviceptr xq = s->xq ? s->dxq : x;
+    lr_leech_arm_ptrs c = lr_leech_arm_img_copy(&s->img, copy);
     int rows = s->rows, cols = s->cols;
     if (s->xq) {
         void *qa[] = { &x, &s->dxq, &cols };
         int rc = lr_cu_launch(s->fq, s->gq.grid, s->gq.block, 0, st, qa);
         if (rc) return rc;
     }
-    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &ep, &ec, &ed, &x, &xq, &y, &rows, &cols };
+    void *args[] = { &c.w, &c.tab, &c.scale, &c.tail, &c.exc_ptr, &c.exc_col, &c.exc_dw, &x, &xq, &y, &rows, &cols };
     return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
 }
 

@@ -246,10 +246,9 @@ static int p14_verify(void *p, uint64_t seed, double *err)
 static int p14_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
 {
     p14_state *s = p;
-    CUdeviceptr w;
-    lr_leech_arm_img_copy(&s->img, copy, &w, NULL, NULL, NULL);
+    lr_leech_arm_ptrs c = lr_leech_arm_img_copy(&s->img, copy);
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &x, &y, &rows, &cols };
+    void *args[] = { &c.w, &c.tab, &c.scale, &c.tail, &x, &y, &rows, &cols };
     return lr_cu_launch(s->fn, s->g.grid, s->g.block, s->g.smem, st, args);
 }
 

@@ -5,6 +5,7 @@
 #include "kernels/gemv_leech.h"
 #include "util/setting.h"
 #include "kernels/leech_arm_img.h"
+#include "kernels/leech_arm_model.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/random.h"
@@ -359,9 +360,14 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
                                        o->extra[1], o->minb, o->extra[2], o->extra[3], o->extra[4] };
         lr_gemv_leech_p14s_apply_knobs(&geom, k);
     }
+    /* the loads-only control has no row end, so no side warps to make it
+     * (its template refuses them; the table sets them on most shapes) */
+    if (mode == CTL_LOADS) geom.side = 0;
     const int dist = o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES;
     int rc;
-    if (mode == CTL_SWIGLU) {
+    if (o && o->model) {
+        rc = lr_leech_arm_model_p14s(o->model, rows, cols, mode == CTL_SWIGLU, &s->L);
+    } else if (mode == CTL_SWIGLU) {
         rc = random_pair(rows, cols, dist, seed, &s->L);
     } else {
         lr_leech_matrix m;
@@ -423,10 +429,9 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
 static int p14s_launch(void *p, int copy, CUdeviceptr x, CUdeviceptr y, CUstream st)
 {
     p14s_state *s = p;
-    CUdeviceptr w, ep, ec, ed;
-    lr_leech_arm_img_copy(&s->img, copy, &w, &ep, &ec, &ed);
+    lr_leech_arm_ptrs c = lr_leech_arm_img_copy(&s->img, copy);
     int rows = s->rows, cols = s->cols;
-    void *args[] = { &w, &s->img.tab, &s->img.scale, &s->img.tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+    void *args[] = { &c.w, &c.tab, &c.scale, &c.tail, &c.exc_ptr, &c.exc_col, &c.exc_dw, &x, &y, &rows, &cols };
     return lr_cu_launch_ex(s->fn, s->g.grid, s->g.block, s->g.cluster, s->g.smem, st, args);
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/random.h"
+#include "loader/synthetic.h"
 #include "rt/call.h"
 #include "test/t.h"
 #include "util/err.h"
@@ -20,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* gate and up (R rows each, distinct centroids: two class tables) as the
  * pair layout P and the concatenated layout C (C may be NULL). */
@@ -184,9 +186,9 @@ static int test_gpu_arm(void)
     /* 4400 rows give the split 2+ row groups per CTA, so a row's end has at
      * most 16 threads (test_spec checks these geometries on the CPU) */
     const struct { int rows, cols; lr_gemv_arm_opts o; } c[3] = {
-        { 4400, 1000, { 736, 1, 2, 1, { 1, 1, 0, 68608, 0 }, 0, 1 } },  /* split + ilv, 1 side warp, ball */
-        { 4400, 1024, { 768, 1, 2, 1, { 1, 1, 0, 265216, 0 }, 0, 0 } }, /* 4 side warps, class-uniform */
-        { 2032, 1048, { 128, 1, 2, 1, { 1, -1, -1, 1, 0 }, 0, 1 } },    /* one row group per CTA, x per warp */
+        { 4400, 1000, { 736, 1, 2, 1, { 1, 1, 0, 68608, 0 }, 0, 1, NULL } },  /* split + ilv, 1 side warp, ball */
+        { 4400, 1024, { 768, 1, 2, 1, { 1, 1, 0, 265216, 0 }, 0, 0, NULL } }, /* 4 side warps, class-uniform */
+        { 2032, 1048, { 128, 1, 2, 1, { 1, -1, -1, 1, 0 }, 0, 1, NULL } },   /* one row group per CTA, x per warp */
     };
     for (int i = 0; i < 3; i++) {
         void *st = NULL;
@@ -221,5 +223,41 @@ static int test_gpu_arm(void)
     return T_PASS;
 }
 
+/* The arms on a model's weights (tune_gemv --model): a synthetic model's
+ * layer-0 gate|up pair through the SwiGLU arm and its q|k|v through the
+ * plain one, each verified against the f64 reference; the sweep geometry
+ * of 1 and of 4 side warps. */
+static int test_gpu_arm_model(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    char dir[] = "/tmp/lr-swiglu-model.XXXXXX", path[64];
+    T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/m.lrt", dir);
+    lr_model_config cfg;
+    T_OK(lr_synth_config("0.6B", &cfg)); /* gate|up 6144 x 1024: the sweep geometries fit (tiny's 1536 rows do not) */
+    lr_synth_opts so = { .seed = 11, .gain_bits = 1 };
+    T_OK(lr_synth_write(path, &cfg, &so));
+    const int ff2 = 2 * (int)cfg.intermediate, h = (int)cfg.hidden, qkv = (int)((cfg.n_heads + 2 * cfg.n_kv_heads) * cfg.head_dim);
+    const struct { const lr_gemv_arm *arm; int rows, cols, extra3; } c[] = {
+        { &lr_arm_leech_p14s_swiglu, ff2, h, 68608 }, { &lr_arm_leech_p14s_swiglu, ff2, h, 265216 },
+        { &lr_arm_leech_p14s, qkv, h, 65537 },
+    };
+    int rc = LR_OK;
+    for (size_t i = 0; i < sizeof c / sizeof c[0] && !rc; i++) {
+        lr_gemv_arm_opts o = { 768, 1, 2, 1, { 1, 1, 0, c[i].extra3, 0 }, 0, 0, path };
+        if (c[i].arm == &lr_arm_leech_p14s) o.threads = 128, o.extra[1] = -1;
+        void *st = NULL;
+        double err = -1;
+        rc = c[i].arm->prepare(c[i].rows, c[i].cols, 2, 1, &o, &st);
+        if (!rc) rc = c[i].arm->verify(st, 3, &err);
+        if (st) c[i].arm->destroy(st);
+        printf("    %s on %s's layer 0: %d x %d, extra3 %d, max rel err %.2e\n", c[i].arm->name, cfg.name, c[i].rows,
+               c[i].cols, c[i].extra3, err);
+    }
+    unlink(path), rmdir(dir);
+    T_OK(rc);
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_reference), T_CASE(test_spec), T_CASE(test_default_geom_swiglu), T_CASE(test_gpu_geometries),
-       T_CASE(test_gpu_arm))
+       T_CASE(test_gpu_arm), T_CASE(test_gpu_arm_model))

@@ -50,7 +50,17 @@ extern const int lr_qwen3_nshapes;
 extern const char *const lr_layer_matrix_names[LR_LAYER_MATRICES];
 void lr_qwen3_layer_shapes(int si, int rows[LR_LAYER_MATRICES], int cols[LR_LAYER_MATRICES]);
 /* Distinct weight copies a timing loop needs so one pass reads >= 4x the L2
- * (bits_per_weight 0 counts as 16), clamped to [2, 64]. */
+ * (bits_per_weight 0 counts as 16), and at least LR_BENCH_MIN_COPIES, at
+ * most 64 and LR_BENCH_MAX_BYTES of weights (never fewer than 2). Why at
+ * least 40, about the layers an engine rotates through (Qwen3: 36-64): the
+ * Planes14S kernels stream their weights evict-first, so a matrix's small
+ * side arrays (exception lists, row scales, tails: normal loads) stayed in
+ * the L2 across 2-4 copies, where in the engine 160 or more matrices pass
+ * between two uses of them. With 2 copies the 14B gate|up sweep ranked 736
+ * threads + 1 side warp first (32.9 us against 33.6 with 4 side warps); with
+ * 40, as the engine does, last (35.6 against 32.7; twentieth session). */
+#define LR_BENCH_MIN_COPIES 40
+#define LR_BENCH_MAX_BYTES 16e9
 int lr_bench_copies(int rows, int cols, double bits_per_weight, int l2_bytes);
 
 #endif

@@ -1,9 +1,11 @@
 /* The device image of a Leech benchmark arm (kernels/gemv_leech_*.c):
- * `copies` copies, at distinct addresses, of everything one launch streams
- * (the segments and, with exception lists, their CSR row pointers, columns
- * and dw), so rotating through them keeps a launch's weights out of the L2;
- * and one copy of what every launch shares (class table, row scales, f16
- * tail). */
+ * `copies` copies, at distinct addresses, of everything one launch reads
+ * (the segments, the class table, row scales, f16 tail and, with exception
+ * lists, their CSR row pointers, columns and dw), so rotating through them
+ * keeps a launch's data out of the L2 as the engine's layers do (each has
+ * its own). Until the twentieth session the class table, row scales and
+ * tail were one copy shared by every launch, so they came from L2, and the
+ * arm timed Planes14S's side warps too fast (docs/layouts.md). */
 #ifndef LR_LEECH_ARM_IMG_H
 #define LR_LEECH_ARM_IMG_H
 #include "rt/cu.h"
@@ -27,16 +29,20 @@ typedef struct lr_leech_arm_src {
 
 typedef struct lr_leech_arm_img {
     int copies;
-    size_t wbytes;                   /* one copy: segments | exc_ptr | exc_col | exc_dw, 256-aligned */
-    size_t off_ptr, off_col, off_dw; /* 0 without exception lists */
-    CUdeviceptr w, tab, scale, tail;
+    size_t wbytes; /* one copy: segments | tab | scale | tail | exc_ptr | exc_col | exc_dw, 256-aligned */
+    size_t off_tab, off_scale, off_tail, off_ptr, off_col, off_dw; /* off_ptr.. 0 without exception lists */
+    CUdeviceptr w;
 } lr_leech_arm_img;
+
+/* One copy's device pointers. */
+typedef struct lr_leech_arm_ptrs {
+    CUdeviceptr w, tab, scale, tail, exc_ptr, exc_col, exc_dw;
+} lr_leech_arm_ptrs;
 
 /* Allocates and uploads; on error frees what it took (img stays freeable). */
 int lr_leech_arm_img_upload(lr_leech_arm_img *img, const lr_leech_arm_src *src, int copies);
 void lr_leech_arm_img_free(lr_leech_arm_img *img);
-/* Copy `copy` (mod copies): its segments and exception arrays. */
-void lr_leech_arm_img_copy(const lr_leech_arm_img *img, int copy, CUdeviceptr *w, CUdeviceptr *ep, CUdeviceptr *ec,
-                           CUdeviceptr *ed);
+/* Copy `copy` (mod copies). */
+lr_leech_arm_ptrs lr_leech_arm_img_copy(const lr_leech_arm_img *img, int copy);
 
 #endif

@@ -53,8 +53,9 @@ static int device_cc(const char *s, char *dev, size_t n, int *cc)
 int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const char *commits, lr_tuning_pick *picks,
                               int max, int *n)
 {
-    /* "ARM@ball" selects the rows of sweeps over ball-drawn blocks (and
-     * "ARM@pdl", "ARM@ball@pdl" those timed as a PDL chain); the table rows
+    /* "ARM@ball" selects the rows of sweeps over ball-drawn blocks, "ARM@model"
+     * those on a model artifact's weights (and "ARM@pdl", "ARM@ball@pdl",
+     * "ARM@model@pdl" those timed as a PDL chain); the table rows
      * keep the arm's own name (the table is keyed by it). */
     char base[32];
     snprintf(base, sizeof base, "%.*s", (int)strcspn(arm, "@"), arm);

@@ -176,17 +176,31 @@ template <int THREADS, int NR, int TAIL> struct lr_rows_ahead {
 // scale, sd[SNR + i] = the tail term, sd[2 SNR + i] = sum_e dw_e x[col_e]
 // (each product rounded, then summed in the row's order: deterministic).
 // One side warp takes rows [r0, r1) of those (i = row - rb); several split
-// the CTA's rows. Its rows' exceptions are one CSR range; the warp takes
-// PCAP of them at a time, U per lane in flight, products into P, then each
-// lane sums its rows' products. Everything loads after the PDL wait (the
-// rows' data is immutable, but a narrow global load ahead of the wait is
-// what sass_count --pdl-check refuses).
-template <int SNR, int TAIL, int PCAP, int U = 16>
+// the CTA's rows. Lane l owns rows r0 + l + 32k (k < KR): their scales,
+// tail terms and exception ranges are loaded RU rows per lane at a time,
+// all in flight together (tail rows as 16-byte vectors when TAIL is a
+// multiple of 8), and the ranges stay in registers for the sums. Its rows'
+// exceptions are one CSR range; the warp takes PCAP of them at a time, U per
+// lane in flight, products into P, then each lane sums its rows' products.
+// Why the loads are batched: one row per lane per round trip (and the
+// row ranges loaded again for the sums) kept a side warp with ~290 rows
+// (1 side warp, 14B gate|up) on ~20 dependent memory latencies, longer
+// than the main loop once its data comes from DRAM, as in the engine
+// (kernels/kernels.h, lr_bench_copies: why the sweeps had it in L2). In
+// the 14B engine (one process each, h200_engine_variants.csv), gate|up at
+// 768 threads + 1 side warp took 1524 us per token inside the graph
+// before, 1373 after (4 side warps: 1242, 1250).
+// Everything loads after the PDL wait (the rows' data is immutable, but a
+// narrow global load ahead of the wait is what sass_count --pdl-check
+// refuses).
+template <int SNR, int TAIL, int PCAP, int U = 16, int RU = 3>
 LR_DEV void lr_rows_side(float *sd, float *P, int rb, int r0, int r1, const u32 *__restrict__ exc_ptr,
                          const u32 *__restrict__ exc_col, const float *__restrict__ exc_dw,
                          const u16 *__restrict__ tail, const float *x, int tail_col0,
                          const float *__restrict__ row_scale)
 {
+    constexpr int KR = (SNR + 31) / 32; // rows per lane at most
+    constexpr bool VT = TAIL > 0 && TAIL % 8 == 0;
     const int lane = threadIdx.x & 31, n = r1 - r0;
     sd += r0 - rb;
     lr_pdl_wait();
@@ -196,14 +210,52 @@ LR_DEV void lr_rows_side(float *sd, float *P, int rb, int r0, int r1, const u32 
     float xt[TAIL > 0 ? TAIL : 1];
 #pragma unroll
     for (int j = 0; j < TAIL; j++) xt[j] = x[tail_col0 + j];
-    for (int i = lane; i < n; i += 32) {
-        const int row = r0 + i;
-        float t = 0.f;
+    u32 ea[KR], ez[KR]; // row lane + 32k: exceptions [ea, ez)
 #pragma unroll
-        for (int j = 0; j < TAIL; j++) t = fmaf(lr_h2f(tail[(size_t)row * TAIL + j]), xt[j], t);
-        sd[i] = row_scale[row];
-        sd[SNR + i] = t;
-        sd[2 * SNR + i] = 0.f;
+    for (int k0 = 0; k0 < KR; k0 += RU) {
+        float rs[RU];
+        uint4 tv[RU][VT ? TAIL / 8 : 1];
+        u16 ts[RU][!VT && TAIL > 0 ? TAIL : 1];
+#pragma unroll
+        for (int u = 0; u < RU; u++) {
+            const int k = k0 + u, i = lane + 32 * k;
+            if (k >= KR) break;
+            const bool ok = i < n;
+            const int row = ok ? r0 + i : r0;
+            rs[u] = ok ? row_scale[row] : 0.f;
+            ea[k] = ok ? exc_ptr[row] : 0u;
+            ez[k] = ok ? exc_ptr[row + 1] : 0u;
+            if constexpr (VT) {
+                const uint4 *tr = (const uint4 *)(tail + (size_t)row * TAIL);
+#pragma unroll
+                for (int j = 0; j < TAIL / 8; j++) tv[u][j] = ok ? tr[j] : make_uint4(0, 0, 0, 0);
+            } else {
+#pragma unroll
+                for (int j = 0; j < TAIL; j++) ts[u][j] = ok ? tail[(size_t)row * TAIL + j] : (u16)0;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < RU; u++) {
+            const int k = k0 + u, i = lane + 32 * k;
+            if (k >= KR) break;
+            if (i >= n) continue;
+            float t = 0.f;
+            if constexpr (VT) {
+#pragma unroll
+                for (int j = 0; j < TAIL / 8; j++) {
+                    const u32 w[4] = { tv[u][j].x, tv[u][j].y, tv[u][j].z, tv[u][j].w };
+#pragma unroll
+                    for (int h = 0; h < 8; h++)
+                        t = fmaf(lr_h2f((u16)(w[h / 2] >> (16 * (h & 1)))), xt[8 * j + h], t);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < TAIL; j++) t = fmaf(lr_h2f(ts[u][j]), xt[j], t);
+            }
+            sd[i] = rs[u];
+            sd[SNR + i] = t;
+            sd[2 * SNR + i] = 0.f;
+        }
     }
     for (u32 c0 = E0; c0 < E1; c0 += PCAP) {
         const u32 c1 = min(E1, c0 + PCAP);
@@ -223,8 +275,11 @@ LR_DEV void lr_rows_side(float *sd, float *P, int rb, int r0, int r1, const u32 
             }
         }
         __syncwarp();
-        for (int i = lane; i < n; i += 32) {
-            const u32 a = max(exc_ptr[r0 + i], c0), z = min(exc_ptr[r0 + i + 1], c1);
+#pragma unroll
+        for (int k = 0; k < KR; k++) {
+            const int i = lane + 32 * k;
+            if (i >= n) break;
+            const u32 a = max(ea[k], c0), z = min(ez[k], c1);
             float s = sd[2 * SNR + i];
             for (u32 e = a; e < z; e++) s += P[e - c0];
             sd[2 * SNR + i] = s;

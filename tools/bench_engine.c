@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_engine [-c CONFIGS | -m MODEL] [-n TOKENS] [--csv FILE]\n"
                "  -c LIST      synthetic Qwen3 configs to generate and time (default 4B)\n"
-               "  -m MODEL     time this artifact instead\n"
+               "  -m MODEL     time this artifact instead (CSV rows name its model, e.g. qwen3-14B-synthetic)\n"
                "  -n TOKENS    decode steps timed (default 128, after 8 warm-up steps)\n"
                "  --proj P     synthetic projections: leech (2-bit Leech), f16, or both (default)\n"
                "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s, planes14,\n"
@@ -222,8 +222,17 @@ int main(int argc, char **argv)
         { "planes14", "engine_leech_p14", LR_LEECH_DEV_P14 },
         { "default", "engine_leech", LR_LEECH_DEV_DEFAULT } };
     if (model) {
+        /* rows are labelled with the artifact's model name (commas would split the CSV) */
+        char label[64] = "model";
+        lr_model *m;
+        if (lr_model_open(model, 0, &m) == LR_OK) {
+            snprintf(label, sizeof label, "%s", lr_model_cfg(m)->name);
+            for (char *c = label; *c; c++)
+                if (*c == ',' || *c == '"' || *c == '\n') *c = ' ';
+            lr_model_close(m);
+        }
         for (int k = 0; k < 3 && !rc; k++)
-            if (lr_list_has(layouts, lays[k].name)) rc = run_variants(model, "model", lays[k].arm, lays[k].layout, n, &csv);
+            if (lr_list_has(layouts, lays[k].name)) rc = run_variants(model, label, lays[k].arm, lays[k].layout, n, &csv);
     }
     else {
         char list[256];

@@ -47,10 +47,15 @@ static void usage(FILE *f)
                "  --ball            Leech arms: blocks drawn over the ball, like real weights and the\n"
                "                    synthetic models (CSV rows named ARM@ball; with --from-csv, only\n"
                "                    those rows) instead of class-uniform (6x the exceptions)\n"
+               "  --model FILE      Planes14S arms: time on the layer-0 weights of this artifact (the\n"
+               "                    engine's; each shape its fused projections) instead of random blocks\n"
+               "                    (CSV rows named ARM@model; with --from-csv, only those rows)\n"
                "  --pdl             time the copies as a chain of programmatic dependent launches, as the\n"
                "                    engine's step runs its kernels (CSV rows named ARM@pdl; sm_90)\n"
                "  --csv FILE        append every candidate as CSV\n"
                "  --reps N          graph replays per timing (default 10)\n"
+               "  --copies N        distinct weight copies the timing rotates through (default: at least\n"
+               "                    40, like an engine's layers, and 4x the L2 in all; at most 64)\n"
                "  -h, --help\n");
 }
 
@@ -106,10 +111,11 @@ static int write_table(const char *path)
 
 int main(int argc, char **argv)
 {
-    const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL;
+    const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL,
+               *model_path = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;
     int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, tl[8] = { 0 }, ntl = 1, mb[8] = { 0 }, nmb = 1, reps = 10;
-    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0, pdl = 0;
+    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0, pdl = 0, ncopies = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -124,7 +130,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--csv")) csv = v;
         else if (!strcmp(a, "--from-csv")) from = v;
         else if (!strcmp(a, "--commits")) commits = v;
+        else if (!strcmp(a, "--model")) model_path = v;
         else if (!strcmp(a, "--reps")) { if (lr_arg_int("tune_gemv", a, v, 1, 1000000, &reps)) return 2; }
+        else if (!strcmp(a, "--copies")) { if (lr_arg_int("tune_gemv", a, v, 1, 1024, &ncopies)) return 2; }
         else if (!strcmp(a, "--threads")) { if ((nth = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, th, 8)) < 0) return 2; }
         else if (!strcmp(a, "--rpw")) { if ((nrp = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, rp, 8)) < 0) return 2; }
         else if (!strcmp(a, "--unroll")) { if ((nun = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, un, 8)) < 0) return 2; }
@@ -140,9 +148,11 @@ int main(int argc, char **argv)
     const lr_gemv_arm *arm = armname ? lr_gemv_arm_find(armname) : NULL;
     if (!arm) { fprintf(stderr, "tune_gemv: --arm names no registered arm\n"); return 2; }
     if (ball && strncmp(arm->name, "leech", 5)) { fprintf(stderr, "tune_gemv: --ball is for the Leech arms\n"); return 2; }
+    if (model_path && strncmp(arm->name, "leech_p14s", 10)) { fprintf(stderr, "tune_gemv: --model is for the Planes14S arms\n"); return 2; }
+    if (model_path && ball) { fprintf(stderr, "tune_gemv: --model and --ball: the model's weights or ball-drawn ones, not both\n"); return 2; }
     /* rows of a ball-drawn sweep are told apart by their arm name, as in bench_gemv */
     char csv_arm[64];
-    snprintf(csv_arm, sizeof csv_arm, "%s%s%s", arm->name, ball ? "@ball" : "", pdl ? "@pdl" : "");
+    snprintf(csv_arm, sizeof csv_arm, "%s%s%s%s", arm->name, ball ? "@ball" : "", model_path ? "@model" : "", pdl ? "@pdl" : "");
     if (from) {
         int n;
         if (!table) { fprintf(stderr, "tune_gemv: --from-csv needs --table\n"); return 2; }
@@ -191,12 +201,12 @@ int main(int argc, char **argv)
             if (dup) continue;
             double best = 1e30;
             int bk[LR_TUNE_KNOBS] = { 0 };
-            int copies = lr_bench_copies(R[k], C[k], arm->bits_per_weight, d->l2_bytes);
+            int copies = ncopies ? ncopies : lr_bench_copies(R[k], C[k], arm->bits_per_weight, d->l2_bytes);
             for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
             for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++)
             for (int m = 0; m < nmb; m++) for (int i2 = 0; i2 < ne2; i2++) for (int i3 = 0; i3 < ne3; i3++)
             for (int i4 = 0; i4 < ne4; i4++) {
-                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3], e4[i4] }, mb[m], ball };
+                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3], e4[i4] }, mb[m], ball, model_path };
                 one_run r = { arm, NULL, copies, x, y };
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);

@@ -98,10 +98,11 @@ case $cmd in
     # the table's rows: the fastest candidate per shape over every sweep of
     # this arm in $OUT/tune_ARM.csv at this commit (several tune calls in one
     # run combine; the compiled-in table keeps the shapes none of them swept)
-    # a sweep over ball-drawn blocks (--ball) or timed as a PDL chain (--pdl) picks among its
-    # own rows (ARM@ball, ARM@pdl, ARM@ball@pdl)
+    # a sweep over ball-drawn blocks (--ball), on a model's weights (--model FILE) or timed as a
+    # PDL chain (--pdl) picks among its own rows (ARM@ball, ARM@model, ARM@pdl, ARM@ball@pdl, ...)
     ball=; case " $k " in *" --ball "*) ball=--ball ;; esac
     case " $k " in *" --pdl "*) ball="$ball --pdl" ;; esac
+    case " $k " in *" --model "*) ball="$ball --model -" ;; esac # rows ARM@model (the path is not read)
     "$B/bin/tune_gemv" --arm "$arm" $ball --from-csv "$OUT/tune_$arm.csv" ${LEECHRT_COMMIT:+--commits "$LEECHRT_COMMIT"} \
       --table kernels/tuning_table.c >/dev/null || exit 1
     cp kernels/tuning_table.c "$OUT/tuning_table.c" ;;
