@@ -30,3 +30,16 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
     }
     return 0;
 }
+
+int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS])
+{
+    int k[LR_TUNE_KNOBS];
+    const int swiglu = !strcmp(arm, "leech_p14s_swiglu");
+    if (!lr_tuning_lookup(arm, rows, cols, k) && !(swiglu && lr_tuning_lookup("leech_p14s", rows, cols, k))) return 0;
+    const int base = k[8] < 0 ? 0 : k[8] & ~(7 << 16);
+    for (int s = 0; s <= 4; s++) {
+        memcpy(out[s], k, sizeof k);
+        out[s][8] = s ? base | s << 16 : k[8] < 0 ? -1 : base;
+    }
+    return 5;
+}

@@ -47,4 +47,25 @@ static int test_override(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_override))
+/* tune_gemv --vary-side's candidates: the looked-up geometry with 0-4 side
+ * warps, other knobs and extra3 bits kept; an extra3 of -1 becomes the side
+ * bits alone; the SwiGLU arm falls back to leech_p14s's row; no row, none. */
+static int test_side_candidates(void)
+{
+    int c[5][LR_TUNE_KNOBS];
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:34816x5120=768,1,2,1,1,1,0,0,265216,0;"
+                                                 "leech_p14s:7168x5120=128,1,2,1,1,-1,0,-1,-1,0"));
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s_swiglu", 34816, 5120, c) == 5, "no fallback to leech_p14s's row");
+    for (int s = 0; s < 5; s++) {
+        T_ASSERT(c[s][8] == (3072 | s << 16), "side %d: extra3 %d", s, c[s][8]);
+        T_ASSERT(c[s][0] == 768 && c[s][2] == 2 && c[s][9] == 0, "side %d: other knobs changed", s);
+    }
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5120, c) == 5, "q|k|v row");
+    T_ASSERT(c[0][8] == -1 && c[1][8] == 65536 && c[4][8] == 4 << 16 && c[2][5] == -1, "extra3 -1: %d %d %d", c[0][8],
+             c[1][8], c[4][8]);
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5121, c) == 0, "a shape with no row");
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", NULL));
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_override), T_CASE(test_side_candidates))

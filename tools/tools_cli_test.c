@@ -66,7 +66,8 @@ static int test_bad_numbers_refused(void)
         { "tune_gemv", "--extra3 512,327680 --arm leech_p14s", "--extra3" }, /* past 4 side warps (bits 16-18) */
         { "tune_gemv", "--extra4 2,9x --arm leech_p14s", "--extra4" },
         { "tune_gemv", "--arm leech_p14 --model m.lrt", "--model" },
-        { "tune_gemv", "--arm leech_p14s --copies 0", "--copies" },          /* a Planes14S arm only */
+        { "tune_gemv", "--arm leech_p14s --copies 0", "--copies" },
+        { "tune_gemv", "--arm f16 --vary-side", "--vary-side" },          /* a Planes14S arm only */
         { "tune_gemv", "--arm leech_p14s --model m.lrt --ball", "--model" }, /* the model's blocks or the ball's */
         { "bench_engine", "-n 12z", "-n" },
         { "bench_rotation", "--widths 5120,abc", "--widths" },

@@ -54,6 +54,9 @@ static void usage(FILE *f)
                "                    engine's step runs its kernels (CSV rows named ARM@pdl; sm_90)\n"
                "  --csv FILE        append every candidate as CSV\n"
                "  --reps N          graph replays per timing (default 10)\n"
+               "  --vary-side       Planes14S arms: instead of the lists above, the tuning table's geometry\n"
+               "                    for each shape with 0-4 side warps (the engine's sweep: with --model\n"
+               "                    and --pdl; tools/gpu/h200.sh tune-engine)\n"
                "  --copies N        distinct weight copies the timing rotates through (default: at least\n"
                "                    40, like an engine's layers, and 4x the L2 in all; at most 64)\n"
                "  -h, --help\n");
@@ -109,18 +112,23 @@ static int write_table(const char *path)
     return rc;
 }
 
+#define MAXC 4096
+static int cand[MAXC][LR_TUNE_KNOBS];
+
 int main(int argc, char **argv)
 {
     const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL,
                *model_path = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;
     int e0[8] = { 1, 2, 4 }, ne0 = 3, e1[8] = { 1, 2 }, ne1 = 2, tl[8] = { 0 }, ntl = 1, mb[8] = { 0 }, nmb = 1, reps = 10;
-    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0, pdl = 0, ncopies = 0;
+    int e2[8] = { 0 }, ne2 = 1, e3[8] = { 0 }, ne3 = 1, e4[8] = { 0 }, ne4 = 1, ball = 0, pdl = 0, ncopies = 0,
+        vary_side = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--ball")) { ball = 1; continue; }
         if (!strcmp(a, "--pdl")) { pdl = 1; continue; }
+        if (!strcmp(a, "--vary-side")) { vary_side = 1; continue; }
         if (!v) { fprintf(stderr, "tune_gemv: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--arm")) armname = v;
@@ -149,6 +157,9 @@ int main(int argc, char **argv)
     if (!arm) { fprintf(stderr, "tune_gemv: --arm names no registered arm\n"); return 2; }
     if (ball && strncmp(arm->name, "leech", 5)) { fprintf(stderr, "tune_gemv: --ball is for the Leech arms\n"); return 2; }
     if (model_path && strncmp(arm->name, "leech_p14s", 10)) { fprintf(stderr, "tune_gemv: --model is for the Planes14S arms\n"); return 2; }
+    const long long ncand = (long long)nth * nrp * nun * ne0 * ne1 * ntl * nmb * ne2 * ne3 * ne4;
+    if (!vary_side && ncand > MAXC) { fprintf(stderr, "tune_gemv: %lld candidates per shape (at most %d)\n", ncand, MAXC); return 2; }
+    if (vary_side && strncmp(arm->name, "leech_p14s", 10)) { fprintf(stderr, "tune_gemv: --vary-side is for the Planes14S arms\n"); return 2; }
     if (model_path && ball) { fprintf(stderr, "tune_gemv: --model and --ball: the model's weights or ball-drawn ones, not both\n"); return 2; }
     /* rows of a ball-drawn sweep are told apart by their arm name, as in bench_gemv */
     char csv_arm[64];
@@ -202,11 +213,24 @@ int main(int argc, char **argv)
             double best = 1e30;
             int bk[LR_TUNE_KNOBS] = { 0 };
             int copies = ncopies ? ncopies : lr_bench_copies(R[k], C[k], arm->bits_per_weight, d->l2_bytes);
-            for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
-            for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++)
-            for (int m = 0; m < nmb; m++) for (int i2 = 0; i2 < ne2; i2++) for (int i3 = 0; i3 < ne3; i3++)
-            for (int i4 = 0; i4 < ne4; i4++) {
-                lr_gemv_arm_opts o = { th[a], rp[b], un[c], tl[h], { e0[e], e1[f], e2[i2], e3[i3], e4[i4] }, mb[m], ball, model_path };
+            /* the candidates, knobs in table order: the lists' product, or the
+             * table's geometry with 0-4 side warps */
+            int nc = 0;
+            if (vary_side) {
+                nc = lr_tuning_side_candidates(arm->name, R[k], C[k], cand);
+                if (!nc) { printf("  %s %s %dx%d: no tuning-table row to vary\n", model, names[k], R[k], C[k]); continue; }
+            } else {
+                for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
+                for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++)
+                for (int m = 0; m < nmb; m++) for (int i2 = 0; i2 < ne2; i2++) for (int i3 = 0; i3 < ne3; i3++)
+                for (int i4 = 0; i4 < ne4 && nc < MAXC; i4++) {
+                    const int kn[LR_TUNE_KNOBS] = { th[a], rp[b], un[c], tl[h], e0[e], e1[f], mb[m], e2[i2], e3[i3], e4[i4] };
+                    memcpy(cand[nc++], kn, sizeof kn);
+                }
+            }
+            for (int ci = 0; ci < nc; ci++) {
+                const int *kn = cand[ci];
+                lr_gemv_arm_opts o = { kn[0], kn[1], kn[2], kn[3], { kn[4], kn[5], kn[7], kn[8], kn[9] }, kn[6], ball, model_path };
                 one_run r = { arm, NULL, copies, x, y };
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);
@@ -218,13 +242,12 @@ int main(int argc, char **argv)
                     lr_cu_set_pdl(was);
                 }
                 if (r.st) arm->destroy(r.st);
-                if (rc) { printf("  %s %dx%d t%d r%d u%d e%d/%d/%d/%d/%d m%d: %s\n", model, R[k], C[k], th[a], rp[b], un[c], e0[e], e1[f], e2[i2], e3[i3], e4[i4], mb[m], lr_errmsg()); continue; }
+                if (rc) { printf("  %s %dx%d t%d r%d u%d e%d/%d/%d/%d/%d m%d: %s\n", model, R[k], C[k], kn[0], kn[1], kn[2], kn[4], kn[5], kn[7], kn[8], kn[9], kn[6], lr_errmsg()); continue; }
                 lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", csv_arm, model, names[k], R[k],
-                           C[k], arm->bits_per_weight, us, err, th[a], rp[b], un[c], e0[e], e1[f], tl[h], mb[m], e2[i2], e3[i3], e4[i4]);
+                           C[k], arm->bits_per_weight, us, err, kn[0], kn[1], kn[2], kn[4], kn[5], kn[3], kn[6], kn[7], kn[8], kn[9]);
                 if (us < best) {
                     best = us;
-                    int kn[LR_TUNE_KNOBS] = { th[a], rp[b], un[c], tl[h], e0[e], e1[f], mb[m], e2[i2], e3[i3], e4[i4] };
-                    memcpy(bk, kn, sizeof kn);
+                    memcpy(bk, kn, sizeof bk);
                 }
             }
             if (best < 1e30 && g_nnew < MAXW) {
