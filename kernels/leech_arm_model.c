@@ -34,7 +34,9 @@ int lr_leech_arm_model_p14s(const char *path, int rows, int cols, int pair, lr_p
 {
     memset(L, 0, sizeof *L);
     lr_model *m;
-    int rc = lr_model_open(path, 0, &m);
+    /* the structure only: the data pass would read every tensor of the file
+     * (GBs, at every sweep candidate); the projections used are verified below */
+    int rc = lr_model_open(path, LR_MODEL_SKIP_DATA, &m);
     if (rc) return rc;
     const lr_tensor_view *v[4];
     int n = 0;
@@ -50,8 +52,10 @@ int lr_leech_arm_model_p14s(const char *path, int rows, int cols, int pair, lr_p
         for (int i = 0; i < n && !rc; i++)
             if (v[i]->codec != LR_CODEC_LEECH)
                 rc = LR_FAIL(LR_EINVAL, "%s: %s is not Leech-coded (a Leech arm needs Leech weights)", path, v[i]->name);
-        if (!rc) rc = pair ? lr_p14s_unfold_views_pair(v, 0, L) : lr_p14s_unfold_views(v, n, 0, L);
-        if (rc) rc = lr_wrap(rc, "%s", path);
+            else if ((rc = lr_model_verify_tensor(m, v[i])))
+                rc = lr_wrap(rc, "%s", path);
+        if (!rc && (rc = pair ? lr_p14s_unfold_views_pair(v, 0, L) : lr_p14s_unfold_views(v, n, 0, L)))
+            rc = lr_wrap(rc, "%s", path);
     }
     lr_model_close(m);
     return rc;

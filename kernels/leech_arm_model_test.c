@@ -1,8 +1,8 @@
 /* A Leech arm's weights from a model artifact (kernels/leech_arm_model.h):
  * every fused shape of a synthetic model's layer 0 finds its projections and
  * unfolds byte for byte as the engine's upload does (lr_p14s_unfold_views,
- * _pair); shapes it lacks, missing files and f16 projections are refused
- * with the file named. CPU only. */
+ * _pair); shapes it lacks, missing files, f16 projections and a corrupted
+ * projection are refused with the file named. CPU only. */
 #include "kernels/leech_arm_model.h"
 
 #include "layouts/leech_vram/p14s_layout.h"
@@ -86,6 +86,24 @@ static int test_refusals_name_the_file(void)
     T_ASSERT(lr_leech_arm_model_p14s(g_f16, 256, 256, 0, &L) == LR_EINVAL && strstr(lr_errmsg(), g_f16) &&
                  strstr(lr_errmsg(), "not Leech"),
              "f16 projections: %s", lr_errmsg());
+    /* a payload byte flipped in the projection used: its checksum refuses it */
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/corrupt.lrt", g_dir);
+    {
+        lr_model *m;
+        T_OK(lr_model_open(g_leech, 0, &m));
+        const uint64_t at = lr_model_layer_tensor(m, 0, "ffn_down")->file_offset + 100;
+        lr_model_close(m);
+        FILE *in = fopen(g_leech, "rb"), *out = fopen(bad, "wb");
+        T_ASSERT(in && out, "copy %s", g_leech);
+        int ch;
+        for (uint64_t i = 0; (ch = fgetc(in)) != EOF; i++) fputc(i == at ? ch ^ 0x40 : ch, out);
+        fclose(in), fclose(out);
+    }
+    int rc = lr_leech_arm_model_p14s(bad, 256, 768, 0, &L);
+    unlink(bad);
+    T_ASSERT(rc != LR_OK && strstr(lr_errmsg(), "corrupt.lrt") && strstr(lr_errmsg(), "ffn_down"),
+             "a corrupted projection: %s", lr_errmsg());
     char missing[160];
     snprintf(missing, sizeof missing, "%s/none.lrt", g_dir);
     T_ASSERT(lr_leech_arm_model_p14s(missing, 256, 256, 0, &L) != LR_OK && strstr(lr_errmsg(), "none.lrt"),

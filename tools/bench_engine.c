@@ -225,7 +225,7 @@ int main(int argc, char **argv)
         /* rows are labelled with the artifact's model name (commas would split the CSV) */
         char label[64] = "model";
         lr_model *m;
-        if (lr_model_open(model, 0, &m) == LR_OK) {
+        if (lr_model_open(model, LR_MODEL_SKIP_DATA, &m) == LR_OK) { /* the header only */
             snprintf(label, sizeof label, "%s", lr_model_cfg(m)->name);
             for (char *c = label; *c; c++)
                 if (*c == ',' || *c == '"' || *c == '\n') *c = ' ';

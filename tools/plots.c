@@ -156,6 +156,12 @@ static int plot_engine(lr_canvas *c)
  * newest sweep that tried side warps (extra3 bits 16-18) in
  * h200_tune_leech_p14s.csv, the fastest candidate without and with them. */
 static int side_of(const lr_rcsv *f, int r) { return (atoi(lr_rcsv_get(f, r, "extra3")) >> 16) & 7; }
+/* a class-uniform sweep row (arm leech_p14s; not @ball, @model or @pdl rows) of this shape */
+static int shape_row(const lr_rcsv *f, int r, const char *model, const char *mat)
+{
+    return !strcmp(lr_rcsv_get(f, r, "arm"), "leech_p14s") && !strcmp(lr_rcsv_get(f, r, "model"), model) &&
+           !strcmp(lr_rcsv_get(f, r, "matrix"), mat);
+}
 
 static int plot_side(lr_canvas *c)
 {
@@ -169,18 +175,14 @@ static int plot_side(lr_canvas *c)
     for (int m = 0; m < 4; m++)
         for (int k = 0; k < 4; k++) {
             /* the shape's newest commit with a side-warp candidate, among the
-               class-uniform sweeps (arm leech_p14s; not @ball or @pdl rows) */
+               class-uniform sweeps */
             const char *commit = NULL;
             for (int r = 0; r < f.n; r++)
-                if (!strcmp(lr_rcsv_get(&f, r, "arm"), "leech_p14s") && !strcmp(lr_rcsv_get(&f, r, "model"), models[m]) &&
-                    !strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) && side_of(&f, r) > 0)
-                    commit = lr_rcsv_get(&f, r, "commit");
+                if (shape_row(&f, r, models[m], mats[k]) && side_of(&f, r) > 0) commit = lr_rcsv_get(&f, r, "commit");
             if (!commit) continue;
             int best[2] = { -1, -1 };
             for (int r = 0; r < f.n; r++) {
-                if (strcmp(lr_rcsv_get(&f, r, "arm"), "leech_p14s") || strcmp(lr_rcsv_get(&f, r, "model"), models[m]) ||
-                    strcmp(lr_rcsv_get(&f, r, "matrix"), mats[k]) || strcmp(lr_rcsv_get(&f, r, "commit"), commit))
-                    continue;
+                if (!shape_row(&f, r, models[m], mats[k]) || strcmp(lr_rcsv_get(&f, r, "commit"), commit)) continue;
                 const int w = side_of(&f, r) > 0;
                 if (best[w] < 0 || atof(lr_rcsv_get(&f, r, "us")) < atof(lr_rcsv_get(&f, best[w], "us"))) best[w] = r;
             }
