@@ -64,6 +64,8 @@ typedef struct lr_leech_geom {
     int side;     /* Planes14S: 1-4 = that many more warps per CTA load and sum the row
                      end's exceptions, tail and row scales while the others run the main loop
                      (templates/gemv_rows_epilogue.cuh, lr_rows_side) */
+    int i8;       /* Planes14S: 1 = the int8 tensor-core mode over the layout's int8 form
+                     (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -166,6 +168,16 @@ void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *
 void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
                                  float *y, int32_t rows, int32_t cols);
+/* The same GEMV over the int8 form (lr_p14s_i8_form, geometry i8): its
+ * weights read through lr_p14s_i8_kernel_block, x quantized per super-chunk
+ * as the kernel does (lr_gemv_leech_i8_quantize_x), f64 sums. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_i8_desc;
+void lr_gemv_leech_p14s_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                float *y, int32_t rows, int32_t cols);
+void lr_gemv_leech_p14s_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                                    const float *x, float *y, int32_t rows, int32_t cols);
 /* Tuning table "leech_p14s" (threads, rpw = row groups per CTA, tile =
  * accumulator chains, extra0 = prefetch -1/1, minb), else 128 threads, one
  * row group, prefetch. */
@@ -183,6 +195,11 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
+/* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
+ * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
+ * refused, NULL or "" leaves it). */
+extern int lr_gemv_p14s_i8;
+int lr_gemv_p14s_i8_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);
@@ -196,6 +213,13 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
  * swiglu=1; LR_EUNSUPPORTED when the geometry gives a row's end more than 16
  * threads, LR_EINVAL for odd rows. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc;
+extern const lr_kernel_desc lr_gemv_leech_p14s_swiglu_i8_desc; /* over the int8 form (geometry i8) */
+void lr_gemv_leech_p14s_swiglu_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                       const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                       const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
+void lr_gemv_leech_p14s_swiglu_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                           const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                           const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
 void lr_gemv_leech_p14s_swiglu_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                     const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                     const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);

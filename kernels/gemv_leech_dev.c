@@ -85,6 +85,9 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget())
                    : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
+    /* the int8 mode reads the layout's int8 form (converted in place: L is
+     * only uploaded from here on) */
+    if (!rc && d->geom.i8) rc = lr_p14s_i8_form(&L, L.data, L.tab);
     if (!rc) rc = lr_cu_alloc(&d->img, d->bytes);
     /* an empty tail or exception list is never read: lr_cu_h2d copies nothing for 0 bytes */
     if (!rc) rc = lr_cu_h2d(d->img, L.data, L.bytes);
@@ -160,8 +163,8 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
 int lr_leech_dev_enable_rot(lr_leech_dev *m)
 {
     if (m->fn_rot) return LR_OK;
-    if (m->layout != LR_LEECH_DEV_P14S || m->swiglu)
-        return LR_FAIL(LR_EUNSUPPORTED, "leech dev: the rotation in the prologue is Planes14S's plain GEMV");
+    if (m->layout != LR_LEECH_DEV_P14S || m->swiglu || m->geom.i8)
+        return LR_FAIL(LR_EUNSUPPORTED, "leech dev: the rotation in the prologue is Planes14S's plain GEMV (f16 form)");
     lr_jit_spec spec;
     lr_launch_geom g;
     int rc = lr_gemv_leech_p14s_spec_rot(&spec, &g, m->rows, m->cols, m->ntab, m->geom, lr_cu_smem_budget());

@@ -32,6 +32,8 @@ typedef struct {
     const uint32_t *exc_ptr, *exc_col;
     float *y;
     int rows, cols, mag;
+    const int32_t *xi; /* the int8 mode: x as the kernel quantizes it, */
+    const float *xs;   /* and its scale per super-chunk; NULL: the f16 form */
 } ref_job;
 
 /* y[r] = row_scale[r] (sum_c w_c f16(x_c) + sum_e dw_e x[col_e]) + tail . x,
@@ -45,6 +47,14 @@ static int ref_rows(void *ctx, int r0, int r1)
         double s = 0;
         for (int b = 0; b < nblk; b++) {
             float w[24];
+            if (j->xi) {
+                lr_p14s_i8_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w);
+                for (int k = 0; k < 24; k++) {
+                    double v = (double)w[k] * j->xi[24 * b + k] * j->xs[b / 8];
+                    s += mag ? fabs(v) : v;
+                }
+                continue;
+            }
             lr_p14s_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w);
             for (int k = 0; k < 24; k++) {
                 double v = (double)w[k] * lr_half_to_float(lr_float_to_half(j->x[24 * b + k]));
@@ -61,9 +71,47 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
                  int rows, int cols, int mag)
 {
-    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag };
+    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag, NULL, NULL };
     lr_parallel_ranges(rows, 64, ref_rows, &j);
 }
+
+static void gemv_i8(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
+                    int rows, int cols, int mag)
+{
+    const size_t sc_n = (size_t)(cols / 24 + 7) / 8;
+    int32_t *xi = malloc(sizeof(int32_t) * sc_n * 192);
+    float *xs = malloc(sizeof(float) * sc_n);
+    if (!xi || !xs) { /* no output: the comparison reports the rows unwritten */
+        free(xi), free(xs);
+        return;
+    }
+    lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
+    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag, xi, xs };
+    lr_parallel_ranges(rows, 64, ref_rows, &j);
+    free(xi), free(xs);
+}
+
+void lr_gemv_leech_p14s_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                float *y, int32_t rows, int32_t cols)
+{
+    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
+}
+
+void lr_gemv_leech_p14s_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                                    const float *x, float *y, int32_t rows, int32_t cols)
+{
+    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
+}
+
+const lr_kernel_desc lr_gemv_leech_p14s_i8_desc = {
+    .name = "gemv_leech_p14s",
+    LR_P14S_PARAMS,
+    .host = (lr_host_fn)lr_gemv_leech_p14s_i8_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14s_i8_host_mag,
+};
 
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                              const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
@@ -111,7 +159,7 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
  * prologue's x loads batched ahead of the table loop (pro), bits 16-18:
- * side warps (side, 0-4), extra4 = (unused)}: 0
+ * side warps (side, 0-4), bit 19: the int8 mode (i8), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7, 8, 13, 14 and 15 and extra4 were the L2
  * prefetch distance, x's f16 copy from global memory, the class table's
@@ -135,6 +183,9 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
         g->ilv = k[8] > 0 && (k[8] & 2048);
         g->pro = k[8] > 0 && (k[8] & 4096);
+        /* (no i8 bit: the default, LEECHRT_GEMV_I8, stays) */
+        if (k[8] < 0) g->i8 = 0;
+        else if (k[8] & 524288) g->i8 = 1;
         /* (no side bits: the default, LEECHRT_GEMV_SIDE, stays) */
         if (k[8] < 0) g->side = 0;
         else if ((k[8] >> 16) & 7) g->side = (k[8] >> 16) & 7;
@@ -149,10 +200,15 @@ int lr_gemv_p14s_side = 0;
 
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
+int lr_gemv_p14s_i8 = 0;
+
+int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
+
 /* The defaults under arm's tuning row; 0 when the table has none. */
 static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
-    const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side };
+    const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
+                                .i8 = lr_gemv_p14s_i8 };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -213,6 +269,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.early < 0 || geom.early > 2)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
     if (geom.side < 0 || geom.side > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s side=%d (0-4 warps)", geom.side);
+    if (geom.i8 < 0 || geom.i8 > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s i8=%d", geom.i8);
     /* the side warps replace the end fetched ahead; they need warps of the
      * 1024 and named barriers 8 + group (at most 6 groups) */
     if (geom.side && (geom.threads + 32 * geom.side > 1024 || groups > 6))
@@ -251,6 +308,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     }
     /* class table | x | reduction | 64 zero bytes (templates/gemv_leech_p14s.cu) */
     size_t smem = (size_t)ntab * 16 + (size_t)sc * 384 + red + 64;
+    if (geom.i8) smem += ((size_t)sc * 4 + 15) / 16 * 16; /* x's scales */
     /* the template fetches ahead only with one epilogue row per thread (of
      * a batch, of a group's batch with groups, or of the CTA's rows with bal) */
     const int epf = geom.epf && geom.threads / groups >= 16 * (geom.bal ? bal_rg : geom.rg);
@@ -281,6 +339,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
+    if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
@@ -315,6 +374,7 @@ typedef struct {
     CUfunction fn;
     lr_launch_geom g;
     int mode; /* CTL_GEMV, CTL_SWIGLU, or the control arms leech_p14s_loads / _decode / _noepi */
+    uint8_t *data8, *tab8; /* geometry i8: the layout's int8 form (what is uploaded), else NULL */
 } p14s_state;
 
 static void p14s_destroy(void *p)
@@ -323,6 +383,7 @@ static void p14s_destroy(void *p)
     if (!s) return;
     lr_leech_arm_img_free(&s->img);
     lr_p14s_free(&s->L);
+    free(s->data8), free(s->tab8);
     free(s);
 }
 
@@ -387,6 +448,12 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
         for (int i = 0; i < rows; i++) s->L.row_scale[i] = 1.f;
         if (s->L.tail) memset(s->L.tail_f16, 0, sizeof(uint16_t) * (size_t)rows * s->L.tail);
     }
+    /* the int8 mode reads the int8 form (the loads-only control reads bytes
+     * only, any form) */
+    if (!rc && geom.i8) {
+        s->data8 = malloc(s->L.bytes), s->tab8 = malloc((size_t)s->L.nentries * 16);
+        rc = !s->data8 || !s->tab8 ? LR_FAIL(LR_ENOMEM, "out of memory") : lr_p14s_i8_form(&s->L, s->data8, s->tab8);
+    }
     lr_jit_spec spec;
     if (!rc)
         rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget())
@@ -395,9 +462,9 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc && mode == CTL_NOEPI) lr_jit_spec_set(&spec, "noepi", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
-    const lr_leech_arm_src src = { .data = s->L.data,       .bytes = s->L.bytes,         .rows = rows,
+    const lr_leech_arm_src src = { .data = s->data8 ? s->data8 : s->L.data, .bytes = s->L.bytes, .rows = rows,
                                    .exc_ptr = s->L.exc_ptr, .exc_col = s->L.exc_col,     .exc_dw = s->L.exc_dw,
-                                   .nexc = s->L.nexc,       .tab = s->L.tab,             .nentries = s->L.nentries,
+                                   .nexc = s->L.nexc,       .tab = s->tab8 ? s->tab8 : s->L.tab, .nentries = s->L.nentries,
                                    .row_scale = s->L.row_scale, .tail_f16 = s->L.tail_f16, .tail = s->L.tail };
     if (!rc) rc = lr_leech_arm_img_upload(&s->img, &src, copies);
     if (rc) { p14s_destroy(s); return rc; }
@@ -416,10 +483,12 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&s->L, x, y, a);
     if (s->mode == CTL_SWIGLU) a[8].count = (size_t)s->rows / 2; /* h: one value per gate/up pair */
+    if (s->data8) a[0].host = s->data8, a[1].host = s->tab8;
     lr_verify_report rep;
+    const int i8 = s->data8 != NULL;
     const lr_kernel_desc *desc = s->mode == CTL_LOADS    ? &lr_gemv_leech_p14s_loads_desc
-                                 : s->mode == CTL_SWIGLU ? &lr_gemv_leech_p14s_swiglu_desc
-                                                         : &lr_gemv_leech_p14s_desc;
+                                 : s->mode == CTL_SWIGLU ? (i8 ? &lr_gemv_leech_p14s_swiglu_i8_desc : &lr_gemv_leech_p14s_swiglu_desc)
+                                                         : (i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc);
     int rc = lr_call_verify(desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
     free(x), free(y);

@@ -17,21 +17,31 @@ const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc = {
     .host_mag = (lr_host_fn)lr_gemv_leech_p14s_swiglu_host_mag,
 };
 
+const lr_kernel_desc lr_gemv_leech_p14s_swiglu_i8_desc = {
+    .name = "gemv_leech_p14s_swiglu",
+    LR_P14S_PARAMS,
+    .host = (lr_host_fn)lr_gemv_leech_p14s_swiglu_i8_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14s_swiglu_i8_host_mag,
+};
+
 static double silu(double g) { return g / (1.0 + exp(-g)); }
 
 /* mag 0: h = silu(g) u; 1: the error scale |silu'(g)| |u| m_g + |silu(g)| m_u
  * from the GEMV's magnitudes m (first-order propagation of each row's). */
 static void swiglu(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *h,
-                   int rows, int cols, int mag)
+                   int rows, int cols, int mag, int i8)
 {
     float *y = malloc(sizeof(float) * (size_t)rows), *m = mag ? malloc(sizeof(float) * (size_t)rows) : NULL;
     if (!y || (mag && !m)) { /* the comparison then fails on the poisoned h */
         free(y), free(m);
         return;
     }
-    lr_gemv_leech_p14s_host(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols);
-    if (mag) lr_gemv_leech_p14s_host_mag(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, m, rows, cols);
+    (i8 ? lr_gemv_leech_p14s_i8_host : lr_gemv_leech_p14s_host)(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x,
+                                                                 y, rows, cols);
+    if (mag)
+        (i8 ? lr_gemv_leech_p14s_i8_host_mag : lr_gemv_leech_p14s_host_mag)(W, tab, row_scale, tail, exc_ptr, exc_col,
+                                                                             exc_dw, x, m, rows, cols);
     for (int i = 0; i < rows / 2; i++) {
         const double g = y[2 * i], u = y[2 * i + 1], sg = 1.0 / (1.0 + exp(-g));
         if (!mag) h[i] = (float)(silu(g) * u);
@@ -44,14 +54,14 @@ void lr_gemv_leech_p14s_swiglu_host(const uint8_t *W, const uint8_t *tab, const 
                                     const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                     const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0);
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 0);
 }
 
 void lr_gemv_leech_p14s_swiglu_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                         const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                         const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1);
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 0);
 }
 
 int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab,
@@ -74,4 +84,18 @@ int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, 
                        rows, cols);
     lr_jit_spec_set(s, "swiglu", 1);
     return LR_OK;
+}
+
+void lr_gemv_leech_p14s_swiglu_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                       const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                       const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
+{
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 1);
+}
+
+void lr_gemv_leech_p14s_swiglu_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                           const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                           const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
+{
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 1);
 }

@@ -58,6 +58,25 @@ static int test_reference_vs_dense(void)
             T_ASSERT(fabs(mag[i] - dm) <= 2e-3 * dm + 1e-30, "row %d: magnitude %g vs %g", i, mag[i], dm);
         }
         printf("    %dx%d: reference vs exact dense max rel %.2e, %u exceptions\n", rows, cols, worst, L.nexc);
+        /* the int8 mode's reference over the int8 form: x to 15 bits per
+           super-chunk instead of f16, so within f16's rounding of the f16
+           reference (relative to the row's magnitude) */
+        uint8_t *d8 = malloc(L.bytes), *t8 = malloc((size_t)L.nentries * 16);
+        float *y8 = malloc(sizeof(float) * rows), *mag8 = malloc(sizeof(float) * rows);
+        T_ASSERT(d8 && t8 && y8 && mag8, "out of memory");
+        T_OK(lr_p14s_i8_form(&L, d8, t8));
+        lr_gemv_leech_p14s_i8_host(d8, t8, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, y8, rows, cols);
+        lr_gemv_leech_p14s_i8_host_mag(d8, t8, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, mag8, rows,
+                                       cols);
+        double w8 = 0;
+        for (int i = 0; i < rows; i++) {
+            const double e = fabs((double)y8[i] - y[i]) / mag[i];
+            if (e > w8) w8 = e;
+            T_ASSERT(e < 5e-4 && fabs(mag8[i] - mag[i]) <= 5e-4 * mag[i], "row %d: int8 reference %g (mag %g), f16 %g (mag %g)", i,
+                     y8[i], mag8[i], y[i], mag[i]);
+        }
+        printf("    int8 reference vs f16 reference: max rel %.2e\n", w8);
+        free(d8), free(t8), free(y8), free(mag8);
         free(x), free(y), free(mag);
         lr_p14s_free(&L);
         lr_leech_random_free(&m);
@@ -108,6 +127,15 @@ static int test_knobs(void)
     const int xwonly[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
     lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
     T_ASSERT(k.groups == 0, "groups %d after extra3 1", k.groups);
+    /* the int8 mode (bit 19): set by the bit, kept (the default's) without
+       it, cleared by a negative extra3 */
+    const int i8[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 524288 + 1, 0 };
+    lr_gemv_leech_p14s_apply_knobs(&k, i8);
+    T_ASSERT(k.i8 == 1 && k.xw == 1, "i8 %d xw %d", k.i8, k.xw);
+    lr_gemv_leech_p14s_apply_knobs(&k, xwonly);
+    T_ASSERT(k.i8 == 1, "i8 %d after extra3 1", k.i8);
+    lr_gemv_leech_p14s_apply_knobs(&k, off);
+    T_ASSERT(k.i8 == 0, "i8 %d after extra3 -1", k.i8);
     const int bal[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 512, 0 }; /* balanced split (bit 9) */
     lr_gemv_leech_p14s_apply_knobs(&k, bal);
     T_ASSERT(k.bal == 1 && k.groups == 0 && k.xw == 0, "bal %d groups %d xw %d", k.bal, k.groups, k.xw);
@@ -736,7 +764,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -899,7 +927,52 @@ static int test_gpu_loads_control(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The int8 mode (geometry i8, extra3 bit 19) over the int8 form: the GEMV,
+ * the decode-only control and the SwiGLU end verified row by row against
+ * the int8 reference (x quantized per super-chunk as the kernel does) at the
+ * table's 14B geometries with the bit added, and at odd shapes in every x
+ * staging path (per warp, prologue, batched prologue, warp groups, the
+ * balanced split; rows not a multiple of 16, a tail). */
+static int test_gpu_i8(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int I8 = 524288;
+    struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
+        { 7168, 5120, { .threads = 128, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, -1, 0, 65537 + I8 } } },
+        { 5120, 5120, { .threads = 672, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 200728 + I8 }, .minb = 1 } },
+        { 5120, 17408, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 266264 + I8 } } },
+        { 34816, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + I8 } } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rpw = 2, .extra = { 2, -1, 0, I8 } } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rpw = 1, .extra = { 1, 1, 0, 1 + I8 } } },
+        { 1001, 5120 + 24 * 3 + 1, { .threads = 768, .extra = { 1, 1, 0, 48 + 4096 + 65536 * 2 + I8 } } },
+        { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + I8 } } },
+        { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + I8 } } },
+        { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + I8 } } },
+    };
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        void *st;
+        double err;
+        T_OK(lr_arm_leech_p14s.prepare(c[i].rows, c[i].cols, 1, 5300 + i, &c[i].o, &st));
+        int rc = lr_arm_leech_p14s.verify(st, 5400 + i, &err);
+        lr_arm_leech_p14s.destroy(st);
+        T_OK(rc);
+        printf("    %dx%d extra3 %d: max rel err %.3g\n", c[i].rows, c[i].cols, c[i].o.extra[3], err);
+        T_OK(lr_arm_leech_p14s_decode.prepare(c[i].rows, c[i].cols, 1, 5500 + i, &c[i].o, &st));
+        rc = lr_arm_leech_p14s_decode.verify(st, 5600 + i, &err);
+        lr_arm_leech_p14s_decode.destroy(st);
+        T_OK(rc);
+    }
+    /* the engine's gate|up: SwiGLU over a pair layout, split row groups */
+    void *st;
+    double err;
+    T_OK(lr_arm_leech_p14s_swiglu.prepare(34816, 5120, 1, 5700, &c[3].o, &st));
+    int rc = lr_arm_leech_p14s_swiglu.verify(st, 5701, &err);
+    lr_arm_leech_p14s_swiglu.destroy(st);
+    T_OK(rc);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -128,6 +128,11 @@
 // against 89 us per fused 14B layer; back as LR_EARLY without it), and
 // dependents launched after the main loop (239 -> 236 tok/s).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 decodeonly=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1
@@ -184,6 +189,7 @@
 // @spec gemv_leech_p14s rows=77 cols=320 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xrot=12992
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
+#include "gemv_leech_i8.cuh" // x's power-of-two scale per super-chunk (LR_I8)
 
 #ifndef LR_PREFETCH
 #define LR_PREFETCH 1
@@ -229,6 +235,12 @@
 #endif
 #ifndef LR_XROT
 #define LR_XROT 0
+#endif
+#ifndef LR_I8
+#define LR_I8 0
+#endif
+#if LR_I8 && LR_XROT
+#error "LR_I8: x quantized in the prologue or per warp (no xrot)"
 #endif
 #if LR_XROT && (LR_XW || LR_LOADONLY || LR_DECODEONLY || LR_XROT % 16)
 #error "LR_XROT: x staged in the prologue (no xw), a GEMV, a 16-byte aligned offset"
@@ -282,7 +294,9 @@
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
 #define TAB_BYTES (LR_NTAB * 16)
-#define XS_BYTES (SC * 384)
+// (LR_I8: x's int8 digits, the same 384 bytes per super-chunk, then its
+// f32 scales, 16-byte padded)
+#define XS_BYTES (SC * 384 + (LR_I8 ? (SC * 4 + 15) / 16 * 16 : 0))
 #if LR_BAL
 // a warp's run of at most BTW segments touches at most KMAX row groups: one
 // 16-row partial each, then the CTA's row sums (kernels/gemv_leech_p14s.c
@@ -374,6 +388,61 @@ LR_DEV u32 sels(u32 ws, u32 mF0) { return lr_and_or(ws, mF0, 0x08080808u); }
 // One pair from the pool (unscaled values) by a selector.
 LR_DEV u32 pair(u32 sel, const uint4 &e) { return lr_prmt(e.x, e.y, sel); }
 
+#if LR_I8
+// LR_I8, the int8 mode, over the int8 form (layouts/leech_vram/p14s.h):
+// each 16-bit half of a code word is one row's four codes, so PRMT with the
+// half word as selector gives four int8 weights (code 8: 0) and
+// mma.m16n8k32.s8 multiplies them with x as 16-bit integers, a
+// power-of-two scale per super-chunk (the I8x quantization, exact: its two
+// int8 digits hi, lo with xi = 256 hi + lo). Per lane and super-chunk: 24
+// PRMT and 12 shifts for 96 weights, 6 IMMA (the f16 form: 48 PRMT, 27 LOP3,
+// 36 shifts, 12 HMMA). B's eight columns: slot q = the block of lane q, hi
+// digits in column 2q, lo in 2q + 1, so lane (g, q) gets C = row g's and
+// row g + 8's hi and lo dots over its own block, int32 and exact.
+// int8 tile T (0..2) of block 2q + u: A rows g / g + 8, k 4q.. = coordinates
+// 8T..8T+3 = word 6u + 2T (low / high half), k 16 + 4q.. = 8T+4..8T+7 = word
+// 6u + 2T + 1; x's digits in the same order, 24 bytes per block and digit.
+LR_DEV void imma(int (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1, bool first)
+{
+    if (first)
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%10,%10,%10,%10};"
+                     : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
+    else
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Super-chunk sc of x (lane's six columns 6 lane.. in v: block lane / 4,
+// coordinates 6 (lane % 4)..) into the int8 mode's B operand: xi =
+// rint(x 2^k) (lr_i8_x_exp: m 2^k in (16319, 32639], m = max |x| over the
+// super-chunk), digits hi = (xi + 128) >> 8 and lo = xi - 256 hi at
+// (2 (b / 2) + digit) 48 + (b % 2) 24 + coordinate of block b, 2^-k at
+// xsc[sc]. One warp; the host mirrors it (lr_gemv_leech_i8_quantize_x).
+LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
+{
+    float m = 0.f;
+#pragma unroll
+    for (int j = 0; j < 6; j++) m = fmaxf(m, fabsf(v[j]));
+    m = lr_i8_warp_max(m);
+    const int k = lr_i8_x_exp(m);
+    const float inv = m > 0.f ? __int_as_float((k + 127) << 23) : 0.f;
+    if (lane == 0) xsc[sc] = m > 0.f ? __int_as_float((127 - k) << 23) : 0.f;
+    const int bl = lane >> 2;
+    u8 *o = xs8 + sc * 384 + (bl >> 1) * 96 + (bl & 1) * 24 + 6 * (lane & 3);
+#pragma unroll
+    for (int j = 0; j < 3; j++) {
+        const int a = __float2int_rn(__fmul_rn(v[2 * j], inv)), b = __float2int_rn(__fmul_rn(v[2 * j + 1], inv));
+        const int ha = (a + 128) >> 8, hb = (b + 128) >> 8;
+        *(u16 *)(o + 2 * j) = (u16)((ha & 255) | (hb & 255) << 8);
+        *(u16 *)(o + 48 + 2 * j) = (u16)(((a - 256 * ha) & 255) | ((b - 256 * hb) & 255) << 8);
+    }
+}
+#endif
+
 // d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
 LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
 {
@@ -423,6 +492,32 @@ LR_DEV void stage_table_async(u8 *tab, const u8 *__restrict__ gtab)
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+#if LR_I8
+// LR_I8's x in the prologue: warp w quantizes super-chunks w, w + warps, ...;
+// up to four pieces' loads in flight at a time, the first batch's beside the
+// class-table loop (TABLE: stage it here too).
+template <bool TABLE>
+LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict__ gtab, const float *__restrict__ x)
+{
+    constexpr int NW = LR_THREADS / 32, NPW = (SC + NW - 1) / NW;
+    const int wa = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (int p0 = 0; p0 < NPW; p0 += 4) {
+        float v[4][6];
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            const int sc = wa + (p0 + p) * NW;
+            if (sc < SC) load_xpiece(v[p], x, sc, lane);
+        }
+        if (TABLE && p0 == 0) stage_table(tab, gtab);
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            const int sc = wa + (p0 + p) * NW;
+            if (sc < SC) stage_x8(xs8, xsc, sc, v[p], lane);
+        }
+    }
+}
+#endif
 
 #if LR_XROT
 #include "rotate_block.cuh"
@@ -488,6 +583,13 @@ LR_DEV void xrot_prologue(float *zs, float *qs, const float *__restrict__ q, u32
 // (TABLE false: only x, the table staged already; LR_EARLY)
 template <bool TABLE> LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__restrict__ gtab, const float *__restrict__ x)
 {
+#if LR_I8
+    if (LR_XW) {
+        if (TABLE) stage_table(tab, gtab);
+    } else
+        stage_x8_prologue<TABLE>(tab, (u8 *)xs, (float *)((u8 *)xs + SC * 384), gtab, x);
+    return;
+#endif
     constexpr int XI = LR_XW ? 0 : (SC * 96 + LR_THREADS - 1) / LR_THREADS;
     // x's loads first, in flight while the table loop waits on its own; the
     // loop stays a loop: with the table in the same straight-line batch,
@@ -565,6 +667,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
     u32 *xs = (u32 *)(smem + TAB_BYTES);
+#if LR_I8
+    u8 *const xs8 = (u8 *)xs;                                 // x's digits (LR_I8)
+    float *const xsc = (float *)(smem + TAB_BYTES + SC * 384); // and scales
+#endif
     float *red = (float *)(smem + TAB_BYTES + XS_BYTES);
     const int lane = threadIdx.x & 31, q = lane & 3, g = lane >> 2;
     // the warp in its group, the group, the thread in it (the compiler
@@ -704,6 +810,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_XW
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
+#elif !LR_PRO && !LR_XROT && LR_I8
+    stage_x8_prologue<false>(tab, xs8, xsc, gtab, x);
 #elif !LR_PRO && !LR_XROT
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
@@ -728,6 +836,39 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
             for (int j = 0; j < 3; j++)
                 bits[r] += __popc(C[r].w[j].x) + __popc(C[r].w[j].y) + __popc(C[r].w[j].z) + __popc(C[r].w[j].w);
+        }
+#elif LR_I8
+        // this lane's x digits (hi for even g, lo for odd) of blocks 2q, 2q + 1
+        // where g / 2 is its slot q, else 48 zero bytes
+        const uint4 *xv = (g >> 1) == q ? (const uint4 *)(xs8 + scx * 384 + (g & 1) * 48 + q * 96) : xz;
+        const uint4 xd[3] = { xv[0], xv[1], xv[2] };
+        const float xsf = xsc[scx];
+#pragma unroll
+        for (int r = 0; r < LR_RG; r++) {
+            uint4 e[2][2]; // [row half][block 2q + u]
+            e[0][0] = *(const uint4 *)(tab + (C[r].h.x & 0xffffu));
+            e[0][1] = *(const uint4 *)(tab + (C[r].h.x >> 16));
+            e[1][0] = *(const uint4 *)(tab + (C[r].h.y & 0xffffu));
+            e[1][1] = *(const uint4 *)(tab + (C[r].h.y >> 16));
+            float f0 = 0.f, f1 = 0.f; // rows g, g + 8
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                int c[4];
+#pragma unroll
+                for (int T = 0; T < 3; T++) {
+                    const int t0 = 6 * u + 2 * T, t1 = t0 + 1;
+                    const u32 w0 = word_of(C[r].w[t0 >> 2], t0 & 3), w1 = word_of(C[r].w[t1 >> 2], t1 & 3);
+                    const u32 a0 = lr_prmt(e[0][u].x, e[0][u].y, w0);
+                    const u32 a1 = lr_prmt(e[1][u].x, e[1][u].y, shr<16>(w0, m16));
+                    const u32 a2 = lr_prmt(e[0][u].x, e[0][u].y, w1);
+                    const u32 a3 = lr_prmt(e[1][u].x, e[1][u].y, shr<16>(w1, m16));
+                    imma(c, a0, a1, a2, a3, word_of(xd[t0 >> 2], t0 & 3), word_of(xd[t1 >> 2], t1 & 3), T == 0);
+                }
+                f0 += (float)(c[0] * 256 + c[1]) * __uint_as_float(e[0][u].w);
+                f1 += (float)(c[2] * 256 + c[3]) * __uint_as_float(e[1][u].w);
+            }
+            yacc[r][0] += f0 * xsf;
+            yacc[r][1] += f1 * xsf;
         }
 #else
         // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
@@ -979,8 +1120,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             // The first batch of this CTA stages x for its super-chunks; the
             // next piece's loads go out before this segment decodes.
             if (b == cid) {
+#if LR_I8
+                stage_x8(xs8, xsc, sc, xr, lane);
+#else
 #pragma unroll
                 for (int j = 0; j < 3; j++) xs[sc * 96 + 3 * lane + j] = lr_pack_h2(xr[2 * j], xr[2 * j + 1]);
+#endif
                 if (sc + WARPS < SC) load_xpiece(xr, x, sc + WARPS, lane);
                 __syncwarp();
             }

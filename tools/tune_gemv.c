@@ -34,7 +34,7 @@ static void usage(FILE *f)
                "  --extra3 LIST     arm knob 3 (leech_p14s: 1 = x staged per warp, 2 = epilogue fetched ahead,\n"
                "                    3 = both, -1 = none; + 8 x warp groups, 512 balanced split, 1024 split\n"
                "                    over segments, 2048 segments round-robin, 4096 prologue loads\n"
-               "                    batched, 65536 x side warps (1-4); in [-1024, 327679]; bits 13 and 14,\n"
+               "                    batched, 65536 x side warps (1-4), 524288 the int8 mode; in [-1024, 851967]; bits 13 and 14,\n"
             "                    removed features, do nothing)\n"
                "  --extra4 LIST     arm knob 4 (leech_p14s: unused since the split over CTAs was removed)\n"
                "  --minb LIST       Leech arms: CTAs per SM the registers must allow (0 = the arm's rule;\n"
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--extra0")) { if ((ne0 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e0, 8)) < 0) return 2; }
         else if (!strcmp(a, "--minb")) { if ((nmb = lr_arg_int_list("tune_gemv", a, v, 0, 64, mb, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra2")) { if ((ne2 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e2, 8)) < 0) return 2; }
-        else if (!strcmp(a, "--extra3")) { if ((ne3 = lr_arg_int_list("tune_gemv", a, v, -1024, 327679, e3, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--extra3")) { if ((ne3 = lr_arg_int_list("tune_gemv", a, v, -1024, 851967, e3, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra4")) { if ((ne4 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e4, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra1")) { if ((ne1 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e1, 8)) < 0) return 2; }
         else { fprintf(stderr, "tune_gemv: unknown option %s\n", a); usage(stderr); return 2; }

@@ -154,4 +154,32 @@ int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col);
  * block's sum by s in f32, so v * s here is exact (3 + 11 significant bits). */
 void lr_p14s_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk, float w[24]);
 
+/* ---- the int8 form (layouts/leech_vram/p14s_i8.c) ----
+ * The same information for the GEMV's int8 tensor-core mode (LR_I8,
+ * templates/gemv_leech_p14s.cu): headers, exceptions, row scales and tail
+ * unchanged; in every code word the nibbles regrouped so each 16-bit half
+ * is one row's four coordinates, and the pool bytes of every class-table
+ * entry as int8 values. Why: a PRMT whose selector is the half word as it
+ * is then yields four int8 weights (the f16 form needs a LOP3 and shifts
+ * for two), one PRMT per four weights against one per two.
+ *   word t of lane (g, q) (same place as above): nibble n (0..3) = row g,
+ *   coordinate 4 (t % 6) + n; nibble 4 + n = row g + 8, the same coordinate
+ *   (the f16 form's nibbles 2n + 1 and 2n);
+ *   table entry: bytes 0..7 = int8 of the f16 pool value (+u0..+u3,
+ *   -u0..-u3), bytes 8..11 = 0, bytes 12..15 = the f32 scale s. */
+/* Writes L's segments (L->bytes) and class table (nentries * 16 bytes) in
+ * the int8 form; LR_EFORMAT when a pool byte is not an integer in
+ * [-127, 127] (the unfolder never writes one). data and tab may be L's own
+ * (in place). */
+int lr_p14s_i8_form(const lr_p14s *L, uint8_t *data, uint8_t *tab);
+/* The int8 form's word from the f16 form's, and back. */
+uint32_t lr_p14s_i8_word(uint32_t w);
+uint32_t lr_p14s_i8_word_inv(uint32_t w);
+/* The weights the int8 kernel applies for block (row, blk) of int8-form
+ * bytes: PRMT of the entry's int8 pool by the code (code 8 and invalid codes
+ * >= 8: the sign-replicated pool byte, 0 or -1) times the entry's f32 scale
+ * (exact). Equal to lr_p14s_kernel_block of the f16 form it came from for
+ * every code the unfolder writes (0..8). */
+void lr_p14s_i8_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk, float w[24]);
+
 #endif

@@ -122,6 +122,31 @@ static int block_hook(const void *p, const lr_leech_matrix *m, int r, int b, con
     return T_PASS;
 }
 
+/* The int8 form (p14s_i8.c) of every block, pads included, applies the
+ * same weights as the f16 form: the int8 kernel mode computes the same
+ * GEMV from it. */
+static int int8_form(const lr_p14s *L)
+{
+    uint8_t *d = malloc(L->bytes), *t = malloc((size_t)L->nentries * 16);
+    T_ASSERT(d && t, "out of memory");
+    int rc = lr_p14s_i8_form(L, d, t);
+    for (int r = 0; !rc && r < L->rg * 16; r++)
+        for (int b = 0; b < L->sc * 8; b++) {
+            float a[24], c[24];
+            lr_p14s_kernel_block(L->data, L->tab, L->rows, L->cols, r, b, a);
+            lr_p14s_i8_kernel_block(d, t, L->rows, L->cols, r, b, c);
+            if (memcmp(a, c, sizeof a)) {
+                for (int k = 0; k < 24; k++)
+                    if (a[k] != c[k]) printf("    row %d block %d coord %d: f16 form %g, int8 form %g\n", r, b, k, a[k], c[k]);
+                rc = -1;
+                break;
+            }
+        }
+    free(d), free(t);
+    T_ASSERT(!rc, "int8 form differs");
+    return T_PASS;
+}
+
 static int all_hook(const void *p, const lr_leech_matrix *m)
 {
     const lr_p14s *L = p;
@@ -148,7 +173,7 @@ static int all_hook(const void *p, const lr_leech_matrix *m)
             T_ASSERT(L->exc_col[k] < (uint32_t)(24 * m->nblk) && (k == L->exc_ptr[r] || L->exc_col[k] > L->exc_col[k - 1]),
                      "row %d exception %u", r, k);
     T_OK(lr_p14s_validate(L));
-    return T_PASS;
+    return int8_form(L);
 }
 
 static void destroy_hook(void *L)
@@ -909,6 +934,37 @@ static int test_errors(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
+/* The int8 form: the word regrouping (row g's nibbles 1, 3, 5, 7 become
+ * 0..3, row g + 8's 0, 2, 4, 6 become 4..7) and its inverse on random words;
+ * a pool byte that is no int8 value is refused, naming the entry. */
+static int test_int8_form(void)
+{
+    T_ASSERT(lr_p14s_i8_word(0x76543210u) == 0x64207531u, "word 0x76543210 -> 0x%08x", lr_p14s_i8_word(0x76543210u));
+    uint64_t z = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 100000; i++) {
+        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+        const uint32_t w = (uint32_t)z;
+        T_ASSERT(lr_p14s_i8_word_inv(lr_p14s_i8_word(w)) == w, "word 0x%08x does not round-trip", w);
+    }
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(16, 24 * 8, 12, 1, 0, 401, &m));
+    lr_p14s L;
+    T_OK(lr_p14s_unfold(&m, 2, &L));
+    uint8_t *d = malloc(L.bytes), *t = malloc((size_t)L.nentries * 16);
+    T_ASSERT(d && t, "out of memory");
+    T_OK(lr_p14s_i8_form(&L, d, t));
+    L.tab[16 * 5 + 2] = 0x38; /* f16 0x3800 = 0.5 */
+    T_ASSERT(lr_p14s_i8_form(&L, d, t) == LR_EFORMAT && strstr(lr_errmsg(), "entry 5"), "0.5 accepted: %s",
+             lr_errmsg());
+    L.tab[16 * 5 + 2] = 0x7c; /* inf */
+    T_ASSERT(lr_p14s_i8_form(&L, d, t) == LR_EFORMAT, "inf accepted");
+    lr_clear_error();
+    free(d), free(t);
+    lr_p14s_free(&L);
+    lr_leech_random_free(&m);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_every_class_ball12), T_CASE(test_int8_form), T_CASE(test_gain_widths_and_shapes), T_CASE(test_every_class_both_balls),
        T_CASE(test_rejects_damage), T_CASE(test_unfold_threads_identical), T_CASE(test_fast_equals_reference), T_CASE(test_parts), T_CASE(test_pair), T_CASE(test_bits_per_weight),
        T_CASE(test_errors))
