@@ -85,16 +85,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (lr_p14s_set_exceptions(&L, er, ee, (size_t)m)) __builtin_trap();
     for (size_t i = 0; i < L.bytes; i++) L.data[i] = (uint8_t)lr_fuzz_byte(&fb);
     for (int r = 0; r < rows; r++) L.row_scale[r] = 1.0f + 0.125f * (float)r;
+    /* the int8 form (p14s_i8.c) of the same bytes: the table converts, and
+       every block that decodes reads the same weights through it */
+    uint8_t *d8 = malloc(L.bytes), *t8 = malloc((size_t)L.nentries * 16);
+    if (!d8 || !t8 || lr_p14s_i8_form(&L, d8, t8)) __builtin_trap();
     int all_ok = 1;
     for (int r = 0; r < rows; r++)
         for (int b = 0; b < nblk; b++) {
             int8_t x[24];
             int g;
             int rc = lr_p14s_get(&L, r, b, x, &g);
-            if (rc == LR_OK) check_block(&L, r, b, x, g);
-            else if (rc != LR_EFORMAT) __builtin_trap();
+            if (rc == LR_OK) {
+                check_block(&L, r, b, x, g);
+                float w16[24], w8[24];
+                lr_p14s_kernel_block(L.data, L.tab, L.rows, L.cols, r, b, w16);
+                lr_p14s_i8_kernel_block(d8, t8, L.rows, L.cols, r, b, w8);
+                if (memcmp(w16, w8, sizeof w16)) __builtin_trap();
+            } else if (rc != LR_EFORMAT) __builtin_trap();
             else all_ok = 0;
         }
+    free(d8), free(t8);
     int rc = lr_p14s_validate(&L);
     if (rc != LR_OK && rc != LR_EFORMAT) __builtin_trap();
     if (rc == LR_OK) {
