@@ -148,7 +148,15 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--extra0")) { if ((ne0 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e0, 8)) < 0) return 2; }
         else if (!strcmp(a, "--minb")) { if ((nmb = lr_arg_int_list("tune_gemv", a, v, 0, 64, mb, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra2")) { if ((ne2 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e2, 8)) < 0) return 2; }
-        else if (!strcmp(a, "--extra3")) { if ((ne3 = lr_arg_int_list("tune_gemv", a, v, -1024, 851967, e3, 8)) < 0) return 2; }
+        else if (!strcmp(a, "--extra3")) {
+            if ((ne3 = lr_arg_int_list("tune_gemv", a, v, -1024, 851967, e3, 8)) < 0) return 2;
+            /* bits 16-18: 0-4 side warps */
+            for (int i = 0; i < ne3; i++)
+                if (e3[i] > 0 && ((e3[i] >> 16) & 7) > 4) {
+                    fprintf(stderr, "tune_gemv: --extra3 %d: %d side warps (at most 4)\n", e3[i], (e3[i] >> 16) & 7);
+                    return 2;
+                }
+        }
         else if (!strcmp(a, "--extra4")) { if ((ne4 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e4, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra1")) { if ((ne1 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e1, 8)) < 0) return 2; }
         else { fprintf(stderr, "tune_gemv: unknown option %s\n", a); usage(stderr); return 2; }
