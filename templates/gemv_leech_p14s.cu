@@ -443,6 +443,16 @@ LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
 }
 #endif
 
+// A lane's four class-table entries of a segment, [row half g / g + 8][its
+// block 2q / 2q + 1], by the segment's headers (byte offsets; both forms).
+LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
+{
+    e[0][0] = *(const uint4 *)(tab + (h.x & 0xffffu));
+    e[0][1] = *(const uint4 *)(tab + (h.x >> 16));
+    e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu));
+    e[1][1] = *(const uint4 *)(tab + (h.y >> 16));
+}
+
 // d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
 LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
 {
@@ -588,8 +598,7 @@ template <bool TABLE> LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__r
         if (TABLE) stage_table(tab, gtab);
     } else
         stage_x8_prologue<TABLE>(tab, (u8 *)xs, (float *)((u8 *)xs + SC * 384), gtab, x);
-    return;
-#endif
+#else
     constexpr int XI = LR_XW ? 0 : (SC * 96 + LR_THREADS - 1) / LR_THREADS;
     // x's loads first, in flight while the table loop waits on its own; the
     // loop stays a loop: with the table in the same straight-line batch,
@@ -613,6 +622,7 @@ template <bool TABLE> LR_DEV void stage_prologue(u8 *tab, u32 *xs, const u8 *__r
     }
     if (TABLE && XI == 0)
         stage_table(tab, gtab);
+#endif
 }
 #endif
 
@@ -846,10 +856,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) {
             uint4 e[2][2]; // [row half][block 2q + u]
-            e[0][0] = *(const uint4 *)(tab + (C[r].h.x & 0xffffu));
-            e[0][1] = *(const uint4 *)(tab + (C[r].h.x >> 16));
-            e[1][0] = *(const uint4 *)(tab + (C[r].h.y & 0xffffu));
-            e[1][1] = *(const uint4 *)(tab + (C[r].h.y >> 16));
+            load_entries(e, C[r].h, tab);
             float f0 = 0.f, f1 = 0.f; // rows g, g + 8
 #pragma unroll
             for (int u = 0; u < 2; u++) {
@@ -877,10 +884,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) {
             uint4 e[2][2]; // [row half][block 2q + j]
-            e[0][0] = *(const uint4 *)(tab + (C[r].h.x & 0xffffu));
-            e[0][1] = *(const uint4 *)(tab + (C[r].h.x >> 16));
-            e[1][0] = *(const uint4 *)(tab + (C[r].h.y & 0xffffu));
-            e[1][1] = *(const uint4 *)(tab + (C[r].h.y >> 16));
+            load_entries(e, C[r].h, tab);
 #pragma unroll
             for (int tp = 0; tp < 6; tp++) {
                 const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];

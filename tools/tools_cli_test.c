@@ -64,6 +64,8 @@ static int test_bad_numbers_refused(void)
         { "tune_gemv", "--extra2 2,zz --arm leech_p14s", "--extra2" },
         { "tune_gemv", "--extra3 1e9 --arm leech_p14s", "--extra3" },
         { "tune_gemv", "--extra3 512,327680 --arm leech_p14s", "--extra3" }, /* past 4 side warps (bits 16-18) */
+        { "tune_gemv", "--extra3 1,917504 --arm leech_p14s", "--extra3" }, /* 6 side warps beside the int8 bit */
+        { "tune_gemv", "--extra3 851968 --arm leech_p14s", "--extra3" },   /* past bit 19 */
         { "tune_gemv", "--extra4 2,9x --arm leech_p14s", "--extra4" },
         { "tune_gemv", "--arm leech_p14 --model m.lrt", "--model" },
         { "tune_gemv", "--arm leech_p14s --copies 0", "--copies" },
@@ -104,6 +106,19 @@ static int test_bad_numbers_refused(void)
                  err);
     }
     T_ASSERT(tested >= 10, "only %d cases found programs", tested);
+    /* Planes14S's settings from the environment: garbage is refused by name
+       before any GPU work (LEECHRT_GEMV_I8 takes 0 or 1) */
+    static const char *bad_env[][2] = { { "LEECHRT_GEMV_I8", "2" }, { "LEECHRT_GEMV_I8", "yes" }, { "LEECHRT_GEMV_SIDE", "5" } };
+    for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
+        char path[1200], err[4096];
+        snprintf(path, sizeof path, "%s/bench_gemv", g_bin);
+        if (access(path, X_OK) != 0) break;
+        setenv(bad_env[i][0], bad_env[i][1], 1);
+        int rc = run("bench_gemv", "--models 14B", err, sizeof err);
+        unsetenv(bad_env[i][0]);
+        T_ASSERT(rc == 2 && strstr(err, bad_env[i][0]), "bench_gemv with %s=%s: exit %d: %s", bad_env[i][0], bad_env[i][1],
+                 rc, err);
+    }
     /* an --env value past bench_engine's 1023 characters is refused, not cut */
     char path[1200], err[4096], args[1200] = "--env X=";
     snprintf(path, sizeof path, "%s/bench_engine", g_bin);
