@@ -468,14 +468,18 @@ static int verify_grid(int rows, int cols, lr_leech_geom geom, uint64_t seed, un
     T_OK(lr_jit_get(&spec, &fn));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
     lr_fill_random_seed(LR_E_F32, x, (size_t)cols, seed * 3 + 1, 1.0);
+    /* a geometry in the int8 mode (the table's 14B o and gate|up) reads the
+       layout's int8 form and is checked against the int8 reference */
+    if (geom.i8) T_OK(lr_p14s_i8_form(&L, L.data, L.tab));
     lr_arg a[11];
     lr_gemv_leech_p14s_args(&L, x, y, a);
     lr_verify_report rep;
-    int rc = lr_call_verify(&lr_gemv_leech_p14s_desc, fn, a, g, LR_GEMV_LEECH_TOL, &rep);
-    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d bal=%d "
+    int rc = lr_call_verify(geom.i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc, fn, a, g,
+                            LR_GEMV_LEECH_TOL, &rep);
+    printf("    %5d x %5d threads=%d rg=%d prefetch=%d nacc=%d minb=%d shr=%d xw=%d epf=%d groups=%d bal=%d i8=%d "
            "grid %u: max rel err %.2e, %u exceptions\n",
            rows, cols, geom.threads, geom.rg, geom.prefetch, geom.nacc, geom.minb, geom.shr, geom.xw, geom.epf,
-           geom.groups, (int)lr_jit_spec_get(&spec, "bal", 0), g.grid.x, rep.max_rel_err, L.nexc);
+           geom.groups, (int)lr_jit_spec_get(&spec, "bal", 0), geom.i8, g.grid.x, rep.max_rel_err, L.nexc);
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);
