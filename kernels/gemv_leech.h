@@ -66,6 +66,8 @@ typedef struct lr_leech_geom {
                      (templates/gemv_rows_epilogue.cuh, lr_rows_side) */
     int i8;       /* Planes14S: 1 = the int8 tensor-core mode over the layout's int8 form
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
+    int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
+                     layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -175,6 +177,15 @@ extern const lr_kernel_desc lr_gemv_leech_p14s_i8_desc;
 void lr_gemv_leech_p14s_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
                                 float *y, int32_t rows, int32_t cols);
+/* The same over the 3-bit form (lr_p14s_c3_form, geometry c3): weights through
+ * lr_p14s_c3_kernel_block, the form's own exception lists. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_c3_desc;
+void lr_gemv_leech_p14s_c3_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                float *y, int32_t rows, int32_t cols);
+void lr_gemv_leech_p14s_c3_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                                    const float *x, float *y, int32_t rows, int32_t cols);
 void lr_gemv_leech_p14s_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                     const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
                                     const float *x, float *y, int32_t rows, int32_t cols);
@@ -214,6 +225,13 @@ void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
  * threads, LR_EINVAL for odd rows. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc;
 extern const lr_kernel_desc lr_gemv_leech_p14s_swiglu_i8_desc; /* over the int8 form (geometry i8) */
+extern const lr_kernel_desc lr_gemv_leech_p14s_swiglu_c3_desc; /* over the 3-bit form (geometry c3) */
+void lr_gemv_leech_p14s_swiglu_c3_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                       const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                       const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
+void lr_gemv_leech_p14s_swiglu_c3_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                           const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                           const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
 void lr_gemv_leech_p14s_swiglu_i8_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                        const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                        const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols);
@@ -255,6 +273,8 @@ extern const lr_gemv_arm lr_arm_leech_p14s_loads;
  * group reading row group 0's segments (L2-resident), verified as the GEMV
  * of a layout whose row groups all hold those codes. */
 extern const lr_gemv_arm lr_arm_leech_p14s_decode;
+/* the 3-bit form's arms (GEMV, loads-only and decode-only controls, SwiGLU gate|up) */
+extern const lr_gemv_arm lr_arm_leech_p14s3, lr_arm_leech_p14s3_loads, lr_arm_leech_p14s3_decode, lr_arm_leech_p14s3_swiglu;
 /* The row end's control (LR_NOEPI): the whole GEMV, its end without the
  * exceptions', tail's and row scales' loads, over a layout that has none. */
 extern const lr_gemv_arm lr_arm_leech_p14s_noepi;

@@ -8,6 +8,7 @@
 #include "kernels/leech_arm_model.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "layouts/leech_vram/random.h"
 #include "loader/parallel.h"
 #include "util/err.h"
@@ -34,6 +35,7 @@ typedef struct {
     int rows, cols, mag;
     const int32_t *xi; /* the int8 mode: x as the kernel quantizes it, */
     const float *xs;   /* and its scale per super-chunk; NULL: the f16 form */
+    int c3;            /* the int8 mode over the 3-bit form (else the int8 form) */
 } ref_job;
 
 /* y[r] = row_scale[r] (sum_c w_c f16(x_c) + sum_e dw_e x[col_e]) + tail . x,
@@ -48,7 +50,7 @@ static int ref_rows(void *ctx, int r0, int r1)
         for (int b = 0; b < nblk; b++) {
             float w[24];
             if (j->xi) {
-                lr_p14s_i8_kernel_block(j->W, j->tab, j->rows, j->cols, r, b, w);
+                (j->c3 ? lr_p14s_c3_kernel_block : lr_p14s_i8_kernel_block)(j->W, j->tab, j->rows, j->cols, r, b, w);
                 for (int k = 0; k < 24; k++) {
                     double v = (double)w[k] * j->xi[24 * b + k] * j->xs[b / 8];
                     s += mag ? fabs(v) : v;
@@ -71,13 +73,13 @@ static void gemv(const uint8_t *W, const uint8_t *tab, const float *row_scale, c
                  const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
                  int rows, int cols, int mag)
 {
-    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag, NULL, NULL };
+    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag, NULL, NULL, 0 };
     lr_parallel_ranges(rows, 64, ref_rows, &j);
 }
 
 static void gemv_i8(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                     const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *y,
-                    int rows, int cols, int mag)
+                    int rows, int cols, int mag, int c3)
 {
     const size_t sc_n = (size_t)(cols / 24 + 7) / 8;
     int32_t *xi = malloc(sizeof(int32_t) * sc_n * 192);
@@ -87,7 +89,7 @@ static void gemv_i8(const uint8_t *W, const uint8_t *tab, const float *row_scale
         return;
     }
     lr_gemv_leech_i8_quantize_x(x, cols, xi, xs);
-    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag, xi, xs };
+    ref_job j = { W, tab, row_scale, exc_dw, x, tail, exc_ptr, exc_col, y, rows, cols, mag, xi, xs, c3 };
     lr_parallel_ranges(rows, 64, ref_rows, &j);
     free(xi), free(xs);
 }
@@ -96,14 +98,14 @@ void lr_gemv_leech_p14s_i8_host(const uint8_t *W, const uint8_t *tab, const floa
                                 const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
                                 float *y, int32_t rows, int32_t cols)
 {
-    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0);
+    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0, 0);
 }
 
 void lr_gemv_leech_p14s_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                                     const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
                                     const float *x, float *y, int32_t rows, int32_t cols)
 {
-    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1);
+    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1, 0);
 }
 
 const lr_kernel_desc lr_gemv_leech_p14s_i8_desc = {
@@ -111,6 +113,27 @@ const lr_kernel_desc lr_gemv_leech_p14s_i8_desc = {
     LR_P14S_PARAMS,
     .host = (lr_host_fn)lr_gemv_leech_p14s_i8_host,
     .host_mag = (lr_host_fn)lr_gemv_leech_p14s_i8_host_mag,
+};
+
+void lr_gemv_leech_p14s_c3_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                                float *y, int32_t rows, int32_t cols)
+{
+    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 0, 1);
+}
+
+void lr_gemv_leech_p14s_c3_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                                    const float *x, float *y, int32_t rows, int32_t cols)
+{
+    gemv_i8(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols, 1, 1);
+}
+
+const lr_kernel_desc lr_gemv_leech_p14s_c3_desc = {
+    .name = "gemv_leech_p14s",
+    LR_P14S_PARAMS,
+    .host = (lr_host_fn)lr_gemv_leech_p14s_c3_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14s_c3_host_mag,
 };
 
 void lr_gemv_leech_p14s_host(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
@@ -130,12 +153,9 @@ void lr_gemv_leech_p14s_host_mag(const uint8_t *W, const uint8_t *tab, const flo
 /* ---- the loads-only control (LR_LOADONLY): y[r] = set bits of row r's
  * row group (its SC segments, headers and code words) ---- */
 
-static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
-                      const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
-                      float *y, int32_t rows, int32_t cols)
+static void set_bits(const uint8_t *W, float *y, int32_t rows, int32_t cols, size_t seg)
 {
-    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
-    size_t per = (size_t)((cols / 24 + 7) / 8) * LR_P14S_SEG;
+    size_t per = (size_t)((cols / 24 + 7) / 8) * seg;
     for (int g = 0; g < (rows + 15) / 16; g++) {
         uint64_t bits = 0;
         for (size_t i = 0; i < per; i++) bits += (uint64_t)__builtin_popcount(W[(size_t)g * per + i]);
@@ -143,11 +163,34 @@ static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_sca
     }
 }
 
+static void loads_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                      const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                      float *y, int32_t rows, int32_t cols)
+{
+    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
+    set_bits(W, y, rows, cols, LR_P14S_SEG);
+}
+
+static void loads_ref_c3(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                         const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x,
+                         float *y, int32_t rows, int32_t cols)
+{
+    (void)tab, (void)row_scale, (void)tail, (void)exc_ptr, (void)exc_col, (void)exc_dw, (void)x;
+    set_bits(W, y, rows, cols, LR_P14S_C3_SEG);
+}
+
 const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
     .name = "gemv_leech_p14s_loads",
     LR_P14S_PARAMS,
     .host = (lr_host_fn)loads_ref,
     .host_mag = (lr_host_fn)loads_ref,
+};
+
+static const lr_kernel_desc loads_c3_desc = {
+    .name = "gemv_leech_p14s_loads",
+    LR_P14S_PARAMS,
+    .host = (lr_host_fn)loads_ref_c3,
+    .host_mag = (lr_host_fn)loads_ref_c3,
 };
 
 /* The knobs of a tuning-table row or a sweep candidate onto a geometry, in
@@ -159,7 +202,8 @@ const lr_kernel_desc lr_gemv_leech_p14s_loads_desc = {
  * the same with row groups split between neighbouring CTAs (bal 2), bit 11:
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
  * prologue's x loads batched ahead of the table loop (pro), bits 16-18:
- * side warps (side, 0-4), bit 19: the int8 mode (i8), extra4 = (unused)}: 0
+ * side warps (side, 0-4), bit 19: the int8 mode (i8), bit 20: the int8
+ * mode over the 3-bit form (c3, sets i8 too), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7, 8, 13, 14 and 15 and extra4 were the L2
  * prefetch distance, x's f16 copy from global memory, the class table's
@@ -184,7 +228,8 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->ilv = k[8] > 0 && (k[8] & 2048);
         g->pro = k[8] > 0 && (k[8] & 4096);
         /* (no i8 bit: the default, LEECHRT_GEMV_I8, stays) */
-        if (k[8] < 0) g->i8 = 0;
+        if (k[8] < 0) g->i8 = g->c3 = 0;
+        else if (k[8] & 1048576) g->i8 = g->c3 = 1;
         else if (k[8] & 524288) g->i8 = 1;
         /* (no side bits: the default, LEECHRT_GEMV_SIDE, stays) */
         if (k[8] < 0) g->side = 0;
@@ -270,6 +315,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
     if (geom.side < 0 || geom.side > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s side=%d (0-4 warps)", geom.side);
     if (geom.i8 < 0 || geom.i8 > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s i8=%d", geom.i8);
+    if (geom.c3 < 0 || geom.c3 > 1 || (geom.c3 && !geom.i8))
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s c3=%d (the 3-bit form is read in the int8 mode, i8=%d)", geom.c3,
+                       geom.i8);
     /* the side warps replace the end fetched ahead; they need warps of the
      * 1024 and named barriers 8 + group (at most 6 groups) */
     if (geom.side && (geom.threads + 32 * geom.side > 1024 || groups > 6))
@@ -340,6 +388,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
+    if (geom.c3) lr_jit_spec_set(s, "c3", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
@@ -375,6 +424,8 @@ typedef struct {
     lr_launch_geom g;
     int mode; /* CTL_GEMV, CTL_SWIGLU, or the control arms leech_p14s_loads / _decode / _noepi */
     uint8_t *data8, *tab8; /* geometry i8: the layout's int8 form (what is uploaded), else NULL */
+    int c3;                /* the 3-bit arms: F is what is uploaded */
+    lr_p14s_c3 F;
 } p14s_state;
 
 static void p14s_destroy(void *p)
@@ -383,6 +434,7 @@ static void p14s_destroy(void *p)
     if (!s) return;
     lr_leech_arm_img_free(&s->img);
     lr_p14s_free(&s->L);
+    lr_p14s_c3_free(&s->F);
     free(s->data8), free(s->tab8);
     free(s);
 }
@@ -407,20 +459,26 @@ static int random_pair(int rows, int cols, int dist, uint64_t seed, lr_p14s *L)
     return rc;
 }
 
-static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int mode, void **out)
+static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, int mode, int c3,
+                   void **out)
 {
     *out = NULL;
     p14s_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
-    s->mode = mode;
+    s->mode = mode, s->c3 = c3;
     s->rows = rows, s->cols = cols;
     lr_leech_geom geom = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_default_geom_swiglu(rows, cols)
                                             : lr_gemv_leech_p14s_default_geom(rows, cols);
+    /* the 3-bit arms: their own tuning rows where the table has them, else
+     * the f16 form's geometry */
+    lr_leech_geom own;
+    if (c3 && geom_of(mode == CTL_SWIGLU ? "leech_p14s3_swiglu" : "leech_p14s3", rows, cols, &own)) geom = own;
     if (o) {
         const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
                                        o->extra[1], o->minb, o->extra[2], o->extra[3], o->extra[4] };
         lr_gemv_leech_p14s_apply_knobs(&geom, k);
     }
+    if (c3) geom.i8 = geom.c3 = 1;
     /* the loads-only control has no row end, so no side warps to make it
      * (its template refuses them; the table sets them on most shapes) */
     if (mode == CTL_LOADS) geom.side = 0;
@@ -437,9 +495,10 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
         lr_leech_random_free(&m);
     }
     /* decode-only: every row group holds row group 0's codes (the kernel
-     * reads only those), so the GEMV reference checks it as it is */
+     * reads only those), so the GEMV reference checks it as it is (the
+     * 3-bit form's are copied after its conversion, below) */
     const size_t per = (size_t)s->L.sc * LR_P14S_SEG;
-    if (!rc && mode == CTL_DECODE)
+    if (!rc && mode == CTL_DECODE && !c3)
         for (int g = 1; g < s->L.rg; g++) memcpy(s->L.data + (size_t)g * per, s->L.data, per);
     /* no-end control: a layout with no exceptions, no tail and row scales 1,
      * which the kernel's end (compiled without its loads) computes exactly */
@@ -450,7 +509,14 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     }
     /* the int8 mode reads the int8 form (the loads-only control reads bytes
      * only, any form) */
-    if (!rc && geom.i8) {
+    if (!rc && c3) rc = lr_p14s_c3_form(&s->L, 0, &s->F);
+    if (!rc && c3 && mode == CTL_DECODE) {
+        /* (the GEMV of these bytes and the form's exception lists is still
+         * well defined: the reference reads the same) */
+        const size_t per3 = (size_t)s->L.sc * LR_P14S_C3_SEG;
+        for (int g = 1; g < s->L.rg; g++) memcpy(s->F.data + (size_t)g * per3, s->F.data, per3);
+    }
+    else if (!rc && geom.i8) {
         s->data8 = malloc(s->L.bytes), s->tab8 = malloc((size_t)s->L.nentries * 16);
         rc = !s->data8 || !s->tab8 ? LR_FAIL(LR_ENOMEM, "out of memory") : lr_p14s_i8_form(&s->L, s->data8, s->tab8);
     }
@@ -462,10 +528,14 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc && mode == CTL_NOEPI) lr_jit_spec_set(&spec, "noepi", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
-    const lr_leech_arm_src src = { .data = s->data8 ? s->data8 : s->L.data, .bytes = s->L.bytes, .rows = rows,
-                                   .exc_ptr = s->L.exc_ptr, .exc_col = s->L.exc_col,     .exc_dw = s->L.exc_dw,
-                                   .nexc = s->L.nexc,       .tab = s->tab8 ? s->tab8 : s->L.tab, .nentries = s->L.nentries,
-                                   .row_scale = s->L.row_scale, .tail_f16 = s->L.tail_f16, .tail = s->L.tail };
+    lr_leech_arm_src src = { .data = s->data8 ? s->data8 : s->L.data, .bytes = s->L.bytes, .rows = rows,
+                             .exc_ptr = s->L.exc_ptr, .exc_col = s->L.exc_col,     .exc_dw = s->L.exc_dw,
+                             .nexc = s->L.nexc,       .tab = s->tab8 ? s->tab8 : s->L.tab, .nentries = s->L.nentries,
+                             .row_scale = s->L.row_scale, .tail_f16 = s->L.tail_f16, .tail = s->L.tail };
+    if (c3) {
+        src.data = s->F.data, src.bytes = s->F.bytes, src.tab = s->F.tab;
+        src.exc_ptr = s->F.exc_ptr, src.exc_col = s->F.exc_col, src.exc_dw = s->F.exc_dw, src.nexc = s->F.nexc;
+    }
     if (!rc) rc = lr_leech_arm_img_upload(&s->img, &src, copies);
     if (rc) { p14s_destroy(s); return rc; }
     *out = s;
@@ -484,11 +554,18 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_gemv_leech_p14s_args(&s->L, x, y, a);
     if (s->mode == CTL_SWIGLU) a[8].count = (size_t)s->rows / 2; /* h: one value per gate/up pair */
     if (s->data8) a[0].host = s->data8, a[1].host = s->tab8;
+    if (s->c3) {
+        a[0].host = s->F.data, a[0].count = s->F.bytes, a[1].host = s->F.tab;
+        a[4].host = s->F.exc_ptr, a[5].host = s->F.exc_col, a[6].host = s->F.exc_dw;
+        a[5].count = a[6].count = s->F.nexc ? s->F.nexc : 1;
+    }
     lr_verify_report rep;
     const int i8 = s->data8 != NULL;
-    const lr_kernel_desc *desc = s->mode == CTL_LOADS    ? &lr_gemv_leech_p14s_loads_desc
-                                 : s->mode == CTL_SWIGLU ? (i8 ? &lr_gemv_leech_p14s_swiglu_i8_desc : &lr_gemv_leech_p14s_swiglu_desc)
-                                                         : (i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc);
+    const lr_kernel_desc *desc =
+        s->c3 ? (s->mode == CTL_LOADS ? &loads_c3_desc : s->mode == CTL_SWIGLU ? &lr_gemv_leech_p14s_swiglu_c3_desc : &lr_gemv_leech_p14s_c3_desc)
+        : s->mode == CTL_LOADS  ? &lr_gemv_leech_p14s_loads_desc
+        : s->mode == CTL_SWIGLU ? (i8 ? &lr_gemv_leech_p14s_swiglu_i8_desc : &lr_gemv_leech_p14s_swiglu_desc)
+                                : (i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc);
     int rc = lr_call_verify(desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
     free(x), free(y);
@@ -508,20 +585,20 @@ static size_t p14s_bytes(void *p)
 {
     p14s_state *s = p;
     /* segments + exceptions + row pointers + row scales + tail */
-    return s->L.bytes + 8 * (size_t)s->L.nexc + 4 * ((size_t)s->rows + 1) + sizeof(float) * (size_t)s->rows +
+    return (s->c3 ? s->F.bytes + 8 * (size_t)s->F.nexc : s->L.bytes + 8 * (size_t)s->L.nexc) + 4 * ((size_t)s->rows + 1) + sizeof(float) * (size_t)s->rows +
            (size_t)s->rows * s->L.tail * 2;
 }
 
 static int p14s_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, CTL_GEMV, out);
+    return prepare(rows, cols, copies, seed, o, CTL_GEMV, 0, out);
 }
 
 /* The control: Planes14S's segment stream at the same geometry (the
  * tuning table's "leech_p14s" entry), without the decode. */
 static int loads_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, CTL_LOADS, out);
+    return prepare(rows, cols, copies, seed, o, CTL_LOADS, 0, out);
 }
 
 /* The other control: the whole GEMV at the same geometry, its weight stream
@@ -530,7 +607,7 @@ static int loads_prepare(int rows, int cols, int copies, uint64_t seed, const lr
  * would allow). */
 static int decode_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, CTL_DECODE, out);
+    return prepare(rows, cols, copies, seed, o, CTL_DECODE, 0, out);
 }
 
 /* The end's control: the whole GEMV at the same geometry, its row end
@@ -538,7 +615,7 @@ static int decode_prepare(int rows, int cols, int copies, uint64_t seed, const l
  * has none, so it still verifies); beside the GEMV it times those loads. */
 static int noepi_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, CTL_NOEPI, out);
+    return prepare(rows, cols, copies, seed, o, CTL_NOEPI, 0, out);
 }
 
 /* The engine's gate|up kernel: the GEMV over a pair layout ending in SwiGLU
@@ -546,7 +623,7 @@ static int noepi_prepare(int rows, int cols, int copies, uint64_t seed, const lr
  * ("leech_p14s_swiglu", else "leech_p14s"'s). */
 static int swiglu_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, o, CTL_SWIGLU, out);
+    return prepare(rows, cols, copies, seed, o, CTL_SWIGLU, 0, out);
 }
 
 const lr_gemv_arm lr_arm_leech_p14s = { "leech_p14s", 4.8, p14s_prepare, p14s_verify, p14s_launch, p14s_bytes,
@@ -559,3 +636,35 @@ const lr_gemv_arm lr_arm_leech_p14s_noepi = { "leech_p14s_noepi", 4.8, noepi_pre
                                               p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s_swiglu = { "leech_p14s_swiglu", 4.8, swiglu_prepare, p14s_verify, p14s_launch,
                                                p14s_bytes, p14s_destroy };
+
+/* The 3-bit form (layouts/leech_vram/p14s_c3.h) in the int8 mode: the same
+ * matrices converted at upload; geometry from the tuning rows "leech_p14s3"
+ * (or "_swiglu"), else the f16 form's. */
+static int c3_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_GEMV, 1, out);
+}
+
+static int c3_loads_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_LOADS, 1, out);
+}
+
+static int c3_decode_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_DECODE, 1, out);
+}
+
+static int c3_swiglu_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_SWIGLU, 1, out);
+}
+
+const lr_gemv_arm lr_arm_leech_p14s3 = { "leech_p14s3", 3.6, c3_prepare, p14s_verify, p14s_launch, p14s_bytes,
+                                         p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s3_loads = { "leech_p14s3_loads", 3.6, c3_loads_prepare, p14s_verify, p14s_launch,
+                                               p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s3_decode = { "leech_p14s3_decode", 3.6, c3_decode_prepare, p14s_verify, p14s_launch,
+                                                p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s3_swiglu = { "leech_p14s3_swiglu", 3.6, c3_swiglu_prepare, p14s_verify, p14s_launch,
+                                                p14s_bytes, p14s_destroy };

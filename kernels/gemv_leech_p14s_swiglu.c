@@ -17,6 +17,13 @@ const lr_kernel_desc lr_gemv_leech_p14s_swiglu_desc = {
     .host_mag = (lr_host_fn)lr_gemv_leech_p14s_swiglu_host_mag,
 };
 
+const lr_kernel_desc lr_gemv_leech_p14s_swiglu_c3_desc = {
+    .name = "gemv_leech_p14s_swiglu",
+    LR_P14S_PARAMS,
+    .host = (lr_host_fn)lr_gemv_leech_p14s_swiglu_c3_host,
+    .host_mag = (lr_host_fn)lr_gemv_leech_p14s_swiglu_c3_host_mag,
+};
+
 const lr_kernel_desc lr_gemv_leech_p14s_swiglu_i8_desc = {
     .name = "gemv_leech_p14s_swiglu",
     LR_P14S_PARAMS,
@@ -30,18 +37,21 @@ static double silu(double g) { return g / (1.0 + exp(-g)); }
  * from the GEMV's magnitudes m (first-order propagation of each row's). */
 static void swiglu(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
                    const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *h,
-                   int rows, int cols, int mag, int i8)
+                   int rows, int cols, int mag, int form)
 {
+    /* form: 0 the f16 form, 1 the int8 form, 2 the 3-bit form */
+    typedef void (*host)(const uint8_t *, const uint8_t *, const float *, const uint16_t *, const uint32_t *,
+                         const uint32_t *, const float *, const float *, float *, int32_t, int32_t);
+    static const host val[3] = { lr_gemv_leech_p14s_host, lr_gemv_leech_p14s_i8_host, lr_gemv_leech_p14s_c3_host };
+    static const host mg[3] = { lr_gemv_leech_p14s_host_mag, lr_gemv_leech_p14s_i8_host_mag,
+                                lr_gemv_leech_p14s_c3_host_mag };
     float *y = malloc(sizeof(float) * (size_t)rows), *m = mag ? malloc(sizeof(float) * (size_t)rows) : NULL;
     if (!y || (mag && !m)) { /* the comparison then fails on the poisoned h */
         free(y), free(m);
         return;
     }
-    (i8 ? lr_gemv_leech_p14s_i8_host : lr_gemv_leech_p14s_host)(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x,
-                                                                 y, rows, cols);
-    if (mag)
-        (i8 ? lr_gemv_leech_p14s_i8_host_mag : lr_gemv_leech_p14s_host_mag)(W, tab, row_scale, tail, exc_ptr, exc_col,
-                                                                             exc_dw, x, m, rows, cols);
+    val[form](W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols);
+    if (mag) mg[form](W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, m, rows, cols);
     for (int i = 0; i < rows / 2; i++) {
         const double g = y[2 * i], u = y[2 * i + 1], sg = 1.0 / (1.0 + exp(-g));
         if (!mag) h[i] = (float)(silu(g) * u);
@@ -98,4 +108,18 @@ void lr_gemv_leech_p14s_swiglu_i8_host_mag(const uint8_t *W, const uint8_t *tab,
                                            const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
     swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 1);
+}
+
+void lr_gemv_leech_p14s_swiglu_c3_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                       const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                       const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
+{
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 2);
+}
+
+void lr_gemv_leech_p14s_swiglu_c3_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
+                                           const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
+                                           const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
+{
+    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 2);
 }

@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "layouts/leech_vram/random.h"
 #include "rt/call.h"
 #include "test/t.h"
@@ -76,6 +77,20 @@ static int test_reference_vs_dense(void)
                      y8[i], mag8[i], y[i], mag[i]);
         }
         printf("    int8 reference vs f16 reference: max rel %.2e\n", w8);
+        /* the 3-bit form's (its own exception lists) computes the same as
+           the int8 form's: the same weights and the same quantized x */
+        lr_p14s_c3 F;
+        T_OK(lr_p14s_c3_form(&L, 2, &F));
+        float *y3 = malloc(sizeof(float) * rows), *mag3 = malloc(sizeof(float) * rows);
+        T_ASSERT(y3 && mag3, "out of memory");
+        lr_gemv_leech_p14s_c3_host(F.data, F.tab, L.row_scale, L.tail_f16, F.exc_ptr, F.exc_col, F.exc_dw, x, y3, rows, cols);
+        lr_gemv_leech_p14s_c3_host_mag(F.data, F.tab, L.row_scale, L.tail_f16, F.exc_ptr, F.exc_col, F.exc_dw, x, mag3,
+                                       rows, cols);
+        for (int i = 0; i < rows; i++)
+            T_ASSERT(fabs(y3[i] - y8[i]) <= 1e-6 * mag8[i] && fabs(mag3[i] - mag8[i]) <= 1e-6 * mag8[i],
+                     "row %d: 3-bit form reference %g (mag %g), int8 form %g (mag %g)", i, y3[i], mag3[i], y8[i], mag8[i]);
+        free(y3), free(mag3);
+        lr_p14s_c3_free(&F);
         free(d8), free(t8), free(y8), free(mag8);
         free(x), free(y), free(mag);
         lr_p14s_free(&L);
@@ -136,6 +151,25 @@ static int test_knobs(void)
     T_ASSERT(k.i8 == 1, "i8 %d after extra3 1", k.i8);
     lr_gemv_leech_p14s_apply_knobs(&k, off);
     T_ASSERT(k.i8 == 0, "i8 %d after extra3 -1", k.i8);
+    /* the 3-bit form (bit 20) sets the int8 mode too; a negative extra3
+       clears both; the spec refuses it without the int8 mode */
+    const int c3[LR_TUNE_KNOBS] = { 0, 0, 0, 0, 0, 0, 0, 0, 1048576 + 1, 0 };
+    lr_gemv_leech_p14s_apply_knobs(&k, c3);
+    T_ASSERT(k.i8 == 1 && k.c3 == 1 && k.xw == 1, "i8 %d c3 %d xw %d", k.i8, k.c3, k.xw);
+    lr_gemv_leech_p14s_apply_knobs(&k, off);
+    T_ASSERT(k.i8 == 0 && k.c3 == 0, "i8 %d c3 %d after extra3 -1", k.i8, k.c3);
+    {
+        lr_jit_spec sp;
+        lr_launch_geom lg;
+        lr_leech_geom g3 = { .threads = 128, .rg = 1, .prefetch = 1, .c3 = 1 };
+        T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 64, 24 * 16, 603, g3, 48 * 1024) == LR_EINVAL &&
+                     strstr(lr_errmsg(), "c3=1"),
+                 "c3 without i8 accepted: %s", lr_errmsg());
+        lr_clear_error();
+        g3.i8 = 1;
+        T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 64, 24 * 16, 603, g3, 48 * 1024));
+        T_ASSERT(lr_jit_spec_get(&sp, "c3", 0) == 1 && lr_jit_spec_get(&sp, "i8", 0) == 1, "spec without c3 / i8");
+    }
     const int bal[LR_TUNE_KNOBS] = { 768, 0, 0, 0, 0, 0, 0, 0, 512, 0 }; /* balanced split (bit 9) */
     lr_gemv_leech_p14s_apply_knobs(&k, bal);
     T_ASSERT(k.bal == 1 && k.groups == 0 && k.xw == 0, "bal %d groups %d xw %d", k.bal, k.groups, k.xw);
@@ -768,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -976,7 +1010,52 @@ static int test_gpu_i8(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The 3-bit form (leech_p14s3 arms): the GEMV and both controls at
+ * the 14B table geometries and odd shapes through every x staging path, and
+ * the SwiGLU gate|up, each against its host reference. */
+static int test_gpu_c3(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int C3 = 1048576;
+    struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
+        { 7168, 5120, { .threads = 128, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, -1, 0, 65537 + C3 } } },
+        { 5120, 5120, { .threads = 672, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 200728 + C3 }, .minb = 1 } },
+        { 5120, 17408, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 266264 + C3 } } },
+        { 34816, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + C3 } } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rpw = 2, .extra = { 2, -1, 0, C3 } } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rpw = 1, .extra = { 1, 1, 0, 1 + C3 } } },
+        { 1001, 5120 + 24 * 3 + 1, { .threads = 768, .extra = { 1, 1, 0, 48 + 4096 + 65536 * 2 + C3 } } },
+        { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + C3 } } },
+        { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + C3 } } },
+        { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + C3 } } },
+    };
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        void *st;
+        double err;
+        T_OK(lr_arm_leech_p14s3.prepare(c[i].rows, c[i].cols, 1, 6300 + i, &c[i].o, &st));
+        int rc = lr_arm_leech_p14s3.verify(st, 6400 + i, &err);
+        lr_arm_leech_p14s3.destroy(st);
+        T_OK(rc);
+        printf("    %dx%d extra3 %d: max rel err %.3g\n", c[i].rows, c[i].cols, c[i].o.extra[3], err);
+        T_OK(lr_arm_leech_p14s3_loads.prepare(c[i].rows, c[i].cols, 1, 6500 + i, &c[i].o, &st));
+        rc = lr_arm_leech_p14s3_loads.verify(st, 6600 + i, &err);
+        lr_arm_leech_p14s3_loads.destroy(st);
+        T_OK(rc);
+        T_OK(lr_arm_leech_p14s3_decode.prepare(c[i].rows, c[i].cols, 1, 6800 + i, &c[i].o, &st));
+        rc = lr_arm_leech_p14s3_decode.verify(st, 6900 + i, &err);
+        lr_arm_leech_p14s3_decode.destroy(st);
+        T_OK(rc);
+    }
+    void *st;
+    double err;
+    T_OK(lr_arm_leech_p14s3_swiglu.prepare(34816, 5120, 1, 6700, &c[3].o, &st));
+    int rc = lr_arm_leech_p14s3_swiglu.verify(st, 6701, &err);
+    lr_arm_leech_p14s3_swiglu.destroy(st);
+    T_OK(rc);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

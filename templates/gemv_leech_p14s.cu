@@ -133,6 +133,11 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 decodeonly=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 c3=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1
@@ -242,6 +247,13 @@
 #if LR_I8 && LR_XROT
 #error "LR_I8: x quantized in the prologue or per warp (no xrot)"
 #endif
+// LR_C3: the 3-bit form (layouts/leech_vram/p14s_c3.h), read in the int8 mode
+#ifndef LR_C3
+#define LR_C3 0
+#endif
+#if LR_C3 && !LR_I8
+#error "LR_C3: the 3-bit form is read in the int8 mode (LR_I8)"
+#endif
 #if LR_XROT && (LR_XW || LR_LOADONLY || LR_DECODEONLY || LR_XROT % 16)
 #error "LR_XROT: x staged in the prologue (no xw), a GEMV, a 16-byte aligned offset"
 #endif
@@ -282,7 +294,7 @@
 #define TAIL (LR_COLS % 24)
 #define RGN ((LR_ROWS + 15) / 16)
 #define SC ((NBLK + 7) / 8)
-#define SEG 1792
+#define SEG (LR_C3 ? 1344 : 1792)
 #define NRGB ((RGN + LR_RG - 1) / LR_RG)
 // the row epilogue's loads fetched ahead (one row per thread needed)
 // (rows of a batch, or of a CTA with LR_BAL)
@@ -332,6 +344,8 @@
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
     uint4 w[3]; // code words of tiles 0..11
+    // (LR_C3: w[0], w[1] = stored words S0..S7, w[2] = (S8, H, H2, 0), h
+    // unused: the headers are H, H2's 12-bit fields)
 };
 
 LR_DEV uint2 ld_stream8(const void *p)
@@ -341,11 +355,26 @@ LR_DEV uint2 ld_stream8(const void *p)
     return v;
 }
 
+LR_DEV u32 ld_stream2(const void *p)
+{
+    unsigned short v;
+    asm volatile("ld.global.cs.u16 %0, [%1];" : "=h"(v) : "l"(p));
+    return v;
+}
+
 LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
 {
+#if LR_C3
+    s.h = make_uint2(0u, 0u);
+    s.w[0] = lr_ld_stream16(seg + 16 * lane);
+    s.w[1] = lr_ld_stream16(seg + 512 + 16 * lane);
+    const uint2 t = ld_stream8(seg + 1024 + 8 * lane);
+    s.w[2] = make_uint4(t.x, t.y, ld_stream2(seg + 1280 + 2 * lane), 0u);
+#else
     s.h = ld_stream8(seg + 8 * lane);
 #pragma unroll
     for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
+#endif
 }
 
 // Lane l's six columns of super-chunk sc, zero past the blocks (the pad
@@ -856,7 +885,26 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) {
             uint4 e[2][2]; // [row half][block 2q + u]
+#if LR_C3
+            // the 3-bit form: four entries' byte offsets from the 12-bit
+            // fields of H, H2, and the twelve int8-form words from the nine
+            // stored ones (per triple three ANDs, and the fourth word
+            // gathered from the triple's spare nibble bits)
+            const u32 H = C[r].w[2].y, H2 = C[r].w[2].z;
+            const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
+            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
+            // word t at its use (each is used once): stored word S_i is
+            // w[i / 4] component i % 4 (S8 = w[2].x)
+            auto V = [&](int t) -> u32 {
+                const int G = t >> 2, m = t & 3, i = 3 * G + (m < 3 ? m : 0);
+                const u32 A = word_of(C[r].w[i >> 2], i & 3);
+                if (m < 3) return A & 0x77777777u;
+                const u32 B = word_of(C[r].w[(i + 1) >> 2], (i + 1) & 3), Cw = word_of(C[r].w[(i + 2) >> 2], (i + 2) & 3);
+                return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
+            };
+#else
             load_entries(e, C[r].h, tab);
+#endif
             float f0 = 0.f, f1 = 0.f; // rows g, g + 8
 #pragma unroll
             for (int u = 0; u < 2; u++) {
@@ -864,7 +912,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
                 for (int T = 0; T < 3; T++) {
                     const int t0 = 6 * u + 2 * T, t1 = t0 + 1;
+#if LR_C3
+                    const u32 w0 = V(t0), w1 = V(t1);
+#else
                     const u32 w0 = word_of(C[r].w[t0 >> 2], t0 & 3), w1 = word_of(C[r].w[t1 >> 2], t1 & 3);
+#endif
                     const u32 a0 = lr_prmt(e[0][u].x, e[0][u].y, w0);
                     const u32 a1 = lr_prmt(e[1][u].x, e[1][u].y, shr<16>(w0, m16));
                     const u32 a2 = lr_prmt(e[0][u].x, e[0][u].y, w1);

@@ -127,8 +127,8 @@ static int pdl_check(int ntmpl, char **tmpls, const char *arch, const char *nvdi
         for (int i = 0; i < ntmpl; i++) want |= !strcmp(tmpls[i], name);
         for (size_t i = 0; i < sizeof g_prewait_ok / sizeof g_prewait_ok[0]; i++) ok_narrow |= !strcmp(g_prewait_ok[i], name);
         if (!want) continue;
-        lr_jit_spec specs[64]; /* jit_test fails a template with 64 or more */
-        int n = lr_spec_examples(name, specs, 64);
+        lr_jit_spec specs[96]; /* jit_test fails a template with 96 or more */
+        int n = lr_spec_examples(name, specs, 96);
         if (n < 0) {
             fprintf(stderr, "sass_count: %s: %s\n", name, lr_errmsg());
             bad++;

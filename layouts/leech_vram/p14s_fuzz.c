@@ -5,7 +5,8 @@
  * +-u s of the stored magnitude, exact in f32, the row's exception exactly where the
  * stored magnitude differs, dw = (|x| - u) s signed); a layout that
  * validates has every block decodable and its pads the origin; validate
- * never crashes.
+ * never crashes. The 3-bit form converts exactly when every block decodes,
+ * and then decodes every block to the same point.
  * Input: [rows-1][nblk-1][tail][gain_bits + 3 (max_shell - 12)][nexc] then
  * bytes (cycled): the exceptions' (row, column) first, then their values
  * (kind byte: odd = 4 raw bytes, even = a small integer times the scale of
@@ -13,6 +14,7 @@
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/exc_fuzz.h"
 #include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "util/err.h"
 #include "util/half.h"
 
@@ -105,6 +107,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             else all_ok = 0;
         }
     free(d8), free(t8);
+    /* the 3-bit form (p14s_c3.c): converts exactly when every block
+       decodes, validates, and decodes every block to the same point */
+    lr_p14s_c3 F;
+    const int fr = lr_p14s_c3_form(&L, 1, &F);
+    if ((fr == LR_OK) != all_ok || (fr != LR_OK && fr != LR_EFORMAT)) __builtin_trap();
+    if (fr == LR_OK) {
+        if (lr_p14s_c3_validate(&L, &F)) __builtin_trap();
+        for (int r = 0; r < rows; r++)
+            for (int b = 0; b < nblk; b++) {
+                int8_t x[24], y[24];
+                int g, h;
+                if (lr_p14s_get(&L, r, b, x, &g) || lr_p14s_c3_get(&L, &F, r, b, y, &h) || memcmp(x, y, 24) || g != h)
+                    __builtin_trap();
+            }
+        lr_p14s_c3_free(&F);
+    }
+    lr_clear_error();
     int rc = lr_p14s_validate(&L);
     if (rc != LR_OK && rc != LR_EFORMAT) __builtin_trap();
     if (rc == LR_OK) {

@@ -8,11 +8,14 @@
  * the reference unfold (unrank + put, one thread) give byte for byte, with
  * the same status on failure. The same archive as both parts of a gate|up
  * pair (lr_p14s_unfold_pair) fails or unfolds with it, fast and reference
- * alike, each pair of rows decoding to the same blocks.
+ * alike, each pair of rows decoding to the same blocks. Every accepted
+ * archive's layout converts to the 3-bit form, which validates and decodes
+ * to the archive's points and gains.
  * Input: [rows-1][nblk-1][gain_bits][flags: bits 0-1 damage, 2 max_shell
  * 13, 3.. tail] then archive bytes (zero-padded). */
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "util/err.h"
 #include "util/half.h"
 
@@ -91,6 +94,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (hit != (u != a)) __builtin_trap();
             }
         }
+        /* the 3-bit form of it: validates, every block the archive's */
+        lr_p14s_c3 F;
+        if (lr_p14s_c3_form(&L, 1 + data[2] % 3, &F) || lr_p14s_c3_validate(&L, &F)) __builtin_trap();
+        for (size_t k = 0; idx && gain && k < nb; k++) {
+            int8_t want[24], got[24];
+            int g;
+            if (lr_leech_unrank(idx[k], m.max_shell, want) ||
+                lr_p14s_c3_get(&L, &F, (int)(k / m.nblk), (int)(k % m.nblk), got, &g) || memcmp(want, got, 24) ||
+                (idx[k] && g != gain[k]))
+                __builtin_trap();
+        }
+        lr_p14s_c3_free(&F);
         free(idx), free(gain); /* L: compared with the pair below */
     } else if (rc != LR_ERANGE && rc != LR_EINVAL) {
         __builtin_trap();
