@@ -211,6 +211,10 @@ int lr_gemv_p14s_side_set(const char *what, const char *s);
  * refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_i8;
 int lr_gemv_p14s_i8_set(const char *what, const char *s);
+/* The same for the 3-bit form (geometry c3, which implies i8):
+ * LEECHRT_GEMV_C3 through lr_gemv_p14s_c3_set (0 or 1). */
+extern int lr_gemv_p14s_c3;
+int lr_gemv_p14s_c3_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);

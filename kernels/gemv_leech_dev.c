@@ -5,6 +5,7 @@
 #include "kernels/gemv_leech.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14_layout.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "layouts/leech_vram/p14s_layout.h"
 #include "util/args.h"
 #include "util/err.h"
@@ -73,12 +74,6 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     if (rc) return rc;
     d->rows = L.rows, d->cols = L.cols, d->nparts = L.nparts;
     for (int i = 0; i <= L.nparts; i++) d->part_row0[i] = L.part_row0[i];
-    size_t n_tab = (size_t)L.nentries * 16, n_scale = sizeof(float) * (size_t)L.rg * 16,
-           n_tail = (size_t)L.rows * L.tail * 2, n_ptr = sizeof(uint32_t) * ((size_t)L.rows + 1),
-           n_exc = (size_t)L.nexc * 4;
-    size_t o_tab = al256(L.bytes), o_scale = o_tab + al256(n_tab), o_tail = o_scale + al256(n_scale),
-           o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
-    d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     d->geom = d->swiglu ? lr_gemv_leech_p14s_default_geom_swiglu(L.rows, L.cols) : lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     d->ntab = L.nentries;
     lr_jit_spec spec;
@@ -86,21 +81,37 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
                    : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     /* the int8 mode reads the layout's int8 form (converted in place: L is
-     * only uploaded from here on) */
-    if (!rc && d->geom.i8) rc = lr_p14s_i8_form(&L, L.data, L.tab);
+     * only uploaded from here on), or the 3-bit form (its own segments,
+     * table and exception lists; L's row scales and tail) */
+    lr_p14s_c3 F;
+    memset(&F, 0, sizeof F);
+    if (!rc && d->geom.c3) rc = lr_p14s_c3_form(&L, nthreads, &F);
+    else if (!rc && d->geom.i8) rc = lr_p14s_i8_form(&L, L.data, L.tab);
+    const int c3 = !rc && d->geom.c3;
+    const uint8_t *data = c3 ? F.data : L.data, *tab = c3 ? F.tab : L.tab;
+    const uint32_t *exc_ptr = c3 ? F.exc_ptr : L.exc_ptr, *exc_col = c3 ? F.exc_col : L.exc_col;
+    const float *exc_dw = c3 ? F.exc_dw : L.exc_dw;
+    const size_t bytes = c3 ? F.bytes : L.bytes;
+    size_t n_tab = (size_t)L.nentries * 16, n_scale = sizeof(float) * (size_t)L.rg * 16,
+           n_tail = (size_t)L.rows * L.tail * 2, n_ptr = sizeof(uint32_t) * ((size_t)L.rows + 1),
+           n_exc = (size_t)(c3 ? F.nexc : L.nexc) * 4;
+    size_t o_tab = al256(bytes), o_scale = o_tab + al256(n_tab), o_tail = o_scale + al256(n_scale),
+           o_ptr = o_tail + al256(n_tail), o_col = o_ptr + al256(n_ptr), o_dw = o_col + al256(n_exc ? n_exc : 4);
+    d->bytes = o_dw + al256(n_exc ? n_exc : 4);
     if (!rc) rc = lr_cu_alloc(&d->img, d->bytes);
     /* an empty tail or exception list is never read: lr_cu_h2d copies nothing for 0 bytes */
-    if (!rc) rc = lr_cu_h2d(d->img, L.data, L.bytes);
-    if (!rc) rc = lr_cu_h2d(d->img + o_tab, L.tab, n_tab);
+    if (!rc) rc = lr_cu_h2d(d->img, data, bytes);
+    if (!rc) rc = lr_cu_h2d(d->img + o_tab, tab, n_tab);
     if (!rc) rc = lr_cu_h2d(d->img + o_scale, L.row_scale, n_scale);
     if (!rc && n_tail) rc = lr_cu_h2d(d->img + o_tail, L.tail_f16, n_tail);
-    if (!rc) rc = lr_cu_h2d(d->img + o_ptr, L.exc_ptr, n_ptr);
-    if (!rc && n_exc) rc = lr_cu_h2d(d->img + o_col, L.exc_col, n_exc);
-    if (!rc && n_exc) rc = lr_cu_h2d(d->img + o_dw, L.exc_dw, n_exc);
+    if (!rc) rc = lr_cu_h2d(d->img + o_ptr, exc_ptr, n_ptr);
+    if (!rc && n_exc) rc = lr_cu_h2d(d->img + o_col, exc_col, n_exc);
+    if (!rc && n_exc) rc = lr_cu_h2d(d->img + o_dw, exc_dw, n_exc);
     if (!rc) {
         d->w = d->img, d->tab = d->img + o_tab, d->scale = d->img + o_scale;
         d->tail = d->img + o_tail, d->exc_ptr = d->img + o_ptr, d->exc_col = d->img + o_col, d->exc_dw = d->img + o_dw;
     }
+    lr_p14s_c3_free(&F);
     lr_p14s_free(&L);
     return rc;
 }

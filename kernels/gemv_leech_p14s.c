@@ -249,15 +249,20 @@ int lr_gemv_p14s_i8 = 0;
 
 int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
 
+int lr_gemv_p14s_c3 = 0;
+
+int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_c3); }
+
 /* The defaults under arm's tuning row; 0 when the table has none. */
 static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
-                                .i8 = lr_gemv_p14s_i8 };
+                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3 };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
     lr_gemv_leech_p14s_apply_knobs(g, t);
+    if (g->c3) g->i8 = 1; /* (a row with bit 19 clear keeps the default's) */
     return 1;
 }
 

@@ -52,7 +52,8 @@ static int parse_entry(const char *what, const char *e, size_t len, ovr *o)
         return LR_FAIL(LR_EINVAL, "%s: '%s': want ARM:ROWSxCOLS=K1,...,K%d", what, buf, LR_TUNE_KNOBS);
     for (int k = 0; k < LR_TUNE_KNOBS; k++) {
         const int last = k + 1 == LR_TUNE_KNOBS;
-        if (num(&p, -(1 << 20), 1 << 20, &o->knobs[k]) || (last ? *p != 0 : *p != ',' && *p != '/'))
+        /* (Planes14S's extra3 uses bits 0-20: the 3-bit form is bit 20) */
+        if (num(&p, -(1 << 24), 1 << 24, &o->knobs[k]) || (last ? *p != 0 : *p != ',' && *p != '/'))
             return LR_FAIL(LR_EINVAL, "%s: '%s': knob %d: want %d integers separated by , or /", what, buf, k + 1,
                            LR_TUNE_KNOBS);
         if (*p) p++;

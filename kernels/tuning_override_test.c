@@ -22,6 +22,12 @@ static int test_override(void)
     lr_leech_geom g = lr_gemv_leech_p14s_default_geom(7168, 5120);
     T_ASSERT(g.threads == 768 && g.bal == 2 && g.ilv == 1 && g.pro == 1, "geometry %d bal %d ilv %d pro %d", g.threads,
              g.bal, g.ilv, g.pro);
+    /* extra3's highest bit, the 3-bit form (20), passes, and sets the int8 mode */
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:7168x5120=128/1/2/1/1/-1/0/-1/1114113/0"));
+    g = lr_gemv_leech_p14s_default_geom(7168, 5120);
+    T_ASSERT(g.c3 == 1 && g.i8 == 1 && g.xw == 1 && g.side == 1, "c3 %d i8 %d xw %d side %d", g.c3, g.i8, g.xw, g.side);
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:7168x5120=768,1,2,1,1,1,0,0,7168,0;"
+                                                "f16:10x20=1/2/3/4/5/6/7/8/9/-10"));
     static const char *bad[] = {
         "leech_p14s",                                      /* no shape */
         ":7168x5120=1,2,3,4,5,6,7,8,9,10",                 /* no arm */

@@ -566,6 +566,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
      * table does not say (LEECHRT_GEMV_I8=1; 0 the default) */
     if (!rc) rc = lr_gemv_p14s_i8_set("GPU engine: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8"));
+    /* ... over the 3-bit form (LEECHRT_GEMV_C3=1, layouts/leech_vram/p14s_c3.h) */
+    if (!rc) rc = lr_gemv_p14s_c3_set("GPU engine: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */

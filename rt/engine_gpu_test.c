@@ -291,6 +291,22 @@ static int test_gate_i8(void)
     return rc;
 }
 
+/* Every Planes14S GEMV in the int8 mode over the 3-bit form
+ * (LEECHRT_GEMV_C3=1): the gate on the tiny model and two 4B layers. */
+static int test_gate_c3(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_GEMV_C3", "1", 1);
+    g_layout = LR_LEECH_DEV_P14S;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
+    g_layout = 0;
+    setenv("LEECHRT_GEMV_C3", "x", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_C3");
+    unsetenv("LEECHRT_GEMV_C3");
+    return rc;
+}
+
 /* A process-wide setting an open took from the environment is back to its
  * default at the next open without the variable (bench_engine --env runs
  * variants in one process). */
@@ -346,4 +362,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_settings_reset), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_settings_reset), T_CASE(test_context_limit))

@@ -3,7 +3,8 @@
  * (lr_leech_unrank, then lr_p14_put / lr_i8_put per block) and the fast one
  * (lr_leech_unrank_codes straight to codes, segments written once), and the
  * whole fills (lr_p14_fill vs lr_p14_fill_ref, lr_i8_unfold vs
- * lr_i8_unfold_ref, lr_p14s_unfold vs lr_p14s_unfold_ref) on one thread. Times are per-thread CPU time, best of
+ * lr_i8_unfold_ref, lr_p14s_unfold vs lr_p14s_unfold_ref, and the 3-bit form from Planes14S,
+ * lr_p14s_c3_form vs lr_p14s_c3_form_ref) on one thread. Times are per-thread CPU time, best of
  * --reps, so other processes sharing the machine change them little.
  * Indices are uniform over the ball (what the synthetic models hold; the
  * shell-12 classes dominate) or, with --class-uniform, a uniform class then
@@ -12,6 +13,7 @@
 #include "layouts/leech_vram/i8.h"
 #include "layouts/leech_vram/p14.h"
 #include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "layouts/leech_vram/random.h"
 #include "util/args.h"
 #include "util/err.h"
@@ -50,9 +52,10 @@ typedef struct {
     int16_t *cls;
     uint8_t *codes;
     lr_p14 *p14;        /* bound to an image */
+    lr_p14s *p14s;      /* the matrix in Planes14S, for its 3-bit form */
 } bench;
 
-enum { UNRANK, CODES_REF, CODES, P14_PUT, P14_REF, P14_FAST, I8_REF, I8_FAST, P14S_REF, P14S_FAST, NSTEP };
+enum { UNRANK, CODES_REF, CODES, P14_PUT, P14_REF, P14_FAST, I8_REF, I8_FAST, P14S_REF, P14S_FAST, C3_REF, C3_FAST, NSTEP };
 static const char *k_name[NSTEP] = {
     "lr_leech_unrank (reference decode)",
     "lr_leech_unrank_codes_ref",
@@ -64,6 +67,8 @@ static const char *k_name[NSTEP] = {
     "lr_i8_unfold (whole, fast)",
     "lr_p14s_unfold_ref (whole, reference)",
     "lr_p14s_unfold (whole, fast)",
+    "lr_p14s_c3_form_ref (Planes14S -> 3-bit)",
+    "lr_p14s_c3_form (Planes14S -> 3-bit, fast)",
 };
 
 static int run(bench *b, int step)
@@ -97,6 +102,13 @@ static int run(bench *b, int step)
         if (!rc) lr_p14s_free(&S);
         return rc;
     }
+    case C3_REF:
+    case C3_FAST: {
+        lr_p14s_c3 F;
+        rc = (step == C3_REF ? lr_p14s_c3_form_ref : lr_p14s_c3_form)(b->p14s, 1, &F);
+        if (!rc) lr_p14s_c3_free(&F);
+        return rc;
+    }
     }
     return LR_OK;
 }
@@ -121,7 +133,7 @@ int main(int argc, char **argv)
     size_t n = (size_t)rows * m.nblk;
     uint64_t *idx = malloc(n * sizeof *idx);
     uint8_t *gain = malloc(n);
-    bench b = { &m, idx, gain, malloc(24 * n), malloc(2 * n), malloc(24 * n), NULL };
+    bench b = { &m, idx, gain, malloc(24 * n), malloc(2 * n), malloc(24 * n), NULL, NULL };
     if (!idx || !gain || !b.x || !b.cls || !b.codes) { fprintf(stderr, "bench_unfold: out of memory\n"); return 1; }
     if (!class_uniform) { /* re-draw the archive uniformly over the ball */
         lr_rng r;
@@ -143,6 +155,9 @@ int main(int argc, char **argv)
     if (!img) { fprintf(stderr, "bench_unfold: out of memory\n"); return 1; }
     lr_p14_bind(&L, img);
     b.p14 = &L;
+    lr_p14s S;
+    if (lr_p14s_unfold(&m, 1, &S)) { fprintf(stderr, "bench_unfold: %s\n", lr_errmsg()); return 1; }
+    b.p14s = &S;
     if (run(&b, P14_REF)) { fprintf(stderr, "bench_unfold: %s\n", lr_errmsg()); return 1; } /* tables; warm-up */
 
     printf("%d x %d (%zu blocks), indices %s, best of %d, ns per block per core (thread CPU time)\n", rows, cols, n,
@@ -158,8 +173,10 @@ int main(int argc, char **argv)
         }
         printf("  %-40s %8.1f\n", k_name[s], 1e9 * best[s] / (double)n);
     }
-    printf("Planes14: %.2fx faster, I8x: %.2fx faster, Planes14S: %.2fx faster\n", best[P14_REF] / best[P14_FAST],
-           best[I8_REF] / best[I8_FAST], best[P14S_REF] / best[P14S_FAST]);
+    printf("Planes14: %.2fx faster, I8x: %.2fx faster, Planes14S: %.2fx faster, its 3-bit form: %.2fx faster\n",
+           best[P14_REF] / best[P14_FAST], best[I8_REF] / best[I8_FAST], best[P14S_REF] / best[P14S_FAST],
+           best[C3_REF] / best[C3_FAST]);
+    lr_p14s_free(&S);
     free(img), free(idx), free(gain), free(b.x), free(b.cls), free(b.codes);
     lr_leech_random_free(&m);
     return 0;

@@ -6,6 +6,7 @@
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/exc.h"
 #include "layouts/leech_vram/par.h"
+#include "layouts/leech_vram/p14s.h"
 #include "util/err.h"
 
 #include <stdlib.h>
@@ -183,39 +184,234 @@ static int form_groups(void *p, int g0, int g1)
     return LR_OK;
 }
 
-int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
+/* ---- the fast conversion ----
+ * For layouts as the unfolder writes them: no block is decoded; a class map
+ * turns each f16-form code (with or without the row's next exception) into
+ * its value and that into its 3-bit code, and segments are written a word at
+ * a time. It refuses what it can see cheaply (entries outside the table or
+ * the part, invalid codes, exceptions on zeros or out of order) but does not
+ * check that blocks are lattice points or that exceptions' values match:
+ * lr_p14s_c3_form_ref does, and the tests hold the two byte for byte. */
+typedef struct {
+    int8_t val[2][8];  /* [exception][f16 code 0..7]: the signed value, or -128 */
+    int8_t code[129];  /* [x + 64]: the 3-bit code, -1 for no such value */
+    uint8_t exc[129];  /* [x + 64]: 1 when x is stored with an exception */
+} fast_map;
+
+static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, fast_map *m)
+{
+    for (int c = 0; c < ncl; c++) {
+        fast_map *f = &m[c];
+        memset(f->val, -128, sizeof f->val);
+        memset(f->code, -1, sizeof f->code);
+        memset(f->exc, 0, sizeof f->exc);
+        int nz[LR_LEECH_MAX_VALS], nnz = 0;
+        for (int j = 0; j < cl[c].nvals; j++)
+            if (cl[c].vals[j]) nz[nnz++] = cl[c].vals[j];
+        for (int k = 0; k < 8; k++) {
+            const int sl = k & 3, sign = k & 4 ? -1 : 1;
+            if (sl >= nnz) continue;
+            const int u = lr_p14s_stored(L->max_shell, c, nz[sl]);
+            if (u < 0) return LR_EFORMAT;
+            if (nz[sl] == u) f->val[0][k] = (int8_t)(sign * u);
+            for (int j = sl; j < nnz; j++) /* slot 3 also holds a fifth magnitude */
+                if ((j == sl || (sl == 3 && j == 4)) && nz[j] != u) f->val[1][k] = (int8_t)(sign * nz[j]);
+        }
+        for (int l = 0; l < cl[c].nvals; l++)
+            for (int neg = 0; neg < 2; neg++) {
+                const int v = cl[c].vals[l], x = neg ? -v : v;
+                if (!v && neg) continue;
+                int code = l | neg << 2, e = 0;
+                if (l == 4 && !neg && cl[c].vals[0] == 0) code = 4;
+                else if (l == 4) code = 3 | neg << 2, e = 1;
+                f->code[x + 64] = (int8_t)code, f->exc[x + 64] = (uint8_t)e;
+            }
+    }
+    return LR_OK;
+}
+
+typedef struct {
+    const lr_p14s *L;
+    lr_p14s_c3 *F;
+    const lr_leech_class *cl;
+    const fast_map *maps;
+    lr_exc_list *lists;
+} fast_ctx;
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+/* Segment (row group g, super-chunk sc) from the row group's codes
+ * (cb[row % 16][block][k]) and entries (eb[row % 16][block]). */
+static void write_segment_fast(uint8_t *seg, const uint8_t (*cb)[24], const uint16_t *eb, int nb)
+{
+    for (int lane = 0; lane < 32; lane++) {
+        const int g = lane / 4, q = lane % 4;
+        uint32_t V[12] = { 0 };
+        for (int t = 0; t < 12; t++) {
+            const int b = 2 * q + (t >= 6), k0 = 4 * (t % 6);
+            for (int n = 0; n < 8; n++) {
+                const int r = g + 8 * (n >= 4);
+                V[t] |= (uint32_t)cb[r * nb + b][k0 + n % 4] << (4 * n);
+            }
+        }
+        uint32_t S[9];
+        for (int G = 0; G < 3; G++)
+            for (int m = 0; m < 3; m++) S[3 * G + m] = V[4 * G + m] | ((V[4 * G + 3] >> m) & 0x11111111u) << 3;
+        const uint32_t e00 = eb[g * nb + 2 * q], e01 = eb[g * nb + 2 * q + 1];
+        const uint32_t e10 = eb[(g + 8) * nb + 2 * q], e11 = eb[(g + 8) * nb + 2 * q + 1];
+        const uint32_t H = e00 << 4 | e01 << 20 | (e11 & 0xfu) | ((e11 >> 4) & 0xfu) << 16;
+        const uint32_t H2 = e10 << 4 | ((e11 >> 8) & 0xfu);
+        for (int i = 0; i < 9; i++) wr32(seg + word_off(lane, i), S[i]);
+        wr32(seg + 1024 + 8 * lane + 4, H);
+        seg[1280 + 2 * lane] = (uint8_t)H2, seg[1281 + 2 * lane] = (uint8_t)(H2 >> 8);
+    }
+}
+
+/* The f16 form's 24 codes of block (row, blk) (p14s.h's word layout, read a
+ * word at a time; lr_p14s_kernel_code is the per-coordinate reference). */
+static void f16_block_codes(const lr_p14s *L, int row, int blk, int code[24])
+{
+    const uint8_t *seg = L->data + ((size_t)(row / 16) * L->sc + blk / 8) * LR_P14S_SEG;
+    const int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, lane = 4 * g + q;
+    for (int tt = 0; tt < 6; tt++) {
+        const int t = 6 * (b % 2) + tt;
+        const uint8_t *w = seg + LR_P14S_HDR + 512 * (t >> 2) + 16 * lane + 4 * (t & 3);
+        const uint32_t word = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
+        for (int c = 0; c < 4; c++) code[4 * tt + c] = (int)(word >> (4 * (2 * c + (h == 0)))) & 15;
+    }
+}
+
+static int fast_groups(void *p, int g0, int g1)
+{
+    fast_ctx *c = p;
+    const lr_p14s *L = c->L;
+    const int nb = L->sc * 8;
+    uint8_t(*cb)[24] = calloc((size_t)16 * nb, 24);
+    uint16_t *eb = calloc((size_t)16 * nb, sizeof *eb);
+    int rc = cb && eb ? LR_OK : LR_FAIL(LR_ENOMEM, "p14s_c3 form: out of memory");
+    for (int g = g0; g < g1 && !rc; g++) {
+        memset(cb, 0, (size_t)16 * nb * 24), memset(eb, 0, (size_t)16 * nb * sizeof *eb);
+        for (int r = 16 * g; r < 16 * g + 16 && r < L->rows && !rc; r++) {
+            uint32_t x = L->exc_ptr[r];
+            const uint32_t xe = L->exc_ptr[r + 1];
+            if (x > xe || xe > L->nexc) {
+                rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d: exception pointers %u..%u", r, x, xe);
+                break;
+            }
+            for (int b = 0; b < L->nblk && !rc; b++) {
+                const int h = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b), e = h / 16;
+                int cls, gain;
+                if (h % 16) rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d: header %d", r, b, h);
+                if (!rc) rc = entry_class(L, r, b, e, &cls, &gain);
+                if (rc) break;
+                const fast_map *m = cls >= 0 ? &c->maps[cls] : NULL;
+                const float s = f32_at(c->F->tab + 16 * (size_t)e + 12);
+                lr_vram_exc ex[24];
+                size_t ne = 0;
+                int f16[24];
+                f16_block_codes(L, r, b, f16);
+                for (int k = 0; k < 24 && !rc; k++) {
+                    const uint32_t col = (uint32_t)(24 * b + k);
+                    const int f16c = f16[k];
+                    const int has = x < xe && L->exc_col[x] == col;
+                    x += (uint32_t)has;
+                    int v = f16c == LR_P14S_ZERO ? 0 : -128;
+                    if (f16c < LR_P14S_ZERO && m) v = m->val[has][f16c];
+                    if (v == -128 || (has && f16c == LR_P14S_ZERO) || (!m && f16c != LR_P14S_ZERO) ||
+                        (m && m->code[v + 64] < 0)) {
+                        rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d coordinate %d: code %d%s", r, b, k, f16c,
+                                     has ? " with an exception" : "");
+                        break;
+                    }
+                    cb[(r % 16) * nb + b][k] = m ? (uint8_t)m->code[v + 64] : 0;
+                    if (m && m->exc[v + 64]) {
+                        const lr_leech_class *cc = &c->cl[cls];
+                        ex[ne].col = col;
+                        ex[ne++].dw = (float)((cc->vals[4] - cc->vals[3]) * (v < 0 ? -1 : 1)) * s;
+                    }
+                }
+                eb[(r % 16) * nb + b] = (uint16_t)e;
+                if (!rc && ne) rc = lr_exc_push(&c->lists[g], (uint32_t)r, ex, ne, "p14s_c3");
+            }
+            if (!rc && x != xe)
+                rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d: exception %u (column %u) is on no coordinate", r, x,
+                             L->exc_col[x]);
+        }
+        for (int sc = 0; sc < L->sc && !rc; sc++) {
+            /* the super-chunk's 8 blocks of the 16 rows: cb / eb rows at stride nb */
+            write_segment_fast(c->F->data + ((size_t)g * L->sc + sc) * LR_P14S_C3_SEG, cb + 8 * sc, eb + 8 * sc, nb);
+        }
+    }
+    free(cb), free(eb);
+    return rc;
+}
+
+/* Shared by both conversions: the form's allocation and class table. */
+static int form_begin(const lr_p14s *L, lr_p14s_c3 *F, const lr_leech_class **cl, int *ncl)
 {
     memset(F, 0, sizeof *F);
     if (L->nentries > 4096)
         return LR_FAIL(LR_ERANGE, "p14s_c3: %d class-table entries do not fit 12-bit headers", L->nentries);
-    const lr_leech_class *cl;
-    int ncl, rc = lr_leech_classes(L->max_shell, &cl, &ncl);
+    int rc = lr_leech_classes(L->max_shell, cl, ncl);
     if (rc) return rc;
     F->bytes = L->bytes / LR_P14S_SEG * LR_P14S_C3_SEG;
     F->nentries = L->nentries;
     F->data = calloc(F->bytes ? F->bytes : 1, 1); /* zero: every pad the origin */
     F->tab = calloc((size_t)L->nentries, 16);
     F->exc_ptr = calloc((size_t)L->rows + 1, sizeof *F->exc_ptr);
-    form_ctx c = { L, F, cl, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
-    if (!F->data || !F->tab || !F->exc_ptr || !c.lists) rc = LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
-    for (int e = 0; !rc && e < L->nentries; e++) {
+    if (!F->data || !F->tab || !F->exc_ptr) return LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
+    for (int e = 0; e < L->nentries; e++) {
         const int le = e % L->nent1, cls = le ? (le - 1) >> L->gain_bits : -1;
-        if (cls >= ncl) {
-            rc = LR_FAIL(LR_EFORMAT, "p14s_c3: entry %d: class %d of %d", e, cls, ncl);
-            break;
-        }
+        if (cls >= *ncl) return LR_FAIL(LR_EFORMAT, "p14s_c3: entry %d: class %d of %d", e, cls, *ncl);
         int8_t pool[8];
-        class_pool(cls >= 0 ? &cl[cls] : NULL, pool);
+        class_pool(cls >= 0 ? &(*cl)[cls] : NULL, pool);
         memcpy(F->tab + 16 * (size_t)e, pool, 8);
         if (cls >= 0) memcpy(F->tab + 16 * (size_t)e + 12, L->tab + 16 * (size_t)e + 12, 4);
     }
-    if (!rc) rc = lr_vram_parallel(L->rg, nthreads, form_groups, &c);
+    return LR_OK;
+}
+
+/* Runs one conversion over the row groups and installs its exceptions. */
+static int form_run(const lr_p14s *L, int nthreads, lr_p14s_c3 *F, int (*groups)(void *, int, int), void *ctx,
+                    lr_exc_list *lists)
+{
+    int rc = lists ? lr_vram_parallel(L->rg, nthreads, groups, ctx) : LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
     if (!rc) {
         lr_exc_csr csr = { F->exc_ptr, &F->exc_col, &F->exc_dw, &F->nexc };
-        rc = lr_exc_install_lists(csr, L->rows, c.lists, L->rg, "p14s_c3");
+        rc = lr_exc_install_lists(csr, L->rows, lists, L->rg, "p14s_c3");
     }
-    for (int g = 0; c.lists && g < L->rg; g++) lr_exc_list_free(&c.lists[g]);
-    free(c.lists);
+    for (int g = 0; lists && g < L->rg; g++) lr_exc_list_free(&lists[g]);
+    free(lists);
+    return rc;
+}
+
+int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
+{
+    const lr_leech_class *cl;
+    int ncl, rc = form_begin(L, F, &cl, &ncl);
+    fast_map *maps = rc ? NULL : malloc(sizeof *maps * (size_t)ncl);
+    if (!rc && !maps) rc = LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
+    if (!rc && fast_maps(L, cl, ncl, maps)) rc = LR_FAIL(LR_EFORMAT, "p14s_c3: class maps for ball %d", L->max_shell);
+    if (!rc) {
+        fast_ctx c = { L, F, cl, maps, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
+        rc = form_run(L, nthreads, F, fast_groups, &c, c.lists);
+    }
+    free(maps);
+    if (rc) lr_p14s_c3_free(F);
+    return rc;
+}
+
+int lr_p14s_c3_form_ref(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
+{
+    const lr_leech_class *cl;
+    int ncl, rc = form_begin(L, F, &cl, &ncl);
+    if (!rc) {
+        form_ctx c = { L, F, cl, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
+        rc = form_run(L, nthreads, F, form_groups, &c, c.lists);
+    }
     if (rc) lr_p14s_c3_free(F);
     return rc;
 }

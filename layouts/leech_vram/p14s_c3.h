@@ -57,9 +57,14 @@ typedef struct lr_p14s_c3 {
 
 /* The 3-bit form of a Planes14S layout (every part and pair layout; its row
  * scales and tail are shared, not copied), on nthreads threads (0 = all
- * cores): every block decoded (lr_p14s_get, so a malformed layout is refused
- * with its error) and stored again. */
+ * cores), for layouts as the unfolder writes them: codes mapped per class
+ * without decoding blocks (entries, codes and the exceptions' places are
+ * checked, LR_EFORMAT; that blocks are lattice points and exceptions' values
+ * are not). lr_p14s_c3_form_ref, the reference it is tested against byte for
+ * byte, decodes every block (lr_p14s_get, refusing a malformed layout with
+ * its error) and stores it again (~20x slower). On failure F is empty. */
 int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F);
+int lr_p14s_c3_form_ref(const lr_p14s *L, int nthreads, lr_p14s_c3 *F);
 void lr_p14s_c3_free(lr_p14s_c3 *F);
 /* Archive -> Planes14S -> the 3-bit form (both kept: F shares L's scales). */
 int lr_p14s_c3_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, lr_p14s_c3 *F);

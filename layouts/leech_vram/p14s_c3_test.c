@@ -92,9 +92,29 @@ static int block_hook(const void *p, const lr_leech_matrix *m, int r, int b, con
     return kernel_view(p, r, b, want, g, 0);
 }
 
+/* The fast conversion (what the unfold used) and the reference: the same
+ * bytes, table and exception lists. */
+static int same_as_ref(const lr_p14s *L, const lr_p14s_c3 *F)
+{
+    lr_p14s_c3 R;
+    T_OK(lr_p14s_c3_form_ref(L, 2, &R));
+    T_ASSERT(R.bytes == F->bytes && R.nexc == F->nexc, "fast %zu bytes %u exceptions, reference %zu / %u", F->bytes,
+             F->nexc, R.bytes, R.nexc);
+    for (size_t i = 0; i < R.bytes; i++)
+        T_ASSERT(R.data[i] == F->data[i], "byte %zu (segment %zu offset %zu): fast %#x, reference %#x", i,
+                 i / LR_P14S_C3_SEG, i % LR_P14S_C3_SEG, F->data[i], R.data[i]);
+    T_ASSERT(!memcmp(R.tab, F->tab, (size_t)R.nentries * 16), "class tables differ");
+    T_ASSERT(!memcmp(R.exc_ptr, F->exc_ptr, ((size_t)L->rows + 1) * 4) && !memcmp(R.exc_col, F->exc_col, R.nexc * 4ul) &&
+                 !memcmp(R.exc_dw, F->exc_dw, R.nexc * 4ul),
+             "exception lists differ");
+    lr_p14s_c3_free(&R);
+    return T_PASS;
+}
+
 static int all_hook(const void *p, const lr_leech_matrix *m)
 {
     const c3_pair *P = p;
+    if (same_as_ref(&P->L, &P->F)) return T_FAIL;
     T_ASSERT(P->F.bytes == (size_t)((m->rows + 15) / 16) * ((m->cols / 24 + 7) / 8) * LR_P14S_C3_SEG, "bytes %zu",
              P->F.bytes);
     /* pads weigh nothing */
@@ -204,6 +224,7 @@ static int test_parts_and_pair(void)
         T_ASSERT(P.L.ntabs > 1, "one table");
         T_OK(lr_p14s_c3_form(&P.L, 2, &P.F));
         T_OK(lr_p14s_c3_validate(&P.L, &P.F));
+        if (same_as_ref(&P.L, &P.F)) return T_FAIL;
         for (int r = 0; r < P.L.rows; r++)
             for (int b = 0; b < P.L.nblk; b++) {
                 int8_t x[24], y[24];
@@ -355,11 +376,30 @@ static int test_rejects_damage(void)
     /* a malformed f16 form is refused by the conversion, naming the block */
     T_OK(lr_leech_random_matrix(16, 24 * 8, 12, 1, LR_RANDOM_CLASSES, 8, &m));
     T_OK(lr_p14s_unfold(&m, 1, &P.L));
+    const uint8_t orig = P.L.data[256 + 3];
     P.L.data[256 + 3] = 0xff; /* codes 15: invalid in the f16 form */
-    T_ASSERT(lr_p14s_c3_form(&P.L, 1, &P.F) == LR_EFORMAT, "malformed layout converted");
-    T_ASSERT(strstr(lr_errmsg(), "p14s_c3 form: row"), "error: %s", lr_errmsg());
-    lr_clear_error();
-    T_ASSERT(!P.F.data, "partial form left");
+    for (int fast = 0; fast < 2; fast++) {
+        T_ASSERT((fast ? lr_p14s_c3_form : lr_p14s_c3_form_ref)(&P.L, 1, &P.F) == LR_EFORMAT, "malformed layout converted");
+        T_ASSERT(strstr(lr_errmsg(), "p14s_c3 form: row"), "error: %s", lr_errmsg());
+        lr_clear_error();
+        T_ASSERT(!P.F.data, "partial form left");
+    }
+    /* an exception the fast conversion finds on no coordinate (on a zero) */
+    P.L.data[256 + 3] = orig;
+    T_OK(lr_p14s_validate(&P.L));
+    int zr = -1, zc = -1;
+    for (int r = 0; r < P.L.rows && zr < 0; r++)
+        for (int c = 0; c < 24 * P.L.nblk && zr < 0; c++)
+            if (lr_p14s_kernel_code(P.L.data, P.L.rows, P.L.cols, r, c) == LR_P14S_ZERO && P.L.exc_ptr[r] == P.L.exc_ptr[r + 1])
+                zr = r, zc = c;
+    T_ASSERT(zr >= 0, "no zero coordinate in a row without exceptions");
+    const uint32_t er = (uint32_t)zr;
+    const lr_p14s_exc ee = { (uint32_t)zc, 1.0f };
+    T_OK(lr_p14s_set_exceptions(&P.L, &er, &ee, 1));
+    for (int fast = 0; fast < 2; fast++) {
+        T_ASSERT((fast ? lr_p14s_c3_form : lr_p14s_c3_form_ref)(&P.L, 1, &P.F) == LR_EFORMAT, "exception on a zero converted");
+        lr_clear_error();
+    }
     lr_p14s_free(&P.L);
     lr_leech_random_free(&m);
     return T_PASS;

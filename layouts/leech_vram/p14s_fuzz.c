@@ -5,8 +5,10 @@
  * +-u s of the stored magnitude, exact in f32, the row's exception exactly where the
  * stored magnitude differs, dw = (|x| - u) s signed); a layout that
  * validates has every block decodable and its pads the origin; validate
- * never crashes. The 3-bit form converts exactly when every block decodes,
- * and then decodes every block to the same point.
+ * never crashes. The 3-bit form's reference conversion succeeds exactly when
+ * every block decodes, and then decodes every block to the same point; the
+ * fast conversion never crashes and gives the same bytes wherever the
+ * reference converts.
  * Input: [rows-1][nblk-1][tail][gain_bits + 3 (max_shell - 12)][nexc] then
  * bytes (cycled): the exceptions' (row, column) first, then their values
  * (kind byte: odd = 4 raw bytes, even = a small integer times the scale of
@@ -110,8 +112,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the 3-bit form (p14s_c3.c): converts exactly when every block
        decodes, validates, and decodes every block to the same point */
     lr_p14s_c3 F;
-    const int fr = lr_p14s_c3_form(&L, 1, &F);
+    const int fr = lr_p14s_c3_form_ref(&L, 1, &F);
     if ((fr == LR_OK) != all_ok || (fr != LR_OK && fr != LR_EFORMAT)) __builtin_trap();
+    /* the fast conversion: never crashes; the same bytes wherever the
+       reference converts */
+    lr_p14s_c3 G;
+    const int gr = lr_p14s_c3_form(&L, 1 + rows % 2, &G);
+    if (gr != LR_OK && gr != LR_EFORMAT) __builtin_trap();
+    if (fr == LR_OK && (gr != LR_OK || G.bytes != F.bytes || memcmp(G.data, F.data, F.bytes) ||
+                        memcmp(G.tab, F.tab, (size_t)F.nentries * 16) || G.nexc != F.nexc ||
+                        memcmp(G.exc_ptr, F.exc_ptr, ((size_t)rows + 1) * 4) || memcmp(G.exc_col, F.exc_col, (size_t)F.nexc * 4) ||
+                        memcmp(G.exc_dw, F.exc_dw, (size_t)F.nexc * 4)))
+        __builtin_trap();
+    if (gr == LR_OK) lr_p14s_c3_free(&G);
+    lr_clear_error();
     if (fr == LR_OK) {
         if (lr_p14s_c3_validate(&L, &F)) __builtin_trap();
         for (int r = 0; r < rows; r++)
