@@ -965,94 +965,71 @@ static int test_gpu_loads_control(void)
     return T_PASS;
 }
 
-/* The int8 mode (geometry i8, extra3 bit 19) over the int8 form: the GEMV,
- * the decode-only control and the SwiGLU end verified row by row against
- * the int8 reference (x quantized per super-chunk as the kernel does) at the
- * table's 14B geometries with the bit added, and at odd shapes in every x
- * staging path (per warp, prologue, batched prologue, warp groups, the
- * balanced split; rows not a multiple of 16, a tail). */
-static int test_gpu_i8(void)
+/* One arm verified at the 14B table geometries with a mode's extra3 bit
+ * added (the first four) and at odd shapes in every x staging path (per
+ * warp, prologue, batched prologue, warp groups, the balanced split; rows
+ * not a multiple of 16, a tail); seeds from seed0. */
+static int mode_grid(int bit, const lr_gemv_arm *arm, uint64_t seed0)
 {
-    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const int I8 = 524288;
     struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
-        { 7168, 5120, { .threads = 128, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, -1, 0, 65537 + I8 } } },
-        { 5120, 5120, { .threads = 672, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 200728 + I8 }, .minb = 1 } },
-        { 5120, 17408, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 266264 + I8 } } },
-        { 34816, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + I8 } } },
-        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rpw = 2, .extra = { 2, -1, 0, I8 } } },
-        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rpw = 1, .extra = { 1, 1, 0, 1 + I8 } } },
-        { 1001, 5120 + 24 * 3 + 1, { .threads = 768, .extra = { 1, 1, 0, 48 + 4096 + 65536 * 2 + I8 } } },
-        { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + I8 } } },
-        { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + I8 } } },
-        { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + I8 } } },
+        { 7168, 5120, { .threads = 128, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, -1, 0, 65537 + bit } } },
+        { 5120, 5120, { .threads = 672, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 200728 + bit }, .minb = 1 } },
+        { 5120, 17408, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 266264 + bit } } },
+        { 34816, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + bit } } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rpw = 2, .extra = { 2, -1, 0, bit } } },
+        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rpw = 1, .extra = { 1, 1, 0, 1 + bit } } },
+        { 1001, 5120 + 24 * 3 + 1, { .threads = 768, .extra = { 1, 1, 0, 48 + 4096 + 65536 * 2 + bit } } },
+        { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + bit } } },
+        { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + bit } } },
+        { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + bit } } },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         void *st;
         double err;
-        T_OK(lr_arm_leech_p14s.prepare(c[i].rows, c[i].cols, 1, 5300 + i, &c[i].o, &st));
-        int rc = lr_arm_leech_p14s.verify(st, 5400 + i, &err);
-        lr_arm_leech_p14s.destroy(st);
+        T_OK(arm->prepare(c[i].rows, c[i].cols, 1, seed0 + (uint64_t)i, &c[i].o, &st));
+        int rc = arm->verify(st, seed0 + 100 + (uint64_t)i, &err);
+        arm->destroy(st);
         T_OK(rc);
-        printf("    %dx%d extra3 %d: max rel err %.3g\n", c[i].rows, c[i].cols, c[i].o.extra[3], err);
-        T_OK(lr_arm_leech_p14s_decode.prepare(c[i].rows, c[i].cols, 1, 5500 + i, &c[i].o, &st));
-        rc = lr_arm_leech_p14s_decode.verify(st, 5600 + i, &err);
-        lr_arm_leech_p14s_decode.destroy(st);
-        T_OK(rc);
+        printf("    %s %dx%d extra3 %d: max rel err %.3g\n", arm->name, c[i].rows, c[i].cols, c[i].o.extra[3], err);
     }
-    /* the engine's gate|up: SwiGLU over a pair layout, split row groups */
+    return T_PASS;
+}
+
+/* The SwiGLU arm at the 14B gate|up geometry with the mode's bit: a pair
+ * layout, split row groups. */
+static int mode_swiglu(int bit, const lr_gemv_arm *arm, uint64_t seed)
+{
+    lr_gemv_arm_opts o = { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + bit } };
     void *st;
     double err;
-    T_OK(lr_arm_leech_p14s_swiglu.prepare(34816, 5120, 1, 5700, &c[3].o, &st));
-    int rc = lr_arm_leech_p14s_swiglu.verify(st, 5701, &err);
-    lr_arm_leech_p14s_swiglu.destroy(st);
+    T_OK(arm->prepare(34816, 5120, 1, seed, &o, &st));
+    int rc = arm->verify(st, seed + 1, &err);
+    arm->destroy(st);
     T_OK(rc);
     return T_PASS;
 }
 
-/* The 3-bit form (leech_p14s3 arms): the GEMV and both controls at
- * the 14B table geometries and odd shapes through every x staging path, and
- * the SwiGLU gate|up, each against its host reference. */
+/* The int8 mode (geometry i8, extra3 bit 19) over the int8 form: the GEMV,
+ * the decode-only control and the SwiGLU end verified row by row against
+ * the int8 reference (x quantized per super-chunk as the kernel does). */
+static int test_gpu_i8(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int I8 = 524288;
+    if (mode_grid(I8, &lr_arm_leech_p14s, 5300) || mode_grid(I8, &lr_arm_leech_p14s_decode, 5500)) return T_FAIL;
+    return mode_swiglu(I8, &lr_arm_leech_p14s_swiglu, 5700);
+}
+
+/* The 3-bit form (leech_p14s3 arms, extra3 bit 20): the GEMV and both
+ * controls, and the SwiGLU gate|up, each against its host reference. */
 static int test_gpu_c3(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int C3 = 1048576;
-    struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
-        { 7168, 5120, { .threads = 128, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, -1, 0, 65537 + C3 } } },
-        { 5120, 5120, { .threads = 672, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 200728 + C3 }, .minb = 1 } },
-        { 5120, 17408, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 266264 + C3 } } },
-        { 34816, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + C3 } } },
-        { 1000, 5120 + 24 * 3 + 1, { .threads = 256, .rpw = 2, .extra = { 2, -1, 0, C3 } } },
-        { 1000, 5120 + 24 * 3 + 1, { .threads = 128, .rpw = 1, .extra = { 1, 1, 0, 1 + C3 } } },
-        { 1001, 5120 + 24 * 3 + 1, { .threads = 768, .extra = { 1, 1, 0, 48 + 4096 + 65536 * 2 + C3 } } },
-        { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + C3 } } },
-        { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + C3 } } },
-        { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + C3 } } },
-    };
-    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
-        void *st;
-        double err;
-        T_OK(lr_arm_leech_p14s3.prepare(c[i].rows, c[i].cols, 1, 6300 + i, &c[i].o, &st));
-        int rc = lr_arm_leech_p14s3.verify(st, 6400 + i, &err);
-        lr_arm_leech_p14s3.destroy(st);
-        T_OK(rc);
-        printf("    %dx%d extra3 %d: max rel err %.3g\n", c[i].rows, c[i].cols, c[i].o.extra[3], err);
-        T_OK(lr_arm_leech_p14s3_loads.prepare(c[i].rows, c[i].cols, 1, 6500 + i, &c[i].o, &st));
-        rc = lr_arm_leech_p14s3_loads.verify(st, 6600 + i, &err);
-        lr_arm_leech_p14s3_loads.destroy(st);
-        T_OK(rc);
-        T_OK(lr_arm_leech_p14s3_decode.prepare(c[i].rows, c[i].cols, 1, 6800 + i, &c[i].o, &st));
-        rc = lr_arm_leech_p14s3_decode.verify(st, 6900 + i, &err);
-        lr_arm_leech_p14s3_decode.destroy(st);
-        T_OK(rc);
-    }
-    void *st;
-    double err;
-    T_OK(lr_arm_leech_p14s3_swiglu.prepare(34816, 5120, 1, 6700, &c[3].o, &st));
-    int rc = lr_arm_leech_p14s3_swiglu.verify(st, 6701, &err);
-    lr_arm_leech_p14s3_swiglu.destroy(st);
-    T_OK(rc);
-    return T_PASS;
+    if (mode_grid(C3, &lr_arm_leech_p14s3, 6300) || mode_grid(C3, &lr_arm_leech_p14s3_loads, 6500) ||
+        mode_grid(C3, &lr_arm_leech_p14s3_decode, 6800))
+        return T_FAIL;
+    return mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 6700);
 }
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),

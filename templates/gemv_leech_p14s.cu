@@ -1,4 +1,4 @@
-// Leech Planes14S GEMV, batch 1: y = W x over layouts/leech_vram/p14s.h.
+// Leech Planes14S GEMV, batch 1: y = W x over layouts/leech_vram/p14s.h (LR_C3: its 3-bit form, p14s_c3.h).
 // Tensor cores do the multiply-adds (mma.m16n8k16, W as A decoded in
 // registers, x as B, f32 accumulation). Per two pairs of weights: one LOP3
 // builds the PRMT selectors (8, cA, 8, cB) of both (PRMT reads the low 16
