@@ -93,3 +93,22 @@ int lr_exc_check_ptr(const uint32_t *ptr, int rows, uint32_t n, const char *who)
         if (ptr[r + 1] < ptr[r]) return LR_FAIL(LR_EFORMAT, "%s: exception pointers decrease at row %d", who, r);
     return LR_OK;
 }
+
+int lr_exc_block(const uint32_t *ptr, const uint32_t *col, const float *dw, uint32_t n, int row, int blk,
+                 uint32_t ncols, const float *out[24], const char *who)
+{
+    const uint32_t a = ptr[row], b = ptr[row + 1], c0 = (uint32_t)(24 * blk);
+    if (a > b || b > n) return LR_FAIL(LR_EFORMAT, "%s: row %d: exception pointers %u..%u (of %u)", who, row, a, b, n);
+    for (int i = 0; i < 24; i++) out[i] = NULL;
+    for (uint32_t k = a; k < b; k++) {
+        const uint32_t c = col[k];
+        if (k > a && c <= col[k - 1])
+            return LR_FAIL(LR_EFORMAT, "%s: row %d: exception columns not ascending (%u after %u)", who, row, c,
+                           col[k - 1]);
+        if (ncols && c >= ncols)
+            return LR_FAIL(LR_EFORMAT, "%s: row %d exception %u: column %u past the blocks (%u columns)", who, row, k, c,
+                           ncols);
+        if (c >= c0 && c < c0 + 24) out[c - c0] = &dw[k];
+    }
+    return LR_OK;
+}

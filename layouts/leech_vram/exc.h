@@ -39,6 +39,11 @@ int lr_exc_install(lr_exc_csr c, int rows, const uint32_t *row, const lr_vram_ex
 /* Installs the concatenation of nlists lists (each in row order, lists in
  * row order: one per row group of an unfold). */
 int lr_exc_install_lists(lr_exc_csr c, int rows, const lr_exc_list *lists, int nlists, const char *who);
+/* Block blk's exceptions by coordinate (out[i] = its dw, NULL: none), row's
+ * list checked on the way: pointers inside [0, n], columns strictly
+ * ascending, and below ncols unless ncols is 0; LR_EFORMAT naming the row. */
+int lr_exc_block(const uint32_t *ptr, const uint32_t *col, const float *dw, uint32_t n, int row, int blk,
+                 uint32_t ncols, const float *out[24], const char *who);
 /* Checks the pointers of a loaded list: ptr[0] = 0, ptr[rows] = n, never
  * decreasing; LR_EFORMAT naming the row. */
 int lr_exc_check_ptr(const uint32_t *ptr, int rows, uint32_t n, const char *who);

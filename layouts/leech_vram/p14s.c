@@ -326,26 +326,6 @@ int lr_p14s_set_exceptions(lr_p14s *L, const uint32_t *row, const lr_p14s_exc *e
     return lr_exc_install(c, L->rows, row, e, n, "p14s");
 }
 
-/* The exceptions of block (row, blk) by coordinate (NULL: none), with the
- * row's list checked on the way: pointers inside [0, nexc], columns
- * strictly ascending. */
-static int block_exceptions(const lr_p14s *L, int row, int blk, const float *dw[24])
-{
-    uint32_t a = L->exc_ptr[row], b = L->exc_ptr[row + 1];
-    if (a > b || b > L->nexc)
-        return LR_FAIL(LR_EFORMAT, "p14s: row %d: exception pointers %u..%u (of %u)", row, a, b, L->nexc);
-    uint32_t c0 = (uint32_t)(24 * blk);
-    for (int i = 0; i < 24; i++) dw[i] = NULL;
-    for (uint32_t k = a; k < b; k++) {
-        uint32_t c = L->exc_col[k];
-        if (k > a && c <= L->exc_col[k - 1])
-            return LR_FAIL(LR_EFORMAT, "p14s: row %d: exception columns not ascending (%u after %u)", row, c,
-                           L->exc_col[k - 1]);
-        if (c >= c0 && c < c0 + 24) dw[c - c0] = &L->exc_dw[k];
-    }
-    return LR_OK;
-}
-
 int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain)
 {
     int rc = check_pos(L, row, blk);
@@ -369,7 +349,7 @@ int lr_p14s_get(const lr_p14s *L, int row, int blk, int8_t x[24], int *gain)
     if (memcmp(ent + 8, ent + 10, 2) || memcmp(ent + 12, &s, 4))
         return LR_FAIL(LR_EFORMAT, "p14s: block (%d, %d): class-table entry %d malformed", row, blk, e);
     const float *dw[24];
-    if ((rc = block_exceptions(L, row, blk, dw))) return rc;
+    if ((rc = lr_exc_block(L->exc_ptr, L->exc_col, L->exc_dw, L->nexc, row, blk, 0, dw, "p14s"))) return rc;
     for (int i = 0; i < 24; i++) {
         int code = read_code(seg, row, blk, i), col = 24 * blk + i;
         if (code == LR_P14S_ZERO) {

@@ -147,6 +147,8 @@ double lr_p14s_bits_per_weight(const lr_p14s *L);
 /* Byte offset of the segment word / header of (row, col) and the code. */
 int lr_p14s_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk);
 int lr_p14s_kernel_code(const uint8_t *W, int rows, int cols, int row, int col);
+/* The 24 codes of block (row, blk), a code word per four. */
+void lr_p14s_kernel_block_codes(const uint8_t *W, int rows, int cols, int row, int blk, int code[24]);
 /* The weights the kernel applies for block (row, blk): PRMT of the entry's
  * pool by the code (code 8 and invalid codes >= 8 give what PRMT gives: the
  * sign-replicated pool byte) as f16 v, times the entry's f32 scale s (bytes

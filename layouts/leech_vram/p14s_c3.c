@@ -270,20 +270,6 @@ static void write_segment_fast(uint8_t *seg, const uint8_t (*cb)[24], const uint
     }
 }
 
-/* The f16 form's 24 codes of block (row, blk) (p14s.h's word layout, read a
- * word at a time; lr_p14s_kernel_code is the per-coordinate reference). */
-static void f16_block_codes(const lr_p14s *L, int row, int blk, int code[24])
-{
-    const uint8_t *seg = L->data + ((size_t)(row / 16) * L->sc + blk / 8) * LR_P14S_SEG;
-    const int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, lane = 4 * g + q;
-    for (int tt = 0; tt < 6; tt++) {
-        const int t = 6 * (b % 2) + tt;
-        const uint8_t *w = seg + LR_P14S_HDR + 512 * (t >> 2) + 16 * lane + 4 * (t & 3);
-        const uint32_t word = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
-        for (int c = 0; c < 4; c++) code[4 * tt + c] = (int)(word >> (4 * (2 * c + (h == 0)))) & 15;
-    }
-}
-
 static int fast_groups(void *p, int g0, int g1)
 {
     fast_ctx *c = p;
@@ -312,7 +298,7 @@ static int fast_groups(void *p, int g0, int g1)
                 lr_vram_exc ex[24];
                 size_t ne = 0;
                 int f16[24];
-                f16_block_codes(L, r, b, f16);
+                lr_p14s_kernel_block_codes(L->data, L->rows, L->cols, r, b, f16);
                 for (int k = 0; k < 24 && !rc; k++) {
                     const uint32_t col = (uint32_t)(24 * b + k);
                     const int f16c = f16[k];
@@ -426,22 +412,6 @@ int lr_p14s_c3_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, lr_p14
 
 /* ---- decode ---- */
 
-/* Block (row, blk)'s exceptions by coordinate, the row's list checked. */
-static int block_exceptions(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, const float *dw[24])
-{
-    const uint32_t a = F->exc_ptr[row], b = F->exc_ptr[row + 1], c0 = (uint32_t)(24 * blk);
-    if (a > b || b > F->nexc)
-        return LR_FAIL(LR_EFORMAT, "p14s_c3: row %d: exception pointers %u..%u (of %u)", row, a, b, F->nexc);
-    for (int i = 0; i < 24; i++) dw[i] = NULL;
-    for (uint32_t k = a; k < b; k++) {
-        const uint32_t c = F->exc_col[k];
-        if ((k > a && c <= F->exc_col[k - 1]) || c >= (uint32_t)(24 * L->nblk))
-            return LR_FAIL(LR_EFORMAT, "p14s_c3: row %d exception %u: column %u", row, k, c);
-        if (c >= c0 && c < c0 + 24) dw[c - c0] = &F->exc_dw[k];
-    }
-    return LR_OK;
-}
-
 int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8_t x[24], int *gain)
 {
     if (row < 0 || row >= L->rows || blk < 0 || blk >= L->nblk)
@@ -466,7 +436,9 @@ int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8
         (!cl && memcmp(ent + 12, zero, 4)))
         return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): class-table entry %d malformed", row, blk, e);
     const float *dw[24];
-    if ((rc = block_exceptions(L, F, row, blk, dw))) return rc;
+    if ((rc = lr_exc_block(F->exc_ptr, F->exc_col, F->exc_dw, F->nexc, row, blk, (uint32_t)(24 * L->nblk), dw,
+                           "p14s_c3")))
+        return rc;
     for (int k = 0; k < 24; k++) {
         const int code = read_code(seg, row, blk, k), lvl = code & 3, sign = code >> 2 ? -1 : 1;
         if (!cl) {
