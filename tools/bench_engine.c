@@ -80,6 +80,8 @@ static int run(const char *path, const char *label, const char *arm, int layout,
         lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us, gbps, 100 * gbps / g_bound, tps, vc);
         lr_csv_row(csv, "%s,%s,step_logits,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us2, gbps2, 100 * gbps2 / g_bound,
                    1e6 / us2, vc);
+        /* the open (parse, unfold, form conversion, JIT, upload, graph capture) in us */
+        lr_csv_row(csv, "%s,%s,open,,,,%.1f,,,,%s", arm, label, 1e6 * t_open, vc);
         double gus = 0, gus2 = 0;
         if (!(rc = lr_engine_gpu_graph_greedy_us(e, 20, &gus)) && !(rc = lr_engine_gpu_graph_us(e, 20, &gus2))) {
             printf("  step graph replayed back to back: %.1f us greedy, %.1f with the logits' copy (GPU time; the "
