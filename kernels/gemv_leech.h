@@ -196,6 +196,11 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom(int rows, int cols);
 /* The SwiGLU gate|up kernel's: tuning row "leech_p14s_swiglu" where the
  * table has one (its knobs over the defaults), else default_geom's. */
 lr_leech_geom lr_gemv_leech_p14s_default_geom_swiglu(int rows, int cols);
+/* The 3-bit form's (geometry c3): tuning rows "leech_p14s3" and
+ * "leech_p14s3_swiglu" where the table has them, else the two above; c3 and
+ * i8 set. */
+lr_leech_geom lr_gemv_leech_p14s3_default_geom(int rows, int cols);
+lr_leech_geom lr_gemv_leech_p14s3_default_geom_swiglu(int rows, int cols);
 /* default_geom's early (see lr_leech_geom): 1 unless set by
  * lr_gemv_p14s_early_set (LEECHRT_GEMV_EARLY, 0, 1 or 2; garbage refused,
  * naming what), the engine's and bench_gemv's comparison switch. */
@@ -304,22 +309,27 @@ extern const lr_gemv_arm lr_arm_leech_p14s_swiglu;
  * parts' outputs back to back), device pointers; no allocation, no sync:
  * graph-capturable. Concurrent launches on distinct streams are fine. */
 typedef struct lr_leech_dev lr_leech_dev;
-enum { LR_LEECH_DEV_DEFAULT = 0, LR_LEECH_DEV_P14 = 1, LR_LEECH_DEV_P14S = 2 };
-/* The layout DEFAULT means for a (fused) shape: Planes14S where the tuning
- * table has it for the current device (measured there: the 14B engine runs
- * 8% faster on it), Planes14 elsewhere (on the untuned 4B and 8B shapes
- * Planes14S ran 3-4% slower inside the step). */
+/* P14S3: Planes14S's 3-bit form (layouts/leech_vram/p14s_c3.h), the same
+ * blocks in ~3.6 bits per weight, read by the GEMV's int8 mode. */
+enum { LR_LEECH_DEV_DEFAULT = 0, LR_LEECH_DEV_P14 = 1, LR_LEECH_DEV_P14S = 2, LR_LEECH_DEV_P14S3 = 3 };
+/* The layout DEFAULT means for a (fused) shape: the 3-bit form where the
+ * tuning table has a "leech_p14s3" row for it on the current device (the
+ * 14B engine: 315 against 307 tok/s, 6.8 against 8.7 GB per token),
+ * Planes14S where it has a "leech_p14s" row (the 14B engine ran 8% faster
+ * on it than on Planes14), Planes14 elsewhere (on the untuned 4B and 8B
+ * shapes Planes14S ran 3-4% slower inside the step). */
 int lr_leech_dev_default_layout(int rows, int cols);
-/* "planes14", "planes14s"; NULL for anything else. */
+/* "planes14", "planes14s", "planes14s3"; NULL for anything else. */
 const char *lr_leech_dev_layout_name(int layout);
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
 int lr_leech_dev_layout(const lr_leech_dev *m);
 /* gate and up (equal rows) as one Planes14S pair (lr_p14s.pair) whose GEMV
  * writes h = silu(gate x) (up x), rows / 2 values: the engine's SwiGLU
- * without a launch of its own (kernels/gemv_leech_p14s_swiglu.c).
+ * without a launch of its own (kernels/gemv_leech_p14s_swiglu.c), in layout
+ * P14S or P14S3 (DEFAULT: lr_leech_dev_default_layout; LR_EINVAL for P14).
  * LR_EUNSUPPORTED when the shape's tuned geometry gives a row's end more
  * than 16 threads (then upload the two as usual). */
-int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, lr_leech_dev **out);
+int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, int layout, lr_leech_dev **out);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* The GEMV with its input's rotation in the prologue (Planes14S, not a
  * SwiGLU pair: lr_gemv_leech_p14s_spec_rot): enable gets its kernel

@@ -15,7 +15,7 @@
 #include <string.h>
 
 struct lr_leech_dev {
-    int layout;             /* LR_LEECH_DEV_P14 or LR_LEECH_DEV_P14S */
+    int layout;             /* LR_LEECH_DEV_P14, _P14S or _P14S3 (what the image holds) */
     int rows, cols, nparts;
     int part_row0[LR_P14S_MAX_PARTS + 1];
     size_t bytes;           /* device bytes of the image */
@@ -35,7 +35,10 @@ struct lr_leech_dev {
 
 const char *lr_leech_dev_layout_name(int layout)
 {
-    return layout == LR_LEECH_DEV_P14 ? "planes14" : layout == LR_LEECH_DEV_P14S ? "planes14s" : NULL;
+    return layout == LR_LEECH_DEV_P14    ? "planes14"
+           : layout == LR_LEECH_DEV_P14S  ? "planes14s"
+           : layout == LR_LEECH_DEV_P14S3 ? "planes14s3"
+                                          : NULL;
 }
 
 static int upload_p14(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads)
@@ -74,7 +77,14 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     if (rc) return rc;
     d->rows = L.rows, d->cols = L.cols, d->nparts = L.nparts;
     for (int i = 0; i <= L.nparts; i++) d->part_row0[i] = L.part_row0[i];
-    d->geom = d->swiglu ? lr_gemv_leech_p14s_default_geom_swiglu(L.rows, L.cols) : lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
+    if (d->layout == LR_LEECH_DEV_P14S3)
+        d->geom = d->swiglu ? lr_gemv_leech_p14s3_default_geom_swiglu(L.rows, L.cols)
+                            : lr_gemv_leech_p14s3_default_geom(L.rows, L.cols);
+    else
+        d->geom = d->swiglu ? lr_gemv_leech_p14s_default_geom_swiglu(L.rows, L.cols)
+                            : lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
+    /* (Planes14S with LEECHRT_GEMV_C3=1 or a c3 tuning row holds the 3-bit form too) */
+    if (d->geom.c3) d->layout = LR_LEECH_DEV_P14S3;
     d->ntab = L.nentries;
     lr_jit_spec spec;
     rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget())
@@ -119,7 +129,9 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
 int lr_leech_dev_default_layout(int rows, int cols)
 {
     int t[LR_TUNE_KNOBS];
-    return lr_tuning_lookup("leech_p14s", rows, cols, t) ? LR_LEECH_DEV_P14S : LR_LEECH_DEV_P14;
+    return lr_tuning_lookup("leech_p14s3", rows, cols, t)  ? LR_LEECH_DEV_P14S3
+           : lr_tuning_lookup("leech_p14s", rows, cols, t) ? LR_LEECH_DEV_P14S
+                                                           : LR_LEECH_DEV_P14;
 }
 
 static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, int swiglu,
@@ -132,6 +144,9 @@ static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, 
         layout = lr_leech_dev_default_layout(rows > (1 << 24) ? 1 << 24 : (int)rows, (int)parts[0]->cols);
     }
     if (!lr_leech_dev_layout_name(layout)) return LR_FAIL(LR_EINVAL, "leech dev: unknown layout %d", layout);
+    if (swiglu && layout == LR_LEECH_DEV_P14)
+        return LR_FAIL(LR_EINVAL, "leech dev: the SwiGLU pair needs planes14s or planes14s3, not planes14 (%s)",
+                       parts[0]->name);
     lr_leech_dev *d = calloc(1, sizeof *d);
     if (!d) return LR_FAIL(LR_ENOMEM, "leech dev: out of memory");
     d->layout = layout, d->swiglu = swiglu;
@@ -152,9 +167,9 @@ int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthr
     return upload(parts, nparts, nthreads, layout, 0, out);
 }
 
-int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, lr_leech_dev **out)
+int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, int layout, lr_leech_dev **out)
 {
-    return upload(gate_up, 2, nthreads, LR_LEECH_DEV_P14S, 1, out);
+    return upload(gate_up, 2, nthreads, layout, 1, out);
 }
 
 
@@ -163,7 +178,7 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     CUdeviceptr w = m->w, tab = m->tab, scale = m->scale, tail = m->tail;
     CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
     int rows = m->rows, cols = m->cols;
-    if (m->layout == LR_LEECH_DEV_P14S) {
+    if (m->layout != LR_LEECH_DEV_P14) {
         void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
         return lr_cu_launch_ex(m->fn, m->g.grid, m->g.block, m->g.cluster, m->g.smem, s, args);
     }

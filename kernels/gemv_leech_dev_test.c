@@ -361,19 +361,29 @@ static int test_loader_hook(void)
     return T_PASS;
 }
 
-/* DEFAULT picks Planes14S only where the tuning table has the shape for the
- * device (here: the H200 as a target, no GPU needed), Planes14 elsewhere. */
+/* DEFAULT picks the 3-bit form where the tuning table has a leech_p14s3
+ * row for the shape on the device (here: the H200 as a target, no GPU
+ * needed), Planes14S where it has a leech_p14s row, Planes14 elsewhere. */
 static int test_default_layout_rule(void)
 {
     lr_tuning_set_target("NVIDIA H200", 90);
     int a = lr_leech_dev_default_layout(7168, 5120), b = lr_leech_dev_default_layout(34816, 5120);
     int c = lr_leech_dev_default_layout(6000, 3000), d = lr_leech_dev_default_layout(77, 1001);
+    int f = lr_leech_dev_default_layout(8192, 5120); /* 32B's q alone: a leech_p14s row only */
+    int t[LR_TUNE_KNOBS];
+    int f3 = lr_tuning_lookup("leech_p14s3", 8192, 5120, t), fs = lr_tuning_lookup("leech_p14s", 8192, 5120, t);
     lr_tuning_set_target("NVIDIA L40S", 89);
     int e = lr_leech_dev_default_layout(7168, 5120);
     lr_tuning_set_target(NULL, 0);
-    T_ASSERT(a == LR_LEECH_DEV_P14S && b == LR_LEECH_DEV_P14S, "14B q|k|v %d, gate|up %d: tuned on the H200", a, b);
+    T_ASSERT(a == LR_LEECH_DEV_P14S3 && b == LR_LEECH_DEV_P14S3, "14B q|k|v %d, gate|up %d: tuned on the H200", a, b);
+    T_ASSERT(!f3 && fs && f == LR_LEECH_DEV_P14S, "32B q %d (rows %d %d)", f, f3, fs);
     T_ASSERT(c == LR_LEECH_DEV_P14 && d == LR_LEECH_DEV_P14, "untuned shapes %d, %d", c, d);
     T_ASSERT(e == LR_LEECH_DEV_P14, "another device %d", e);
+    T_ASSERT(!strcmp(lr_leech_dev_layout_name(LR_LEECH_DEV_P14S3), "planes14s3") &&
+                 !strcmp(lr_leech_dev_layout_name(LR_LEECH_DEV_P14S), "planes14s") &&
+                 !strcmp(lr_leech_dev_layout_name(LR_LEECH_DEV_P14), "planes14") && !lr_leech_dev_layout_name(4) &&
+                 !lr_leech_dev_layout_name(LR_LEECH_DEV_DEFAULT),
+             "layout names");
     return T_PASS;
 }
 
@@ -389,7 +399,9 @@ static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0
     int rows, cols = lr_leech_dev_cols(d);
     double *W = dense_of(v, n, &rows);
     T_ASSERT(W && rows == lr_leech_dev_rows(d) && lr_leech_dev_part_row(d, n) == rows, "rows");
-    T_ASSERT(lr_leech_dev_bytes(d) >= (size_t)rows * cols * 4 / 8, "bytes %zu", lr_leech_dev_bytes(d));
+    /* at least the codes: 4 bits per weight, 3 in the 3-bit form */
+    const size_t code_bits = layout == LR_LEECH_DEV_P14S3 ? 3 : 4;
+    T_ASSERT(lr_leech_dev_bytes(d) >= (size_t)rows * cols * code_bits / 8, "bytes %zu", lr_leech_dev_bytes(d));
     float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *y2 = malloc(sizeof(float) * rows);
     lr_rng g;
     lr_rng_seed(&g, 91);
@@ -424,10 +436,59 @@ static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0
     return rc;
 }
 
-/* Both engine layouts, each against the dense f64 truth. */
+/* Every engine layout, each against the dense f64 truth. */
 static int gpu_fused(const lr_tensor_view *const *v, int n, const char *what, int graph)
 {
-    return gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14) || gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14S);
+    return gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14) || gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14S) ||
+           gpu_fused_on(v, n, what, graph, LR_LEECH_DEV_P14S3);
+}
+
+/* gate|up as one SwiGLU pair in layout `layout`: h = silu(gate x) (up x)
+ * against the dense f64 truth, the error bound carried through silu and
+ * the product from each row's sum |w x|. */
+static int gpu_swiglu_on(const lr_tensor_view *const gu[2], int layout)
+{
+    lr_leech_dev *d;
+    T_OK(lr_leech_dev_upload_swiglu(gu, 0, layout, &d));
+    T_ASSERT(lr_leech_dev_layout(d) == layout, "SwiGLU layout %d, asked %d", lr_leech_dev_layout(d), layout);
+    int rows, cols = lr_leech_dev_cols(d), n = (int)gu[0]->rows;
+    double *W = dense_of(gu, 2, &rows);
+    T_ASSERT(W && rows == 2 * n && rows == lr_leech_dev_rows(d), "rows");
+    float *x = malloc(sizeof(float) * cols), *h = malloc(sizeof(float) * n);
+    lr_rng g;
+    lr_rng_seed(&g, 93);
+    lr_fill_random(LR_E_F32, x, (size_t)cols, &g, 1.0);
+    CUdeviceptr dx, dh;
+    CUstream s;
+    T_OK(lr_cu_stream_create(&s));
+    T_OK(lr_cu_alloc(&dx, sizeof(float) * cols));
+    T_OK(lr_cu_alloc(&dh, sizeof(float) * n));
+    T_OK(lr_cu_h2d(dx, x, sizeof(float) * cols));
+    T_OK(lr_cu_memset8(dh, 0xff, sizeof(float) * n));
+    T_OK(lr_leech_dev_gemv(d, dx, dh, s));
+    T_OK(lr_cu_stream_sync(s));
+    T_OK(lr_cu_d2h(h, dh, sizeof(float) * n));
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double a = 0, ma = 0, b = 0, mb = 0;
+        for (int c = 0; c < cols; c++) {
+            double wa = W[(size_t)i * cols + c] * x[c], wb = W[(size_t)(n + i) * cols + c] * x[c];
+            a += wa, ma += fabs(wa), b += wb, mb += fabs(wb);
+        }
+        const double sg = 1 / (1 + exp(-a)), want = a * sg * b;
+        /* |silu'| <= 1.1: the gate's error through silu, times |up|, plus silu(gate) times the up's */
+        const double bound = DENSE_TOL * (1.1 * ma * (fabs(b) + DENSE_TOL * mb) + fabs(a * sg) * mb) + 1e-30;
+        const double e = fabs(h[i] - want) / bound;
+        if (e > worst) worst = e;
+        T_ASSERT(e <= 1, "SwiGLU (%s) row %d of %d: got %.9g, want %.9g (%.2f of the bound)", lr_leech_dev_layout_name(layout),
+                 i, n, h[i], want, e);
+    }
+    printf("    SwiGLU pair (%s): %d x %d, worst %.2e of the bound\n", lr_leech_dev_layout_name(layout), rows, cols, worst);
+    lr_cu_free(dx), lr_cu_free(dh);
+    lr_cu_stream_destroy(s);
+    free(x), free(h), free(W);
+    lr_leech_dev_free(d);
+    return T_PASS;
 }
 
 static int test_gpu_artifact_fused(void)
@@ -438,8 +499,12 @@ static int test_gpu_artifact_fused(void)
     const lr_tensor_view *gu[2] = { tv("blk.1.ffn_gate"), tv("blk.1.ffn_up") };
     const lr_tensor_view *down[1] = { tv("blk.1.ffn_down") };
     if (gpu_fused(qkv, 3, "GPU blk.0 q|k|v", 1) || gpu_fused(gu, 2, "GPU blk.1 gate|up", 0) ||
-        gpu_fused(down, 1, "GPU blk.1 down", 0))
+        gpu_fused(down, 1, "GPU blk.1 down", 0) || gpu_swiglu_on(gu, LR_LEECH_DEV_P14S) ||
+        gpu_swiglu_on(gu, LR_LEECH_DEV_P14S3))
         return T_FAIL;
+    lr_leech_dev *p14;
+    T_ASSERT(lr_leech_dev_upload_swiglu(gu, 0, LR_LEECH_DEV_P14, &p14) == LR_EINVAL && strstr(lr_errmsg(), "planes14s3"),
+             "a Planes14 SwiGLU pair: %s", lr_errmsg());
     int kind;
     uint64_t seed;
     lr_leech_dev *d;

@@ -285,6 +285,25 @@ lr_leech_geom lr_gemv_leech_p14s_default_geom_swiglu(int rows, int cols)
     return g;
 }
 
+/* Why rows of their own: the 3-bit form's decode and bytes differ, so its
+ * best geometry may (o keeps the int8 form's; the others gained side warps
+ * and the split, h200_tune_leech_p14s3.csv). */
+lr_leech_geom lr_gemv_leech_p14s3_default_geom(int rows, int cols)
+{
+    lr_leech_geom g;
+    if (!geom_of("leech_p14s3", rows, cols, &g)) g = lr_gemv_leech_p14s_default_geom(rows, cols);
+    g.i8 = g.c3 = 1;
+    return g;
+}
+
+lr_leech_geom lr_gemv_leech_p14s3_default_geom_swiglu(int rows, int cols)
+{
+    lr_leech_geom g;
+    if (!geom_of("leech_p14s3_swiglu", rows, cols, &g)) g = lr_gemv_leech_p14s_default_geom_swiglu(rows, cols);
+    g.i8 = g.c3 = 1;
+    return g;
+}
+
 int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                             int smem_budget)
 {
@@ -472,12 +491,10 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
     s->mode = mode, s->c3 = c3;
     s->rows = rows, s->cols = cols;
-    lr_leech_geom geom = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_default_geom_swiglu(rows, cols)
-                                            : lr_gemv_leech_p14s_default_geom(rows, cols);
-    /* the 3-bit arms: their own tuning rows where the table has them, else
-     * the f16 form's geometry */
-    lr_leech_geom own;
-    if (c3 && geom_of(mode == CTL_SWIGLU ? "leech_p14s3_swiglu" : "leech_p14s3", rows, cols, &own)) geom = own;
+    lr_leech_geom geom = mode == CTL_SWIGLU ? (c3 ? lr_gemv_leech_p14s3_default_geom_swiglu(rows, cols)
+                                                  : lr_gemv_leech_p14s_default_geom_swiglu(rows, cols))
+                         : c3 ? lr_gemv_leech_p14s3_default_geom(rows, cols)
+                              : lr_gemv_leech_p14s_default_geom(rows, cols);
     if (o) {
         const int k[LR_TUNE_KNOBS] = { o->threads, o->rpw,    o->unroll,   o->tile,    o->extra[0],
                                        o->extra[1], o->minb, o->extra[2], o->extra[3], o->extra[4] };

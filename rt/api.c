@@ -95,6 +95,7 @@ int lr_rt_open(const char *path, const lr_rt_opts *opts, lr_rt **out)
     }
     if (!rc) {
         _Static_assert((int)LR_LAYOUT_PLANES14 == (int)LR_LEECH_DEV_P14 && (int)LR_LAYOUT_PLANES14S == (int)LR_LEECH_DEV_P14S &&
+                           (int)LR_LAYOUT_PLANES14S3 == (int)LR_LEECH_DEV_P14S3 &&
                            (int)LR_LAYOUT_DEFAULT == (int)LR_LEECH_DEV_DEFAULT, "public layout numbers are the engine's");
         lr_engine_opts eo = { opts->max_context, opts->device, opts->cpu_threads, opts->cpu_cache_bytes,
                               opts->leech_layout };

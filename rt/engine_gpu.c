@@ -228,19 +228,20 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
 }
 
 /* gate|up: one Planes14S pair whose GEMV ends in SwiGLU (writes h) where
- * the layout is Planes14S and the engine fuses; else build_proj (also when
+ * the layout is Planes14S or its 3-bit form and the engine fuses; else
+ * build_proj (also when
  * the shape's geometry cannot end a pair in one warp). */
 static int build_gate_up(gpu_engine *e, const lr_tensor_view *const gu[2], proj *p)
 {
     const int rows = (int)(gu[0]->rows + gu[1]->rows), cols = (int)gu[0]->cols;
     const int layout = e->leech_layout == LR_LEECH_DEV_DEFAULT ? lr_leech_dev_default_layout(rows, cols) : e->leech_layout;
-    if (!e->swiglu || !e->fuse || gu[0]->codec != LR_CODEC_LEECH || layout != LR_LEECH_DEV_P14S ||
+    if (!e->swiglu || !e->fuse || gu[0]->codec != LR_CODEC_LEECH || layout == LR_LEECH_DEV_P14 ||
         gu[0]->rows != gu[1]->rows || !same_input(gu[0], gu[1]))
         return build_proj(e, gu, 2, p);
     memset(p, 0, sizeof *p);
     p->cols = cols, p->rows = rows, p->leech = 1, p->swiglu = 1;
     int rc = rotation_for(e, gu[0], &p->rot);
-    if (!rc) rc = lr_leech_dev_upload_swiglu(gu, 0, &p->ld);
+    if (!rc) rc = lr_leech_dev_upload_swiglu(gu, 0, layout, &p->ld);
     if (rc == LR_EUNSUPPORTED) {
         lr_clear_error();
         return build_proj(e, gu, 2, p);

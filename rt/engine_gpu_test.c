@@ -82,7 +82,7 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     const int swl = lr_engine_gpu_swiglu_layers(gpu), xrp = lr_engine_gpu_xrot_projs(gpu);
     const int want = want_launches((int)c->n_layers) - swl - xrp;
     g_xrot_projs = xrp;
-    if (g_layout == LR_LEECH_DEV_P14S && !g_proj_f16)
+    if ((g_layout == LR_LEECH_DEV_P14S || g_layout == LR_LEECH_DEV_P14S3) && !g_proj_f16)
         T_ASSERT(swl == (sw && !strcmp(sw, "0") ? 0 : (int)c->n_layers), "%d of %d layers end gate|up in SwiGLU", swl,
                  (int)c->n_layers);
     T_ASSERT(gpu->launches_per_step == want, "%.0f launches per step, want %d (%d SwiGLU layers, %d rotating GEMVs)",
@@ -148,7 +148,7 @@ static int test_gate_layouts(void)
 {
     NEED_GPU();
     int rc = T_PASS;
-    for (int lay = LR_LEECH_DEV_P14; lay <= LR_LEECH_DEV_P14S && rc == T_PASS; lay++) {
+    for (int lay = LR_LEECH_DEV_P14; lay <= LR_LEECH_DEV_P14S3 && rc == T_PASS; lay++) {
         g_layout = lay;
         rc = gate("tiny", 0, 64, 2e-2);
         if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
@@ -218,7 +218,8 @@ static int test_gate_att_long(void)
     return rc;
 }
 
-/* Planes14S gate|up ends in SwiGLU by default (test_gate_layouts runs it);
+/* Planes14S gate|up ends in SwiGLU by default (test_gate_layouts runs it,
+ * on both Planes14S forms);
  * LEECHRT_SWIGLU=0 puts op_silu_mul back: the same gate; garbage in the
  * setting is refused by name. */
 static int test_gate_swiglu_off(void)

@@ -29,9 +29,11 @@ enum lr_backend {
 };
 
 enum lr_leech_layout {
-    LR_LAYOUT_DEFAULT = 0,    /* per matrix: Planes14S where tuned for this GPU, else Planes14 */
+    LR_LAYOUT_DEFAULT = 0,    /* per matrix: the fastest tuned for this GPU (Planes14S3, then
+                                 Planes14S), else Planes14 */
     LR_LAYOUT_PLANES14 = 1,   /* 4.8 b/w records: class, gain, sign and level planes */
     LR_LAYOUT_PLANES14S = 2,  /* 4-bit codes into a signed class-table pool, exceptions per row */
+    LR_LAYOUT_PLANES14S3 = 3, /* the same blocks in 3-bit codes, ~3.6 b/w */
 };
 
 typedef struct lr_rt_opts {

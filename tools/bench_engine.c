@@ -26,8 +26,9 @@ static void usage(FILE *f)
                "  -m MODEL     time this artifact instead (CSV rows name its model, e.g. qwen3-14B-synthetic)\n"
                "  -n TOKENS    decode steps timed (default 128, after 8 warm-up steps)\n"
                "  --proj P     synthetic projections: leech (2-bit Leech), f16, or both (default)\n"
-               "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s, planes14,\n"
-               "               default (the engine's per-matrix choice; arm engine_leech) (default planes14s)\n"
+               "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s3, planes14s,\n"
+               "               planes14, default (the engine's per-matrix choice; arm engine_leech)\n"
+               "               (default planes14s)\n"
                "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
                "  --env NAME=V1,V2,...  run each once per value with the environment variable NAME set\n"
                "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; adds a variant column.\n"
@@ -195,8 +196,8 @@ int main(int argc, char **argv)
             char l[256];
             snprintf(l, sizeof l, "%s", v);
             for (char *t = strtok(l, ","); t; t = strtok(NULL, ","))
-                if (strcmp(t, "planes14s") && strcmp(t, "planes14") && strcmp(t, "default")) {
-                    fprintf(stderr, "bench_engine: --layout %s: expected planes14s, planes14 or default\n", t);
+                if (strcmp(t, "planes14s3") && strcmp(t, "planes14s") && strcmp(t, "planes14") && strcmp(t, "default")) {
+                    fprintf(stderr, "bench_engine: --layout %s: expected planes14s3, planes14s, planes14 or default\n", t);
                     return 2;
                 }
             layouts = v;
@@ -220,6 +221,7 @@ int main(int argc, char **argv)
     if (lr_csv_open(&csv, csvp, g_nenv ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;
     static const struct { const char *name, *arm; int layout; } lays[] = {
+        { "planes14s3", "engine_leech_p14s3", LR_LEECH_DEV_P14S3 },
         { "planes14s", "engine_leech_p14s", LR_LEECH_DEV_P14S },
         { "planes14", "engine_leech_p14", LR_LEECH_DEV_P14 },
         { "default", "engine_leech", LR_LEECH_DEV_DEFAULT } };
@@ -233,7 +235,7 @@ int main(int argc, char **argv)
                 if (*c == ',' || *c == '"' || *c == '\n') *c = ' ';
             lr_model_close(m);
         }
-        for (int k = 0; k < 3 && !rc; k++)
+        for (int k = 0; k < 4 && !rc; k++)
             if (lr_list_has(layouts, lays[k].name)) rc = run_variants(model, label, lays[k].arm, lays[k].layout, n, &csv);
     }
     else {
@@ -250,7 +252,7 @@ int main(int argc, char **argv)
                 lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16 };
                 if ((rc = lr_synth_write(path, &c, &o))) break;
                 if (f16) rc = run_variants(path, s, "engine_f16", 0, n, &csv);
-                for (int k = 0; k < 3 && !f16 && !rc; k++)
+                for (int k = 0; k < 4 && !f16 && !rc; k++)
                     if (lr_list_has(layouts, lays[k].name)) rc = run_variants(path, s, lays[k].arm, lays[k].layout, n, &csv);
                 unlink(path);
             }

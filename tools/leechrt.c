@@ -15,7 +15,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: leechrt [-m MODEL] [-p PROMPT] [-n TOKENS] [--cpu] [--temp T] [--top-k K] [--top-p P]\n"
             "               [--seed S] [--chat | --no-chat] [--system S] [--no-think] [--ctx N] [--threads N]\n"
-            "               [--layout planes14s|planes14]\n"
+            "               [--layout planes14s3|planes14s|planes14]\n"
             "Generates text with a leechrt model file, printing tokens as they come; tokens/s and\n"
             "time to first token go to standard error at the end.\n"
             "  -m, --model MODEL  model file (.lrt); without it, a tiny demo model with random\n"
@@ -35,8 +35,10 @@ static void usage(FILE *f)
             "      --no-think     Qwen3: start the reply with an empty <think></think> block\n"
             "      --ctx N        context length (default: the model's)\n"
             "      --threads N    CPU engine threads (default: all cores)\n"
-            "      --layout L     GPU: VRAM layout of the 2-bit matrices, planes14s or planes14 (default:\n"
-            "                     planes14s where the tuning table has the shape for this GPU)\n"
+            "      --layout L     GPU: VRAM layout of the 2-bit matrices: planes14s3 (3-bit codes, ~3.6\n"
+            "                     bits per weight), planes14s (4-bit, ~4.8) or planes14 (4.8) (default: per\n"
+            "                     matrix, the first of planes14s3 and planes14s that the tuning table\n"
+            "                     has for this GPU, else planes14)\n"
             "  -h, --help         this help\n");
 }
 
@@ -98,8 +100,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ctx")) ok = parse_num(a, v, 1, 1 << 24, &ctx);
         else if (!strcmp(a, "--threads")) ok = parse_num(a, v, 0, 4096, &threads);
         else if (!strcmp(a, "--layout")) {
-            layout = !strcmp(v, "planes14s") ? LR_LAYOUT_PLANES14S : !strcmp(v, "planes14") ? LR_LAYOUT_PLANES14 : -1;
-            if (layout < 0) fprintf(stderr, "leechrt: --layout %s: expected planes14s or planes14\n", v), ok = 0;
+            layout = !strcmp(v, "planes14s3")  ? LR_LAYOUT_PLANES14S3
+                     : !strcmp(v, "planes14s") ? LR_LAYOUT_PLANES14S
+                     : !strcmp(v, "planes14")  ? LR_LAYOUT_PLANES14
+                                               : -1;
+            if (layout < 0) fprintf(stderr, "leechrt: --layout %s: expected planes14s3, planes14s or planes14\n", v), ok = 0;
         }
         if (!ok) return 2;
     }
