@@ -68,9 +68,6 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
-    int ring;     /* Planes14S with bal and ilv: 0 = the next segment in registers; 2-6 = a
-                     ring of that many segment slots per warp in shared memory, filled by
-                     cp.async ring - 1 segments ahead (templates/gemv_leech_p14s.cu LR_RING) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

@@ -203,8 +203,7 @@ static const lr_kernel_desc loads_c3_desc = {
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
  * prologue's x loads batched ahead of the table loop (pro), bits 16-18:
  * side warps (side, 0-4), bit 19: the int8 mode (i8), bit 20: the int8
- * mode over the 3-bit form (c3, sets i8 too), bits 21-23: the cp.async
- * ring's slots per warp (ring, 2-6; with bal and ilv), extra4 = (unused)}: 0
+ * mode over the 3-bit form (c3, sets i8 too), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
  * (extra2, extra3 bits 2, 7, 8, 13, 14 and 15 and extra4 were the L2
  * prefetch distance, x's f16 copy from global memory, the class table's
@@ -235,7 +234,6 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         /* (no side bits: the default, LEECHRT_GEMV_SIDE, stays) */
         if (k[8] < 0) g->side = 0;
         else if ((k[8] >> 16) & 7) g->side = (k[8] >> 16) & 7;
-        g->ring = k[8] > 0 ? (k[8] >> 21) & 7 : 0;
     }
 }
 
@@ -344,9 +342,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.c3 < 0 || geom.c3 > 1 || (geom.c3 && !geom.i8))
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s c3=%d (the 3-bit form is read in the int8 mode, i8=%d)", geom.c3,
                        geom.i8);
-    if (geom.ring && (geom.ring < 2 || geom.ring > 6 || !geom.bal || !geom.ilv))
-        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s ring=%d (2-6 slots, with bal and ilv: bal=%d ilv=%d)", geom.ring,
-                       geom.bal, geom.ilv);
     /* the side warps replace the end fetched ahead; they need warps of the
      * 1024 and named barriers 8 + group (at most 6 groups) */
     if (geom.side && (geom.threads + 32 * geom.side > 1024 || groups > 6))
@@ -394,8 +389,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * batch) and 1024 exception products per side warp (the template's
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
-    /* ring: its slots after everything else (the template's RING_OFF) */
-    smem += (size_t)warps * geom.ring * (geom.c3 ? 1344 : 1792);
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -420,7 +413,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
-    if (geom.ring) lr_jit_spec_set(s, "ring", geom.ring);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

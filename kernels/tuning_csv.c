@@ -20,13 +20,16 @@
  * f851ed0), the segments stored in the warp groups' walk order (extra3 bit
  * 15, 433b397),
  * a cp.async ring (extra0 >= 3), an L2 prefetch distance (extra2 > 0), a
- * split over CTAs (extra4 > 1). The kernel would ignore the knob and run
- * another geometry than the one measured; the table holds what runs. The
- * rows stay in the CSV. */
+ * split over CTAs (extra4 > 1), the balanced split's cp.async ring (extra3
+ * bits 21-23, eb43a30; the bits are not reused). The kernel would ignore
+ * the knob and run another geometry than the one measured; the table holds
+ * what runs. The rows stay in the CSV. Every Planes14S arm (leech_p14s*:
+ * the int8 and 3-bit forms' arms share the template). */
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
-    if (strcmp(arm, "leech_p14s") && strcmp(arm, "leech_p14s_swiglu")) return 1;
-    return !((knobs[8] > 0 && (knobs[8] & (4 | 128 | 256 | 8192 | 16384 | 32768))) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
+    if (strncmp(arm, "leech_p14s", 10)) return 1;
+    const int removed3 = 4 | 128 | 256 | 8192 | 16384 | 32768 | (7 << 21);
+    return !((knobs[8] > 0 && (knobs[8] & removed3)) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
 }
 
 /* a finite number in [lo, hi] (no cast of an out-of-range double below) */
@@ -79,7 +82,8 @@ int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const 
         double v[2 + 1 + LR_TUNE_KNOBS];
         int ok = device_cc(fl[ci[1]], p.device, sizeof p.device, &p.row.cc) && num(fl[ci[3]], 1, 1 << 30, &v[0]) &&
                  num(fl[ci[4]], 1, 1 << 30, &v[1]) && num(fl[cus], 0, 1e12, &v[2]);
-        for (int k = 0; ok && k < LR_TUNE_KNOBS; k++) ok = num(fl[ci[5 + k]], -1e6, 1e6, &v[3 + k]);
+        /* (knobs as LEECHRT_TUNE takes them: extra3 bit 20 is past 1e6) */
+        for (int k = 0; ok && k < LR_TUNE_KNOBS; k++) ok = num(fl[ci[5 + k]], -16777216, 16777216, &v[3 + k]);
         if (!ok) {
             rc = LR_FAIL(LR_EFORMAT, "%s:%d: a device, shape, time or knob field is malformed", path, c.line[r]);
             break;

@@ -112,6 +112,15 @@ static int test_xh_rows_left_out(void)
     T_ASSERT(!lr_tuning_engine_runs("leech_p14s", k), "walk order");
     k[8] = 48 + 512 + 2 + 1; /* groups, the balanced split, epf, xw: kept */
     T_ASSERT(lr_tuning_engine_runs("leech_p14s", k), "groups with bal, epf and xw left out");
+    k[8] = 265216 + 1048576 + 3 * 2097152; /* the balanced split's cp.async ring (removed), any Planes14S arm */
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s3_swiglu", k) && !lr_tuning_engine_runs("leech_p14s3", k), "ring slots");
+    k[8] = 265216 + 1048576; /* the 3-bit form at the split: kept */
+    T_ASSERT(lr_tuning_engine_runs("leech_p14s3", k) && lr_tuning_engine_runs("leech_p14", k), "3-bit split left out");
+    /* knobs past 1e6 (extra3 bit 20, the 3-bit form) read as LEECHRT_TUNE takes them */
+    write_csv(HDR ROW("ddd", "NVIDIA H200 (sm_90)", "leech_p14s", 7168, 5120, 9.5, 768, 1, 1, 1313792));
+    T_OK(lr_tuning_csv_best(g_path, "leech_p14s", NULL, p, 8, &n));
+    T_ASSERT(n == 1 && p[0].row.knobs[8] == 1313792, "extra3 1313792: %d rows, %d", n, n ? p[0].row.knobs[8] : 0);
+    unlink(g_path);
     return T_PASS;
 }
 

@@ -126,7 +126,12 @@
 // segments before the PDL wait (226.7 -> 209.6-226.2 tok/s, 14B engine),
 // first loads before that wait with the trigger after the main loop (103
 // against 89 us per fused 14B layer; back as LR_EARLY without it), and
-// dependents launched after the main loop (239 -> 236 tok/s).
+// dependents launched after the main loop (239 -> 236 tok/s). Also removed
+// (eb43a30, verified): the balanced split's segments through a per-warp
+// cp.async ring of 3-4 slots in shared memory instead of one segment ahead
+// in registers (3-bit form, 14B gate|up 29.89 -> 31.56 / 33.20 us, down
+// 16.18 -> 17.76 / 19.17, q|k|v 9.70 -> 11.95 / 12.87; engine 314.9 -> 294.1
+// tok/s).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1
@@ -138,10 +143,6 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1 ring=4
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=7 split=1 ilv=1 early=1 side=4 i8=1 c3=1 ring=3
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1 ring=4
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=1 ntab=603 prefetch=1 bal=1 ilv=1 i8=1 ring=2
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1
@@ -291,20 +292,6 @@
 #if LR_PREFETCH < 0 || LR_PREFETCH > 2
 #error "LR_PREFETCH: 0, 1 or 2 segments in flight ahead"
 #endif
-// LR_RING (2-6; balanced split with round-robin segments only): each warp's
-// segments arrive through a ring of LR_RING segment slots in shared memory
-// filled by cp.async, LR_RING - 1 ahead, instead of one segment ahead in
-// registers. Why: both int8-mode kernels are latency-bound at one CTA of 28
-// warps per SM (Nsight Compute, 14B gate|up: DRAM 55% for the 3-bit form,
-// 69% for the int8 form, one eligible warp per scheduler), and a second
-// segment in registers does not fit their 72 registers. Segments past the
-// warp's last are not fetched (the register path loads one it never uses).
-#ifndef LR_RING
-#define LR_RING 0
-#endif
-#if LR_RING && (LR_RING < 2 || LR_RING > 6 || !LR_BAL || !LR_ILV || LR_XROT)
-#error "LR_RING: 2-6 slots, with the balanced split's round-robin segments (bal, ilv), no xrot"
-#endif
 // warps and threads of one group (the whole CTA when LR_GROUPS is 1)
 #define WARPS (LR_THREADS / 32 / LR_GROUPS)
 #define GT (WARPS * 32)
@@ -353,10 +340,6 @@
 #define SIDE_NR ((LR_BAL ? LR_BAL : LR_GROUPS * LR_RG) * 16)
 #define SIDE_PCAP 1024
 #define SIDE_OFF (TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES)
-// LR_RING: the ring after everything else (the fetched-ahead epilogue's
-// words or the side warps' values), LR_RING slots of SEG bytes per warp
-// (kernels/gemv_leech_p14s.c sizes the same)
-#define RING_OFF (SIDE_OFF + (EPF ? 16 * LR_THREADS : 0) + (LR_SIDE ? 4 * (3 * SIDE_NR + SIDE_PCAP * LR_SIDE) : 0))
 #if LR_SIDE
 #define CTA_SYNC() asm volatile("bar.sync 15, %0;" ::"n"(LR_THREADS) : "memory")
 #else
@@ -398,33 +381,6 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
     for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
 #endif
 }
-
-#if LR_RING
-// The same words from a ring slot (shared memory) that holds the segment.
-LR_DEV void load_seg_smem(seg_regs &s, const u8 *seg, int lane)
-{
-#if LR_C3
-    s.h = make_uint2(0u, 0u);
-    s.w[0] = *(const uint4 *)(seg + 16 * lane);
-    s.w[1] = *(const uint4 *)(seg + 512 + 16 * lane);
-    const uint2 t = *(const uint2 *)(seg + 1024 + 8 * lane);
-    s.w[2] = make_uint4(t.x, t.y, *(const unsigned short *)(seg + 1280 + 2 * lane), 0u);
-#else
-    s.h = *(const uint2 *)(seg + 8 * lane);
-#pragma unroll
-    for (int j = 0; j < 3; j++) s.w[j] = *(const uint4 *)(seg + 256 + 512 * j + 16 * lane);
-#endif
-}
-
-// A warp copies one segment global -> shared (d: its shared address),
-// 16 bytes a lane at a time, bypassing L1.
-LR_DEV void ring_copy(u32 d, const u8 *src, int lane)
-{
-#pragma unroll
-    for (int c = lane; c < SEG / 16; c += 32)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * c), "l"(src + 16 * c) : "memory");
-}
-#endif
 
 // Lane l's six columns of super-chunk sc, zero past the blocks (the pad
 // blocks' codes are zero, and 0 times whatever lies past x could be NaN).
@@ -844,26 +800,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float *zs = (float *)(smem + LR_XROT), *qs = zs + LR_COLS; // x' and Q_odd's table
 #endif
     seg_regs cur[LR_RG];
-#if LR_RING
-    // the ring's producer: ft = the next of this warp's segments to fetch
-    // (t0, t0 + WARPS, ... below off + bS); past its last an empty group
-    // keeps the group count, and so cp.async.wait_group, uniform
-    // (segment t of the CTA's run is row group rgA + t / SC, super-chunk
-    // t % SC: at (rgA SC + t) SEG, so the next one is WARPS segments on)
-    u8 *const ring = smem + RING_OFF + warp * (LR_RING * SEG);
-    const u32 ring_s = lr_smem_u32(ring);
-    int ft = t0;
-    const u8 *fp = W + ((size_t)rgA * SC + t0) * SEG;
-    auto fetch = [&](int slot) {
-        if (ft < off + bS) ring_copy(ring_s + slot * SEG, LR_DECODEONLY ? W + (size_t)(ft % SC) * SEG : fp, lane);
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        ft += WARPS, fp += WARPS * SEG;
-    };
-#pragma unroll
-    for (int st = 0; st < LR_RING - 1; st++) fetch(st);
-#else
     load_all(cur, b, sc);
-#endif
 #if LR_PREFETCH == 2
     seg_regs n1[LR_RG];
     int pb = b, psc = sc; // the position of the segment loaded last
@@ -1065,30 +1002,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
-#if !LR_RING
         seg_regs nxt[LR_RG];
-#endif
 #if LR_ILV
-#if LR_RING
-        int slot = 0; // the slot of this iteration's segment
-#endif
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS;
             const int nb = b + nsc / SC;
             nsc %= SC;
-#if LR_RING
-            // refill the slot read last iteration (every lane has read it:
-            // the __syncwarp below), then wait for this one's group: the
-            // lanes copied each other's bytes, so sync before reading
-            fetch(slot == 0 ? LR_RING - 1 : slot - 1);
-            asm volatile("cp.async.wait_group %0;" ::"n"(LR_RING - 1) : "memory");
-            __syncwarp();
-            load_seg_smem(cur[0], ring + slot * SEG, lane);
-            __syncwarp();
-            slot = slot + 1 == LR_RING ? 0 : slot + 1;
-#else
             load_all(nxt, nb, nsc);
-#endif
             decode(cur, sc);
             if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
 #else
@@ -1109,9 +1029,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
 #endif
             }
-#if !LR_RING
             cur[0] = nxt[0];
-#endif
             b = nb, sc = nsc;
         }
         CTA_SYNC();

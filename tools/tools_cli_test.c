@@ -65,7 +65,7 @@ static int test_bad_numbers_refused(void)
         { "tune_gemv", "--extra3 1e9 --arm leech_p14s", "--extra3" },
         { "tune_gemv", "--extra3 512,327680 --arm leech_p14s", "--extra3" }, /* past 4 side warps (bits 16-18) */
         { "tune_gemv", "--extra3 1,917504 --arm leech_p14s", "--extra3" }, /* 6 side warps beside the int8 bit */
-        { "tune_gemv", "--extra3 14680064 --arm leech_p14s", "--extra3" }, /* past 7 ring slots */
+        { "tune_gemv", "--extra3 2097152 --arm leech_p14s", "--extra3" },  /* past bit 20 (the 3-bit form) */
         { "tune_gemv", "--extra3 1376256 --arm leech_p14s3", "--extra3" }, /* 5 side warps beside the 3-bit bit */
         { "tune_gemv", "--extra4 2,9x --arm leech_p14s", "--extra4" },
         { "tune_gemv", "--arm leech_p14 --model m.lrt", "--model" },
