@@ -389,6 +389,18 @@ static int test_default_layout_rule(void)
 
 /* ---- GPU ---- */
 
+/* x up, y (ny values) poisoned, one GEMV of d on s, y back. */
+static int dev_gemv_run(const lr_leech_dev *d, CUstream s, CUdeviceptr dx, CUdeviceptr dy, const float *x, float *y,
+                        int ny)
+{
+    T_OK(lr_cu_h2d(dx, x, sizeof(float) * lr_leech_dev_cols(d)));
+    T_OK(lr_cu_memset8(dy, 0xff, sizeof(float) * ny));
+    T_OK(lr_leech_dev_gemv(d, dx, dy, s));
+    T_OK(lr_cu_stream_sync(s));
+    T_OK(lr_cu_d2h(y, dy, sizeof(float) * ny));
+    return T_PASS;
+}
+
 static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0, int graph, int layout)
 {
     lr_leech_dev *d;
@@ -411,11 +423,7 @@ static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0
     T_OK(lr_cu_stream_create(&s));
     T_OK(lr_cu_alloc(&dx, sizeof(float) * cols));
     T_OK(lr_cu_alloc(&dy, sizeof(float) * rows));
-    T_OK(lr_cu_h2d(dx, x, sizeof(float) * cols));
-    T_OK(lr_cu_memset8(dy, 0xff, sizeof(float) * rows));
-    T_OK(lr_leech_dev_gemv(d, dx, dy, s));
-    T_OK(lr_cu_stream_sync(s));
-    T_OK(lr_cu_d2h(y, dy, sizeof(float) * rows));
+    T_OK(dev_gemv_run(d, s, dx, dy, x, y, rows));
     int rc = check_y(W, rows, cols, x, y, DENSE_TOL, what);
     if (!rc && graph) {
         CUgraphExec ge;
@@ -463,11 +471,7 @@ static int gpu_swiglu_on(const lr_tensor_view *const gu[2], int layout)
     T_OK(lr_cu_stream_create(&s));
     T_OK(lr_cu_alloc(&dx, sizeof(float) * cols));
     T_OK(lr_cu_alloc(&dh, sizeof(float) * n));
-    T_OK(lr_cu_h2d(dx, x, sizeof(float) * cols));
-    T_OK(lr_cu_memset8(dh, 0xff, sizeof(float) * n));
-    T_OK(lr_leech_dev_gemv(d, dx, dh, s));
-    T_OK(lr_cu_stream_sync(s));
-    T_OK(lr_cu_d2h(h, dh, sizeof(float) * n));
+    T_OK(dev_gemv_run(d, s, dx, dh, x, h, n));
     double worst = 0;
     for (int i = 0; i < n; i++) {
         double a = 0, ma = 0, b = 0, mb = 0;

@@ -1,74 +1,16 @@
 /* Planes14S's 3-bit form (layouts/leech_vram/p14s_c3.h has the bit layout):
- * writer, decoder, validation and the kernel's view of the bytes. Every
- * position is addressed through bit_of / header_bit_of, so the writer, the
- * decoder and the kernel view cannot disagree on where a bit lives. */
+ * the writer, fast (codes mapped per class) and reference (decode and
+ * store again). Bit positions: p14s_c3_bits.h. */
 #include "layouts/leech_vram/p14s_c3.h"
 #include "layouts/leech/leech.h"
 #include "layouts/leech_vram/exc.h"
+#include "layouts/leech_vram/p14s_c3_bits.h"
 #include "layouts/leech_vram/par.h"
 #include "layouts/leech_vram/p14s.h"
 #include "util/err.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static size_t seg_off(int cols, int row, int blk)
-{
-    const int sc_n = (cols / 24 + 7) / 8;
-    return ((size_t)(row / 16) * sc_n + blk / 8) * LR_P14S_C3_SEG;
-}
-
-/* Byte offset in the segment of stored word S[si] of lane L. */
-static int word_off(int lane, int si)
-{
-    return si < 4 ? 16 * lane + 4 * si : si < 8 ? 512 + 16 * lane + 4 * (si - 4) : 1024 + 8 * lane;
-}
-
-/* Where bit j (0..2) of the code of (row, blk, coordinate k) lives: byte
- * offset in the segment and bit in that byte. */
-static void bit_of(int row, int blk, int k, int j, int *off, int *bit)
-{
-    const int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, u = b % 2, lane = 4 * g + q;
-    const int t = 6 * u + k / 4, n = 4 * h + k % 4, G = t / 4, m = t % 4;
-    const int si = m < 3 ? 3 * G + m : 3 * G + j, pos = m < 3 ? 4 * n + j : 4 * n + 3;
-    *off = word_off(lane, si) + pos / 8, *bit = pos % 8;
-}
-
-/* Where bit i (0..11) of the entry index of (row, blk) lives. */
-static void header_bit_of(int row, int blk, int i, int *off, int *bit)
-{
-    const int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, u = b % 2, lane = 4 * g + q;
-    const int H = 1024 + 8 * lane + 4, H2 = 1280 + 2 * lane;
-    int base, pos;
-    if (h == 0) base = H, pos = (u ? 20 : 4) + i;
-    else if (u == 0) base = H2, pos = 4 + i;
-    else if (i < 4) base = H, pos = i;
-    else if (i < 8) base = H, pos = 16 + i - 4;
-    else base = H2, pos = i - 8;
-    *off = base + pos / 8, *bit = pos % 8;
-}
-
-static int read_code(const uint8_t *seg, int row, int blk, int k)
-{
-    int c = 0;
-    for (int j = 0; j < 3; j++) {
-        int off, bit;
-        bit_of(row, blk, k, j, &off, &bit);
-        c |= ((seg[off] >> bit) & 1) << j;
-    }
-    return c;
-}
-
-static int read_header(const uint8_t *seg, int row, int blk)
-{
-    int e = 0;
-    for (int i = 0; i < 12; i++) {
-        int off, bit;
-        header_bit_of(row, blk, i, &off, &bit);
-        e |= ((seg[off] >> bit) & 1) << i;
-    }
-    return e;
-}
 
 static void put_bits(uint8_t *seg, int off, int bit, int v)
 {
@@ -88,43 +30,6 @@ static void write_block(uint8_t *seg, int row, int blk, int e, const int code[24
             bit_of(row, blk, k, j, &off, &bit);
             put_bits(seg, off, bit, code[k] >> j);
         }
-}
-
-/* A five-valued class with zero among its values (15 of the 16 at shell
- * 12) has a spare code, 4 ("-0"): it holds the top value v4 with its plus
- * sign, so only a negative top needs an exception (half of them). */
-static int top_code(const lr_leech_class *c) { return c && c->nvals == 5 && c->vals[0] == 0; }
-
-/* The int8 pool of a class (+v0..+v3, -v0..-v3; a fifth value is not
- * stored), or all zero for the origin (cls < 0). */
-static void class_pool(const lr_leech_class *c, int8_t pool[8])
-{
-    memset(pool, 0, 8);
-    if (!c) return;
-    for (int l = 0; l < 4 && l < c->nvals; l++) pool[l] = (int8_t)c->vals[l], pool[4 + l] = (int8_t)-c->vals[l];
-    if (top_code(c)) pool[4] = (int8_t)c->vals[4];
-}
-
-static float f32_at(const uint8_t *p)
-{
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-}
-
-/* The class of entry e of a layout row's part (-1 the origin), or
- * LR_EFORMAT. */
-static int entry_class(const lr_p14s *L, int row, int blk, int e, int *cls, int *gain)
-{
-    if (e >= L->nentries)
-        return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): entry %d past the table (%d entries)", row, blk, e,
-                       L->nentries);
-    const int base = L->part_tab[lr_p14s_part_of(L, row)] * L->nent1, le = e ? e - base : 0;
-    if (e && (le < 1 || le >= L->nent1))
-        return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): entry %d is in another part's table", row, blk, e);
-    *cls = le ? (le - 1) >> L->gain_bits : -1;
-    *gain = le ? (le - 1) & ((1 << L->gain_bits) - 1) : 0;
-    return LR_OK;
 }
 
 void lr_p14s_c3_free(lr_p14s_c3 *F)
@@ -153,7 +58,7 @@ static int form_groups(void *p, int g0, int g1)
                 if (rc) return lr_wrap(rc, "p14s_c3 form: row %d block %d", r, b);
                 const int e = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) / 16;
                 int cls, gn;
-                if ((rc = entry_class(L, r, b, e, &cls, &gn))) return rc;
+                if ((rc = lr_p14s_c3_entry_class(L, r, b, e, &cls, &gn))) return rc;
                 const lr_leech_class *cc = cls >= 0 ? &c->cl[cls] : NULL;
                 const float s = f32_at(c->F->tab + 16 * (size_t)e + 12);
                 lr_vram_exc ex[24];
@@ -291,7 +196,7 @@ static int fast_groups(void *p, int g0, int g1)
                 const int h = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b), e = h / 16;
                 int cls, gain;
                 if (h % 16) rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d: header %d", r, b, h);
-                if (!rc) rc = entry_class(L, r, b, e, &cls, &gain);
+                if (!rc) rc = lr_p14s_c3_entry_class(L, r, b, e, &cls, &gain);
                 if (rc) break;
                 const fast_map *m = cls >= 0 ? &c->maps[cls] : NULL;
                 const float s = f32_at(c->F->tab + 16 * (size_t)e + 12);
@@ -408,141 +313,4 @@ int lr_p14s_c3_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, lr_p14
     int rc = lr_p14s_unfold(m, nthreads, L);
     if (!rc) rc = lr_p14s_c3_form(L, nthreads, F);
     return rc;
-}
-
-/* ---- decode ---- */
-
-int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8_t x[24], int *gain)
-{
-    if (row < 0 || row >= L->rows || blk < 0 || blk >= L->nblk)
-        return LR_FAIL(LR_ERANGE, "p14s_c3: block (%d, %d) outside %dx%d blocks", row, blk, L->rows, L->nblk);
-    const uint8_t *seg = F->data + seg_off(L->cols, row, blk);
-    const int e = read_header(seg, row, blk);
-    int cls, rc = entry_class(L, row, blk, e, &cls, gain);
-    if (rc) return rc;
-    const lr_leech_class *cl = NULL;
-    int ncl;
-    if (cls >= 0) {
-        if ((rc = lr_leech_classes(L->max_shell, &cl, &ncl))) return rc;
-        if (cls >= ncl) return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): class %d of %d", row, blk, cls, ncl);
-        cl += cls;
-    }
-    const uint8_t *ent = F->tab + 16 * (size_t)e;
-    int8_t pool[8];
-    class_pool(cl, pool);
-    static const uint8_t zero[8];
-    const float s = f32_at(ent + 12);
-    if (memcmp(ent, pool, 8) || memcmp(ent + 8, zero, 4) || (cl && memcmp(ent + 12, L->tab + 16 * (size_t)e + 12, 4)) ||
-        (!cl && memcmp(ent + 12, zero, 4)))
-        return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): class-table entry %d malformed", row, blk, e);
-    const float *dw[24];
-    if ((rc = lr_exc_block(F->exc_ptr, F->exc_col, F->exc_dw, F->nexc, row, blk, (uint32_t)(24 * L->nblk), dw,
-                           "p14s_c3")))
-        return rc;
-    for (int k = 0; k < 24; k++) {
-        const int code = read_code(seg, row, blk, k), lvl = code & 3, sign = code >> 2 ? -1 : 1;
-        if (!cl) {
-            if (code || dw[k])
-                return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d) coordinate %d: the origin with code %d%s", row, blk,
-                               k, code, dw[k] ? " and an exception" : "");
-            x[k] = 0;
-            continue;
-        }
-        if (lvl >= cl->nvals)
-            return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d) coordinate %d: code %d selects unused level %d (of %d)",
-                           row, blk, k, code, lvl, cl->nvals);
-        int v = cl->vals[lvl];
-        if (!v && sign < 0 && top_code(cl) && !dw[k]) {
-            x[k] = (int8_t)cl->vals[4];
-            continue;
-        }
-        if (!v && sign < 0)
-            return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d) coordinate %d: negative zero (code %d)", row, blk, k, code);
-        if (dw[k]) {
-            const float want = cl->nvals == 5 && lvl == 3 ? (float)(sign * (cl->vals[4] - cl->vals[3])) * s : 0.f;
-            if (cl->nvals != 5 || lvl != 3 || memcmp(&want, dw[k], 4))
-                return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d) coordinate %d (column %d): exception %g fits no "
-                                           "value of class %d", row, blk, k, 24 * blk + k, (double)*dw[k], cls);
-            v = cl->vals[4];
-        }
-        x[k] = (int8_t)(sign * v);
-    }
-    int got;
-    if (cl && ((rc = lr_leech_class_of(x, L->max_shell, &got)) || got != cls)) {
-        lr_clear_error();
-        return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d) is not a point of class %d (entry %d)", row, blk, cls, e);
-    }
-    return LR_OK;
-}
-
-typedef struct { const lr_p14s *L; const lr_p14s_c3 *F; } val_ctx;
-
-/* A pad position (row >= rows or blk >= nblk): entry 0 and codes 0. */
-static int check_pad(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk)
-{
-    const uint8_t *seg = F->data + seg_off(L->cols, row, blk);
-    int e = read_header(seg, row, blk);
-    if (e) return LR_FAIL(LR_EFORMAT, "p14s_c3: pad block (%d, %d): entry %d, not the origin", row, blk, e);
-    for (int k = 0; k < 24; k++)
-        if (read_code(seg, row, blk, k))
-            return LR_FAIL(LR_EFORMAT, "p14s_c3: pad block (%d, %d) coordinate %d: code %d, not the origin", row, blk, k,
-                           read_code(seg, row, blk, k));
-    return LR_OK;
-}
-
-static int validate_rows(void *p, int r0, int r1)
-{
-    const val_ctx *v = p;
-    for (int r = r0; r < r1; r++) {
-        int rc;
-        if (r < v->L->rows)
-            for (int b = 0; b < v->L->nblk; b++) {
-                int8_t x[24];
-                int g;
-                if ((rc = lr_p14s_c3_get(v->L, v->F, r, b, x, &g))) return rc;
-            }
-        for (int b = r < v->L->rows ? v->L->nblk : 0; b < v->L->sc * LR_P14S_BLKS; b++)
-            if ((rc = check_pad(v->L, v->F, r, b))) return rc;
-    }
-    return LR_OK;
-}
-
-int lr_p14s_c3_validate(const lr_p14s *L, const lr_p14s_c3 *F)
-{
-    if (F->bytes != L->bytes / LR_P14S_SEG * LR_P14S_C3_SEG || F->nentries != L->nentries)
-        return LR_FAIL(LR_EFORMAT, "p14s_c3: %zu bytes and %d entries for a %dx%d layout", F->bytes, F->nentries, L->rows,
-                       L->cols);
-    int rc = lr_exc_check_ptr(F->exc_ptr, L->rows, F->nexc, "p14s_c3");
-    if (rc) return rc;
-    val_ctx v = { L, F };
-    return lr_vram_parallel(L->rg * 16, 0, validate_rows, &v);
-}
-
-double lr_p14s_c3_bits_per_weight(const lr_p14s *L, const lr_p14s_c3 *F)
-{
-    double w = (double)L->rows * 24 * L->nblk;
-    double bits = 8.0 * ((double)F->bytes + 8.0 * F->nexc + 4.0 * (L->rows + 1));
-    return w > 0 ? bits / w : 0;
-}
-
-/* ---- the kernel's view ---- */
-
-int lr_p14s_c3_kernel_header(const uint8_t *W, int rows, int cols, int row, int blk)
-{
-    (void)rows;
-    return read_header(W + seg_off(cols, row, blk), row, blk);
-}
-
-int lr_p14s_c3_kernel_code(const uint8_t *W, int rows, int cols, int row, int blk, int k)
-{
-    (void)rows;
-    return read_code(W + seg_off(cols, row, blk), row, blk, k);
-}
-
-void lr_p14s_c3_kernel_block(const uint8_t *W, const uint8_t *tab, int rows, int cols, int row, int blk, float w[24])
-{
-    const uint8_t *seg = W + seg_off(cols, row, blk), *e = tab + 16 * (size_t)read_header(W + seg_off(cols, row, blk), row, blk);
-    (void)rows;
-    const float s = f32_at(e + 12);
-    for (int k = 0; k < 24; k++) w[k] = (float)(int8_t)e[read_code(seg, row, blk, k)] * s; /* exact */
 }

@@ -1,0 +1,100 @@
+/* Planes14S's 3-bit form, internal: where each bit of a segment lives and
+ * what a class-table entry holds, shared by the writer (p14s_c3.c) and the
+ * reader (p14s_c3_get.c: decoder, validation, the kernel's view). Every
+ * position is addressed through bit_of / header_bit_of, so the writer, the
+ * decoder and the kernel view cannot disagree on where a bit lives. Not part
+ * of the library's interface (layouts/leech_vram/p14s_c3.h is). */
+#ifndef LR_LEECH_VRAM_P14S_C3_BITS_H
+#define LR_LEECH_VRAM_P14S_C3_BITS_H
+#include "layouts/leech/leech.h"
+#include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
+#include "util/err.h"
+
+#include <string.h>
+
+static inline size_t seg_off(int cols, int row, int blk)
+{
+    const int sc_n = (cols / 24 + 7) / 8;
+    return ((size_t)(row / 16) * sc_n + blk / 8) * LR_P14S_C3_SEG;
+}
+
+/* Byte offset in the segment of stored word S[si] of lane L. */
+static inline int word_off(int lane, int si)
+{
+    return si < 4 ? 16 * lane + 4 * si : si < 8 ? 512 + 16 * lane + 4 * (si - 4) : 1024 + 8 * lane;
+}
+
+/* Where bit j (0..2) of the code of (row, blk, coordinate k) lives: byte
+ * offset in the segment and bit in that byte. */
+static inline void bit_of(int row, int blk, int k, int j, int *off, int *bit)
+{
+    const int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, u = b % 2, lane = 4 * g + q;
+    const int t = 6 * u + k / 4, n = 4 * h + k % 4, G = t / 4, m = t % 4;
+    const int si = m < 3 ? 3 * G + m : 3 * G + j, pos = m < 3 ? 4 * n + j : 4 * n + 3;
+    *off = word_off(lane, si) + pos / 8, *bit = pos % 8;
+}
+
+/* Where bit i (0..11) of the entry index of (row, blk) lives. */
+static inline void header_bit_of(int row, int blk, int i, int *off, int *bit)
+{
+    const int g = row % 8, h = (row % 16) / 8, b = blk % 8, q = b / 2, u = b % 2, lane = 4 * g + q;
+    const int H = 1024 + 8 * lane + 4, H2 = 1280 + 2 * lane;
+    int base, pos;
+    if (h == 0) base = H, pos = (u ? 20 : 4) + i;
+    else if (u == 0) base = H2, pos = 4 + i;
+    else if (i < 4) base = H, pos = i;
+    else if (i < 8) base = H, pos = 16 + i - 4;
+    else base = H2, pos = i - 8;
+    *off = base + pos / 8, *bit = pos % 8;
+}
+
+static inline int read_code(const uint8_t *seg, int row, int blk, int k)
+{
+    int c = 0;
+    for (int j = 0; j < 3; j++) {
+        int off, bit;
+        bit_of(row, blk, k, j, &off, &bit);
+        c |= ((seg[off] >> bit) & 1) << j;
+    }
+    return c;
+}
+
+static inline int read_header(const uint8_t *seg, int row, int blk)
+{
+    int e = 0;
+    for (int i = 0; i < 12; i++) {
+        int off, bit;
+        header_bit_of(row, blk, i, &off, &bit);
+        e |= ((seg[off] >> bit) & 1) << i;
+    }
+    return e;
+}
+
+/* A five-valued class with zero among its values (15 of the 16 at shell
+ * 12) has a spare code, 4 ("-0"): it holds the top value v4 with its plus
+ * sign, so only a negative top needs an exception (half of them). */
+static inline int top_code(const lr_leech_class *c) { return c && c->nvals == 5 && c->vals[0] == 0; }
+
+/* The int8 pool of a class (+v0..+v3, -v0..-v3; a fifth value is not
+ * stored), or all zero for the origin (cls < 0). */
+static inline void class_pool(const lr_leech_class *c, int8_t pool[8])
+{
+    memset(pool, 0, 8);
+    if (!c) return;
+    for (int l = 0; l < 4 && l < c->nvals; l++) pool[l] = (int8_t)c->vals[l], pool[4 + l] = (int8_t)-c->vals[l];
+    if (top_code(c)) pool[4] = (int8_t)c->vals[4];
+}
+
+static inline float f32_at(const uint8_t *p)
+{
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+}
+
+/* The class of entry e of a layout row's part (-1 the origin) and its gain,
+ * or LR_EFORMAT (p14s_c3_get.c). */
+int lr_p14s_c3_entry_class(const lr_p14s *L, int row, int blk, int e, int *cls, int *gain);
+
+#endif
