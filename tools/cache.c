@@ -37,6 +37,7 @@ static void usage(FILE *f)
                "     --models LIST         Qwen3 sizes (default 4B,8B,14B,32B)\n"
                "     --smem-budget B       shared-memory budget the kernels are planned for (default 232448)\n"
                "     --threads N           parallel compiles (default: all cores)\n"
+               "     --dry-run             print the kernels' names and compile nothing\n"
                "  --dir DIR                cache folder (default $LEECHRT_CACHE_DIR or ~/.cache/leechrt)\n"
                "  -h, --help\n");
 }
@@ -86,13 +87,16 @@ static void *worker(void *arg)
     }
 }
 
-/* The engine's Leech GEMVs (Planes14 and Planes14S) of one shape: their
- * class-table size is a compile-time constant, lr_ctab_entries per distinct
- * gain-centroid vector among the fused parts (a real model's q, k and v
- * each have their own), for 1 and 2 gain bits: every count from one table
- * to one per part; xrot: also with the rotation in the prologue (o, down). */
+/* The engine's Leech GEMVs (Planes14 and Planes14S, and Planes14S's 3-bit
+ * form where it is the shape's default layout on the device) of one shape:
+ * their class-table size is a compile-time constant, lr_ctab_entries per
+ * distinct gain-centroid vector among the fused parts (a real model's q, k
+ * and v each have their own), for 1 and 2 gain bits: every count from one
+ * table to one per part; xrot: also with the rotation in the prologue (o,
+ * down). Each with the geometry lr_leech_dev_upload gives it. */
 static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budget)
 {
+    const int c3 = lr_leech_dev_default_layout(rows, cols) == LR_LEECH_DEV_P14S3;
     for (int gb = 1; gb <= 2; gb++) {
         int nent1, rc = lr_ctab_entries(12, gb, &nent1);
         if (rc) return rc;
@@ -107,10 +111,18 @@ static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budge
                                               lr_gemv_leech_p14s_default_geom(rows, cols), budget)))
                 return rc;
             add(&s);
+            if (c3) {
+                if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, t * nent1,
+                                                  lr_gemv_leech_p14s3_default_geom(rows, cols), budget)))
+                    return rc;
+                add(&s);
+            }
             /* gate|up (two parts) as a pair ending in SwiGLU, where the geometry allows it */
-            if (nparts == 2) {
+            for (int form = 0; nparts == 2 && form <= c3; form++) {
                 rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, t * nent1,
-                                                    lr_gemv_leech_p14s_default_geom(rows, cols), budget);
+                                                    form ? lr_gemv_leech_p14s3_default_geom_swiglu(rows, cols)
+                                                         : lr_gemv_leech_p14s_default_geom_swiglu(rows, cols),
+                                                    budget);
                 if (!rc) add(&s);
                 else if (rc == LR_EUNSUPPORTED) lr_clear_error();
                 else return rc;
@@ -187,13 +199,14 @@ static int plan_model(int si, int budget)
 static int warm(int argc, char **argv)
 {
     const char *models = "4B,8B,14B,32B", *device = "NVIDIA H200";
-    int budget = 232448, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), cc = 0;
+    int budget = 232448, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), cc = 0, dry = 0;
     g_arch = "sm_90";
     g_driver = lr_cu_driver_version();
     if (!g_driver) g_driver = 13000;
     lr_clear_error();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--dry-run")) { dry = 1; continue; }
         if (!v) { fprintf(stderr, "cache warm: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--arch")) g_arch = v;
@@ -205,7 +218,7 @@ static int warm(int argc, char **argv)
         else { fprintf(stderr, "cache warm: unknown option %s\n", a); return 2; }
     }
     if (sscanf(g_arch, "sm_%d", &cc) != 1) { fprintf(stderr, "cache warm: bad --arch %s\n", g_arch); return 2; }
-    if (!lr_nvrtc_available()) { fprintf(stderr, "cache warm: NVRTC is needed to warm a cache\n"); return 1; }
+    if (!dry && !lr_nvrtc_available()) { fprintf(stderr, "cache warm: NVRTC is needed to warm a cache\n"); return 1; }
     lr_tuning_set_target(device, cc);
     lr_jit_spec s;
     lr_probe_spec(&s, 512, 8);
@@ -215,6 +228,14 @@ static int warm(int argc, char **argv)
             fprintf(stderr, "cache warm: %s\n", lr_errmsg());
             return 1;
         }
+    if (dry) {
+        for (int i = 0; i < g_nspecs; i++) {
+            char name[512];
+            if (lr_jit_kernel_name(&g_specs[i], name, sizeof name)) { fprintf(stderr, "cache warm: %s\n", lr_errmsg()); return 1; }
+            printf("%s\n", name);
+        }
+        return g_fail ? 1 : 0;
+    }
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     printf("warming %d kernels for %s (driver %d, %s, budget %d B) into %s\n", g_nspecs, g_arch, g_driver, device,

@@ -77,6 +77,50 @@ static int test_appliance_embeds_kernels(void)
     return T_PASS;
 }
 
+/* One line of `cmd`'s output equals `want`. */
+static int output_has(const char *cmd, const char *want)
+{
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    char line[1024];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        found |= !strcmp(line, want);
+    }
+    pclose(f);
+    return found;
+}
+
+/* `cache warm --dry-run` plans the engine's kernels in the layout the
+ * engine picks per shape: on the H200's 14B shapes the 3-bit form (its
+ * q|k|v with three class tables, its gate|up as the SwiGLU pair, with the
+ * geometries lr_leech_dev_upload gives them), none of it for 4B, whose
+ * shapes keep Planes14S. Compiles nothing (no NVRTC needed). */
+static int test_dry_run_plans_default_layouts(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
+    lr_tuning_set_target("NVIDIA H200", 90);
+    int nent1;
+    T_OK(lr_ctab_entries(12, 1, &nent1));
+    lr_jit_spec s;
+    lr_launch_geom g;
+    char qkv[512], gu[512], cmd[1200];
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, 3 * nent1, lr_gemv_leech_p14s3_default_geom(7168, 5120), 232448));
+    T_OK(lr_jit_kernel_name(&s, qkv, sizeof qkv));
+    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, 2 * nent1, lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120),
+                                        232448));
+    T_OK(lr_jit_kernel_name(&s, gu, sizeof gu));
+    lr_tuning_set_target(NULL, 0);
+    T_ASSERT(strstr(qkv, "c3_1") && strstr(gu, "c3_1") && strstr(gu, "swiglu_1"), "names %s, %s", qkv, gu);
+    snprintf(cmd, sizeof cmd, "%s warm --models 14B --dry-run", g_bin);
+    T_ASSERT(output_has(cmd, qkv), "14B plan lacks %s", qkv);
+    T_ASSERT(output_has(cmd, gu), "14B plan lacks %s", gu);
+    snprintf(cmd, sizeof cmd, "%s warm --models 4B --dry-run | grep -c c3_1", g_bin);
+    T_ASSERT(output_has(cmd, "0"), "the 4B plan has 3-bit kernels");
+    return T_PASS;
+}
+
 static int test_help(void)
 {
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
@@ -139,6 +183,7 @@ int main(int argc, char **argv)
         if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin/cache");
     }
     static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc),
-                                    T_CASE(test_appliance_embeds_kernels) };
+                                    T_CASE(test_appliance_embeds_kernels),
+                                    T_CASE(test_dry_run_plans_default_layouts) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
