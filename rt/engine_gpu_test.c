@@ -253,59 +253,53 @@ static int test_gate_xrot(void)
     return rc;
 }
 
-/* Every Planes14S GEMV with the side warp making its row ends' values
- * (LEECHRT_GEMV_SIDE=1): the gate on the tiny model and two 4B layers
- * (q|k|v, o, the SwiGLU gate|up with its split, down). */
-static int test_gate_side(void)
+/* The gate on the tiny model and two 4B layers (q|k|v, o, the SwiGLU
+ * gate|up, down) over Planes14S with the setting name=on; then name=bad is
+ * refused by name. */
+static int gate_setting(const char *name, const char *on, const char *bad)
 {
-    NEED_GPU();
-    setenv("LEECHRT_GEMV_SIDE", "1", 1);
+    setenv(name, on, 1);
     g_layout = LR_LEECH_DEV_P14S;
     int rc = gate("tiny", 0, 64, 2e-2);
     if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
     g_layout = 0;
-    setenv("LEECHRT_GEMV_SIDE", "5", 1);
-    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_SIDE");
-    unsetenv("LEECHRT_GEMV_SIDE");
+    setenv(name, bad, 1);
+    if (rc == T_PASS) rc = refuses_setting(name);
+    unsetenv(name);
     return rc;
 }
 
+/* Every Planes14S GEMV with the side warp making its row ends' values
+ * (LEECHRT_GEMV_SIDE=1; the 4B gate|up with its split). */
+static int test_gate_side(void)
+{
+    NEED_GPU();
+    return gate_setting("LEECHRT_GEMV_SIDE", "1", "5");
+}
+
 /* Every Planes14S GEMV in the int8 mode over the int8 form
- * (LEECHRT_GEMV_I8=1): the gate on the tiny model and two 4B layers (q|k|v,
- * o, the SwiGLU gate|up, down); with the rotation in o's and down's
- * prologue asked for too, those keep the f16 form (the int8 mode has no
- * rotating prologue) and the gate still holds. */
+ * (LEECHRT_GEMV_I8=1); with the rotation in o's and down's prologue asked
+ * for too, those keep the f16 form (the int8 mode has no rotating
+ * prologue) and the gate still holds. */
 static int test_gate_i8(void)
 {
     NEED_GPU();
     setenv("LEECHRT_GEMV_I8", "1", 1);
-    g_layout = LR_LEECH_DEV_P14S;
-    int rc = gate("tiny", 0, 64, 2e-2);
-    if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
     setenv("LEECHRT_XROT", "3", 1);
-    if (rc == T_PASS) rc = gate("tiny", 0, 16, 2e-2);
-    unsetenv("LEECHRT_XROT");
+    g_layout = LR_LEECH_DEV_P14S;
+    int rc = gate("tiny", 0, 16, 2e-2);
     g_layout = 0;
-    setenv("LEECHRT_GEMV_I8", "2", 1);
-    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_I8");
+    unsetenv("LEECHRT_XROT");
     unsetenv("LEECHRT_GEMV_I8");
-    return rc;
+    return rc == T_PASS ? gate_setting("LEECHRT_GEMV_I8", "1", "2") : rc;
 }
 
 /* Every Planes14S GEMV in the int8 mode over the 3-bit form
- * (LEECHRT_GEMV_C3=1): the gate on the tiny model and two 4B layers. */
+ * (LEECHRT_GEMV_C3=1). */
 static int test_gate_c3(void)
 {
     NEED_GPU();
-    setenv("LEECHRT_GEMV_C3", "1", 1);
-    g_layout = LR_LEECH_DEV_P14S;
-    int rc = gate("tiny", 0, 64, 2e-2);
-    if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
-    g_layout = 0;
-    setenv("LEECHRT_GEMV_C3", "x", 1);
-    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_C3");
-    unsetenv("LEECHRT_GEMV_C3");
-    return rc;
+    return gate_setting("LEECHRT_GEMV_C3", "1", "x");
 }
 
 /* A process-wide setting an open took from the environment is back to its
