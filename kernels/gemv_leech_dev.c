@@ -85,10 +85,13 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
                             : lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     /* (Planes14S with LEECHRT_GEMV_C3=1 or a c3 tuning row holds the 3-bit form too) */
     if (d->geom.c3) d->layout = LR_LEECH_DEV_P14S3;
+    /* (the 3-bit form's class table has the mirrors too: p14s_c3.h) */
     d->ntab = L.nentries;
+    if (d->geom.c3) rc = lr_p14s_c3_entries(L.max_shell, L.gain_bits, L.nentries, L.ntabs, &d->ntab);
     lr_jit_spec spec;
-    rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget())
-                   : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, L.nentries, d->geom, lr_cu_smem_budget());
+    if (!rc)
+        rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, d->ntab, d->geom, lr_cu_smem_budget())
+                       : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, d->ntab, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     /* the int8 mode reads the layout's int8 form (converted in place: L is
      * only uploaded from here on), or the 3-bit form (its own segments,
@@ -102,7 +105,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     const uint32_t *exc_ptr = c3 ? F.exc_ptr : L.exc_ptr, *exc_col = c3 ? F.exc_col : L.exc_col;
     const float *exc_dw = c3 ? F.exc_dw : L.exc_dw;
     const size_t bytes = c3 ? F.bytes : L.bytes;
-    size_t n_tab = (size_t)L.nentries * 16, n_scale = sizeof(float) * (size_t)L.rg * 16,
+    size_t n_tab = (size_t)(c3 ? F.nentries : L.nentries) * 16, n_scale = sizeof(float) * (size_t)L.rg * 16,
            n_tail = (size_t)L.rows * L.tail * 2, n_ptr = sizeof(uint32_t) * ((size_t)L.rows + 1),
            n_exc = (size_t)(c3 ? F.nexc : L.nexc) * 4;
     size_t o_tab = al256(bytes), o_scale = o_tab + al256(n_tab), o_tail = o_scale + al256(n_scale),

@@ -543,9 +543,10 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
         rc = !s->data8 || !s->tab8 ? LR_FAIL(LR_ENOMEM, "out of memory") : lr_p14s_i8_form(&s->L, s->data8, s->tab8);
     }
     lr_jit_spec spec;
+    const int ntab = c3 ? s->F.nentries : s->L.nentries; /* (the 3-bit form's table has the mirrors too) */
     if (!rc)
-        rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget())
-                                : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, s->L.nentries, geom, lr_cu_smem_budget());
+        rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget())
+                                : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget());
     if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc && mode == CTL_NOEPI) lr_jit_spec_set(&spec, "noepi", 1);
@@ -555,7 +556,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
                              .nexc = s->L.nexc,       .tab = s->tab8 ? s->tab8 : s->L.tab, .nentries = s->L.nentries,
                              .row_scale = s->L.row_scale, .tail_f16 = s->L.tail_f16, .tail = s->L.tail };
     if (c3) {
-        src.data = s->F.data, src.bytes = s->F.bytes, src.tab = s->F.tab;
+        src.data = s->F.data, src.bytes = s->F.bytes, src.tab = s->F.tab, src.nentries = s->F.nentries;
         src.exc_ptr = s->F.exc_ptr, src.exc_col = s->F.exc_col, src.exc_dw = s->F.exc_dw, src.nexc = s->F.nexc;
     }
     if (!rc) rc = lr_leech_arm_img_upload(&s->img, &src, copies);
@@ -577,7 +578,7 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     if (s->mode == CTL_SWIGLU) a[8].count = (size_t)s->rows / 2; /* h: one value per gate/up pair */
     if (s->data8) a[0].host = s->data8, a[1].host = s->tab8;
     if (s->c3) {
-        a[0].host = s->F.data, a[0].count = s->F.bytes, a[1].host = s->F.tab;
+        a[0].host = s->F.data, a[0].count = s->F.bytes, a[1].host = s->F.tab, a[1].count = (size_t)s->F.nentries * 16;
         a[4].host = s->F.exc_ptr, a[5].host = s->F.exc_col, a[6].host = s->F.exc_dw;
         a[5].count = a[6].count = s->F.nexc ? s->F.nexc : 1;
     }

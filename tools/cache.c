@@ -11,6 +11,7 @@
 #include "kernels/rotation.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "util/args.h"
 #include "util/err.h"
 #include "util/strlist.h"
@@ -111,15 +112,18 @@ static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budge
                                               lr_gemv_leech_p14s_default_geom(rows, cols), budget)))
                 return rc;
             add(&s);
+            /* (the 3-bit form's table: the same entries and their mirrors) */
+            int ntab3;
+            if ((rc = lr_p14s_c3_entries(12, gb, t * nent1, t, &ntab3))) return rc;
             if (c3) {
-                if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, t * nent1,
-                                                  lr_gemv_leech_p14s3_default_geom(rows, cols), budget)))
+                if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, ntab3, lr_gemv_leech_p14s3_default_geom(rows, cols),
+                                                  budget)))
                     return rc;
                 add(&s);
             }
             /* gate|up (two parts) as a pair ending in SwiGLU, where the geometry allows it */
             for (int form = 0; nparts == 2 && form <= c3; form++) {
-                rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, t * nent1,
+                rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, form ? ntab3 : t * nent1,
                                                     form ? lr_gemv_leech_p14s3_default_geom_swiglu(rows, cols)
                                                          : lr_gemv_leech_p14s_default_geom_swiglu(rows, cols),
                                                     budget);

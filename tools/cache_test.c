@@ -7,6 +7,7 @@
 #include "kernels/ops.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "test/t.h"
 #include "util/err.h"
 
@@ -101,14 +102,18 @@ static int test_dry_run_plans_default_layouts(void)
 {
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
     lr_tuning_set_target("NVIDIA H200", 90);
-    int nent1;
+    int nent1, n3, n2;
     T_OK(lr_ctab_entries(12, 1, &nent1));
+    /* the form's tables: the layout's entries and their mirrors */
+    T_OK(lr_p14s_c3_entries(12, 1, 3 * nent1, 3, &n3));
+    T_OK(lr_p14s_c3_entries(12, 1, 2 * nent1, 2, &n2));
+    T_ASSERT(n3 == 3 * (nent1 + 30) && n2 == 2 * (nent1 + 30), "3-bit form entries %d, %d (nent1 %d)", n3, n2, nent1);
     lr_jit_spec s;
     lr_launch_geom g;
     char qkv[512], gu[512], cmd[1200];
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, 3 * nent1, lr_gemv_leech_p14s3_default_geom(7168, 5120), 232448));
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, lr_gemv_leech_p14s3_default_geom(7168, 5120), 232448));
     T_OK(lr_jit_kernel_name(&s, qkv, sizeof qkv));
-    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, 2 * nent1, lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120),
+    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120),
                                         232448));
     T_OK(lr_jit_kernel_name(&s, gu, sizeof gu));
     lr_tuning_set_target(NULL, 0);

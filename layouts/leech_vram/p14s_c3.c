@@ -42,6 +42,7 @@ typedef struct {
     const lr_p14s *L;
     lr_p14s_c3 *F;
     const lr_leech_class *cl;
+    int ncl;
     lr_exc_list *lists; /* one per row group */
 } form_ctx;
 
@@ -49,6 +50,7 @@ static int form_groups(void *p, int g0, int g1)
 {
     form_ctx *c = p;
     const lr_p14s *L = c->L;
+    const int mirrors = c->F->nentries > L->nentries;
     for (int g = g0; g < g1; g++) {
         lr_exc_list *xl = &c->lists[g];
         for (int r = 16 * g; r < 16 * g + 16 && r < L->rows; r++)
@@ -56,13 +58,20 @@ static int form_groups(void *p, int g0, int g1)
                 int8_t x[24];
                 int gain, code[24], rc = lr_p14s_get(L, r, b, x, &gain);
                 if (rc) return lr_wrap(rc, "p14s_c3 form: row %d block %d", r, b);
-                const int e = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) / 16;
-                int cls, gn;
-                if ((rc = lr_p14s_c3_entry_class(L, r, b, e, &cls, &gn))) return rc;
+                int e = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b) / 16;
+                int cls, gn, mirror, base;
+                if ((rc = lr_p14s_c3_entry_class(L, c->F, r, b, e, &cls, &gn, &mirror, &base))) return rc;
                 const lr_leech_class *cc = cls >= 0 ? &c->cl[cls] : NULL;
                 const float s = f32_at(c->F->tab + 16 * (size_t)e + 12);
                 lr_vram_exc ex[24];
                 size_t ne = 0;
+                /* the block takes its entry's mirror when its class has a
+                   top code and its tops are all negative */
+                int pos_top = 0, neg_top = 0;
+                for (int k = 0; k < 24 && top_code(cc); k++)
+                    if (x[k] == cc->vals[4]) pos_top = 1;
+                    else if (x[k] == -cc->vals[4]) neg_top = 1;
+                const int use_mirror = mirrors && neg_top && !pos_top;
                 for (int k = 0; k < 24; k++) {
                     const int a = x[k] < 0 ? -x[k] : x[k];
                     int lvl = 0;
@@ -70,7 +79,7 @@ static int form_groups(void *p, int g0, int g1)
                         while (lvl < cc->nvals && cc->vals[lvl] != a) lvl++;
                         if (lvl == cc->nvals) /* lr_p14s_get checked the class: unreachable */
                             return LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d: |x| %d not in class %d", r, b, a, cls);
-                        if (lvl == 4 && x[k] > 0 && top_code(cc)) {
+                        if (lvl == 4 && top_code(cc) && (x[k] > 0) == !use_mirror) { /* code 4: +v4, or -v4 in a mirror */
                             code[k] = 4;
                             continue;
                         }
@@ -82,6 +91,7 @@ static int form_groups(void *p, int g0, int g1)
                     }
                     code[k] = lvl | (x[k] < 0) << 2;
                 }
+                if (use_mirror) e = mirror_entry(L, c->cl, c->ncl, e / L->nent1, cls, gn);
                 write_block(c->F->data + seg_off(L->cols, r, b), r, b, e, code);
                 if (ne && (rc = lr_exc_push(xl, (uint32_t)r, ex, ne, "p14s_c3"))) return rc;
             }
@@ -101,15 +111,18 @@ typedef struct {
     int8_t val[2][8];  /* [exception][f16 code 0..7]: the signed value, or -128 */
     int8_t code[129];  /* [x + 64]: the 3-bit code, -1 for no such value */
     uint8_t exc[129];  /* [x + 64]: 1 when x is stored with an exception */
+    uint8_t mir[129];  /* [x + 64]: 1 when x is, instead, code 4 of the
+                          entry's mirror (in a block without a positive top) */
 } fast_map;
 
-static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, fast_map *m)
+static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, int mirrors, fast_map *m)
 {
     for (int c = 0; c < ncl; c++) {
         fast_map *f = &m[c];
         memset(f->val, -128, sizeof f->val);
         memset(f->code, -1, sizeof f->code);
         memset(f->exc, 0, sizeof f->exc);
+        memset(f->mir, 0, sizeof f->mir);
         int nz[LR_LEECH_MAX_VALS], nnz = 0;
         for (int j = 0; j < cl[c].nvals; j++)
             if (cl[c].vals[j]) nz[nnz++] = cl[c].vals[j];
@@ -126,10 +139,10 @@ static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, fast_m
             for (int neg = 0; neg < 2; neg++) {
                 const int v = cl[c].vals[l], x = neg ? -v : v;
                 if (!v && neg) continue;
-                int code = l | neg << 2, e = 0;
-                if (l == 4 && !neg && cl[c].vals[0] == 0) code = 4;
-                else if (l == 4) code = 3 | neg << 2, e = 1;
-                f->code[x + 64] = (int8_t)code, f->exc[x + 64] = (uint8_t)e;
+                int code = l | neg << 2, e = 0, mir = 0;
+                if (l == 4 && !neg && top_code(&cl[c])) code = 4;
+                else if (l == 4) code = 3 | neg << 2, e = 1, mir = neg && mirrors && top_code(&cl[c]);
+                f->code[x + 64] = (int8_t)code, f->exc[x + 64] = (uint8_t)e, f->mir[x + 64] = (uint8_t)mir;
             }
     }
     return LR_OK;
@@ -139,6 +152,7 @@ typedef struct {
     const lr_p14s *L;
     lr_p14s_c3 *F;
     const lr_leech_class *cl;
+    int ncl;
     const fast_map *maps;
     lr_exc_list *lists;
 } fast_ctx;
@@ -193,16 +207,16 @@ static int fast_groups(void *p, int g0, int g1)
                 break;
             }
             for (int b = 0; b < L->nblk && !rc; b++) {
-                const int h = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b), e = h / 16;
-                int cls, gain;
+                const int h = lr_p14s_kernel_header(L->data, L->rows, L->cols, r, b);
+                int e = h / 16, cls, gain, mirror, base;
                 if (h % 16) rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d: header %d", r, b, h);
-                if (!rc) rc = lr_p14s_c3_entry_class(L, r, b, e, &cls, &gain);
+                if (!rc) rc = lr_p14s_c3_entry_class(L, c->F, r, b, e, &cls, &gain, &mirror, &base);
                 if (rc) break;
                 const fast_map *m = cls >= 0 ? &c->maps[cls] : NULL;
                 const float s = f32_at(c->F->tab + 16 * (size_t)e + 12);
                 lr_vram_exc ex[24];
                 size_t ne = 0;
-                int f16[24];
+                int f16[24], val[24], pos_top = 0, neg_top = 0;
                 lr_p14s_kernel_block_codes(L->data, L->rows, L->cols, r, b, f16);
                 for (int k = 0; k < 24 && !rc; k++) {
                     const uint32_t col = (uint32_t)(24 * b + k);
@@ -217,13 +231,25 @@ static int fast_groups(void *p, int g0, int g1)
                                      has ? " with an exception" : "");
                         break;
                     }
-                    cb[(r % 16) * nb + b][k] = m ? (uint8_t)m->code[v + 64] : 0;
-                    if (m && m->exc[v + 64]) {
+                    val[k] = v;
+                    if (m) pos_top |= v > 0 && m->code[v + 64] == 4, neg_top |= m->mir[v + 64];
+                }
+                /* the entry's mirror when the block's tops are all negative */
+                const int use_mirror = !rc && neg_top && !pos_top;
+                for (int k = 0; k < 24 && !rc && m; k++) {
+                    const int v = val[k];
+                    if (use_mirror && m->mir[v + 64]) {
+                        cb[(r % 16) * nb + b][k] = 4;
+                        continue;
+                    }
+                    cb[(r % 16) * nb + b][k] = (uint8_t)m->code[v + 64];
+                    if (m->exc[v + 64]) {
                         const lr_leech_class *cc = &c->cl[cls];
-                        ex[ne].col = col;
+                        ex[ne].col = (uint32_t)(24 * b + k);
                         ex[ne++].dw = (float)((cc->vals[4] - cc->vals[3]) * (v < 0 ? -1 : 1)) * s;
                     }
                 }
+                if (use_mirror) e = mirror_entry(L, c->cl, c->ncl, e / L->nent1, cls, gain);
                 eb[(r % 16) * nb + b] = (uint16_t)e;
                 if (!rc && ne) rc = lr_exc_push(&c->lists[g], (uint32_t)r, ex, ne, "p14s_c3");
             }
@@ -247,20 +273,28 @@ static int form_begin(const lr_p14s *L, lr_p14s_c3 *F, const lr_leech_class **cl
     if (L->nentries > 4096)
         return LR_FAIL(LR_ERANGE, "p14s_c3: %d class-table entries do not fit 12-bit headers", L->nentries);
     int rc = lr_leech_classes(L->max_shell, cl, ncl);
+    if (!rc) rc = lr_p14s_c3_entries(L->max_shell, L->gain_bits, L->nentries, L->ntabs, &F->nentries);
     if (rc) return rc;
     F->bytes = L->bytes / LR_P14S_SEG * LR_P14S_C3_SEG;
-    F->nentries = L->nentries;
     F->data = calloc(F->bytes ? F->bytes : 1, 1); /* zero: every pad the origin */
-    F->tab = calloc((size_t)L->nentries, 16);
+    F->tab = calloc((size_t)F->nentries, 16);
     F->exc_ptr = calloc((size_t)L->rows + 1, sizeof *F->exc_ptr);
     if (!F->data || !F->tab || !F->exc_ptr) return LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
-    for (int e = 0; e < L->nentries; e++) {
-        const int le = e % L->nent1, cls = le ? (le - 1) >> L->gain_bits : -1;
+    for (int e = 0; e < F->nentries; e++) {
+        int cls, gain, mirror = e >= L->nentries, base = e;
+        if (mirror) { /* (the mirror's layout: p14s_c3.h) */
+            const int per = mirror_count(*cl, *ncl) << L->gain_bits, j = e - L->nentries;
+            cls = mirror_class(*cl, *ncl, (j % per) >> L->gain_bits), gain = (j % per) & ((1 << L->gain_bits) - 1);
+            base = j / per * L->nent1 + 1 + (cls << L->gain_bits) + gain;
+        } else {
+            const int le = e % L->nent1;
+            cls = le ? (le - 1) >> L->gain_bits : -1;
+        }
         if (cls >= *ncl) return LR_FAIL(LR_EFORMAT, "p14s_c3: entry %d: class %d of %d", e, cls, *ncl);
         int8_t pool[8];
-        class_pool(cls >= 0 ? &(*cl)[cls] : NULL, pool);
+        class_pool(cls >= 0 ? &(*cl)[cls] : NULL, mirror, pool);
         memcpy(F->tab + 16 * (size_t)e, pool, 8);
-        if (cls >= 0) memcpy(F->tab + 16 * (size_t)e + 12, L->tab + 16 * (size_t)e + 12, 4);
+        if (cls >= 0) memcpy(F->tab + 16 * (size_t)e + 12, L->tab + 16 * (size_t)base + 12, 4);
     }
     return LR_OK;
 }
@@ -285,9 +319,9 @@ int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
     int ncl, rc = form_begin(L, F, &cl, &ncl);
     fast_map *maps = rc ? NULL : malloc(sizeof *maps * (size_t)ncl);
     if (!rc && !maps) rc = LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
-    if (!rc && fast_maps(L, cl, ncl, maps)) rc = LR_FAIL(LR_EFORMAT, "p14s_c3: class maps for ball %d", L->max_shell);
+    if (!rc && fast_maps(L, cl, ncl, F->nentries > L->nentries, maps)) rc = LR_FAIL(LR_EFORMAT, "p14s_c3: class maps for ball %d", L->max_shell);
     if (!rc) {
-        fast_ctx c = { L, F, cl, maps, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
+        fast_ctx c = { L, F, cl, ncl, maps, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
         rc = form_run(L, nthreads, F, fast_groups, &c, c.lists);
     }
     free(maps);
@@ -300,7 +334,7 @@ int lr_p14s_c3_form_ref(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
     const lr_leech_class *cl;
     int ncl, rc = form_begin(L, F, &cl, &ncl);
     if (!rc) {
-        form_ctx c = { L, F, cl, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
+        form_ctx c = { L, F, cl, ncl, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
         rc = form_run(L, nthreads, F, form_groups, &c, c.lists);
     }
     if (rc) lr_p14s_c3_free(F);

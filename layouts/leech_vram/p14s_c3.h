@@ -9,9 +9,13 @@
  * ascending, 0 included when present, zero-filled). A class with five values
  * (its largest appears once in every point): when 0 is one of them (15 of
  * the 16 at shell 12), pool byte 4 (the unused "-0") is +v4, so a positive
- * top is code 4; otherwise the top is stored as v3 with an exception
- * (column, dw = f32(sign (v4 - v3)) * s), as I8x does. No other coordinate
- * needs one (int8 holds 9, 11, 13 exactly).
+ * top is code 4, and a negative top is code 4 of the entry's *mirror*, the
+ * same entry with -v4 in byte 4; otherwise (the sixteenth class, or a form
+ * whose mirrors would not fit the 12-bit headers) the top is stored as v3
+ * with an exception (column, dw = f32(sign (v4 - v3)) * s), as I8x does.
+ * No other coordinate needs one (int8 holds 9, 11, 13 exactly). Why the
+ * mirrors: a negative top was an exception in 1.8 of 100 ball-drawn blocks,
+ * 8 bytes each, 0.047 bits per weight; now almost none are left.
  *
  * Same row groups, super-chunks, permuted k, row scales and tail as the f16
  * form; segment (16 rows x 8 blocks), 1,344 bytes, at (rg * sc_n + sc) *
@@ -32,9 +36,13 @@
  * = 16 e): H bits 4-15 = e[0][0], bits 20-31 = e[0][1], H2 bits 4-15 =
  * e[1][0]; e[1][1] bits 0-3 / 4-7 / 8-11 in H bits 0-3 / 16-19 and H2 bits
  * 0-3 (so H & 0xfff0fff0 is the first two entries' byte offsets).
- * Class table entry (16 bytes, indices as the f16 form's, per part): bytes
- * 0..7 the int8 pool, 8..11 zero, 12..15 the f32 scale s of the f16 form's
- * entry. Pads: the origin (entry 0, all zero; codes 0). */
+ * Class table entry (16 bytes): bytes 0..7 the int8 pool, 8..11 zero,
+ * 12..15 the f32 scale s of the f16 form's entry. Entries 0..N-1 (N = the
+ * f16 form's entries) are the f16 form's, by index (per part); then the
+ * mirrors, N + (t M + i) 2^gain_bits + gain for table t, the i-th class
+ * with a top code (class order) and each gain, M such classes (15 at shell
+ * 12), where all of them fit 4096 entries (lr_p14s_c3_entries), else none.
+ * Pads: the origin (entry 0, all zero; codes 0). */
 #ifndef LR_LEECH_VRAM_P14S_C3_H
 #define LR_LEECH_VRAM_P14S_C3_H
 #include <stddef.h>
@@ -47,7 +55,7 @@
 typedef struct lr_p14s_c3 {
     size_t bytes;      /* rg * sc * LR_P14S_C3_SEG of the layout it came from */
     uint8_t *data;
-    int nentries;      /* the layout's */
+    int nentries;      /* the layout's, plus the mirrors (lr_p14s_c3_entries) */
     uint8_t *tab;      /* nentries * 16 */
     uint32_t *exc_ptr; /* [rows + 1] (CSR, columns ascending in a row) */
     uint32_t *exc_col;
@@ -66,6 +74,10 @@ typedef struct lr_p14s_c3 {
 int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F);
 int lr_p14s_c3_form_ref(const lr_p14s *L, int nthreads, lr_p14s_c3 *F);
 void lr_p14s_c3_free(lr_p14s_c3 *F);
+/* The form's class-table entries for a Planes14S layout of nentries entries
+ * in ntabs tables (L24(max_shell), gain_bits): what the kernel is
+ * specialized on, known before converting. */
+int lr_p14s_c3_entries(int max_shell, int gain_bits, int nentries, int ntabs, int *n);
 /* Archive -> Planes14S -> the 3-bit form (both kept: F shares L's scales). */
 int lr_p14s_c3_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, lr_p14s_c3 *F);
 /* Decodes block (row, blk) of the form to its lattice point and gain, with

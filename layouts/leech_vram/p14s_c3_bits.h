@@ -72,18 +72,51 @@ static inline int read_header(const uint8_t *seg, int row, int blk)
 }
 
 /* A five-valued class with zero among its values (15 of the 16 at shell
- * 12) has a spare code, 4 ("-0"): it holds the top value v4 with its plus
- * sign, so only a negative top needs an exception (half of them). */
+ * 12) has a spare code, 4 ("-0"): it holds the top value v4, with its plus
+ * sign in the class's entry and its minus sign in the entry's mirror
+ * (p14s_c3.h), so its top needs no exception where the mirrors exist. */
 static inline int top_code(const lr_leech_class *c) { return c && c->nvals == 5 && c->vals[0] == 0; }
 
-/* The int8 pool of a class (+v0..+v3, -v0..-v3; a fifth value is not
+/* The int8 pool of a class (+v0..+v3, -v0..-v3; byte 4 +v4, or -v4 in a
+ * mirror, where the class has a top code; a fifth value is otherwise not
  * stored), or all zero for the origin (cls < 0). */
-static inline void class_pool(const lr_leech_class *c, int8_t pool[8])
+static inline void class_pool(const lr_leech_class *c, int mirror, int8_t pool[8])
 {
     memset(pool, 0, 8);
     if (!c) return;
     for (int l = 0; l < 4 && l < c->nvals; l++) pool[l] = (int8_t)c->vals[l], pool[4 + l] = (int8_t)-c->vals[l];
-    if (top_code(c)) pool[4] = (int8_t)c->vals[4];
+    if (top_code(c)) pool[4] = (int8_t)(mirror ? -c->vals[4] : c->vals[4]);
+}
+
+/* Mirror entries: class cls's place among the classes with a top code (-1
+ * for the others), their number, and the class at a place. */
+static inline int mirror_index(const lr_leech_class *cl, int cls)
+{
+    if (!top_code(&cl[cls])) return -1;
+    int m = 0;
+    for (int c = 0; c < cls; c++) m += top_code(&cl[c]);
+    return m;
+}
+
+static inline int mirror_count(const lr_leech_class *cl, int ncl)
+{
+    int m = 0;
+    for (int c = 0; c < ncl; c++) m += top_code(&cl[c]);
+    return m;
+}
+
+static inline int mirror_class(const lr_leech_class *cl, int ncl, int mi)
+{
+    for (int c = 0; c < ncl; c++)
+        if (top_code(&cl[c]) && mi-- == 0) return c;
+    return -1;
+}
+
+/* The mirror of the entry of (table t, class cls, gain g), where the form
+ * has mirrors (F->nentries > L->nentries) and cls a top code. */
+static inline int mirror_entry(const lr_p14s *L, const lr_leech_class *cl, int ncl, int t, int cls, int g)
+{
+    return L->nentries + ((t * mirror_count(cl, ncl) + mirror_index(cl, cls)) << L->gain_bits) + g;
 }
 
 static inline float f32_at(const uint8_t *p)
@@ -93,8 +126,10 @@ static inline float f32_at(const uint8_t *p)
     return f;
 }
 
-/* The class of entry e of a layout row's part (-1 the origin) and its gain,
- * or LR_EFORMAT (p14s_c3_get.c). */
-int lr_p14s_c3_entry_class(const lr_p14s *L, int row, int blk, int e, int *cls, int *gain);
+/* The class of entry e of the form (-1 the origin), its gain, whether e is
+ * a mirror and the layout's entry it has the scale of; LR_EFORMAT for an
+ * entry outside the table or the row's part (p14s_c3_get.c). */
+int lr_p14s_c3_entry_class(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int e, int *cls, int *gain,
+                           int *mirror, int *base);
 
 #endif

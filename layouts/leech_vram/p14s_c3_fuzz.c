@@ -2,9 +2,9 @@
  * exception list, sometimes a damaged class-table byte) over a shape whose
  * f16-form table is built. Every block either decodes to a lattice point of
  * the class its header names or is rejected with LR_EFORMAT; whatever
- * decodes agrees with the kernel view (the header's entry, the weight
- * +-v s of the stored value exactly, the row's exception exactly where a
- * five-valued class's top is stored as v3); a form that validates has every
+ * decodes agrees with the kernel view (the header's entry or its mirror,
+ * the weight +-v s of the stored value exactly, the row's exception exactly
+ * where a five-valued class's top is stored as v3); a form that validates has every
  * block decodable and its pads the origin; validate never crashes.
  * Input: [rows-1][nblk-1][tail][gain_bits + 3 (max_shell - 12)][nexc]
  * [table damage: byte index + 1, 0 none] then bytes (cycled): the
@@ -32,25 +32,41 @@ static const float *exc_at(const lr_p14s_c3 *F, int r, int col)
     return NULL;
 }
 
+/* The entry a decoded block must have come from: its class's, or (a class
+ * with a top code, five values with 0) the mirror of it, where the form has
+ * mirrors (p14s_c3.h). A mirror's code 4 is the negative top. */
+static int entry_of(const lr_p14s *L, int c, int g, int mirror)
+{
+    if (c < 0) return 0;
+    if (!mirror) return 1 + (c << L->gain_bits) + g;
+    const lr_leech_class *all;
+    int n, i = 0;
+    if (lr_leech_classes(L->max_shell, &all, &n)) __builtin_trap();
+    for (int k = 0; k < c; k++) i += all[k].nvals == 5 && all[k].vals[0] == 0;
+    return L->nentries + (i << L->gain_bits) + g;
+}
+
 static void check_block(const lr_p14s *L, const lr_p14s_c3 *F, int r, int b, const int8_t x[24], int g)
 {
     int c;
     if (lr_leech_class_of(x, L->max_shell, &c) != LR_OK || !lr_leech_is_point(x)) __builtin_trap();
     if (g < 0 || g >= 1 << L->gain_bits || (c < 0 && g)) __builtin_trap();
-    const int e = c < 0 ? 0 : 1 + (c << L->gain_bits) + g;
-    if (lr_p14s_c3_kernel_header(F->data, L->rows, L->cols, r, b) != e) __builtin_trap();
+    const int h = lr_p14s_c3_kernel_header(F->data, L->rows, L->cols, r, b), mir = h >= L->nentries;
     const lr_leech_class *cl = NULL;
     int nc;
     if (c >= 0) {
         if (lr_leech_classes(L->max_shell, &cl, &nc)) __builtin_trap();
         cl += c;
     }
+    if (mir && (!cl || cl->nvals != 5 || cl->vals[0] != 0 || F->nentries == L->nentries)) __builtin_trap();
+    const int e = entry_of(L, c, g, mir);
+    if (h != e) __builtin_trap();
     float w[24];
     lr_p14s_c3_kernel_block(F->data, F->tab, L->rows, L->cols, r, b, w);
     const float s = tab_f32(F->tab, e);
     for (int k = 0; k < 24; k++) {
         const int a = abs(x[k]), sign = x[k] < 0 ? -1 : 1;
-        const int top = cl && cl->nvals == 5 && a == cl->vals[4] && !(sign > 0 && cl->vals[0] == 0);
+        const int top = cl && cl->nvals == 5 && a == cl->vals[4] && !(cl->vals[0] == 0 && (sign > 0) != mir);
         const int stored = top ? cl->vals[3] : a;
         if (w[k] != (float)(sign * stored) * s) __builtin_trap();
         const float *dw = exc_at(F, r, 24 * b + k);

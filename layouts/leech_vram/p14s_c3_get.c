@@ -11,16 +11,43 @@
 
 #include <string.h>
 
-int lr_p14s_c3_entry_class(const lr_p14s *L, int row, int blk, int e, int *cls, int *gain)
+int lr_p14s_c3_entry_class(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int e, int *cls, int *gain,
+                           int *mirror, int *base)
 {
-    if (e >= L->nentries)
+    if (e >= F->nentries)
         return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): entry %d past the table (%d entries)", row, blk, e,
-                       L->nentries);
-    const int base = L->part_tab[lr_p14s_part_of(L, row)] * L->nent1, le = e ? e - base : 0;
+                       F->nentries);
+    const int t = L->part_tab[lr_p14s_part_of(L, row)];
+    *mirror = e >= L->nentries;
+    if (*mirror) {
+        /* mirrors: per table, per class with a top code, per gain */
+        const lr_leech_class *cl;
+        int ncl, rc = lr_leech_classes(L->max_shell, &cl, &ncl);
+        if (rc) return rc;
+        const int per = mirror_count(cl, ncl) << L->gain_bits, j = e - L->nentries;
+        if (!per || j / per != t)
+            return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): mirror entry %d is in another part's table", row, blk, e);
+        *cls = mirror_class(cl, ncl, (j % per) >> L->gain_bits);
+        *gain = (j % per) & ((1 << L->gain_bits) - 1);
+        *base = t * L->nent1 + 1 + (*cls << L->gain_bits) + *gain;
+        return LR_OK;
+    }
+    const int le = e ? e - t * L->nent1 : 0;
     if (e && (le < 1 || le >= L->nent1))
         return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): entry %d is in another part's table", row, blk, e);
     *cls = le ? (le - 1) >> L->gain_bits : -1;
     *gain = le ? (le - 1) & ((1 << L->gain_bits) - 1) : 0;
+    *base = e;
+    return LR_OK;
+}
+
+int lr_p14s_c3_entries(int max_shell, int gain_bits, int nentries, int ntabs, int *n)
+{
+    const lr_leech_class *cl;
+    int ncl, rc = lr_leech_classes(max_shell, &cl, &ncl);
+    if (rc) return rc;
+    const long all = nentries + (long)ntabs * (mirror_count(cl, ncl) << gain_bits);
+    *n = all <= 4096 ? (int)all : nentries;
     return LR_OK;
 }
 
@@ -30,7 +57,7 @@ int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8
         return LR_FAIL(LR_ERANGE, "p14s_c3: block (%d, %d) outside %dx%d blocks", row, blk, L->rows, L->nblk);
     const uint8_t *seg = F->data + seg_off(L->cols, row, blk);
     const int e = read_header(seg, row, blk);
-    int cls, rc = lr_p14s_c3_entry_class(L, row, blk, e, &cls, gain);
+    int cls, mirror, base, rc = lr_p14s_c3_entry_class(L, F, row, blk, e, &cls, gain, &mirror, &base);
     if (rc) return rc;
     const lr_leech_class *cl = NULL;
     int ncl;
@@ -41,10 +68,10 @@ int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8
     }
     const uint8_t *ent = F->tab + 16 * (size_t)e;
     int8_t pool[8];
-    class_pool(cl, pool);
+    class_pool(cl, mirror, pool);
     static const uint8_t zero[8];
     const float s = f32_at(ent + 12);
-    if (memcmp(ent, pool, 8) || memcmp(ent + 8, zero, 4) || (cl && memcmp(ent + 12, L->tab + 16 * (size_t)e + 12, 4)) ||
+    if (memcmp(ent, pool, 8) || memcmp(ent + 8, zero, 4) || (cl && memcmp(ent + 12, L->tab + 16 * (size_t)base + 12, 4)) ||
         (!cl && memcmp(ent + 12, zero, 4)))
         return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): class-table entry %d malformed", row, blk, e);
     const float *dw[24];
@@ -64,8 +91,8 @@ int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8
             return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d) coordinate %d: code %d selects unused level %d (of %d)",
                            row, blk, k, code, lvl, cl->nvals);
         int v = cl->vals[lvl];
-        if (!v && sign < 0 && top_code(cl) && !dw[k]) {
-            x[k] = (int8_t)cl->vals[4];
+        if (!v && sign < 0 && top_code(cl) && !dw[k]) { /* code 4: the top, - in a mirror */
+            x[k] = (int8_t)(mirror ? -cl->vals[4] : cl->vals[4]);
             continue;
         }
         if (!v && sign < 0)
@@ -121,10 +148,13 @@ static int validate_rows(void *p, int r0, int r1)
 
 int lr_p14s_c3_validate(const lr_p14s *L, const lr_p14s_c3 *F)
 {
-    if (F->bytes != L->bytes / LR_P14S_SEG * LR_P14S_C3_SEG || F->nentries != L->nentries)
+    int want;
+    int rc = lr_p14s_c3_entries(L->max_shell, L->gain_bits, L->nentries, L->ntabs, &want);
+    if (rc) return rc;
+    if (F->bytes != L->bytes / LR_P14S_SEG * LR_P14S_C3_SEG || F->nentries != want)
         return LR_FAIL(LR_EFORMAT, "p14s_c3: %zu bytes and %d entries for a %dx%d layout", F->bytes, F->nentries, L->rows,
                        L->cols);
-    int rc = lr_exc_check_ptr(F->exc_ptr, L->rows, F->nexc, "p14s_c3");
+    rc = lr_exc_check_ptr(F->exc_ptr, L->rows, F->nexc, "p14s_c3");
     if (rc) return rc;
     val_ctx v = { L, F };
     return lr_vram_parallel(L->rg * 16, 0, validate_rows, &v);
