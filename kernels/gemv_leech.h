@@ -68,9 +68,6 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
-    int l2a;      /* Planes14S with bal and ilv: 1-8 = one bulk L2 prefetch per CTA and step
-                     of the segments its warps read that many steps later (0 none; not a
-                     tuning knob: LEECHRT_GEMV_L2A) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -209,11 +206,6 @@ lr_leech_geom lr_gemv_leech_p14s3_default_geom_swiglu(int rows, int cols);
  * naming what), the engine's and bench_gemv's comparison switch. */
 extern int lr_gemv_p14s_early;
 int lr_gemv_p14s_early_set(const char *what, const char *s);
-/* default_geom's l2a (see lr_leech_geom): 0 unless set by
- * lr_gemv_p14s_l2a_set (LEECHRT_GEMV_L2A, 0-8; garbage refused, naming
- * `what`; NULL keeps the setting). */
-extern int lr_gemv_p14s_l2a;
-int lr_gemv_p14s_l2a_set(const char *what, const char *s);
 /* default_geom's side (see lr_leech_geom) where the tuning table does not
  * set it: 0 unless set by lr_gemv_p14s_side_set (LEECHRT_GEMV_SIDE, 0-4;
  * garbage refused, NULL or "" leaves it). */

@@ -251,18 +251,13 @@ int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int
 
 int lr_gemv_p14s_c3 = 0;
 
-int lr_gemv_p14s_l2a = 0;
-
-int lr_gemv_p14s_l2a_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 8, &lr_gemv_p14s_l2a); }
-
 int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_c3); }
 
 /* The defaults under arm's tuning row; 0 when the table has none. */
 static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
-                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
-                                .l2a = lr_gemv_p14s_l2a };
+                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3 };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -347,7 +342,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.c3 < 0 || geom.c3 > 1 || (geom.c3 && !geom.i8))
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s c3=%d (the 3-bit form is read in the int8 mode, i8=%d)", geom.c3,
                        geom.i8);
-    if (geom.l2a < 0 || geom.l2a > 8) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s l2a=%d (0-8 steps)", geom.l2a);
     /* the side warps replace the end fetched ahead; they need warps of the
      * 1024 and named barriers 8 + group (at most 6 groups) */
     if (geom.side && (geom.threads + 32 * geom.side > 1024 || groups > 6))
@@ -419,7 +413,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
-    if (geom.l2a && geom.bal && geom.ilv) lr_jit_spec_set(s, "l2a", geom.l2a); /* (the round-robin walk only) */
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

@@ -277,23 +277,6 @@ static int test_spec_bounds(void)
     T_ASSERT(lr_jit_spec_get(&s, "early", 0) == 0, "early 0 in the spec");
     /* the default geometry takes the setting; garbage is refused, naming it */
     T_ASSERT(lr_gemv_leech_p14s_default_geom(5120, 5120).early == 1, "early not the default");
-    T_OK(lr_gemv_p14s_l2a_set("LEECHRT_GEMV_L2A", "3"));
-    T_ASSERT(lr_gemv_leech_p14s3_default_geom(5120, 17408).l2a == 3, "LEECHRT_GEMV_L2A=3 ignored");
-    T_ASSERT(lr_gemv_p14s_l2a_set("LEECHRT_GEMV_L2A", "9") == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_L2A"),
-             "l2a 9 accepted");
-    lr_clear_error();
-    T_OK(lr_gemv_p14s_l2a_set("LEECHRT_GEMV_L2A", "0"));
-    {   /* l2a reaches the kernel on the round-robin walk only */
-        lr_leech_geom r = { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .l2a = 2 };
-        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 34816, 5120, 603, r, 232448));
-        T_ASSERT(lr_jit_spec_get(&s, "l2a", 0) == 2, "l2a not in the walk's spec");
-        r.ilv = 0;
-        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 34816, 5120, 603, r, 232448));
-        T_ASSERT(lr_jit_spec_get(&s, "l2a", 0) == 0, "l2a in a spec without the round-robin walk");
-        r.ilv = 1, r.l2a = 9;
-        T_ASSERT(lr_gemv_leech_p14s_spec(&s, &g, 34816, 5120, 603, r, 232448) == LR_EINVAL, "l2a 9 accepted");
-        lr_clear_error();
-    }
     T_OK(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "0"));
     T_ASSERT(lr_gemv_leech_p14s_default_geom(5120, 5120).early == 0, "LEECHRT_GEMV_EARLY=0 ignored");
     T_ASSERT(lr_gemv_p14s_early_set("LEECHRT_GEMV_EARLY", "yes") == LR_EINVAL && strstr(lr_errmsg(), "LEECHRT_GEMV_EARLY"),
@@ -819,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1037,38 +1020,6 @@ static int test_gpu_i8(void)
     return mode_swiglu(I8, &lr_arm_leech_p14s_swiglu, 5700);
 }
 
-/* The round-robin walk with its segments prefetched into L2 ahead (l2a):
- * only loads move, so y is bit-identical to the walk without, on the split
- * and whole-row-group CTAs (q|k|v, gate|up, down, odd shapes, tails); and
- * the 3-bit arms with LEECHRT_GEMV_L2A=2 verified against their reference
- * (the GEMV and the SwiGLU end, every shape of mode_grid). */
-static int test_gpu_l2a(void)
-{
-    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const int shapes[][2] = { { 7168, 5120 }, { 34816, 5120 }, { 5121, 17413 }, { 1001, 5120 + 24 * 3 + 1 } };
-    for (int i = 0; i < 4; i++) {
-        ypair p;
-        if (ypair_make(&p, shapes[i][0], shapes[i][1], 4700 + i)) return T_FAIL;
-        lr_leech_geom g = { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = i % 2 ? 2 : 1,
-                            .ilv = 1 };
-        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
-        for (int k = 1; k <= 8 && !bad && diff < 0; k *= 2) {
-            g.l2a = k;
-            diff = ypair_rerun(&p, g, &bad);
-        }
-        printf("    %5d x %5d l2a 1-8: %s\n", p.L.rows, p.L.cols, bad ? "failed" : diff < 0 ? "bit-identical" : "differ");
-        const int rows = p.L.rows;
-        ypair_free(&p);
-        T_ASSERT(!bad && diff < 0, "%d x %d: y differs with l2a %d (row %d of %d)", shapes[i][0], shapes[i][1], g.l2a, diff,
-                 rows);
-    }
-    const int keep = lr_gemv_p14s_l2a;
-    T_OK(lr_gemv_p14s_l2a_set("test", "2"));
-    int rc = mode_grid(1048576, &lr_arm_leech_p14s3, 7300) || mode_swiglu(1048576, &lr_arm_leech_p14s3_swiglu, 7400);
-    lr_gemv_p14s_l2a = keep;
-    return rc ? T_FAIL : T_PASS;
-}
-
 /* The 3-bit form (leech_p14s3 arms, extra3 bit 20): the GEMV and both
  * controls, and the SwiGLU gate|up, each against its host reference. */
 static int test_gpu_c3(void)
@@ -1081,7 +1032,7 @@ static int test_gpu_c3(void)
     return mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 6700);
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_l2a), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -315,24 +315,26 @@ static int test_settings_reset(void)
     lr_engine *g = NULL;
     T_OK(lr_engine_gpu_ops.open(m, &o, &g)); /* the first open: the defaults */
     g->ops->close(g);
-    const int rot = lr_rot_unroll_max, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side;
+    const int rot = lr_rot_unroll_max, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, c3 = lr_gemv_p14s_c3;
     setenv("LEECHRT_ROT_UNROLL", "3", 1);
+    setenv("LEECHRT_GEMV_C3", c3 ? "0" : "1", 1);
     setenv("LEECHRT_GEMV_EARLY", "0", 1);
     setenv("LEECHRT_GEMV_SIDE", side ? "0" : "1", 1);
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
-    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side,
-             "settings not taken: %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side);
+    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side && lr_gemv_p14s_c3 == !c3,
+             "settings not taken: %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side, lr_gemv_p14s_c3);
     unsetenv("LEECHRT_ROT_UNROLL");
+    unsetenv("LEECHRT_GEMV_C3");
     unsetenv("LEECHRT_GEMV_EARLY");
     unsetenv("LEECHRT_GEMV_SIDE");
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
     lr_model_close(m);
     unlink(path);
-    T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early && lr_gemv_p14s_side == side,
-             "unset kept %d %d %d (defaults %d %d %d)", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side, rot,
-             early, side);
+    T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early && lr_gemv_p14s_side == side && lr_gemv_p14s_c3 == c3,
+             "unset kept %d %d %d %d (defaults %d %d %d %d)", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
+             lr_gemv_p14s_c3, rot, early, side, c3);
     return T_PASS;
 }
 

@@ -131,7 +131,11 @@
 // cp.async ring of 3-4 slots in shared memory instead of one segment ahead
 // in registers (3-bit form, 14B gate|up 29.89 -> 31.56 / 33.20 us, down
 // 16.18 -> 17.76 / 19.17, q|k|v 9.70 -> 11.95 / 12.87; engine 314.9 -> 294.1
-// tok/s).
+// tok/s). Also removed (3ff7999, verified bit-identical): one bulk L2
+// prefetch per CTA and step of the round-robin walk's segments 1-8 steps
+// ahead (3-bit form, 14B layer 63.46 -> 65.53 / 64.51 us at 1 / 2 steps, its
+// loads-only control slower too; engine 316.5 -> 312.5 / 301.7 tok/s at 2 /
+// 4).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1
@@ -142,7 +146,6 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 c3=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=663 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1 l2a=2
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
@@ -234,9 +237,6 @@
 #endif
 #ifndef LR_SPLIT
 #define LR_SPLIT 0
-#endif
-#ifndef LR_L2A
-#define LR_L2A 0
 #endif
 #ifndef LR_ILV
 #define LR_ILV 0
@@ -1008,27 +1008,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
         seg_regs nxt[LR_RG];
 #if LR_ILV
-#if LR_L2A
-        // LR_L2A: warp 0's lane 0 has L2 fetch, in one bulk prefetch per
-        // step, the segments the CTA's warps read LR_L2A steps later
-        // (adjacent in memory: the CTA's walk is one contiguous range), so
-        // that their own loads find them there; steps 1..LR_L2A-1 first
-        // (a branch on the warp, so that the others skip the address
-        // arithmetic: predicated, it cost every warp 24 instructions a step)
-        auto l2_ahead = [&](int s0) {
-            if (warp == 0) {
-                if (lane == 0 && s0 < off + bS)
-                    lr_prefetch_l2_n(W + ((size_t)rgA * SC + s0) * SEG, (unsigned)min(WARPS, off + bS - s0) * SEG);
-                __syncwarp();
-            }
-        };
-#pragma unroll
-        for (int j = 1; j < LR_L2A; j++) l2_ahead(t0 + j * WARPS);
-#endif
         for (int t = t0; t < off + bS; t += WARPS) {
-#if LR_L2A
-            l2_ahead(t + LR_L2A * WARPS);
-#endif
             int nsc = sc + WARPS;
             const int nb = b + nsc / SC;
             nsc %= SC;

@@ -128,15 +128,6 @@ LR_DEV u32 lr_smem_u32(const void *p)
 LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // N bytes (a multiple of 128, 16-byte aligned) into L2: one bulk prefetch on
 // sm_90, a line at a time before it.
-// n bytes (a multiple of 16, 16-byte aligned) into L2, n known at run time.
-LR_DEV void lr_prefetch_l2_n(const void *p, unsigned n)
-{
-#if __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
-#else
-    for (unsigned i = 0; i < n; i += 128) lr_prefetch_l2((const char *)p + i);
-#endif
-}
 template <int N> LR_DEV void lr_prefetch_l2_bytes(const void *p)
 {
     static_assert(N % 128 == 0, "lr_prefetch_l2_bytes: whole lines");

@@ -39,8 +39,6 @@ static void usage(FILE *f)
             "the engine; default 1, kernels/gemv_leech.h). LEECHRT_GEMV_SIDE=0-4, Planes14S's side warps\n"
             "where the tuning table does not set them (default 0). LEECHRT_GEMV_I8=0|1, Planes14S's int8 mode\n"
             "where the table does not set it (default 0), LEECHRT_GEMV_C3=0|1 the same over the 3-bit form.\n"
-            "LEECHRT_GEMV_L2A=0-8, Planes14S's round-robin walk with its segments fetched into L2 that\n"
-            "many steps ahead (default 0).\n"
             "LEECHRT_TUNE=ARM:ROWSxCOLS=K1,...,K10[;...]:\n"
             "launch geometries ahead of the tuning table (kernels/tuning.h).\n");
 }
@@ -97,7 +95,6 @@ int main(int argc, char **argv)
         lr_gemv_p14s_side_set("bench_gemv: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE")) ||
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
-        lr_gemv_p14s_l2a_set("bench_gemv: LEECHRT_GEMV_L2A", getenv("LEECHRT_GEMV_L2A")) ||
         lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
         fprintf(stderr, "%s\n", lr_errmsg());
         return 2;
