@@ -33,9 +33,18 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
 
 int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS])
 {
-    int k[LR_TUNE_KNOBS];
-    const int swiglu = !strcmp(arm, "leech_p14s_swiglu");
-    if (!lr_tuning_lookup(arm, rows, cols, k) && !(swiglu && lr_tuning_lookup("leech_p14s", rows, cols, k))) return 0;
+    /* the rows the geometry getters fall back to, in their order
+       (kernels/gemv_leech_p14s.c): the 3-bit arms on Planes14S's */
+    static const struct { const char *arm, *then[3]; } chain[] = {
+        { "leech_p14s_swiglu", { "leech_p14s" } },
+        { "leech_p14s3", { "leech_p14s" } },
+        { "leech_p14s3_swiglu", { "leech_p14s_swiglu", "leech_p14s" } },
+    };
+    int k[LR_TUNE_KNOBS], found = lr_tuning_lookup(arm, rows, cols, k);
+    for (size_t i = 0; i < sizeof chain / sizeof chain[0] && !found; i++)
+        if (!strcmp(arm, chain[i].arm))
+            for (int j = 0; j < 3 && chain[i].then[j] && !found; j++) found = lr_tuning_lookup(chain[i].then[j], rows, cols, k);
+    if (!found) return 0;
     const int base = k[8] < 0 ? 0 : k[8] & ~(7 << 16);
     for (int s = 0; s <= 4; s++) {
         memcpy(out[s], k, sizeof k);

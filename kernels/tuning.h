@@ -23,10 +23,11 @@ extern const int lr_tuning_table_n;
  * none) has an entry for (arm, rows, cols); 0 otherwise. */
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
 /* tune_gemv --vary-side: the geometry lr_tuning_lookup gives the Planes14S
- * arm `arm` for (rows, cols) (the SwiGLU arm's rows first, then
- * leech_p14s's, as the engine reads them) with 0-4 side warps (extra3 bits
- * 16-18; an extra3 of -1, every feature off, becomes the side bits alone):
- * 5 knob vectors in out, or 0 when there is no row. */
+ * arm `arm` for (rows, cols), falling back as the engine's getters do (the
+ * SwiGLU arm to leech_p14s's row; leech_p14s3 to leech_p14s's; the 3-bit
+ * SwiGLU arm to leech_p14s_swiglu's, then leech_p14s's), with 0-4 side
+ * warps (extra3 bits 16-18; an extra3 of -1, every feature off, becomes the
+ * side bits alone): 5 knob vectors in out, or 0 when there is no row. */
 int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS]);
 /* LEECHRT_TUNE (s: its value; NULL or "" = none): geometries that
  * lr_tuning_lookup returns ahead of the table, whatever the device, as

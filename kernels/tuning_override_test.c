@@ -55,7 +55,8 @@ static int test_override(void)
 
 /* tune_gemv --vary-side's candidates: the looked-up geometry with 0-4 side
  * warps, other knobs and extra3 bits kept; an extra3 of -1 becomes the side
- * bits alone; the SwiGLU arm falls back to leech_p14s's row; no row, none. */
+ * bits alone; the SwiGLU and 3-bit arms fall back as their getters do; no
+ * row, none. */
 static int test_side_candidates(void)
 {
     int c[5][LR_TUNE_KNOBS];
@@ -70,6 +71,18 @@ static int test_side_candidates(void)
     T_ASSERT(c[0][8] == -1 && c[1][8] == 65536 && c[4][8] == 4 << 16 && c[2][5] == -1, "extra3 -1: %d %d %d", c[0][8],
              c[1][8], c[4][8]);
     T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5121, c) == 0, "a shape with no row");
+    /* the 3-bit arms: their own row first, else Planes14S's, as their getters */
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3", 7168, 5120, c) == 5 && c[0][0] == 128, "leech_p14s3 fallback");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 34816, 5120, c) == 5 && c[2][8] == (3072 | 2 << 16),
+             "leech_p14s3_swiglu fallback");
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:7168x5120=128,1,2,1,1,-1,0,-1,-1,0;"
+                                                 "leech_p14s3:7168x5120=768,1,2,1,1,1,1,0,3072,0;"
+                                                 "leech_p14s_swiglu:34816x5120=704,1,2,1,1,1,0,0,3072,0;"
+                                                 "leech_p14s:34816x5120=768,1,2,1,1,1,0,0,265216,0"));
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3", 7168, 5120, c) == 5 && c[0][0] == 768, "leech_p14s3's own row");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 34816, 5120, c) == 5 && c[0][0] == 704,
+             "leech_p14s_swiglu's row before leech_p14s's");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 7168, 5121, c) == 0, "a shape with no row");
     T_OK(lr_tuning_override_set("LEECHRT_TUNE", NULL));
     return T_PASS;
 }

@@ -7,10 +7,12 @@
 #                                           (default 4) at a time (the whole suite took over 300 s
 #                                           there, mostly CPU-only codec tests)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
-#   tools/gpu/h200.sh tune-engine MODEL    the tuning table's geometry of each fused shape with 0-4
+#   tools/gpu/h200.sh tune-engine MODEL [p14s|p14s3]
+#                                           the tuning table's geometry of each fused shape with 0-4
 #                                           side warps, on the model's synthetic weights as a PDL
 #                                           chain, then the engine with the fastest per shape beside
-#                                           the table (CSVs in $OUT; nothing merged)
+#                                           the table (CSVs in $OUT; nothing merged); p14s3: the
+#                                           3-bit form's arms and rows
 #   tools/gpu/h200.sh profile ARM [MATRICES] [MODEL]
 #                                           Nsight Compute on the first launch (the verify launch)
 #                                           of the arm's kernel per matrix (default gateup,down of
@@ -115,12 +117,16 @@ case $cmd in
     # fused shape at the tuning table's geometry with 0-4 side warps on the model's own weights
     # as a PDL chain (40+ copies), the fastest per shape handed to the engine beside the table's
     # in one process. Nothing is merged: the engine's rows decide (docs/layouts.md).
-    model=${1:?tune-engine MODEL}
+    # FORM p14s3: the 3-bit form's arms (their rows, else Planes14S's geometry), and the engine
+    # with the picks as leech_p14s3 rows, which make the 3-bit form the shape's default layout.
+    model=${1:?tune-engine MODEL [p14s|p14s3]}
+    form=${2:-p14s}
+    case $form in p14s|p14s3) ;; *) echo "tune-engine: FORM is p14s or p14s3" >&2; exit 2 ;; esac
     M=/tmp/tune_engine_$model.lrt
     [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$model" -o "$M" || exit 1
     C=$OUT/tune_engine_$model.csv
-    "$B/bin/tune_gemv" --arm leech_p14s --models "$model" --matrices qkv,o,down --vary-side --model "$M" --pdl --csv "$C" | grep -v '^  '
-    "$B/bin/tune_gemv" --arm leech_p14s_swiglu --models "$model" --matrices gateup --vary-side --model "$M" --pdl --csv "$C" | grep -v '^  '
+    "$B/bin/tune_gemv" --arm "leech_$form" --models "$model" --matrices qkv,o,down --vary-side --model "$M" --pdl --csv "$C" | grep -v '^  '
+    "$B/bin/tune_gemv" --arm "leech_${form}_swiglu" --models "$model" --matrices gateup --vary-side --model "$M" --pdl --csv "$C" | grep -v '^  '
     # the fastest row per arm and shape as a LEECHRT_TUNE value (knob order; CSV columns 14-23)
     P=$(awk -F, 'NR>1 && $1 != "date" { k=$4 FS $7 FS $8; if (!(k in b) || $10 < b[k]) { b[k]=$10; v[k]=$4 ":" $7 "x" $8 "=" $14 "/" $15 "/" $16 "/" $19 "/" $17 "/" $18 "/" $20 "/" $21 "/" $22 "/" $23 } }
       END { s=""; for (k in v) { x=v[k]; sub(/@[^:]*/, "", x); s = s (s ? ";" : "") x }; print s }' "$C")
@@ -137,5 +143,5 @@ case $cmd in
         >"$OUT/ncu_${arm}_$m.csv" 2>"$OUT/ncu_${arm}_$m.log" || { echo "ncu failed on $arm $m" >&2; tail -5 "$OUT/ncu_${arm}_$m.log" >&2; }
       grep -E '"(Duration|DRAM Throughput|Achieved Occupancy|Issue Slots Busy|Eligible Warps Per Scheduler)"' "$OUT/ncu_${arm}_$m.csv" | awk -F'","' '{ gsub(/"/, "", $NF); print $(NF-2) " " $NF " " $(NF-1) }' | head -8
     done ;;
-  *) echo "usage: $0 build|test [FILTER]|gputest|run PROGRAM ARGS...|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]|tune-engine MODEL" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test [FILTER]|gputest|run PROGRAM ARGS...|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]|tune-engine MODEL [p14s|p14s3]" >&2; exit 2 ;;
 esac
