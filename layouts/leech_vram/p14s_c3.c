@@ -107,12 +107,15 @@ static int form_groups(void *p, int g0, int g1)
  * the part, invalid codes, exceptions on zeros or out of order) but does not
  * check that blocks are lattice points or that exceptions' values match:
  * lr_p14s_c3_form_ref does, and the tests hold the two byte for byte. */
+/* at[x + 64]: -1 for no such value, else the 3-bit code | AT_EXC (stored
+ * with an exception) | AT_MIR (or instead code 4 of the entry's mirror, in a
+ * block without a positive top) | AT_TOP (a positive top, code 4): one byte
+ * per value, so each coordinate reads one line of the map */
+enum { AT_EXC = 8, AT_MIR = 16, AT_TOP = 32 };
 typedef struct {
     int8_t val[2][8];  /* [exception][f16 code 0..7]: the signed value, or -128 */
-    int8_t code[129];  /* [x + 64]: the 3-bit code, -1 for no such value */
-    uint8_t exc[129];  /* [x + 64]: 1 when x is stored with an exception */
-    uint8_t mir[129];  /* [x + 64]: 1 when x is, instead, code 4 of the
-                          entry's mirror (in a block without a positive top) */
+    int8_t at[129];
+    int16_t mi;        /* the class's place among those with a top code, or -1 */
 } fast_map;
 
 static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, int mirrors, fast_map *m)
@@ -120,9 +123,8 @@ static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, int mi
     for (int c = 0; c < ncl; c++) {
         fast_map *f = &m[c];
         memset(f->val, -128, sizeof f->val);
-        memset(f->code, -1, sizeof f->code);
-        memset(f->exc, 0, sizeof f->exc);
-        memset(f->mir, 0, sizeof f->mir);
+        memset(f->at, -1, sizeof f->at);
+        f->mi = (int16_t)mirror_index(cl, c);
         int nz[LR_LEECH_MAX_VALS], nnz = 0;
         for (int j = 0; j < cl[c].nvals; j++)
             if (cl[c].vals[j]) nz[nnz++] = cl[c].vals[j];
@@ -139,10 +141,10 @@ static int fast_maps(const lr_p14s *L, const lr_leech_class *cl, int ncl, int mi
             for (int neg = 0; neg < 2; neg++) {
                 const int v = cl[c].vals[l], x = neg ? -v : v;
                 if (!v && neg) continue;
-                int code = l | neg << 2, e = 0, mir = 0;
-                if (l == 4 && !neg && top_code(&cl[c])) code = 4;
-                else if (l == 4) code = 3 | neg << 2, e = 1, mir = neg && mirrors && top_code(&cl[c]);
-                f->code[x + 64] = (int8_t)code, f->exc[x + 64] = (uint8_t)e, f->mir[x + 64] = (uint8_t)mir;
+                int at = l | neg << 2;
+                if (l == 4 && !neg && top_code(&cl[c])) at = 4 | AT_TOP;
+                else if (l == 4) at = 3 | neg << 2 | AT_EXC | (neg && mirrors && top_code(&cl[c]) ? AT_MIR : 0);
+                f->at[x + 64] = (int8_t)at;
             }
     }
     return LR_OK;
@@ -152,7 +154,7 @@ typedef struct {
     const lr_p14s *L;
     lr_p14s_c3 *F;
     const lr_leech_class *cl;
-    int ncl;
+    int nmir; /* classes with a top code */
     const fast_map *maps;
     lr_exc_list *lists;
 } fast_ctx;
@@ -216,7 +218,8 @@ static int fast_groups(void *p, int g0, int g1)
                 const float s = f32_at(c->F->tab + 16 * (size_t)e + 12);
                 lr_vram_exc ex[24];
                 size_t ne = 0;
-                int f16[24], val[24], pos_top = 0, neg_top = 0;
+                int f16[24], pos_top = 0;
+                uint32_t neg_tops = 0; /* coordinates a mirror would hold */
                 lr_p14s_kernel_block_codes(L->data, L->rows, L->cols, r, b, f16);
                 for (int k = 0; k < 24 && !rc; k++) {
                     const uint32_t col = (uint32_t)(24 * b + k);
@@ -225,31 +228,30 @@ static int fast_groups(void *p, int g0, int g1)
                     x += (uint32_t)has;
                     int v = f16c == LR_P14S_ZERO ? 0 : -128;
                     if (f16c < LR_P14S_ZERO && m) v = m->val[has][f16c];
-                    if (v == -128 || (has && f16c == LR_P14S_ZERO) || (!m && f16c != LR_P14S_ZERO) ||
-                        (m && m->code[v + 64] < 0)) {
+                    const int at = m && v != -128 ? m->at[v + 64] : 0;
+                    if (v == -128 || (has && f16c == LR_P14S_ZERO) || (!m && f16c != LR_P14S_ZERO) || at < 0) {
                         rc = LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d coordinate %d: code %d%s", r, b, k, f16c,
                                      has ? " with an exception" : "");
                         break;
                     }
-                    val[k] = v;
-                    if (m) pos_top |= v > 0 && m->code[v + 64] == 4, neg_top |= m->mir[v + 64];
-                }
-                /* the entry's mirror when the block's tops are all negative */
-                const int use_mirror = !rc && neg_top && !pos_top;
-                for (int k = 0; k < 24 && !rc && m; k++) {
-                    const int v = val[k];
-                    if (use_mirror && m->mir[v + 64]) {
-                        cb[(r % 16) * nb + b][k] = 4;
-                        continue;
-                    }
-                    cb[(r % 16) * nb + b][k] = (uint8_t)m->code[v + 64];
-                    if (m->exc[v + 64]) {
+                    cb[(r % 16) * nb + b][k] = (uint8_t)(at & 7);
+                    if (at & AT_EXC) {
                         const lr_leech_class *cc = &c->cl[cls];
-                        ex[ne].col = (uint32_t)(24 * b + k);
+                        ex[ne].col = col;
                         ex[ne++].dw = (float)((cc->vals[4] - cc->vals[3]) * (v < 0 ? -1 : 1)) * s;
                     }
+                    pos_top |= at & AT_TOP, neg_tops |= (uint32_t)(at >> 4 & 1) << k;
                 }
-                if (use_mirror) e = mirror_entry(L, c->cl, c->ncl, e / L->nent1, cls, gain);
+                /* the entry's mirror when the block's tops are all negative:
+                   they become code 4, and were its only exceptions (a class
+                   with a top code has no other) */
+                const int use_mirror = !rc && neg_tops && !pos_top;
+                if (use_mirror) {
+                    for (int k = 0; k < 24; k++)
+                        if (neg_tops >> k & 1) cb[(r % 16) * nb + b][k] = 4;
+                    ne = 0;
+                    e = L->nentries + ((e / L->nent1 * c->nmir + m->mi) << L->gain_bits) + gain; /* its mirror */
+                }
                 eb[(r % 16) * nb + b] = (uint16_t)e;
                 if (!rc && ne) rc = lr_exc_push(&c->lists[g], (uint32_t)r, ex, ne, "p14s_c3");
             }
@@ -321,7 +323,7 @@ int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
     if (!rc && !maps) rc = LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
     if (!rc && fast_maps(L, cl, ncl, F->nentries > L->nentries, maps)) rc = LR_FAIL(LR_EFORMAT, "p14s_c3: class maps for ball %d", L->max_shell);
     if (!rc) {
-        fast_ctx c = { L, F, cl, ncl, maps, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
+        fast_ctx c = { L, F, cl, mirror_count(cl, ncl), maps, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
         rc = form_run(L, nthreads, F, fast_groups, &c, c.lists);
     }
     free(maps);
