@@ -43,7 +43,8 @@ int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR
     int k[LR_TUNE_KNOBS], found = lr_tuning_lookup(arm, rows, cols, k);
     for (size_t i = 0; i < sizeof chain / sizeof chain[0] && !found; i++)
         if (!strcmp(arm, chain[i].arm))
-            for (int j = 0; j < 3 && chain[i].then[j] && !found; j++) found = lr_tuning_lookup(chain[i].then[j], rows, cols, k);
+            for (int j = 0; j < 3 && chain[i].then[j] && !found; j++)
+                found = lr_tuning_lookup(chain[i].then[j], rows, cols, k);
     if (!found) return 0;
     const int base = k[8] < 0 ? 0 : k[8] & ~(7 << 16);
     for (int s = 0; s <= 4; s++) {

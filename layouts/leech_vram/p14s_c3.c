@@ -79,7 +79,8 @@ static int form_groups(void *p, int g0, int g1)
                         while (lvl < cc->nvals && cc->vals[lvl] != a) lvl++;
                         if (lvl == cc->nvals) /* lr_p14s_get checked the class: unreachable */
                             return LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d block %d: |x| %d not in class %d", r, b, a, cls);
-                        if (lvl == 4 && top_code(cc) && (x[k] > 0) == !use_mirror) { /* code 4: +v4, or -v4 in a mirror */
+                        /* code 4: +v4, or -v4 in a mirror */
+                        if (lvl == 4 && top_code(cc) && (x[k] > 0) == !use_mirror) {
                             code[k] = 4;
                             continue;
                         }
@@ -321,7 +322,8 @@ int lr_p14s_c3_form(const lr_p14s *L, int nthreads, lr_p14s_c3 *F)
     int ncl, rc = form_begin(L, F, &cl, &ncl);
     fast_map *maps = rc ? NULL : malloc(sizeof *maps * (size_t)ncl);
     if (!rc && !maps) rc = LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
-    if (!rc && fast_maps(L, cl, ncl, F->nentries > L->nentries, maps)) rc = LR_FAIL(LR_EFORMAT, "p14s_c3: class maps for ball %d", L->max_shell);
+    if (!rc && fast_maps(L, cl, ncl, F->nentries > L->nentries, maps))
+        rc = LR_FAIL(LR_EFORMAT, "p14s_c3: class maps for ball %d", L->max_shell);
     if (!rc) {
         fast_ctx c = { L, F, cl, mirror_count(cl, ncl), maps, calloc((size_t)L->rg, sizeof(lr_exc_list)) };
         rc = form_run(L, nthreads, F, fast_groups, &c, c.lists);

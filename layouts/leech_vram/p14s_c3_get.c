@@ -26,7 +26,8 @@ int lr_p14s_c3_entry_class(const lr_p14s *L, const lr_p14s_c3 *F, int row, int b
         if (rc) return rc;
         const int per = mirror_count(cl, ncl) << L->gain_bits, j = e - L->nentries;
         if (!per || j / per != t)
-            return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): mirror entry %d is in another part's table", row, blk, e);
+            return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): mirror entry %d is in another part's table", row, blk,
+                           e);
         *cls = mirror_class(cl, ncl, (j % per) >> L->gain_bits);
         *gain = (j % per) & ((1 << L->gain_bits) - 1);
         *base = t * L->nent1 + 1 + (*cls << L->gain_bits) + *gain;
@@ -71,8 +72,8 @@ int lr_p14s_c3_get(const lr_p14s *L, const lr_p14s_c3 *F, int row, int blk, int8
     class_pool(cl, mirror, pool);
     static const uint8_t zero[8];
     const float s = f32_at(ent + 12);
-    if (memcmp(ent, pool, 8) || memcmp(ent + 8, zero, 4) || (cl && memcmp(ent + 12, L->tab + 16 * (size_t)base + 12, 4)) ||
-        (!cl && memcmp(ent + 12, zero, 4)))
+    if (memcmp(ent, pool, 8) || memcmp(ent + 8, zero, 4) ||
+        (cl && memcmp(ent + 12, L->tab + 16 * (size_t)base + 12, 4)) || (!cl && memcmp(ent + 12, zero, 4)))
         return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): class-table entry %d malformed", row, blk, e);
     const float *dw[24];
     if ((rc = lr_exc_block(F->exc_ptr, F->exc_col, F->exc_dw, F->nexc, row, blk, (uint32_t)(24 * L->nblk), dw,
