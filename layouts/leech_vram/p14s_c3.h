@@ -7,12 +7,14 @@
  * I8x's (level | sign << 2, a PRMT selector into the entry's 8-byte int8
  * pool: +v0..+v3 then -v0..-v3, v = the class's distinct |coordinates|
  * ascending, 0 included when present, zero-filled). A class with five values
- * (its largest appears once in every point): when 0 is one of them (15 of
- * the 16 at shell 12), pool byte 4 (the unused "-0") is +v4, so a positive
- * top is code 4, and a negative top is code 4 of the entry's *mirror*, the
- * same entry with -v4 in byte 4; otherwise (the sixteenth class, or a form
- * whose mirrors would not fit the 12-bit headers) the top is stored as v3
- * with an exception (column, dw = f32(sign (v4 - v3)) * s), as I8x does.
+ * (its largest, the top, appears once in every point at shell 12; class 314
+ * of shell 13 has two): when 0 is one of them (15 of the 16 at shell 12),
+ * pool byte 4 (the unused "-0") is +v4, so a positive top is code 4, and a
+ * block whose tops are all negative takes the entry's *mirror*, the same
+ * entry with -v4 in byte 4, where they are code 4; otherwise (the sixteenth
+ * class, a negative top beside a positive one, or a form whose mirrors would
+ * not fit the 12-bit headers) a top is stored as v3 with an exception
+ * (column, dw = f32(sign (v4 - v3)) * s), as I8x does.
  * No other coordinate needs one (int8 holds 9, 11, 13 exactly). Why the
  * mirrors: a negative top was an exception in 1.8 of 100 ball-drawn blocks,
  * 8 bytes each, 0.047 bits per weight; now almost none are left.
