@@ -401,6 +401,31 @@ static int dev_gemv_run(const lr_leech_dev *d, CUstream s, CUdeviceptr dx, CUdev
     return T_PASS;
 }
 
+/* One GEMV of d on fresh random x (seeded), its own stream and device
+ * buffers (the graph check reuses them): ny outputs into r->y. */
+typedef struct { float *x, *y; CUstream s; CUdeviceptr dx, dy; } dev_run;
+
+static int dev_run_random(const lr_leech_dev *d, int ny, uint64_t seed, dev_run *r)
+{
+    const int cols = lr_leech_dev_cols(d);
+    r->x = malloc(sizeof(float) * cols), r->y = malloc(sizeof(float) * ny);
+    T_ASSERT(r->x && r->y, "out of memory");
+    lr_rng g;
+    lr_rng_seed(&g, seed);
+    lr_fill_random(LR_E_F32, r->x, (size_t)cols, &g, 1.0);
+    T_OK(lr_cu_stream_create(&r->s));
+    T_OK(lr_cu_alloc(&r->dx, sizeof(float) * cols));
+    T_OK(lr_cu_alloc(&r->dy, sizeof(float) * ny));
+    return dev_gemv_run(d, r->s, r->dx, r->dy, r->x, r->y, ny);
+}
+
+static void dev_run_free(dev_run *r)
+{
+    lr_cu_free(r->dx), lr_cu_free(r->dy);
+    lr_cu_stream_destroy(r->s);
+    free(r->x), free(r->y);
+}
+
 static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0, int graph, int layout)
 {
     lr_leech_dev *d;
@@ -414,32 +439,26 @@ static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0
     /* at least the codes: 4 bits per weight, 3 in the 3-bit form */
     const size_t code_bits = layout == LR_LEECH_DEV_P14S3 ? 3 : 4;
     T_ASSERT(lr_leech_dev_bytes(d) >= (size_t)rows * cols * code_bits / 8, "bytes %zu", lr_leech_dev_bytes(d));
-    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows), *y2 = malloc(sizeof(float) * rows);
-    lr_rng g;
-    lr_rng_seed(&g, 91);
-    lr_fill_random(LR_E_F32, x, (size_t)cols, &g, 1.0);
-    CUdeviceptr dx, dy;
-    CUstream s;
-    T_OK(lr_cu_stream_create(&s));
-    T_OK(lr_cu_alloc(&dx, sizeof(float) * cols));
-    T_OK(lr_cu_alloc(&dy, sizeof(float) * rows));
-    T_OK(dev_gemv_run(d, s, dx, dy, x, y, rows));
-    int rc = check_y(W, rows, cols, x, y, DENSE_TOL, what);
+    dev_run r;
+    T_OK(dev_run_random(d, rows, 91, &r));
+    int rc = check_y(W, rows, cols, r.x, r.y, DENSE_TOL, what);
     if (!rc && graph) {
+        float *y2 = malloc(sizeof(float) * rows);
         CUgraphExec ge;
-        T_OK(lr_cu_memset8(dy, 0xff, sizeof(float) * rows));
-        T_OK(lr_cu_graph_begin(s));
-        T_OK(lr_leech_dev_gemv(d, dx, dy, s));
-        T_OK(lr_cu_graph_end(s, &ge));
-        T_OK(lr_cu_graph_launch(ge, s));
-        T_OK(lr_cu_stream_sync(s));
-        T_OK(lr_cu_d2h(y2, dy, sizeof(float) * rows));
-        T_ASSERT(!memcmp(y, y2, sizeof(float) * rows), "graph launch differs");
+        T_ASSERT(y2, "out of memory");
+        T_OK(lr_cu_memset8(r.dy, 0xff, sizeof(float) * rows));
+        T_OK(lr_cu_graph_begin(r.s));
+        T_OK(lr_leech_dev_gemv(d, r.dx, r.dy, r.s));
+        T_OK(lr_cu_graph_end(r.s, &ge));
+        T_OK(lr_cu_graph_launch(ge, r.s));
+        T_OK(lr_cu_stream_sync(r.s));
+        T_OK(lr_cu_d2h(y2, r.dy, sizeof(float) * rows));
+        T_ASSERT(!memcmp(r.y, y2, sizeof(float) * rows), "graph launch differs");
         lr_cu_graph_destroy(ge);
+        free(y2);
     }
-    lr_cu_free(dx), lr_cu_free(dy);
-    lr_cu_stream_destroy(s);
-    free(x), free(y), free(y2), free(W);
+    dev_run_free(&r);
+    free(W);
     lr_leech_dev_free(d);
     return rc;
 }
@@ -462,16 +481,9 @@ static int gpu_swiglu_on(const lr_tensor_view *const gu[2], int layout)
     int rows, cols = lr_leech_dev_cols(d), n = (int)gu[0]->rows;
     double *W = dense_of(gu, 2, &rows);
     T_ASSERT(W && rows == 2 * n && rows == lr_leech_dev_rows(d), "rows");
-    float *x = malloc(sizeof(float) * cols), *h = malloc(sizeof(float) * n);
-    lr_rng g;
-    lr_rng_seed(&g, 93);
-    lr_fill_random(LR_E_F32, x, (size_t)cols, &g, 1.0);
-    CUdeviceptr dx, dh;
-    CUstream s;
-    T_OK(lr_cu_stream_create(&s));
-    T_OK(lr_cu_alloc(&dx, sizeof(float) * cols));
-    T_OK(lr_cu_alloc(&dh, sizeof(float) * n));
-    T_OK(dev_gemv_run(d, s, dx, dh, x, h, n));
+    dev_run r;
+    T_OK(dev_run_random(d, n, 93, &r));
+    const float *x = r.x, *h = r.y;
     double worst = 0;
     for (int i = 0; i < n; i++) {
         double a = 0, ma = 0, b = 0, mb = 0;
@@ -488,9 +500,8 @@ static int gpu_swiglu_on(const lr_tensor_view *const gu[2], int layout)
                  i, n, h[i], want, e);
     }
     printf("    SwiGLU pair (%s): %d x %d, worst %.2e of the bound\n", lr_leech_dev_layout_name(layout), rows, cols, worst);
-    lr_cu_free(dx), lr_cu_free(dh);
-    lr_cu_stream_destroy(s);
-    free(x), free(h), free(W);
+    dev_run_free(&r);
+    free(W);
     lr_leech_dev_free(d);
     return T_PASS;
 }
