@@ -146,12 +146,26 @@ static int test_bench_gemv_layer_fused_alone(void)
     return T_PASS;
 }
 
+/* The GPU machine's script refuses a form of tune-engine it does not know
+ * before it builds or runs anything (its OUT in a temporary folder). */
+static int test_h200_tune_engine_form(void)
+{
+    char err[4096], out[] = "/tmp/lrh200.XXXXXX";
+    T_ASSERT(mkdtemp(out), "mkdtemp");
+    setenv("OUT", out, 1);
+    int rc = run("../../tools/gpu/h200.sh", "tune-engine 8B p14x", err, sizeof err);
+    unsetenv("OUT");
+    rmdir(out);
+    T_ASSERT(rc == 2 && strstr(err, "FORM is p14s or p14s3"), "tune-engine 8B p14x: exit %d, %s", rc, err);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
     char *slash = strrchr(g_bin, '/');
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
-                                    T_CASE(test_bench_gemv_layer_fused_alone) };
+                                    T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
