@@ -27,8 +27,7 @@ typedef struct lr_leech_geom {
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */
     int prefetch; /* 0: none; 1: the next super-chunk's loads issued into registers before
                      decoding this one; k >= 2 (Planes14): a k-stage cp.async ring per warp
-                     in shared memory; Planes14S: 2 = two segments ahead in registers (with
-                     bal, the round-robin walk only: three buffers taking turns) */
+                     in shared memory; Planes14S: 2 = two segments ahead in registers */
     int xq;       /* I8x only: 1 = x arrives quantized (gemv_leech_i8_xq first) */
     int tabg;     /* Planes14 only: 1 = class table read from global memory through L1,
                      0 = staged in shared memory */
@@ -50,7 +49,7 @@ typedef struct lr_leech_geom {
                      instead of SHF (ALU) */
     int bal;      /* Planes14S: 1 = balanced split, one CTA per SM (persist 1): each CTA
                      a contiguous range of row groups, each warp an equal contiguous run
-                     of its segments (rg 1, prefetch 1 or with ilv 2, no groups, no xw); 2 = the same
+                     of its segments (rg 1, prefetch 1, no groups, no xw); 2 = the same
                      over segments: a row group may be split between two neighbouring
                      CTAs, finished by whichever ends second (every SM the same work) */
     int ilv;      /* Planes14S with bal: 1 = the CTA's segments dealt round-robin to its

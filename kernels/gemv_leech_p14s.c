@@ -329,12 +329,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     /* groups stage x in the prologue (the template's rule) */
     if (groups > 1) geom.xw = 0;
     if (geom.bal < 0 || geom.bal > 2) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s bal=%d", geom.bal);
-    /* (two segments ahead: the round-robin walk only, templates/gemv_leech_p14s.cu) */
-    if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch < 1 || (geom.prefetch == 2 && !geom.ilv)))
-        return LR_FAIL(LR_EINVAL,
-                       "gemv_leech_p14s bal needs rg 1, prefetch 1 (2 with ilv) and no groups (rg=%d prefetch=%d groups=%d "
-                       "ilv=%d)",
-                       geom.rg, geom.prefetch, geom.groups, geom.ilv);
+    if (geom.bal && (groups > 1 || geom.rg != 1 || geom.prefetch != 1))
+        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s bal needs rg 1, prefetch 1 and no groups (rg=%d prefetch=%d groups=%d)",
+                       geom.rg, geom.prefetch, geom.groups);
     if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);

@@ -146,7 +146,6 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 c3=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=1266 prefetch=2 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
@@ -282,8 +281,8 @@
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
-#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH == 0 || (LR_PREFETCH == 2 && !LR_ILV) || LR_XW)
-#error "LR_BAL: one row group per segment, one segment ahead (two: LR_ILV only), x staged in the prologue"
+#if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW)
+#error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
 #endif
 #if LR_EARLY < 0 || LR_EARLY > 2
 #error "LR_EARLY: 0 (wait first), 1 (first segments and table loop before the wait), 2 (the table by cp.async)"
@@ -809,11 +808,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_PREFETCH == 2
     seg_regs n1[LR_RG];
     int pb = b, psc = sc; // the position of the segment loaded last
-#if LR_BAL
-    psc += WARPS, pb += psc / SC, psc %= SC; // (the round-robin walk's next)
-#else
     advance(pb, psc);
-#endif
     load_all(n1, pb, psc);
 #endif
 #if LR_EARLY
@@ -1012,62 +1007,35 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
         seg_regs nxt[LR_RG];
-        // the warp leaves row group b: its partial into the group's slot
-        auto leave = [&]() {
-#if LR_LOADONLY
-            const u32 tb = lr_warp_sum_u32(bits[0]);
-            if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
-            bits[0] = 0;
-#else
-            const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
-            yacc[0][0] = yacc[0][1] = 0.f;
-            if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
-#endif
-        };
-#if LR_ILV && LR_PREFETCH == 2
-        // Two segments ahead: three buffers that take turns (cur, n1, nxt)
-        // through a step unrolled three times, so that no segment is copied
-        // between registers (a loop with copies compiled to 224 instructions
-        // per segment against 179). A step decodes D, the warp's segment at
-        // t, and loads into N the one two steps later.
-        int t = t0;
-        auto step = [&](seg_regs(&D)[LR_RG], seg_regs(&N)[LR_RG]) {
-            int nsc = sc + WARPS;
-            const int nb = b + nsc / SC;
-            nsc %= SC;
-            const int qsc = nsc + WARPS;
-            load_all(N, nb + qsc / SC, qsc % SC);
-            decode(D, sc);
-            if (nb != b || t + WARPS >= off + bS) leave();
-            b = nb, sc = nsc, t += WARPS;
-            return t < off + bS;
-        };
-        if (t < off + bS)
-            for (;;) {
-                if (!step(cur, nxt) || !step(n1, cur) || !step(nxt, n1)) break;
-            }
-#elif LR_ILV
+#if LR_ILV
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS;
             const int nb = b + nsc / SC;
             nsc %= SC;
             load_all(nxt, nb, nsc);
             decode(cur, sc);
-            if (nb != b || t + WARPS >= off + bS) leave(); // the warp leaves row group b
-            cur[0] = nxt[0];
-            b = nb, sc = nsc;
-        }
+            if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
 #else
         for (int t = t0; t < t1; t++) {
             int nb = b, nsc = sc + 1;
             if (nsc == SC) nsc = 0, nb++;
             load_all(nxt, nb, nsc);
             decode(cur, sc);
-            if (nsc == 0 || t + 1 == t1) leave(); // the run leaves row group b
+            if (nsc == 0 || t + 1 == t1) { // the run leaves row group b
+#endif
+#if LR_LOADONLY
+                const u32 tb = lr_warp_sum_u32(bits[0]);
+                if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
+                bits[0] = 0;
+#else
+                const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
+                yacc[0][0] = yacc[0][1] = 0.f;
+                if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
+#endif
+            }
             cur[0] = nxt[0];
             b = nb, sc = nsc;
         }
-#endif
         CTA_SYNC();
         // row i of the CTA's rows: the partials of the warps whose runs
         // touched its row group j, in warp order
