@@ -31,7 +31,7 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
     return 0;
 }
 
-int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS])
+int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS], int *now)
 {
     /* the rows the geometry getters fall back to, in their order
        (kernels/gemv_leech_p14s.c): the 3-bit arms on Planes14S's */
@@ -51,5 +51,7 @@ int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR
         memcpy(out[s], k, sizeof k);
         out[s][8] = s ? base | s << 16 : k[8] < 0 ? -1 : base;
     }
+    const int side = k[8] < 0 ? 0 : k[8] >> 16 & 7;
+    if (now) *now = side <= 4 ? side : -1; /* more side warps than a candidate has: none is it */
     return 5;
 }

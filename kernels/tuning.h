@@ -27,8 +27,10 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
  * SwiGLU arm to leech_p14s's row; leech_p14s3 to leech_p14s's; the 3-bit
  * SwiGLU arm to leech_p14s_swiglu's, then leech_p14s's), with 0-4 side
  * warps (extra3 bits 16-18; an extra3 of -1, every feature off, becomes the
- * side bits alone): 5 knob vectors in out, or 0 when there is no row. */
-int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS]);
+ * side bits alone): 5 knob vectors in out, or 0 when there is no row. *now
+ * (when not NULL): the index of the vector that is the looked-up geometry
+ * itself, the one the engine runs today (-1 if none is). */
+int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS], int *now);
 /* LEECHRT_TUNE (s: its value; NULL or "" = none): geometries that
  * lr_tuning_lookup returns ahead of the table, whatever the device, as
  * "ARM:ROWSxCOLS=K1,...,K10" entries separated by ';' (the table's knob

@@ -59,30 +59,36 @@ static int test_override(void)
  * row, none. */
 static int test_side_candidates(void)
 {
-    int c[5][LR_TUNE_KNOBS];
+    int c[5][LR_TUNE_KNOBS], now = -2;
     T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:34816x5120=768,1,2,1,1,1,0,0,265216,0;"
                                                  "leech_p14s:7168x5120=128,1,2,1,1,-1,0,-1,-1,0"));
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s_swiglu", 34816, 5120, c) == 5, "no fallback to leech_p14s's row");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s_swiglu", 34816, 5120, c, &now) == 5 && now == 4, "no fallback to leech_p14s's row");
     for (int s = 0; s < 5; s++) {
         T_ASSERT(c[s][8] == (3072 | s << 16), "side %d: extra3 %d", s, c[s][8]);
         T_ASSERT(c[s][0] == 768 && c[s][2] == 2 && c[s][9] == 0, "side %d: other knobs changed", s);
     }
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5120, c) == 5, "q|k|v row");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5120, c, &now) == 5 && now == 0, "q|k|v row");
     T_ASSERT(c[0][8] == -1 && c[1][8] == 65536 && c[4][8] == 4 << 16 && c[2][5] == -1, "extra3 -1: %d %d %d", c[0][8],
              c[1][8], c[4][8]);
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5121, c) == 0, "a shape with no row");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 7168, 5121, c, NULL) == 0, "a shape with no row");
+    /* side bits past the candidates' 0-4: none of them is the geometry in use */
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:5120x5120=672,1,2,1,1,1,1,0,331800,0"));
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s", 5120, 5120, c, &now) == 5 && now == -1 && c[4][8] == (4120 | 4 << 16),
+             "side bits 5: now %d", now);
+    T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:34816x5120=768,1,2,1,1,1,0,0,265216,0;"
+                                                 "leech_p14s:7168x5120=128,1,2,1,1,-1,0,-1,-1,0"));
     /* the 3-bit arms: their own row first, else Planes14S's, as their getters */
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s3", 7168, 5120, c) == 5 && c[0][0] == 128, "leech_p14s3 fallback");
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 34816, 5120, c) == 5 && c[2][8] == (3072 | 2 << 16),
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3", 7168, 5120, c, NULL) == 5 && c[0][0] == 128, "leech_p14s3 fallback");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 34816, 5120, c, &now) == 5 && now == 4 && c[2][8] == (3072 | 2 << 16),
              "leech_p14s3_swiglu fallback");
     T_OK(lr_tuning_override_set("LEECHRT_TUNE", "leech_p14s:7168x5120=128,1,2,1,1,-1,0,-1,-1,0;"
                                                  "leech_p14s3:7168x5120=768,1,2,1,1,1,1,0,3072,0;"
                                                  "leech_p14s_swiglu:34816x5120=704,1,2,1,1,1,0,0,3072,0;"
                                                  "leech_p14s:34816x5120=768,1,2,1,1,1,0,0,265216,0"));
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s3", 7168, 5120, c) == 5 && c[0][0] == 768, "leech_p14s3's own row");
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 34816, 5120, c) == 5 && c[0][0] == 704,
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3", 7168, 5120, c, &now) == 5 && c[0][0] == 768 && now == 0, "leech_p14s3's own row");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 34816, 5120, c, &now) == 5 && c[0][0] == 704 && now == 0,
              "leech_p14s_swiglu's row before leech_p14s's");
-    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 7168, 5121, c) == 0, "a shape with no row");
+    T_ASSERT(lr_tuning_side_candidates("leech_p14s3_swiglu", 7168, 5121, c, NULL) == 0, "a shape with no row");
     T_OK(lr_tuning_override_set("LEECHRT_TUNE", NULL));
     return T_PASS;
 }

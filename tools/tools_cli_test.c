@@ -160,12 +160,94 @@ static int test_h200_tune_engine_form(void)
     return T_PASS;
 }
 
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static size_t read_text(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[k] = 0;
+    if (f) fclose(f);
+    return k;
+}
+
+/* tools/gpu/engine_rows.sh: the engine's step decides which sweep rows reach the
+ * table. The fastest variant's rows (exit 0), the table itself (header only,
+ * exit 3), an entry with no sweep row (nothing written, exit 1), a missing file. */
+static int test_engine_rows(void)
+{
+    char d[] = "/tmp/lrrows.XXXXXX", e[300], w[300], o[300], er[300], cmd[2000], out[4096], err[4096];
+    T_ASSERT(mkdtemp(d), "mkdtemp");
+    snprintf(e, sizeof e, "%s/engine.csv", d), snprintf(w, sizeof w, "%s/sweep.csv", d);
+    snprintf(o, sizeof o, "%s/out", d), snprintf(er, sizeof er, "%s/err", d);
+    static const char sweep[] =
+        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,threads,rpw,"
+        "unroll,extra0,extra1,tile,minb,extra2,extra3,extra4\n"
+        "d,c,H,leech_p14s3@model@pdl,8B,qkv,6144,4096,3.6,6.70,,,1e-08,672,1,2,1,1,1,1,0,200728,0\n"
+        "d,c,H,leech_p14s3@model@pdl,8B,qkv,6144,4096,3.6,6.60,,,1e-08,672,1,2,1,1,1,1,0,4120,0\n"
+        "d,c,H,leech_p14s3_swiglu@model@pdl,8B,gateup,24576,4096,3.6,18.6,,,1e-08,768,1,2,1,1,1,0,0,268800,0\n";
+    static const char *const engine[] = {
+        /* the slower chain pick loses in the engine: the first variant's two rows */
+        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant\n"
+        "d,c,H,engine_leech,8B,step,,,,2117,,,,472.4,\"LEECHRT_TUNE=-\"\n"
+        "d,c,H,engine_leech,8B,gemv_qkv,,,,234,,,,,\"LEECHRT_TUNE=-\"\n"
+        "d,c,H,engine_leech,8B,step,,,,2033,,,,491.8,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/200728/0;"
+        "leech_p14s3_swiglu:24576x4096=768/1/2/1/1/1/0/0/268800/0\"\n"
+        "d,c,H,engine_leech,8B,step,,,,2061,,,,485.2,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/4120/0\"\n",
+        /* the table wins */
+        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant\n"
+        "d,c,H,engine_leech,8B,step,,,,2117,,,,492.4,\"LEECHRT_TUNE=-\"\n"
+        "d,c,H,engine_leech,8B,step,,,,2061,,,,485.2,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/4120/0\"\n",
+        /* the winner names a geometry the sweep never timed */
+        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant\n"
+        "d,c,H,engine_leech,8B,step,,,,2117,,,,472.4,\"LEECHRT_TUNE=-\"\n"
+        "d,c,H,engine_leech,8B,step,,,,2061,,,,495.0,\"LEECHRT_TUNE=leech_p14s3:6144x4096=640/1/2/1/1/1/1/0/4120/0\"\n",
+        /* rows of two layouts are not compared */
+        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant\n"
+        "d,c,H,engine_leech,8B,step,,,,2117,,,,472.4,\"LEECHRT_TUNE=-\"\n"
+        "d,c,H,engine_leech_p14s,8B,step,,,,2061,,,,495.0,\"LEECHRT_TUNE=-\"\n",
+    };
+    const int want_rc[] = { 0, 3, 1, 1 }, want_rows[] = { 2, 0, 0, 0 };
+    int ok = write_text(w, sweep) == 0;
+    for (int i = 0; i < 4 && ok; i++) {
+        T_ASSERT(write_text(e, engine[i]) == 0, "write %s", e);
+        snprintf(cmd, sizeof cmd, "%s/../../tools/gpu/engine_rows.sh %s %s >%s 2>%s", g_bin, e, w, o, er);
+        int st = system(cmd), rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        read_text(o, out, sizeof out), read_text(er, err, sizeof err);
+        int lines = 0;
+        for (const char *p = out; *p; p++) lines += *p == '\n';
+        T_ASSERT(rc == want_rc[i], "case %d: exit %d, want %d: %s", i, rc, want_rc[i], err);
+        if (rc == 1) {
+            T_ASSERT(!out[0], "case %d: wrote output although it failed: %s", i, out);
+            T_ASSERT(i != 2 || strstr(err, "no sweep row for leech_p14s3:6144x4096=640/"), "case 2: %s", err);
+        } else {
+            T_ASSERT(!strncmp(out, "date,commit,", 12) && lines == 1 + want_rows[i], "case %d: %d lines: %s", i, lines, out);
+        }
+        if (i == 0) T_ASSERT(strstr(out, ",200728,0\n") && strstr(out, ",268800,0\n") && !strstr(out, ",4120,0\n"),
+                             "case 0: not the winner's rows: %s", out);
+    }
+    snprintf(cmd, sizeof cmd, "%s/../../tools/gpu/engine_rows.sh %s/none.csv %s >%s 2>%s", g_bin, d, w, o, er);
+    int st = system(cmd);
+    read_text(er, err, sizeof err);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1 && strstr(err, "none.csv"), "a missing file: %s", err);
+    unlink(e), unlink(w), unlink(o), unlink(er), rmdir(d);
+    T_ASSERT(ok, "write %s", w);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
     char *slash = strrchr(g_bin, '/');
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
-                                    T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form) };
+                                    T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form),
+                                    T_CASE(test_engine_rows) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

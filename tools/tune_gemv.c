@@ -226,8 +226,18 @@ int main(int argc, char **argv)
              * table's geometry with 0-4 side warps */
             int nc = 0;
             if (vary_side) {
-                nc = lr_tuning_side_candidates(arm->name, R[k], C[k], cand);
+                int now;
+                nc = lr_tuning_side_candidates(arm->name, R[k], C[k], cand, &now);
                 if (!nc) { printf("  %s %s %dx%d: no tuning-table row to vary\n", model, names[k], R[k], C[k]); continue; }
+                /* the geometry in use as a LEECHRT_TUNE entry, and whether it is the arm's own
+                   row or another arm's it falls back to: tune-engine hands fallbacks to the
+                   engine as the arm's own rows (for the 3-bit arms, the form made the default) */
+                if (now >= 0) {
+                    const int *g = cand[now];
+                    int own[LR_TUNE_KNOBS];
+                    printf("now %s:%dx%d=%d/%d/%d/%d/%d/%d/%d/%d/%d/%d %s\n", arm->name, R[k], C[k], g[0], g[1], g[2], g[3],
+                           g[4], g[5], g[6], g[7], g[8], g[9], lr_tuning_lookup(arm->name, R[k], C[k], own) ? "own" : "fallback");
+                }
             } else {
                 for (int a = 0; a < nth; a++) for (int b = 0; b < nrp; b++) for (int c = 0; c < nun; c++)
                 for (int e = 0; e < ne0; e++) for (int f = 0; f < ne1; f++) for (int h = 0; h < ntl; h++)

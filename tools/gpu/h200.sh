@@ -11,8 +11,9 @@
 #                                           the tuning table's geometry of each fused shape with 0-4
 #                                           side warps, on the model's synthetic weights as a PDL
 #                                           chain, then the engine with the fastest per shape beside
-#                                           the table (CSVs in $OUT; nothing merged); p14s3: the
-#                                           3-bit form's arms and rows
+#                                           the table; the step's tok/s picks the rows
+#                                           ($OUT/tune_engine_MODEL_rows.csv, for tune_gemv
+#                                           --from-csv; nothing merged); p14s3: the 3-bit form
 #   tools/gpu/h200.sh profile ARM [MATRICES] [MODEL]
 #                                           Nsight Compute on the first launch (the verify launch)
 #                                           of the arm's kernel per matrix (default gateup,down of
@@ -116,23 +117,42 @@ case $cmd in
     # the twentieth session's engine-faithful sweep for one model: its synthetic artifact, every
     # fused shape at the tuning table's geometry with 0-4 side warps on the model's own weights
     # as a PDL chain (40+ copies), the fastest per shape handed to the engine beside the table's
-    # in one process. Nothing is merged: the engine's rows decide (docs/layouts.md).
-    # FORM p14s3: the 3-bit form's arms (their rows, else Planes14S's geometry), and the engine
-    # with the picks as leech_p14s3 rows, which make the 3-bit form the shape's default layout.
+    # in one process. The step's tok/s decides (tools/gpu/engine_rows.sh): the winning variant's
+    # sweep rows land in $OUT/tune_engine_MODEL_rows.csv, ready for tune_gemv --from-csv.
+    # FORM p14s3: the 3-bit form's arms (their rows, else Planes14S's geometry; gate|up's shape
+    # on the plain arm too, whose row makes the form the shape's default layout), and the engine
+    # at its default layout with three variants: the table, the geometry in use now as 3-bit
+    # rows (when a shape has none yet), the chain's fastest.
     model=${1:?tune-engine MODEL [p14s|p14s3]}
     form=${2:-p14s}
-    case $form in p14s|p14s3) ;; *) echo "tune-engine: FORM is p14s or p14s3" >&2; exit 2 ;; esac
+    case $form in
+      p14s) mats=qkv,o,down layout=planes14s ;;
+      p14s3) mats=qkv,o,down,gateup layout=default ;;
+      *) echo "tune-engine: FORM is p14s or p14s3" >&2; exit 2 ;;
+    esac
     M=/tmp/tune_engine_$model.lrt
     [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$model" -o "$M" || exit 1
-    C=$OUT/tune_engine_$model.csv
-    "$B/bin/tune_gemv" --arm "leech_$form" --models "$model" --matrices qkv,o,down --vary-side --model "$M" --pdl --csv "$C" | grep -v '^  '
-    "$B/bin/tune_gemv" --arm "leech_${form}_swiglu" --models "$model" --matrices gateup --vary-side --model "$M" --pdl --csv "$C" | grep -v '^  '
+    C=$OUT/tune_engine_$model.csv T=$OUT/tune_engine_$model.log E=$OUT/engine_tune_$model.csv
+    "$B/bin/tune_gemv" --arm "leech_$form" --models "$model" --matrices "$mats" --vary-side --model "$M" --pdl --csv "$C" > "$T"
+    "$B/bin/tune_gemv" --arm "leech_${form}_swiglu" --models "$model" --matrices gateup --vary-side --model "$M" --pdl --csv "$C" >> "$T"
+    grep -v '^  ' "$T"
+    # the geometry in use, when some shape still falls back to another arm's row
+    NOW=$(awk '$1 == "now" { s = s (s ? ";" : "") $2; if ($3 == "fallback") f = 1 } END { if (f) print s }' "$T")
     # the fastest row per arm and shape as a LEECHRT_TUNE value (knob order; CSV columns 14-23)
     P=$(awk -F, 'NR>1 && $1 != "date" { k=$4 FS $7 FS $8; if (!(k in b) || $10 < b[k]) { b[k]=$10; v[k]=$4 ":" $7 "x" $8 "=" $14 "/" $15 "/" $16 "/" $19 "/" $17 "/" $18 "/" $20 "/" $21 "/" $22 "/" $23 } }
       END { s=""; for (k in v) { x=v[k]; sub(/@[^:]*/, "", x); s = s (s ? ";" : "") x }; print s }' "$C")
+    echo "now: ${NOW:-none needed, every shape has a row of its arm}"
     echo "picked: $P"
-    "$B/bin/bench_engine" -m "$M" -n 64 --env "LEECHRT_TUNE=-,$P" --csv "$OUT/engine_tune_$model.csv" > "$OUT/engine_tune_$model.log" 2>&1
+    "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layout" --env "LEECHRT_TUNE=-${NOW:+,$NOW},$P" --csv "$E" > "$OUT/engine_tune_$model.log" 2>&1
     grep -E '^--|tok/s' "$OUT/engine_tune_$model.log"
+    R=$OUT/tune_engine_${model}_rows.csv
+    tools/gpu/engine_rows.sh "$E" "$C" > "$R.tmp"
+    case $? in
+      0) mv "$R.tmp" "$R"
+         echo "merge: tune_gemv --arm leech_$form[_swiglu] --model x --pdl --from-csv $R --table kernels/tuning_table.c" ;;
+      3) rm -f "$R.tmp" ;;
+      *) rm -f "$R.tmp"; echo "tune-engine: no rows to merge" >&2 ;;
+    esac
     rm -f "$M" ;;
   profile)
     arm=$1; mats=${2:-gateup,down}; model=${3:-14B}
