@@ -57,7 +57,8 @@ static void usage(FILE *f)
                "  --reps N          graph replays per timing (default 10)\n"
                "  --vary-side       Planes14S arms: instead of the lists above, the tuning table's geometry\n"
                "                    for each shape with 0-4 side warps (the engine's sweep: with --model\n"
-               "                    and --pdl; tools/gpu/h200.sh tune-engine)\n"
+               "                    and --pdl; tools/gpu/h200.sh tune-engine); prints the geometry in\n"
+               "                    use as \"now ARM:RxC=KNOBS own|fallback\" (fallback: another arm's row)\n"
                "  --copies N        distinct weight copies the timing rotates through (default: at least\n"
                "                    40, like an engine's layers, and 4x the L2 in all; at most 64)\n"
                "  -h, --help\n");

@@ -133,6 +133,7 @@ case $cmd in
     M=/tmp/tune_engine_$model.lrt
     [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$model" -o "$M" || exit 1
     C=$OUT/tune_engine_$model.csv T=$OUT/tune_engine_$model.log E=$OUT/engine_tune_$model.csv
+    rm -f "$C" "$E" # one sweep and one engine run: engine_rows.sh reads them whole
     "$B/bin/tune_gemv" --arm "leech_$form" --models "$model" --matrices "$mats" --vary-side --model "$M" --pdl --csv "$C" > "$T"
     "$B/bin/tune_gemv" --arm "leech_${form}_swiglu" --models "$model" --matrices gateup --vary-side --model "$M" --pdl --csv "$C" >> "$T"
     grep -v '^  ' "$T"
