@@ -135,7 +135,10 @@
 // prefetch per CTA and step of the round-robin walk's segments 1-8 steps
 // ahead (3-bit form, 14B layer 63.46 -> 65.53 / 64.51 us at 1 / 2 steps, its
 // loads-only control slower too; engine 316.5 -> 312.5 / 301.7 tok/s at 2 /
-// 4).
+// 4). Also removed (96d58a4, verified bit-identical): the round-robin walk
+// two segments ahead in three register buffers taking turns (3-bit form,
+// 14B gate|up 27.1-28.8 -> 32.4-33.4 us at 512-768 threads, down 16.0-16.6
+// -> 19.1-20.7, q|k|v 9.4-9.6 -> 11.0-11.6).
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1
