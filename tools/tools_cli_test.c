@@ -146,8 +146,9 @@ static int test_bench_gemv_layer_fused_alone(void)
     return T_PASS;
 }
 
-/* The GPU machine's script refuses a form of tune-engine it does not know
- * before it builds or runs anything (its OUT in a temporary folder). */
+/* The GPU machine's script refuses a form of tune-engine, or a model of
+ * engine, it does not know before it builds or runs anything (its OUT in a
+ * temporary folder). */
 static int test_h200_tune_engine_form(void)
 {
     char err[4096], out[] = "/tmp/lrh200.XXXXXX";
@@ -157,6 +158,13 @@ static int test_h200_tune_engine_form(void)
     unsetenv("OUT");
     rmdir(out);
     T_ASSERT(rc == 2 && strstr(err, "FORM is p14s or p14s3"), "tune-engine 8B p14x: exit %d, %s", rc, err);
+    /* engine checks every model name before the first artifact is written */
+    T_ASSERT(mkdtemp(strcpy(out, "/tmp/lrh200.XXXXXX")), "mkdtemp");
+    setenv("OUT", out, 1);
+    rc = run("../../tools/gpu/h200.sh", "engine 8B,7B", err, sizeof err);
+    unsetenv("OUT");
+    rmdir(out);
+    T_ASSERT(rc == 2 && strstr(err, "not 7B"), "engine 8B,7B: exit %d, %s", rc, err);
     return T_PASS;
 }
 

@@ -7,6 +7,9 @@
 #                                           (default 4) at a time (the whole suite took over 300 s
 #                                           there, mostly CPU-only codec tests)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
+#   tools/gpu/h200.sh engine [MODELS] [LAYOUTS]
+#                                           the decode benchmark (default 4B,8B,14B,32B at
+#                                           default,planes14s) into $OUT/h200_engine.csv
 #   tools/gpu/h200.sh tune-engine MODEL [p14s|p14s3]
 #                                           the tuning table's geometry of each fused shape with 0-4
 #                                           side warps, on the model's synthetic weights as a PDL
@@ -77,6 +80,20 @@ case $cmd in
     done
     rm -rf "$L"
     echo "$P passed, $F failed, $S skipped" ;;
+  engine)
+    # README's decode table: each model's synthetic artifact (written once per machine, in
+    # /tmp), bench_engine -n 64 at the layouts, every row appended to $OUT/h200_engine.csv
+    # (for bench/results/h200_engine.csv). 8B ~60 s, 14B ~80 s, 32B ~200 s with two layouts.
+    models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s}
+    for m in ${models//,/ }; do
+      case $m in 4B|8B|14B|32B) ;; *) echo "engine: MODELS are among 4B,8B,14B,32B (not $m)" >&2; exit 2 ;; esac
+    done
+    for m in ${models//,/ }; do
+      M=/tmp/engine_$m.lrt
+      [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
+      "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
+        tee -a "$OUT/engine_$m.log" | grep -E 'tok/s'
+    done ;;
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
