@@ -113,8 +113,8 @@ static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budge
                 return rc;
             add(&s);
             /* (the 3-bit form's table: the same entries and their mirrors) */
-            int ntab3;
-            if ((rc = lr_p14s_c3_entries(12, gb, t * nent1, t, &ntab3))) return rc;
+            int ntab3 = 0;
+            if (c3 && (rc = lr_p14s_c3_entries(12, gb, t * nent1, t, &ntab3))) return rc;
             if (c3) {
                 if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, ntab3, lr_gemv_leech_p14s3_default_geom(rows, cols),
                                                   budget)))

@@ -251,7 +251,7 @@ static int fast_groups(void *p, int g0, int g1)
                     for (int k = 0; k < 24; k++)
                         if (neg_tops >> k & 1) cb[(r % 16) * nb + b][k] = 4;
                     ne = 0;
-                    e = L->nentries + ((e / L->nent1 * c->nmir + m->mi) << L->gain_bits) + gain; /* its mirror */
+                    e = mirror_at(L, e / L->nent1, c->nmir, m->mi, gain); /* its mirror */
                 }
                 eb[(r % 16) * nb + b] = (uint16_t)e;
                 if (!rc && ne) rc = lr_exc_push(&c->lists[g], (uint32_t)r, ex, ne, "p14s_c3");
@@ -284,11 +284,10 @@ static int form_begin(const lr_p14s *L, lr_p14s_c3 *F, const lr_leech_class **cl
     F->exc_ptr = calloc((size_t)L->rows + 1, sizeof *F->exc_ptr);
     if (!F->data || !F->tab || !F->exc_ptr) return LR_FAIL(LR_ENOMEM, "p14s_c3: out of memory");
     for (int e = 0; e < F->nentries; e++) {
-        int cls, gain, mirror = e >= L->nentries, base = e;
-        if (mirror) { /* (the mirror's layout: p14s_c3.h) */
-            const int per = mirror_count(*cl, *ncl) << L->gain_bits, j = e - L->nentries;
-            cls = mirror_class(*cl, *ncl, (j % per) >> L->gain_bits), gain = (j % per) & ((1 << L->gain_bits) - 1);
-            base = j / per * L->nent1 + 1 + (cls << L->gain_bits) + gain;
+        int cls = -1, gain = 0, mirror = e >= L->nentries, base = e;
+        if (mirror) { /* (the mirror's layout: p14s_c3.h; lr_p14s_c3_entries adds them only where a class has a top) */
+            const int t = mirror_of(L, *cl, *ncl, e, &cls, &gain);
+            base = layout_entry(L, t, cls, gain);
         } else {
             const int le = e % L->nent1;
             cls = le ? (le - 1) >> L->gain_bits : -1;

@@ -112,11 +112,34 @@ static inline int mirror_class(const lr_leech_class *cl, int ncl, int mi)
     return -1;
 }
 
-/* The mirror of the entry of (table t, class cls, gain g), where the form
- * has mirrors (F->nentries > L->nentries) and cls a top code. */
+/* The layout's entry of (table t, class cls, gain g). */
+static inline int layout_entry(const lr_p14s *L, int t, int cls, int g)
+{
+    return t * L->nent1 + 1 + (cls << L->gain_bits) + g;
+}
+
+/* The mirror of (table t, the mi-th class of nmir with a top code, gain g),
+ * where the form has mirrors (F->nentries > L->nentries); the layout of the
+ * mirrors is p14s_c3.h's. */
+static inline int mirror_at(const lr_p14s *L, int t, int nmir, int mi, int g)
+{
+    return L->nentries + ((t * nmir + mi) << L->gain_bits) + g;
+}
+
 static inline int mirror_entry(const lr_p14s *L, const lr_leech_class *cl, int ncl, int t, int cls, int g)
 {
-    return L->nentries + ((t * mirror_count(cl, ncl) + mirror_index(cl, cls)) << L->gain_bits) + g;
+    return mirror_at(L, t, mirror_count(cl, ncl), mirror_index(cl, cls), g);
+}
+
+/* mirror_at's inverse for entry e >= L->nentries: its table (the return
+ * value), class and gain; -1 where no class has a top code. */
+static inline int mirror_of(const lr_p14s *L, const lr_leech_class *cl, int ncl, int e, int *cls, int *gain)
+{
+    const int per = mirror_count(cl, ncl) << L->gain_bits, j = e - L->nentries;
+    if (!per) return -1;
+    *cls = mirror_class(cl, ncl, (j % per) >> L->gain_bits);
+    *gain = (j % per) & ((1 << L->gain_bits) - 1);
+    return j / per;
 }
 
 static inline float f32_at(const uint8_t *p)

@@ -24,13 +24,10 @@ int lr_p14s_c3_entry_class(const lr_p14s *L, const lr_p14s_c3 *F, int row, int b
         const lr_leech_class *cl;
         int ncl, rc = lr_leech_classes(L->max_shell, &cl, &ncl);
         if (rc) return rc;
-        const int per = mirror_count(cl, ncl) << L->gain_bits, j = e - L->nentries;
-        if (!per || j / per != t)
+        if (mirror_of(L, cl, ncl, e, cls, gain) != t)
             return LR_FAIL(LR_EFORMAT, "p14s_c3: block (%d, %d): mirror entry %d is in another part's table", row, blk,
                            e);
-        *cls = mirror_class(cl, ncl, (j % per) >> L->gain_bits);
-        *gain = (j % per) & ((1 << L->gain_bits) - 1);
-        *base = t * L->nent1 + 1 + (*cls << L->gain_bits) + *gain;
+        *base = layout_entry(L, t, *cls, *gain);
         return LR_OK;
     }
     const int le = e ? e - t * L->nent1 : 0;
