@@ -343,10 +343,6 @@ int lr_leech_dev_gemv_rot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, C
 /* Device bytes held (the whole image: records, class tables, scales, tail). */
 size_t lr_leech_dev_bytes(const lr_leech_dev *m);
 int lr_leech_dev_rows(const lr_leech_dev *m);
-/* The records (the bytes the GEMV streams; the rest of the image is small)
- * and the CTAs its launch has, each walking its own share from its start:
- * what an L2 prefetch ahead of the GEMV covers (templates/op_l2_prefetch.cu). */
-void lr_leech_dev_records(const lr_leech_dev *m, CUdeviceptr *w, size_t *bytes, unsigned *ctas);
 int lr_leech_dev_cols(const lr_leech_dev *m);
 /* Row where part i starts (i = nparts: total rows). */
 int lr_leech_dev_part_row(const lr_leech_dev *m, int i);

@@ -215,11 +215,6 @@ int lr_leech_dev_gemv_rot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, C
 }
 
 size_t lr_leech_dev_bytes(const lr_leech_dev *m) { return m->bytes; }
-void lr_leech_dev_records(const lr_leech_dev *m, CUdeviceptr *w, size_t *bytes, unsigned *ctas)
-{
-    *w = m->w, *bytes = (size_t)(m->tab - m->w), *ctas = m->g.grid.x;
-}
-
 int lr_leech_dev_rows(const lr_leech_dev *m) { return m->rows; }
 int lr_leech_dev_cols(const lr_leech_dev *m) { return m->cols; }
 int lr_leech_dev_layout(const lr_leech_dev *m) { return m->layout; }

@@ -89,7 +89,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
         { "op_rope_kv", "op_rope_kv.cu", 128 },         { "op_attention", "op_attention.cu", 256 },
         { "op_silu_mul", "op_silu_mul.cu", 256 },       { "op_head_int8g", "op_head_int8g.cu", 256 },
         { "op_argmax", "op_argmax.cu", 256 },      { "op_rope_attention", "op_rope_attention.cu", 256 },
-        { "op_head_int8g_mma", "op_head_int8g_mma.cu", 256 }, { "op_l2_prefetch", "op_l2_prefetch.cu", 128 },
+        { "op_head_int8g_mma", "op_head_int8g_mma.cu", 256 },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(op, t[i].op)) {
@@ -420,7 +420,5 @@ void lr_op_argmax_host(const float *logits, int32_t n, uint64_t *best)
 }
 
 int32_t lr_op_argmax_token(uint64_t best) { return best ? (int32_t)~(uint32_t)best : 0; }
-
-unsigned lr_op_l2_prefetch_grid(unsigned nparts) { return (nparts + 3) / 4; }
 
 unsigned lr_op_argmax_grid(int n) { return (unsigned)((n + 4 * 256 - 1) / (4 * 256)); }

@@ -69,11 +69,6 @@ void lr_op_rope_attention_long_spec(lr_jit_spec *s, int head_dim);
 void lr_op_argmax_host(const float *logits, int32_t n, uint64_t *best);
 int32_t lr_op_argmax_token(uint64_t best);
 unsigned lr_op_argmax_grid(int n);
-/* op_l2_prefetch (templates/op_l2_prefetch.cu): bytes [base, base + total)
- * as nparts equal parts, the first part_bytes of each prefetched into L2
- * (a hint: nothing is read or written); one warp per part, 128 threads per
- * CTA: lr_op_l2_prefetch_grid CTAs. */
-unsigned lr_op_l2_prefetch_grid(unsigned nparts);
 
 /* Specializations (the template's tunables fixed here). head_dim for attention
  * (for op_head_int8g_mma: the hidden width); the head's group is 64. */

@@ -479,44 +479,6 @@ static int test_head_mma_reference(void)
     return T_PASS;
 }
 
-/* op_l2_prefetch is a hint: it must run clean (no fault: every request
- * inside the buffer, 16-byte aligned) and change nothing, for parts larger
- * and smaller than part_bytes, more parts than 16-byte units, a total that
- * is not a multiple of 16 and a buffer ending short of the last part. */
-static int test_l2_prefetch(void)
-{
-    NEED_GPU();
-    lr_jit_spec s;
-    lr_op_spec(&s, "op_l2_prefetch", 0);
-    CUfunction f;
-    T_OK(lr_jit_get(&s, &f));
-    const size_t n = (3u << 20) + 40; /* 3 MB + 40 bytes */
-    uint8_t *h = malloc(n), *back = malloc(n);
-    T_ASSERT(h && back, "out of memory");
-    for (size_t i = 0; i < n; i++) h[i] = (uint8_t)(i * 2654435761u >> 13);
-    CUdeviceptr d;
-    T_OK(lr_cu_alloc(&d, n));
-    T_OK(lr_cu_h2d(d, h, n));
-    static const struct { unsigned long long total, part; unsigned nparts; } c[] = {
-        { 3u << 20, 3u << 20, 1 }, { (3u << 20) + 40, 1000, 132 }, { (3u << 20) + 37, ~0ull, 7 },
-        { 4096 + 8, 64, 600 }, { 17, 17, 1 }, { 100000, 16, 33 },
-    };
-    int rc = T_PASS;
-    for (size_t k = 0; k < sizeof c / sizeof c[0] && rc == T_PASS; k++) {
-        unsigned long long total = c[k].total, part = c[k].part;
-        unsigned np = c[k].nparts;
-        void *a[] = { &d, &total, &np, &part };
-        int r = lr_cu_launch(f, (lr_dim3){ lr_op_l2_prefetch_grid(np), 1, 1 }, (lr_dim3){ 128, 1, 1 }, 0, NULL, a);
-        if (!r) r = lr_cu_sync();
-        if (r) rc = T_FAIL, printf("    case %zu: %s\n", k, lr_errmsg());
-    }
-    if (rc == T_PASS) T_OK(lr_cu_d2h(back, d, n));
-    if (rc == T_PASS && memcmp(h, back, n)) rc = T_FAIL, printf("    the buffer changed\n");
-    lr_cu_free(d);
-    free(h), free(back);
-    return rc;
-}
-
 T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
        T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention),
-       T_CASE(test_att_threads_setting), T_CASE(test_l2_prefetch))
+       T_CASE(test_att_threads_setting))

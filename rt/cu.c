@@ -217,7 +217,6 @@ int lr_cu_sync(void) { return LR_CU(LRCU(cuCtxSynchronize)()); }
 int lr_cu_event_create(CUevent *e) { return LR_CU(LRCU(cuEventCreate)(e, CU_EVENT_DEFAULT)); }
 void lr_cu_event_destroy(CUevent e) { if (e) LRCU(cuEventDestroy)(e); }
 int lr_cu_event_record(CUevent e, CUstream s) { return LR_CU(LRCU(cuEventRecord)(e, s)); }
-int lr_cu_stream_wait_event(CUstream s, CUevent e) { return LR_CU(LRCU(cuStreamWaitEvent)(s, e, 0)); }
 int lr_cu_event_ms(CUevent a, CUevent b, float *ms)
 {
     int rc = LR_CU(LRCU(cuEventSynchronize)(b));

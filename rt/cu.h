@@ -66,9 +66,6 @@ int lr_cu_event_create(CUevent *e);
 void lr_cu_event_destroy(CUevent e);
 int lr_cu_event_record(CUevent e, CUstream s);
 int lr_cu_event_ms(CUevent start, CUevent stop, float *ms); /* waits for stop */
-/* s waits for the work recorded in e (in a capture: a graph edge, which is
- * how a second stream forks from and joins the captured one). */
-int lr_cu_stream_wait_event(CUstream s, CUevent e);
 
 /* Graphs: capture everything launched on s between begin and end. */
 int lr_cu_graph_begin(CUstream s);
@@ -121,7 +118,7 @@ int lr_cu_check(CUresult r, const char *call, const char *file, int line);
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)            \
     X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx)               \
     X(cuFuncGetParamInfo) X(cuMemAllocHost) X(cuMemFreeHost)                  \
-    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent)
+    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)
 
 struct lr_cu_api {
 #define LR_CU_MEMBER(name) __typeof__(&name) p_##name;

@@ -50,11 +50,11 @@ enum { PROJ_QKV, PROJ_O, PROJ_GU, PROJ_DOWN, NPROJ };
 
 /* Phases of a step, for lr_engine_gpu_phases. */
 enum { PH_EMBED, PH_NORM, PH_ROT, PH_NORM_ROT, PH_QKV, PH_ROPE, PH_ATT, PH_ROPE_ATT, PH_O, PH_GU, PH_SILU,
-       PH_DOWN, PH_HEAD, PH_ARGMAX, PH_L2PF, NPH };
+       PH_DOWN, PH_HEAD, PH_ARGMAX, NPH };
 static const char *const phase_names[NPH] = { "embed",    "norm",      "rotation",       "norm_rotation", "gemv_qkv",
                                               "rope_kv",  "attention", "rope_attention", "gemv_o",        "gemv_gateup",
                                               "silu_mul", "gemv_down", "head",
-                                              "argmax",   "l2_prefetch" };
+                                              "argmax" };
 
 /* One (possibly fused) projection y = W (R x). */
 typedef struct proj {
@@ -94,14 +94,6 @@ typedef struct gpu_engine {
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
-    /* LEECHRT_L2PF (l2_prefetch below): MB of weights prefetched into L2 from a
-       side branch of the step's graph after q|k|v (o, then gate|up's CTAs'
-       starts), after gate|up (down's) and after down (the next q|k|v's) */
-    int l2pf[3];
-    CUstream s2;           /* the branch */
-    CUevent ev_fork, ev_join;
-    int pf_join;           /* the branch has work the step must join before it ends */
-    CUfunction f_l2pf;
     CUgraphExec graph;     /* the step, copying the logits to host_logits */
     CUgraphExec graph_greedy; /* the step, copying only the argmax slot to h_io[4..5] */
     CUgraphExec graph_long, graph_greedy_long; /* the same from position att_long_from on */
@@ -411,58 +403,6 @@ static int norm_proj(gpu_engine *e, CUdeviceptr add, CUdeviceptr w, const proj *
     return run_gemv(e, p, e->xr, out, count);
 }
 
-/* LEECHRT_L2PF: after the GEMV just enqueued, a branch forks from the step
- * (it starts when that GEMV has finished) and prefetches into L2 the bytes
- * the next GEMVs read first, while the small ops before them (RoPE +
- * attention, the rotations) leave the DRAM idle: ps in the order the step
- * reads them, each whole while the budget of mb MB lasts, then the first
- * bytes of each of its CTAs' shares (templates/op_l2_prefetch.cu). Results
- * do not change: nothing is read or written. The branch joins the step
- * before the final norm (end_l2_prefetch). */
-static int l2_prefetch(gpu_engine *e, const proj *const *ps, int n, int mb, int *count)
-{
-    const int ph = e->phase;
-    e->phase = PH_L2PF;
-    if (mb <= 0 || !on(e)) {
-        e->phase = ph;
-        return LR_OK;
-    }
-    int rc = lr_cu_event_record(e->ev_fork, e->s);
-    if (!rc) rc = lr_cu_stream_wait_event(e->s2, e->ev_fork);
-    double left = (double)mb * 1048576.0;
-    const int was = lr_cu_set_pdl(0); /* a plain launch: the branch's first node waits for the fork */
-    for (int i = 0; i < n && !rc && left >= 16; i++) {
-        if (!ps[i] || !ps[i]->leech) continue;
-        CUdeviceptr w;
-        size_t bytes;
-        unsigned ctas;
-        lr_leech_dev_records(ps[i]->ld, &w, &bytes, &ctas);
-        if (!bytes || !ctas) continue;
-        unsigned long long total = bytes, part = total;
-        if (left >= (double)bytes) left -= (double)bytes;
-        else part = (unsigned long long)(left / ctas), left = 0;
-        if (part < 16) break;
-        void *a[] = { &w, &total, &ctas, &part };
-        rc = lr_cu_launch(e->f_l2pf, (lr_dim3){ lr_op_l2_prefetch_grid(ctas), 1, 1 }, (lr_dim3){ 128, 1, 1 }, 0,
-                          e->s2, a);
-        (*count)++;
-    }
-    lr_cu_set_pdl(was);
-    if (!rc) rc = lr_cu_event_record(e->ev_join, e->s2);
-    if (!rc) e->pf_join = 1;
-    e->phase = ph;
-    return rc;
-}
-
-/* The branch's last work joins the step (a capture must end with every
- * forked stream joined; the branch is one chain, so its last event is all). */
-static int end_l2_prefetch(gpu_engine *e)
-{
-    if (!e->pf_join) return LR_OK;
-    e->pf_join = 0;
-    return lr_cu_stream_wait_event(e->s, e->ev_join);
-}
-
 static int layer_hook(gpu_engine *e, int l, int with_down)
 {
     /* The stream after layer l is x (+ the pending down output); after the
@@ -499,10 +439,6 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     for (uint32_t l = 0; l < c->n_layers; l++) {
         layer *L = &e->L[l];
         if ((rc = norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count))) return rc;
-        {
-            const proj *next[] = { &L->p[PROJ_O], &L->p[PROJ_GU] };
-            if ((rc = l2_prefetch(e, next, 2, e->l2pf[0], count))) return rc;
-        }
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps, &theta, &scale };
@@ -522,10 +458,6 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
         const int sw = L->p[PROJ_GU].swiglu; /* the GEMV writes h itself */
         if ((rc = norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], sw ? e->h : e->gu, PH_GU, count))) return rc;
-        {
-            const proj *next[] = { &L->p[PROJ_DOWN] };
-            if ((rc = l2_prefetch(e, next, 1, e->l2pf[1], count))) return rc;
-        }
         e->phase = PH_SILU;
         if (!sw) {
             void *a[] = { &e->gu, &e->h, &inter };
@@ -533,13 +465,8 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         }
         e->phase = PH_DOWN;
         if ((rc = run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count))) return rc;
-        if (l + 1 < c->n_layers) {
-            const proj *next[] = { &e->L[l + 1].p[PROJ_QKV] };
-            if ((rc = l2_prefetch(e, next, 1, e->l2pf[2], count))) return rc;
-        }
         if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
     }
-    if ((rc = end_l2_prefetch(e))) return rc;
     e->phase = PH_HEAD; /* the final norm: the head reads xn in place, no rotation to fuse into */
     if ((rc = norm(e, e->down, e->out_norm, count))) return rc;
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
@@ -644,8 +571,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_gemv_p14s_c3_set("GPU engine: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
-    /* MB of weights prefetched into L2 beside the small ops (l2_prefetch; unset: none) */
-    if (!rc) rc = lr_setting_ints("GPU engine: LEECHRT_L2PF", getenv("LEECHRT_L2PF"), 3, 0, 4096, e->l2pf);
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */
     if (!rc) rc = lr_tuning_override_set("GPU engine: LEECHRT_TUNE", getenv("LEECHRT_TUNE"));
     if (!rc && lr_op_att_splits > 1 && c->n_heads > 128)
@@ -670,9 +595,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: head_dim %u (needs a multiple of 32) or hidden %u (multiple of 64)",
                      c->head_dim, c->hidden);
     if (!rc) rc = lr_cu_stream_create(&e->s);
-    if (!rc) rc = lr_cu_stream_create(&e->s2);
-    if (!rc) rc = lr_cu_event_create(&e->ev_fork);
-    if (!rc) rc = lr_cu_event_create(&e->ev_join);
     e->L = calloc(c->n_layers, sizeof *e->L);
     if (!e->L && !rc) rc = LR_FAIL(LR_ENOMEM, "out of memory");
     const lr_tensor_view *emb = lr_model_tensor(m, "token_embd"), *head = lr_model_tensor(m, "output");
@@ -737,7 +659,6 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc && !e->fuse) rc = get_fn("op_attention", (int)c->head_dim, &e->f_att);
     if (!rc) rc = get_fn("op_silu_mul", 0, &e->f_silu);
     if (!rc) rc = get_fn("op_argmax", 0, &e->f_argmax);
-    if (!rc && (e->l2pf[0] > 0 || e->l2pf[1] > 0 || e->l2pf[2] > 0)) rc = get_fn("op_l2_prefetch", 0, &e->f_l2pf);
     if (!rc)
         rc = e->head_mma ? get_fn("op_head_int8g_mma", (int)c->hidden, &e->f_head) : get_fn("op_head_int8g", 0, &e->f_head);
     /* Why page-locked: the step's copies run inside its graph as DMA instead
@@ -948,8 +869,6 @@ static void gpu_close(lr_engine *b)
                            e->att,   e->o,     e->gu,    e->h,  e->down, e->logits };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) lr_cu_free(bufs[i]);
     lr_cu_stream_destroy(e->s);
-    lr_cu_stream_destroy(e->s2);
-    lr_cu_event_destroy(e->ev_fork), lr_cu_event_destroy(e->ev_join);
     lr_cu_free_host(e->host_logits), lr_cu_free_host(e->h_io);
     free(e->rope_next);
     free(e->L); free(e->host_x); free(e->host_y);

@@ -62,9 +62,6 @@ static int want_launches(int layers)
 }
 
 static int g_xrot_projs; /* the last gate's engine: GEMVs rotating their input */
-/* LEECHRT_L2PF's budgets cover a prefetch of each next GEMV in the gate's
- * models (test_gate_l2pf): 4 launches per layer, 3 in the last */
-static int g_l2pf;
 
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 {
@@ -83,7 +80,7 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     const char *sw = getenv("LEECHRT_SWIGLU");
     /* and o / down that rotate their input in their GEMV's prologue (LEECHRT_XROT): one less each */
     const int swl = lr_engine_gpu_swiglu_layers(gpu), xrp = lr_engine_gpu_xrot_projs(gpu);
-    const int want = want_launches((int)c->n_layers) - swl - xrp + (g_l2pf ? 4 * (int)c->n_layers - 1 : 0);
+    const int want = want_launches((int)c->n_layers) - swl - xrp;
     g_xrot_projs = xrp;
     if ((g_layout == LR_LEECH_DEV_P14S || g_layout == LR_LEECH_DEV_P14S3) && !g_proj_f16)
         T_ASSERT(swl == (sw && !strcmp(sw, "0") ? 0 : (int)c->n_layers), "%d of %d layers end gate|up in SwiGLU", swl,
@@ -272,21 +269,6 @@ static int gate_setting(const char *name, const char *on, const char *bad)
     return rc;
 }
 
-/* LEECHRT_L2PF: a branch of the step prefetching into L2 the weights the
- * next GEMVs read (o and gate|up after q|k|v, down after gate|up, the next
- * layer's q|k|v after down) changes no result: the same gate, with the
- * branch's launches counted (and joined before the step ends: the greedy
- * graph's token would otherwise race); 64 MB covers the models' o and
- * gate|up whole, 8 MB down's and q|k|v's CTAs' starts. */
-static int test_gate_l2pf(void)
-{
-    NEED_GPU();
-    g_l2pf = 1;
-    int rc = gate_setting("LEECHRT_L2PF", "64:8:8", "8:8:8:8");
-    g_l2pf = 0;
-    return rc;
-}
-
 /* Every Planes14S GEMV with the side warp making its row ends' values
  * (LEECHRT_GEMV_SIDE=1; the 4B gate|up with its split). */
 static int test_gate_side(void)
@@ -377,4 +359,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_l2pf), T_CASE(test_settings_reset), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_settings_reset), T_CASE(test_context_limit))
