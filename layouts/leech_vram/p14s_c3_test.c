@@ -506,6 +506,33 @@ static int test_rejects_damage(void)
     }
     lr_p14s_free(&P.L);
     lr_leech_random_free(&m);
+    /* an exception on the dense tail (past the blocks) is no block's: both
+       conversions refuse it, naming row and column (the reference once
+       dropped it; p14s_fuzz found the two disagreeing) */
+    T_OK(lr_leech_random_matrix(16, 24 * 8 + 5, 12, 1, LR_RANDOM_CLASSES, 9, &m));
+    T_OK(lr_p14s_unfold(&m, 1, &P.L));
+    T_ASSERT(P.L.tail == 5, "tail %d", P.L.tail);
+    /* the layout's own exceptions, and row 3's list gains one on column 194 */
+    const size_t n0 = P.L.nexc;
+    uint32_t *tr = malloc((n0 + 1) * sizeof *tr);
+    lr_p14s_exc *te = malloc((n0 + 1) * sizeof *te);
+    T_ASSERT(tr && te, "out of memory");
+    size_t nt = 0;
+    for (uint32_t r = 0; r < (uint32_t)P.L.rows; r++) {
+        for (uint32_t j = P.L.exc_ptr[r]; j < P.L.exc_ptr[r + 1]; j++)
+            tr[nt] = r, te[nt].col = P.L.exc_col[j], te[nt++].dw = P.L.exc_dw[j];
+        if (r == 3) tr[nt] = r, te[nt].col = 24 * 8 + 2, te[nt++].dw = 0.5f;
+    }
+    T_OK(lr_p14s_set_exceptions(&P.L, tr, te, nt));
+    free(tr), free(te);
+    for (int fast = 0; fast < 2; fast++) {
+        T_ASSERT((fast ? lr_p14s_c3_form : lr_p14s_c3_form_ref)(&P.L, 1, &P.F) == LR_EFORMAT, "exception on the tail converted");
+        T_ASSERT(strstr(lr_errmsg(), "row 3") && strstr(lr_errmsg(), "column 194"), "error: %s", lr_errmsg());
+        T_ASSERT(!P.F.data, "partial form left");
+        lr_clear_error();
+    }
+    lr_p14s_free(&P.L);
+    lr_leech_random_free(&m);
     return T_PASS;
 }
 

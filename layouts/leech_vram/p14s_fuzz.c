@@ -6,7 +6,8 @@
  * stored magnitude differs, dw = (|x| - u) s signed); a layout that
  * validates has every block decodable and its pads the origin; validate
  * never crashes. The 3-bit form's reference conversion succeeds exactly when
- * every block decodes, and then decodes every block to the same point; the
+ * every block decodes and no exception lies on the tail, and then decodes
+ * every block to the same point; the
  * fast conversion never crashes and gives the same bytes wherever the
  * reference converts.
  * Input: [rows-1][nblk-1][tail][gain_bits + 3 (max_shell - 12)][nexc] then
@@ -110,7 +111,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     free(d8), free(t8);
     /* the 3-bit form (p14s_c3.c): converts exactly when every block
-       decodes, validates, and decodes every block to the same point */
+       decodes and no exception lies past the blocks (on the tail), validates,
+       and decodes every block to the same point */
+    for (uint32_t j = 0; j < L.nexc; j++)
+        if (L.exc_col[j] >= (uint32_t)(24 * nblk)) all_ok = 0;
     lr_p14s_c3 F;
     const int fr = lr_p14s_c3_form_ref(&L, 1, &F);
     if ((fr == LR_OK) != all_ok || (fr != LR_OK && fr != LR_EFORMAT)) __builtin_trap();
