@@ -47,10 +47,10 @@ static int test_plots_match_results(void)
 
 static int test_plots_check_detects_drift(void)
 {
-    /* the 14B Planes14S tok/s changed in a copy of the results */
+    /* the 14B default layout's tok/s changed in a copy of the results */
     const check c = { g_plots, "bench/results/h200_engine.csv",
                       "d=$(mktemp -d) && cp -r bench/results $d/r && "
-                      "sed -i '/engine_leech_p14s,14B,step,/s/,[0-9.]*$/,999.00/' $d/r/h200_engine.csv && "
+                      "sed -i '/engine_leech,qwen3-14B-synthetic,step,/s/,[0-9.]*$/,999.00/' $d/r/h200_engine.csv && "
                       "! %s --check bench/plots $d/r 2>/dev/null; r=$?; rm -rf $d; exit $r",
                       "an edited CSV was not detected" };
     return run_check(&c);
