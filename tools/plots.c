@@ -87,33 +87,51 @@ static int cmp_bar(const void *a, const void *b)
 }
 
 /* Every arm's fused 14B layer under PDL as % of the read bound measured in
- * its process; the newest Planes14S run labelled with its commit. */
+ * its process: the newest run of each arm (by date, then the later file:
+ * class-uniform blocks, the Planes14S re-runs, ball-drawn blocks (@ball)),
+ * labelled with its commit. */
 static int plot_gemv(lr_canvas *c)
 {
-    lr_rcsv f[2];
-    int rc = load("h200_gemv_14b.csv", &f[0]);
+    static const char *files[] = { "h200_gemv_14b.csv", "h200_gemv_14b_p14s.csv", "h200_gemv_14b_ball.csv" };
+    lr_rcsv f[3];
+    memset(f, 0, sizeof f);
+    int rc = load(files[0], &f[0]), nf = 1;
     if (rc) return rc;
-    if (load("h200_gemv_14b_p14s.csv", &f[1])) lr_clear_error(), memset(&f[1], 0, sizeof f[1]);
-    bar b[32];
+    for (int k = 1; k < 3; k++, nf++)
+        if (load(files[k], &f[k])) lr_clear_error(), memset(&f[k], 0, sizeof f[k]);
+    struct { const lr_rcsv *f; int r; } pick[32];
     int n = 0;
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < f[k].n && n < 32; r++) {
+    for (int k = 0; k < nf; k++)
+        for (int r = 0; r < f[k].n; r++) {
             const char *arm = lr_rcsv_get(&f[k], r, "arm"), *pct = lr_rcsv_get(&f[k], r, "pct_read_bound");
             if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl") || !*pct) continue;
-            if (k == 1 && strcmp(arm, "leech_p14s")) continue; /* its controls repeat the first file's */
-            bar *x = &b[n++];
-            snprintf(x->label, sizeof x->label, k ? "%s @%s" : "%s", arm, lr_rcsv_get(&f[k], r, "commit"));
-            x->v = atof(pct);
-            snprintf(x->value, sizeof x->value, "%.1f%%  %.1f us", x->v, atof(lr_rcsv_get(&f[k], r, "us")));
-            x->colour = !strncmp(arm, "leech_", 6) && strcmp(arm, "leech_p14s_loads") ? (k ? BEST : LEECH)
-                        : !strcmp(arm, "f16") || !strcmp(arm, "cublas") ? F16 : CONTROL;
+            int i = 0;
+            while (i < n && strcmp(lr_rcsv_get(pick[i].f, pick[i].r, "arm"), arm)) i++;
+            if (i == n && n == 32) continue;
+            /* ISO dates compare as strings; a later row of an equal date wins */
+            if (i < n && strcmp(lr_rcsv_get(&f[k], r, "date"), lr_rcsv_get(pick[i].f, pick[i].r, "date")) < 0) continue;
+            if (i == n) n++;
+            pick[i].f = &f[k], pick[i].r = r;
         }
+    bar b[32];
+    for (int i = 0; i < n; i++) {
+        const char *arm = lr_rcsv_get(pick[i].f, pick[i].r, "arm");
+        bar *x = &b[i];
+        snprintf(x->label, sizeof x->label, "%s @%s", arm, lr_rcsv_get(pick[i].f, pick[i].r, "commit"));
+        x->v = atof(lr_rcsv_get(pick[i].f, pick[i].r, "pct_read_bound"));
+        snprintf(x->value, sizeof x->value, "%.1f%%  %.1f us", x->v, atof(lr_rcsv_get(pick[i].f, pick[i].r, "us")));
+        const int control = strstr(arm, "_loads") || strstr(arm, "_decode") || !strncmp(arm, "stream", 6);
+        x->colour = !strcmp(arm, "f16") || !strcmp(arm, "cublas") ? F16
+                    : control || strncmp(arm, "leech_", 6)        ? CONTROL
+                    : strstr(arm, "@ball")                         ? BEST
+                                                                   : LEECH;
+    }
     qsort(b, (size_t)n, sizeof *b, cmp_bar);
     char src[400];
-    source_line(src, sizeof src, "bench/results/h200_gemv_14b.csv, h200_gemv_14b_p14s.csv", f, f[1].n ? 2 : 1);
+    source_line(src, sizeof src, "bench/results/h200_gemv_14b.csv, _14b_p14s.csv, _14b_ball.csv", f, nf);
     rc = chart(c, "Qwen3-14B layer (fused, PDL), H200: % of the DRAM read bound", src, b, n, 100, 10, "%", 85,
                "target 85% (issue #4)");
-    lr_rcsv_free(&f[0]), lr_rcsv_free(&f[1]);
+    for (int k = 0; k < nf; k++) lr_rcsv_free(&f[k]);
     return rc;
 }
 
