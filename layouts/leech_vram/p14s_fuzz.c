@@ -7,9 +7,8 @@
  * validates has every block decodable and its pads the origin; validate
  * never crashes. The 3-bit form's reference conversion succeeds exactly when
  * every block decodes and no exception lies on the tail, and then decodes
- * every block to the same point; the
- * fast conversion never crashes and gives the same bytes wherever the
- * reference converts.
+ * every block to the same point; the fast conversion never crashes and gives
+ * the same bytes wherever the reference converts.
  * Input: [rows-1][nblk-1][tail][gain_bits + 3 (max_shell - 12)][nexc] then
  * bytes (cycled): the exceptions' (row, column) first, then their values
  * (kind byte: odd = 4 raw bytes, even = a small integer times the scale of
