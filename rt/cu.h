@@ -97,6 +97,12 @@ int lr_cu_set_pdl(int on);
 int lr_cu_pdl_supported(void);
 int lr_cu_launch_ex(CUfunction f, lr_dim3 grid, lr_dim3 block, lr_dim3 cluster, unsigned smem,
                     CUstream s, void **args);
+/* From now on (this thread) every launch runs f instead, a kernel without
+ * parameters, at the launch's own grid, block, cluster, shared memory and
+ * PDL setting; NULL ends it. For measuring what a captured sequence's launch
+ * structure costs by itself (templates/op_empty_pdl.cu). Returns the
+ * previous stand-in. */
+CUfunction lr_cu_set_stand_in(CUfunction f);
 
 /* Checks a driver result, recording "cuX failed: NAME (text)" at file:line. */
 int lr_cu_check(CUresult r, const char *call, const char *file, int line);

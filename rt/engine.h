@@ -85,6 +85,11 @@ int lr_engine_gpu_graph_greedy_us(lr_engine *e, int reps, double *us);
  * microseconds per replay: graph_us minus this is what the phase costs in
  * the chain, its overlap with its neighbours taken off. The results are
  * meaningless; the cache stays valid as for graph_us. */
+/* The launch floor: the greedy step's graph captured with every kernel an
+ * empty one of its grid, block, cluster and shared memory
+ * (templates/op_empty_pdl.cu; the copies stay), replayed reps times: what the
+ * step's launch structure costs by itself, in us per step. */
+int lr_engine_gpu_graph_floor_us(lr_engine *e, int reps, double *us);
 int lr_engine_gpu_graph_without_us(lr_engine *e, int phase, int reps, double *us);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */

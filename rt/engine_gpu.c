@@ -812,6 +812,22 @@ int lr_engine_gpu_graph_greedy_us(lr_engine *b, int reps, double *us)
     return time_graph(e, att_long_at(e, e->h_io[1]) ? e->graph_greedy_long : e->graph_greedy, reps, us);
 }
 
+int lr_engine_gpu_graph_floor_us(lr_engine *b, int reps, double *us)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    gpu_engine *e = (gpu_engine *)b;
+    CUfunction empty;
+    int rc = get_fn("op_empty_pdl", 0, &empty);
+    if (rc) return rc;
+    CUgraphExec g = NULL;
+    CUfunction was = lr_cu_set_stand_in(empty);
+    rc = capture(e, 1, att_long_at(e, e->h_io[1]), ~0u, &g, NULL);
+    lr_cu_set_stand_in(was);
+    if (!rc) rc = time_graph(e, g, reps, us);
+    lr_cu_graph_destroy(g);
+    return rc;
+}
+
 int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us)
 {
     if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");

@@ -338,6 +338,45 @@ static int test_settings_reset(void)
     return T_PASS;
 }
 
+/* The launch floor (the greedy graph with every kernel an empty one of its
+ * shape) is a positive time below the real graph's, on the tiny model and
+ * on two 4B layers, and the stand-in is off again afterwards: the next
+ * step still gives the CPU engine's token. */
+static int test_launch_floor(void)
+{
+    NEED_GPU();
+    static const struct { const char *cfg; int layers; } m_[] = { { "tiny", 0 }, { "4B", 2 } };
+    for (int k = 0; k < 2; k++) {
+        char path[256];
+        lr_model *m;
+        if (make_model(m_[k].cfg, m_[k].layers, path, sizeof path, &m) != T_PASS) return T_FAIL;
+        lr_engine_opts o = { .max_context = 16, .leech_layout = LR_LEECH_DEV_P14S };
+        lr_engine *g = NULL, *cpu = NULL;
+        T_OK(lr_engine_gpu_ops.open(m, &o, &g));
+        T_OK(lr_engine_cpu_ops.open(m, &o, &cpu));
+        int32_t tg = -1;
+        const float *lc;
+        T_OK(g->ops->step_greedy(g, 1, &tg));
+        T_OK(cpu->ops->step(cpu, 1, &lc));
+        double graph = 0, floor_us = 0;
+        T_OK(lr_engine_gpu_graph_greedy_us(g, 5, &graph));
+        T_OK(lr_engine_gpu_graph_floor_us(g, 5, &floor_us));
+        printf("    %s: graph %.1f us, launch floor %.1f us\n", m_[k].cfg, graph, floor_us);
+        T_ASSERT(floor_us > 0 && floor_us < graph, "floor %.1f us against the graph's %.1f", floor_us, graph);
+        /* the stand-in is gone: the next step is real */
+        int32_t tg2 = -1;
+        T_OK(g->ops->step_greedy(g, tg, &tg2));
+        T_OK(cpu->ops->step(cpu, tg, &lc));
+        const lr_model_config *c = lr_model_cfg(m);
+        T_ASSERT(tg2 == argmax(lc, (int)c->vocab), "after the floor: token %d, CPU %d", tg2, argmax(lc, (int)c->vocab));
+        g->ops->close(g);
+        cpu->ops->close(cpu);
+        lr_model_close(m);
+        unlink(path);
+    }
+    return T_PASS;
+}
+
 static int test_context_limit(void)
 {
     NEED_GPU();
@@ -359,4 +398,4 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_settings_reset), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_context_limit))

@@ -90,6 +90,20 @@ static int run(const char *path, const char *label, const char *arm, int layout,
             lr_csv_row(csv, "%s,%s,graph,,,,%.1f,,,,%s", arm, label, gus, vc);
             lr_csv_row(csv, "%s,%s,graph_logits,,,,%.1f,,,,%s", arm, label, gus2, vc);
         }
+        /* the launch floor: the same graph with every kernel an empty one of
+           its shape (a failure here is reported, not fatal: it is a control) */
+        double fus = 0;
+        if (!rc) {
+            if (!lr_engine_gpu_graph_floor_us(e, 20, &fus)) {
+                printf("  launch floor: %.1f us, the greedy graph with every kernel an empty one of its shape "
+                       "(%.0f launches, %.2f us each; %.0f%% of the graph)\n",
+                       fus, e->launches_per_step + 1, fus / (e->launches_per_step + 1), gus > 0 ? 100 * fus / gus : 0);
+                lr_csv_row(csv, "%s,%s,graph_floor,,,,%.1f,,,,%s", arm, label, fus, vc);
+            } else {
+                printf("  launch floor: not measured: %s\n", lr_errmsg());
+                lr_clear_error();
+            }
+        }
         /* Where the time goes: each phase of every layer replayed alone, and
            the whole graph without it (what it costs inside the chain). */
         double ph[16] = { 0 }, sum = 0;
