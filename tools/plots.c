@@ -93,15 +93,16 @@ static int cmp_bar(const void *a, const void *b)
 static int plot_gemv(lr_canvas *c)
 {
     static const char *files[] = { "h200_gemv_14b.csv", "h200_gemv_14b_p14s.csv", "h200_gemv_14b_ball.csv" };
-    lr_rcsv f[3];
+    enum { NF = sizeof files / sizeof files[0] };
+    lr_rcsv f[NF];
     memset(f, 0, sizeof f);
-    int rc = load(files[0], &f[0]), nf = 1;
+    int rc = load(files[0], &f[0]);
     if (rc) return rc;
-    for (int k = 1; k < 3; k++, nf++)
+    for (int k = 1; k < NF; k++) /* the later files are optional */
         if (load(files[k], &f[k])) lr_clear_error(), memset(&f[k], 0, sizeof f[k]);
     struct { const lr_rcsv *f; int r; } pick[32];
     int n = 0;
-    for (int k = 0; k < nf; k++)
+    for (int k = 0; k < NF; k++)
         for (int r = 0; r < f[k].n; r++) {
             const char *arm = lr_rcsv_get(&f[k], r, "arm"), *pct = lr_rcsv_get(&f[k], r, "pct_read_bound");
             if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl") || !*pct) continue;
@@ -128,10 +129,10 @@ static int plot_gemv(lr_canvas *c)
     }
     qsort(b, (size_t)n, sizeof *b, cmp_bar);
     char src[400];
-    source_line(src, sizeof src, "bench/results/h200_gemv_14b.csv, _14b_p14s.csv, _14b_ball.csv", f, nf);
+    source_line(src, sizeof src, "bench/results/h200_gemv_14b.csv, _14b_p14s.csv, _14b_ball.csv", f, NF);
     rc = chart(c, "Qwen3-14B layer (fused, PDL), H200: % of the DRAM read bound", src, b, n, 100, 10, "%", 85,
                "target 85% (issue #4)");
-    for (int k = 0; k < nf; k++) lr_rcsv_free(&f[k]);
+    for (int k = 0; k < NF; k++) lr_rcsv_free(&f[k]);
     return rc;
 }
 

@@ -730,17 +730,26 @@ static int check_pad(const lr_p14s *L, int row, int blk)
     return LR_OK;
 }
 
+int lr_p14s_check_row_exceptions(const lr_p14s *L, int r)
+{
+    const uint32_t a = L->exc_ptr[r], e = L->exc_ptr[r + 1];
+    if (a > e || e > L->nexc)
+        return LR_FAIL(LR_EFORMAT, "p14s: row %d: exception pointers %u..%u (of %u)", r, a, e, L->nexc);
+    /* every exception sits on a real column (blocks consume the rest) */
+    for (uint32_t i = a; i < e; i++) {
+        uint32_t col = L->exc_col[i];
+        if (col >= (uint32_t)(24 * L->nblk) || (i > a && col <= L->exc_col[i - 1]))
+            return LR_FAIL(LR_EFORMAT, "p14s: row %d exception %u: column %u", r, i, col);
+    }
+    return LR_OK;
+}
+
 static int validate_rows(void *p, int r0, int r1)
 {
     const lr_p14s *L = p;
     for (int r = r0; r < r1; r++) {
-        int rc;
-        /* every exception sits on a real column (blocks consume the rest) */
-        for (uint32_t i = L->exc_ptr[r]; i < L->exc_ptr[r + 1]; i++) {
-            uint32_t col = L->exc_col[i];
-            if (col >= (uint32_t)(24 * L->nblk) || (i > L->exc_ptr[r] && col <= L->exc_col[i - 1]))
-                return LR_FAIL(LR_EFORMAT, "p14s: row %d exception %u: column %u", r, i, col);
-        }
+        int rc = lr_p14s_check_row_exceptions(L, r);
+        if (rc) return rc;
         for (int b = 0; b < L->nblk; b++) {
             int8_t x[24];
             int g;

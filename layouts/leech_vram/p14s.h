@@ -139,6 +139,10 @@ int lr_p14s_unfold_pair_ref(const lr_leech_matrix *const parts[2], int nthreads,
 int lr_p14s_part_of(const lr_p14s *L, int row);
 /* Every record and exception decodes; the lists are well formed. */
 int lr_p14s_validate(const lr_p14s *L);
+/* Row r's exception list alone: its pointers in range, its columns
+ * ascending and on the blocks (none on the dense tail, which no block reads
+ * but the f16 GEMV's row end would add). LR_EFORMAT naming row and column. */
+int lr_p14s_check_row_exceptions(const lr_p14s *L, int r);
 /* Bits per weight (segments + exceptions + row pointers; scales, tail and
  * table excluded), over rows x 24 nblk weights. */
 double lr_p14s_bits_per_weight(const lr_p14s *L);

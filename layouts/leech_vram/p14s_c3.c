@@ -58,13 +58,8 @@ static int form_groups(void *p, int g0, int g1)
                block's: lr_p14s_get never reads it, but the f16 form's GEMV
                would add it, so the forms would differ; the fast conversion
                refuses it too (fuzzing found the two disagreeing). */
-            const uint32_t x0 = L->exc_ptr[r], xe = L->exc_ptr[r + 1];
-            if (x0 > xe || xe > L->nexc)
-                return LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d: exception pointers %u..%u", r, x0, xe);
-            for (uint32_t j = x0; j < xe; j++)
-                if (L->exc_col[j] >= (uint32_t)(24 * L->nblk))
-                    return LR_FAIL(LR_EFORMAT, "p14s_c3 form: row %d: exception %u (column %u) is on no coordinate", r,
-                                   j, L->exc_col[j]);
+            const int xr = lr_p14s_check_row_exceptions(L, r);
+            if (xr) return lr_wrap(xr, "p14s_c3 form");
             for (int b = 0; b < L->nblk; b++) {
                 int8_t x[24];
                 int gain, code[24], rc = lr_p14s_get(L, r, b, x, &gain);
