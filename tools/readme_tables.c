@@ -258,6 +258,27 @@ static void engine_table(void)
             }
         }
     }
+    if (!load("h200_engine.csv", &c)) {
+        /* The launch floor: the greedy graph with every kernel an empty one
+           of its shape (what the launch structure alone costs). */
+        int any = 0;
+        for (int r = 0; r < c.n && !any; r++) any = !strcmp(get(&c, r, "matrix"), "graph_floor");
+        if (any) {
+            out("\nThe launch floor: the greedy step's graph with every kernel replaced by an empty one of the same "
+                "grid, block, cluster and shared memory (µs per token; what the launches and their handoffs cost "
+                "with no work in them, the most a single persistent kernel could win back from them):\n\n"
+                "| commit | arm | model | launch floor µs | graph µs | floor %% of graph |\n|---|---|---|---|---|---|\n");
+            for (int r = 0; r < c.n; r++) {
+                if (strcmp(get(&c, r, "matrix"), "graph_floor")) continue;
+                const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
+                const double fl = atof(get(&c, r, "us")), graph = engine_us(&c, arm, model, "graph", commit);
+                if (graph > 0)
+                    out("| %s | %s | %s | %.1f | %.0f | %.1f |\n", commit, arm, model, fl, graph, 100 * fl / graph);
+                else
+                    out("| %s | %s | %s | %.1f | - | - |\n", commit, arm, model, fl);
+            }
+        }
+    }
     if (!load("h200_load.csv", &c)) {
         out("\n### Load (parse, validate, verify, upload; page cache)\n");
         source(&c, "h200_load.csv");
