@@ -284,6 +284,10 @@ extern const lr_gemv_arm lr_arm_leech_p14s_loads;
 extern const lr_gemv_arm lr_arm_leech_p14s_decode;
 /* the 3-bit form's arms (GEMV, loads-only and decode-only controls, SwiGLU gate|up) */
 extern const lr_gemv_arm lr_arm_leech_p14s3, lr_arm_leech_p14s3_loads, lr_arm_leech_p14s3_decode, lr_arm_leech_p14s3_swiglu;
+/* and the shared-memory control (template knob decodeonly 2): the weights
+ * read from a per-warp copy in shared memory, over a layout whose segments
+ * are all the same */
+extern const lr_gemv_arm lr_arm_leech_p14s3_smem;
 /* The row end's control (LR_NOEPI): the whole GEMV, its end without the
  * exceptions', tail's and row scales' loads, over a layout that has none. */
 extern const lr_gemv_arm lr_arm_leech_p14s_noepi;

@@ -463,7 +463,7 @@ static void p14s_destroy(void *p)
     free(s);
 }
 
-enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI, CTL_SWIGLU };
+enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI, CTL_SWIGLU, CTL_SMEM };
 
 /* The SwiGLU arm's matrix: gate and up (rows / 2 each, their own centroids,
  * so two class tables as in the engine) as a pair layout. */
@@ -504,6 +504,9 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     /* the loads-only control has no row end, so no side warps to make it
      * (its template refuses them; the table sets them on most shapes) */
     if (mode == CTL_LOADS) geom.side = 0;
+    /* the shared-memory control's template takes one segment ahead
+     * (prefetch 1) of one row group per batch, then reads its copy */
+    if (mode == CTL_SMEM) geom.prefetch = 1, geom.rg = 1;
     const int dist = o && o->ball ? LR_RANDOM_BALL : LR_RANDOM_CLASSES;
     int rc;
     if (o && o->model) {
@@ -538,6 +541,12 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
         const size_t per3 = (size_t)s->L.sc * LR_P14S_C3_SEG;
         for (int g = 1; g < s->L.rg; g++) memcpy(s->F.data + (size_t)g * per3, s->F.data, per3);
     }
+    else if (!rc && c3 && mode == CTL_SMEM) {
+        /* the shared-memory control decodes each warp's first segment at
+         * every step: a layout whose segments all hold segment 0's codes */
+        const size_t n3 = (size_t)s->L.rg * s->L.sc;
+        for (size_t i = 1; i < n3; i++) memcpy(s->F.data + i * LR_P14S_C3_SEG, s->F.data, LR_P14S_C3_SEG);
+    }
     else if (!rc && geom.i8) {
         s->data8 = malloc(s->L.bytes), s->tab8 = malloc((size_t)s->L.nentries * 16);
         rc = !s->data8 || !s->tab8 ? LR_FAIL(LR_ENOMEM, "out of memory") : lr_p14s_i8_form(&s->L, s->data8, s->tab8);
@@ -549,6 +558,14 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
                                 : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget());
     if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
+    if (!rc && mode == CTL_SMEM) {
+        /* each warp's segment copy after the kernel's own shared memory */
+        lr_jit_spec_set(&spec, "decodeonly", 2);
+        lr_jit_spec_set(&spec, "segsm", (long long)s->g.smem);
+        s->g.smem += s->g.block.x / 32 * LR_P14S_C3_SEG;
+        if (s->g.smem > (unsigned)lr_cu_smem_budget())
+            rc = LR_FAIL(LR_EINVAL, "leech_p14s3_smem: %u bytes of shared memory over the budget", s->g.smem);
+    }
     if (!rc && mode == CTL_NOEPI) lr_jit_spec_set(&spec, "noepi", 1);
     if (!rc) rc = lr_jit_get(&spec, &s->fn);
     lr_leech_arm_src src = { .data = s->data8 ? s->data8 : s->L.data, .bytes = s->L.bytes, .rows = rows,
@@ -678,6 +695,16 @@ static int c3_decode_prepare(int rows, int cols, int copies, uint64_t seed, cons
     return prepare(rows, cols, copies, seed, o, CTL_DECODE, 1, out);
 }
 
+/* The third control: the GEMV with its weights at shared-memory latency
+ * (each warp decodes its first segment at every step from a copy in shared
+ * memory, over a layout whose segments are all the same, so it still
+ * verifies); beside the decode-only control (weights from L2) it says how
+ * much of the decode's time is waiting for its loads. */
+static int c3_smem_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_SMEM, 1, out);
+}
+
 static int c3_swiglu_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
     return prepare(rows, cols, copies, seed, o, CTL_SWIGLU, 1, out);
@@ -689,5 +716,7 @@ const lr_gemv_arm lr_arm_leech_p14s3_loads = { "leech_p14s3_loads", 3.6, c3_load
                                                p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s3_decode = { "leech_p14s3_decode", 3.6, c3_decode_prepare, p14s_verify, p14s_launch,
                                                 p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s3_smem = { "leech_p14s3_smem", 3.6, c3_smem_prepare, p14s_verify, p14s_launch,
+                                              p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s3_swiglu = { "leech_p14s3_swiglu", 3.6, c3_swiglu_prepare, p14s_verify, p14s_launch,
                                                 p14s_bytes, p14s_destroy };

@@ -1020,14 +1020,14 @@ static int test_gpu_i8(void)
     return mode_swiglu(I8, &lr_arm_leech_p14s_swiglu, 5700);
 }
 
-/* The 3-bit form (leech_p14s3 arms, extra3 bit 20): the GEMV and both
+/* The 3-bit form (leech_p14s3 arms, extra3 bit 20): the GEMV and the three
  * controls, and the SwiGLU gate|up, each against its host reference. */
 static int test_gpu_c3(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int C3 = 1048576;
     if (mode_grid(C3, &lr_arm_leech_p14s3, 6300) || mode_grid(C3, &lr_arm_leech_p14s3_loads, 6500) ||
-        mode_grid(C3, &lr_arm_leech_p14s3_decode, 6800))
+        mode_grid(C3, &lr_arm_leech_p14s3_decode, 6800) || mode_grid(C3, &lr_arm_leech_p14s3_smem, 6900))
         return T_FAIL;
     return mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 6700);
 }

@@ -87,6 +87,16 @@
 // main loop: 2.10 instructions per weight against the GEMV's 2.19, the row
 // group's address gone; 80 registers against 79, gate|up spec;
 // bench/results/sass_instr_per_weight.csv).
+// LR_DECODEONLY = 2, the third control (3-bit form only): the weights at
+// shared-memory latency. Each warp loads its first segment once and keeps a
+// copy in shared memory at byte LR_SEGSM (1,344 bytes per warp); every
+// later step reads that copy with the same four loads as a global segment
+// (ld.volatile.shared, so none is hoisted), so the loop runs the GEMV's
+// instructions with LDS in place of LDG. Over a layout whose segments all
+// hold the same codes it computes that layout's GEMV exactly (arm
+// leech_p14s3_smem). Beside leech_p14s3_decode (the weights from L2) it
+// says how much of the decode's time is waiting for its loads: what a
+// pipeline that delivered every segment into shared memory could win.
 // LR_SWIGLU = 1: the rows are gate/up pairs (lr_p14s.pair: row 2i gate,
 // 2i + 1 up) and the end writes y[i] = silu(gate) up (rows / 2 values), so
 // the engine needs no op_silu_mul launch; with the split, the two CTAs of a
@@ -149,6 +159,8 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 c3=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
@@ -231,6 +243,9 @@
 #endif
 #ifndef LR_DECODEONLY
 #define LR_DECODEONLY 0
+#endif
+#if LR_DECODEONLY == 2 && (LR_PREFETCH != 1 || LR_RG != 1 || !LR_C3 || !defined(LR_SEGSM))
+#error "LR_DECODEONLY 2: the 3-bit form, one segment ahead (prefetch 1), one row group per batch, LR_SEGSM set"
 #endif
 #ifndef LR_GROUPS
 #define LR_GROUPS 1
@@ -388,6 +403,31 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
     for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
 #endif
 }
+
+#if LR_DECODEONLY == 2
+// (LR_DECODEONLY 2) a 3-bit segment's words at load_seg's offsets in shared memory
+LR_DEV void store_seg_shared(const seg_regs &s, u8 *seg, int lane)
+{
+    *(uint4 *)(seg + 16 * lane) = s.w[0];
+    *(uint4 *)(seg + 512 + 16 * lane) = s.w[1];
+    *(uint2 *)(seg + 1024 + 8 * lane) = make_uint2(s.w[2].x, s.w[2].y);
+    *(unsigned short *)(seg + 1280 + 2 * lane) = (unsigned short)s.w[2].z;
+}
+
+LR_DEV void load_seg_shared(seg_regs &s, const u8 *seg, int lane)
+{
+    const u32 a = (u32)__cvta_generic_to_shared(seg);
+    unsigned short h;
+    s.h = make_uint2(0u, 0u);
+    asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(s.w[0].x), "=r"(s.w[0].y), "=r"(s.w[0].z), "=r"(s.w[0].w) : "r"(a + 16 * lane));
+    asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(s.w[1].x), "=r"(s.w[1].y), "=r"(s.w[1].z), "=r"(s.w[1].w) : "r"(a + 512 + 16 * lane));
+    asm volatile("ld.volatile.shared.v2.u32 {%0,%1}, [%2];" : "=r"(s.w[2].x), "=r"(s.w[2].y) : "r"(a + 1024 + 8 * lane));
+    asm volatile("ld.volatile.shared.u16 %0, [%1];" : "=h"(h) : "r"(a + 1280 + 2 * lane));
+    s.w[2].z = h, s.w[2].w = 0u;
+}
+#endif
 
 // Lane l's six columns of super-chunk sc, zero past the blocks (the pad
 // blocks' codes are zero, and 0 times whatever lies past x could be NaN).
@@ -761,7 +801,17 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 
     // Out-of-range batches and row groups load a valid (clamped) segment
     // whose results are never stored: no branches in the loop.
+#if LR_DECODEONLY == 2
+    bool primed = false; // after the first segment: its shared-memory copy
+    u8 *const seg_sm = smem + LR_SEGSM + (threadIdx.x >> 5) * SEG;
+#endif
     auto load_all = [&](seg_regs (&dst)[LR_RG], int b, int k) {
+#if LR_DECODEONLY == 2
+        if (primed) { // (LR_RG 1: one segment per warp)
+            load_seg_shared(dst[0], seg_sm, lane);
+            return;
+        }
+#endif
         k = min(k, SC - 1);
         b = min(b, NRGB - 1);
 #pragma unroll
@@ -808,6 +858,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     seg_regs cur[LR_RG];
     load_all(cur, b, sc);
+#if LR_DECODEONLY == 2
+    store_seg_shared(cur[0], seg_sm, lane); // each lane reads back only its own bytes
+    primed = true;
+#endif
 #if LR_PREFETCH == 2
     seg_regs n1[LR_RG];
     int pb = b, psc = sc; // the position of the segment loaded last

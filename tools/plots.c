@@ -121,7 +121,7 @@ static int plot_gemv(lr_canvas *c)
         snprintf(x->label, sizeof x->label, "%s @%s", arm, lr_rcsv_get(pick[i].f, pick[i].r, "commit"));
         x->v = atof(lr_rcsv_get(pick[i].f, pick[i].r, "pct_read_bound"));
         snprintf(x->value, sizeof x->value, "%.1f%%  %.1f us", x->v, atof(lr_rcsv_get(pick[i].f, pick[i].r, "us")));
-        const int control = strstr(arm, "_loads") || strstr(arm, "_decode") || !strncmp(arm, "stream", 6);
+        const int control = strstr(arm, "_loads") || strstr(arm, "_decode") || strstr(arm, "_smem") || !strncmp(arm, "stream", 6);
         x->colour = !strcmp(arm, "f16") || !strcmp(arm, "cublas") ? F16
                     : control || strncmp(arm, "leech_", 6)        ? CONTROL
                     : strstr(arm, "@ball")                         ? BEST
