@@ -68,11 +68,6 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
-    int tma;      /* the 3-bit form with the split (bal 2) and ilv: 2-6 = the segments come
-                     through a CTA-wide ring of that many walk steps in shared memory,
-                     filled by cp.async.bulk from one more (producer) warp, instead of
-                     global loads into registers one segment ahead; 0 = off (not a tuning
-                     knob: LEECHRT_GEMV_TMA, for comparisons) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -216,10 +211,6 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
-/* default_geom's tma (see lr_leech_geom): 0 unless set by lr_gemv_p14s_tma_set
- * (LEECHRT_GEMV_TMA, 0 or 2-6; garbage refused, NULL or "" leaves it). */
-extern int lr_gemv_p14s_tma;
-int lr_gemv_p14s_tma_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

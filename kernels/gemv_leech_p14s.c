@@ -245,17 +245,6 @@ int lr_gemv_p14s_side = 0;
 
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
-int lr_gemv_p14s_tma = 0;
-
-int lr_gemv_p14s_tma_set(const char *what, const char *s)
-{
-    int v = lr_gemv_p14s_tma;
-    int rc = lr_setting_int(what, s, 0, 6, &v);
-    if (!rc && v == 1) return LR_FAIL(LR_EINVAL, "%s: 1 (a ring needs 2-6 slots, or 0 for none)", what);
-    if (!rc) lr_gemv_p14s_tma = v;
-    return rc;
-}
-
 int lr_gemv_p14s_i8 = 0;
 
 int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
@@ -268,7 +257,7 @@ int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int
 static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
-                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3, .tma = lr_gemv_p14s_tma };
+                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3 };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -359,11 +348,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s side=%d needs %d threads in all and at most 6 groups (threads=%d groups=%d)",
                        geom.side, geom.threads + 32 * geom.side, geom.threads, groups);
     if (geom.side) geom.epf = 0;
-    if (geom.tma < 0 || geom.tma == 1 || geom.tma > 6)
-        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s tma=%d (0, or 2-6 slots)", geom.tma);
-    /* the ring is the 3-bit form's round-robin walk's over the split
-     * (elsewhere: off); its producer is one more warp */
-    if (!(geom.c3 && geom.bal == 2 && geom.ilv)) geom.tma = 0;
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -405,10 +389,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * batch) and 1024 exception products per side warp (the template's
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
-    /* tma: the ring (slots of one walk step, a 1,344-byte segment per warp),
-     * then its full and empty mbarriers, 16-byte aligned after the rest */
-    const size_t tma_off = (smem + 15) / 16 * 16;
-    if (geom.tma) smem = tma_off + (size_t)geom.tma * warps * 1344 + 16 * (size_t)geom.tma;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -433,11 +413,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
-    if (geom.tma) lr_jit_spec_set(s, "tma", geom.tma), lr_jit_spec_set(s, "tmaoff", (long long)tma_off);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
-    g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side + (geom.tma ? 32 : 0)), 1, 1 }; /* + the ring's producer */
+    g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side), 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
 }
