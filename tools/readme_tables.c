@@ -172,6 +172,14 @@ static double engine_us(csv *c, const char *arm, const char *model, const char *
     return v;
 }
 
+/* Whether any row's matrix column is `matrix`. */
+static int has_matrix(const csv *c, const char *matrix)
+{
+    for (int r = 0; r < c->n; r++)
+        if (!strcmp(get(c, r, "matrix"), matrix)) return 1;
+    return 0;
+}
+
 /* The header of a table with a column per engine phase, then ntail more. */
 static void phase_table_head(const char *const *ph, int nph, const char *tail, int ntail)
 {
@@ -201,9 +209,7 @@ static void engine_table(void)
         const char *ph[32];
         int nph = 0;
         while (nph < 32 && (ph[nph] = lr_engine_gpu_phase_name(nph))) nph++;
-        int any = 0;
-        for (int r = 0; r < c.n && !any; r++) any = !strcmp(get(&c, r, "matrix"), "gemv_qkv");
-        if (any) {
+        if (has_matrix(&c, "gemv_qkv")) {
             out("\nµs per token by phase (each phase's launches for every layer replayed alone as one graph); "
                 "graph = the whole step's graph replayed back to back (GPU time), step = one decode step as the "
                 "host sees it (graph launch, wait, and from 2026-12-01 the greedy token: the argmax runs on the "
@@ -261,9 +267,7 @@ static void engine_table(void)
     if (!load("h200_engine.csv", &c)) {
         /* The launch floor: the greedy graph with every kernel an empty one
            of its shape (what the launch structure alone costs). */
-        int any = 0;
-        for (int r = 0; r < c.n && !any; r++) any = !strcmp(get(&c, r, "matrix"), "graph_floor");
-        if (any) {
+        if (has_matrix(&c, "graph_floor")) {
             out("\nThe launch floor: the greedy step's graph with every kernel replaced by an empty one of the same "
                 "grid, block, cluster and shared memory (µs per token; what the launches and their handoffs cost "
                 "with no work in them, the most a single persistent kernel could win back from them):\n\n"
