@@ -147,8 +147,8 @@ static int test_bench_gemv_layer_fused_alone(void)
 }
 
 /* The GPU machine's script refuses a form of tune-engine, or a model of
- * engine, it does not know before it builds or runs anything (its OUT in a
- * temporary folder). */
+ * engine or controls, it does not know before it builds or runs anything
+ * (its OUT in a temporary folder). */
 static int test_h200_tune_engine_form(void)
 {
     char err[4096], out[] = "/tmp/lrh200.XXXXXX";
@@ -165,6 +165,13 @@ static int test_h200_tune_engine_form(void)
     unsetenv("OUT");
     rmdir(out);
     T_ASSERT(rc == 2 && strstr(err, "not 7B"), "engine 8B,7B: exit %d, %s", rc, err);
+    /* and controls its model */
+    T_ASSERT(mkdtemp(strcpy(out, "/tmp/lrh200.XXXXXX")), "mkdtemp");
+    setenv("OUT", out, 1);
+    rc = run("../../tools/gpu/h200.sh", "controls 7B", err, sizeof err);
+    unsetenv("OUT");
+    rmdir(out);
+    T_ASSERT(rc == 2 && strstr(err, "not 7B"), "controls 7B: exit %d, %s", rc, err);
     return T_PASS;
 }
 

@@ -17,6 +17,11 @@
 #                                           the table; the step's tok/s picks the rows
 #                                           ($OUT/tune_engine_MODEL_rows.csv, for tune_gemv
 #                                           --from-csv; nothing merged); p14s3: the 3-bit form
+#   tools/gpu/h200.sh controls [MODEL]      the 3-bit GEMV beside its three controls (loads-only,
+#                                           decode-only from L2, decode from shared memory) on the
+#                                           model's matrices and fused layer (default 14B), ball-drawn
+#                                           blocks, one process, into $OUT/h200_gemv_MODEL_ball.csv
+#                                           (docs/layouts.md, "The weights at shared-memory latency")
 #   tools/gpu/h200.sh profile ARM [MATRICES] [MODEL]
 #                                           Nsight Compute on the first launch (the verify launch)
 #                                           of the arm's kernel per matrix (default gateup,down of
@@ -172,6 +177,14 @@ case $cmd in
       *) rm -f "$R.tmp"; echo "tune-engine: no rows to merge" >&2 ;;
     esac
     rm -f "$M" ;;
+  controls)
+    # which of the 3-bit GEMV's parts sets its time: the GEMV, its loads alone, its decode with the
+    # weights from L2, and with them from shared memory, verified and timed side by side
+    model=${1:-14B}
+    case $model in 4B|8B|14B|32B) ;; *) echo "controls: MODEL is one of 4B,8B,14B,32B (not $model)" >&2; exit 2 ;; esac
+    "$B/bin/bench_gemv" --models "$model" --arms leech_p14s3,leech_p14s3_loads,leech_p14s3_decode,leech_p14s3_smem \
+      --matrices qkv,o,gateup,down,layer_fused --ball --csv "$OUT/h200_gemv_${model,,}_ball.csv" 2>&1 |
+      tee -a "$OUT/controls_$model.log" | grep -E 'layer_fused|read bound' ;;
   profile)
     arm=$1; mats=${2:-gateup,down}; model=${3:-14B}
     for m in ${mats//,/ }; do
@@ -181,5 +194,5 @@ case $cmd in
         >"$OUT/ncu_${arm}_$m.csv" 2>"$OUT/ncu_${arm}_$m.log" || { echo "ncu failed on $arm $m" >&2; tail -5 "$OUT/ncu_${arm}_$m.log" >&2; }
       grep -E '"(Duration|DRAM Throughput|Achieved Occupancy|Issue Slots Busy|Eligible Warps Per Scheduler)"' "$OUT/ncu_${arm}_$m.csv" | awk -F'","' '{ gsub(/"/, "", $NF); print $(NF-2) " " $NF " " $(NF-1) }' | head -8
     done ;;
-  *) echo "usage: $0 build|test [FILTER]|gputest|run PROGRAM ARGS...|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]|tune-engine MODEL [p14s|p14s3]" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test [FILTER]|gputest|run PROGRAM ARGS...|controls [MODEL]|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]|tune-engine MODEL [p14s|p14s3]" >&2; exit 2 ;;
 esac
