@@ -146,31 +146,32 @@ static int test_bench_gemv_layer_fused_alone(void)
     return T_PASS;
 }
 
+/* tools/gpu/h200.sh ARGS with its OUT in a fresh temporary folder, removed
+ * after (empty: the refusals below write nothing); -1 if mkdtemp fails. */
+static int run_h200(const char *args, char *err, size_t n)
+{
+    char out[] = "/tmp/lrh200.XXXXXX";
+    if (!mkdtemp(out)) return -1;
+    setenv("OUT", out, 1);
+    int rc = run("../../tools/gpu/h200.sh", args, err, n);
+    unsetenv("OUT");
+    rmdir(out);
+    return rc;
+}
+
 /* The GPU machine's script refuses a form of tune-engine, or a model of
  * engine or controls, it does not know before it builds or runs anything
  * (its OUT in a temporary folder). */
 static int test_h200_tune_engine_form(void)
 {
-    char err[4096], out[] = "/tmp/lrh200.XXXXXX";
-    T_ASSERT(mkdtemp(out), "mkdtemp");
-    setenv("OUT", out, 1);
-    int rc = run("../../tools/gpu/h200.sh", "tune-engine 8B p14x", err, sizeof err);
-    unsetenv("OUT");
-    rmdir(out);
+    char err[4096];
+    int rc = run_h200("tune-engine 8B p14x", err, sizeof err);
     T_ASSERT(rc == 2 && strstr(err, "FORM is p14s or p14s3"), "tune-engine 8B p14x: exit %d, %s", rc, err);
     /* engine checks every model name before the first artifact is written */
-    T_ASSERT(mkdtemp(strcpy(out, "/tmp/lrh200.XXXXXX")), "mkdtemp");
-    setenv("OUT", out, 1);
-    rc = run("../../tools/gpu/h200.sh", "engine 8B,7B", err, sizeof err);
-    unsetenv("OUT");
-    rmdir(out);
+    rc = run_h200("engine 8B,7B", err, sizeof err);
     T_ASSERT(rc == 2 && strstr(err, "not 7B"), "engine 8B,7B: exit %d, %s", rc, err);
     /* and controls its model */
-    T_ASSERT(mkdtemp(strcpy(out, "/tmp/lrh200.XXXXXX")), "mkdtemp");
-    setenv("OUT", out, 1);
-    rc = run("../../tools/gpu/h200.sh", "controls 7B", err, sizeof err);
-    unsetenv("OUT");
-    rmdir(out);
+    rc = run_h200("controls 7B", err, sizeof err);
     T_ASSERT(rc == 2 && strstr(err, "not 7B"), "controls 7B: exit %d, %s", rc, err);
     return T_PASS;
 }
