@@ -68,9 +68,6 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
-    int dual;     /* Planes14S with ilv: 1 = each warp runs two round-robin walks at once
-                     (positions warp + 2k WARPS and warp + (2k + 1) WARPS), decoding one
-                     segment of each per step: two independent decode chains */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:

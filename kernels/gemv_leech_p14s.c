@@ -203,15 +203,15 @@ static const lr_kernel_desc loads_c3_desc = {
  * with either, segments dealt round-robin to the warps (ilv), bit 12: the
  * prologue's x loads batched ahead of the table loop (pro), bits 16-18:
  * side warps (side, 0-4), bit 19: the int8 mode (i8), bit 20: the int8
- * mode over the 3-bit form (c3, sets i8 too), bit 24: with ilv, two walks
- * per warp (dual), extra4 = (unused)}: 0
+ * mode over the 3-bit form (c3, sets i8 too), extra4 = (unused)}: 0
  * keeps the geometry's value, a negative extra turns its feature off.
- * (extra2, extra3 bits 2, 7, 8, 13, 14 and 15 and extra4 were the L2
+ * (extra2, extra3 bits 2, 7, 8, 13, 14, 15 and 24 and extra4 were the L2
  * prefetch distance, x's f16 copy from global memory, the class table's
  * lane copies, the ping-pong segment registers, batches handed out by a
  * counter (02db962), the round-robin walk started at a point of its own per
  * CTA (ilv 2, f851ed0), the segments stored in the warp groups' walk order
- * (433b397) and the split over CTAs: measured slower or no faster and
+ * (433b397), two round-robin walks per warp (af28064) and the split over
+ * CTAs: measured slower or no faster and
  * removed; lr_tuning_engine_runs keeps their sweep rows out of the table.) */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS])
 {
@@ -228,7 +228,6 @@ void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]
         g->bal = k[8] > 0 ? ((k[8] & 1024) ? 2 : (k[8] & 512) ? 1 : 0) : 0;
         g->ilv = k[8] > 0 && (k[8] & 2048);
         g->pro = k[8] > 0 && (k[8] & 4096);
-        g->dual = k[8] > 0 && (k[8] & 16777216);
         /* (no i8 bit: the default, LEECHRT_GEMV_I8, stays) */
         if (k[8] < 0) g->i8 = g->c3 = 0;
         else if (k[8] & 1048576) g->i8 = g->c3 = 1;
@@ -337,8 +336,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
-    if (geom.dual < 0 || geom.dual > 1 || (geom.dual && !geom.ilv))
-        return LR_FAIL(LR_EINVAL, "gemv_leech_p14s dual=%d needs ilv (ilv=%d)", geom.dual, geom.ilv);
     if (geom.early < 0 || geom.early > 2)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
     if (geom.side < 0 || geom.side > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s side=%d (0-4 warps)", geom.side);
@@ -412,7 +409,6 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
-    if (geom.dual) lr_jit_spec_set(s, "dual", 1);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);

@@ -21,14 +21,15 @@
  * 15, 433b397),
  * a cp.async ring (extra0 >= 3), an L2 prefetch distance (extra2 > 0), a
  * split over CTAs (extra4 > 1), the balanced split's cp.async ring (extra3
- * bits 21-23, eb43a30; the bits are not reused). The kernel would ignore
+ * bits 21-23, eb43a30; the bits are not reused), two round-robin walks per
+ * warp (extra3 bit 24, af28064). The kernel would ignore
  * the knob and run another geometry than the one measured; the table holds
  * what runs. The rows stay in the CSV. Every Planes14S arm (leech_p14s*:
  * the int8 and 3-bit forms' arms share the template). */
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS])
 {
     if (strncmp(arm, "leech_p14s", 10)) return 1;
-    const int removed3 = 4 | 128 | 256 | 8192 | 16384 | 32768 | (7 << 21);
+    const int removed3 = 4 | 128 | 256 | 8192 | 16384 | 32768 | (7 << 21) | (1 << 24);
     return !((knobs[8] > 0 && (knobs[8] & removed3)) || knobs[4] >= 3 || knobs[7] > 0 || knobs[9] > 1);
 }
 

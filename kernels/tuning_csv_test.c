@@ -114,6 +114,8 @@ static int test_xh_rows_left_out(void)
     T_ASSERT(lr_tuning_engine_runs("leech_p14s", k), "groups with bal, epf and xw left out");
     k[8] = 265216 + 1048576 + 3 * 2097152; /* the balanced split's cp.async ring (removed), any Planes14S arm */
     T_ASSERT(!lr_tuning_engine_runs("leech_p14s3_swiglu", k) && !lr_tuning_engine_runs("leech_p14s3", k), "ring slots");
+    k[8] = 265216 + 1048576 + 16777216; /* two walks per warp (removed) */
+    T_ASSERT(!lr_tuning_engine_runs("leech_p14s3", k), "two walks per warp");
     k[8] = 265216 + 1048576; /* the 3-bit form at the split: kept */
     T_ASSERT(lr_tuning_engine_runs("leech_p14s3", k) && lr_tuning_engine_runs("leech_p14", k), "3-bit split left out");
     /* knobs past 1e6 (extra3 bit 20, the 3-bit form) read as LEECHRT_TUNE takes them */

@@ -150,7 +150,14 @@
 // 4). Also removed (96d58a4, verified bit-identical): the round-robin walk
 // two segments ahead in three register buffers taking turns (3-bit form,
 // 14B gate|up 27.1-28.8 -> 32.4-33.4 us at 512-768 threads, down 16.0-16.6
-// -> 19.1-20.7, q|k|v 9.4-9.6 -> 11.0-11.6).
+// -> 19.1-20.7, q|k|v 9.4-9.6 -> 11.0-11.6). Also removed (af28064,
+// verified): two round-robin walks per warp, one segment of each decoded
+// per step with the next two in flight (two independent decode chains in
+// one instruction stream; 14B on ball-drawn blocks, the best thread count
+// of each: gate|up 30.52 us at 384 threads against 27.50 at 512 with one
+// walk, down 18.30 against 16.29, q|k|v 10.70 against 9.62; above 448
+// threads it spills). A warp's two chains did what two warps' did: at 384
+// threads it matched one walk at 384.
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1
@@ -164,12 +171,6 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 dual=1 early=1 swiglu=1 side=4 i8=1 c3=1
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=512 rg=1 ntab=1205 prefetch=1 shr=1 bal=3 split=1 ilv=1 dual=1 early=1 side=2 i8=1 c3=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 dual=1 i8=1 c3=1 loadonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 dual=1 i8=1 c3=1 decodeonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 dual=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
-// @spec gemv_leech_p14s rows=77 cols=1001 threads=96 rg=1 ntab=603 prefetch=1 bal=2 ilv=1 dual=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1
@@ -269,12 +270,6 @@
 #endif
 #ifndef LR_PRO
 #define LR_PRO 0
-#endif
-#ifndef LR_DUAL
-#define LR_DUAL 0
-#endif
-#if LR_DUAL && !LR_ILV
-#error "LR_DUAL: two walks of the round-robin walk (LR_ILV)"
 #endif
 #ifndef LR_EARLY
 #define LR_EARLY 0
@@ -876,10 +871,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     store_seg_shared(cur[0], seg_sm, lane); // each lane reads back only its own bytes
     primed = true;
 #endif
-#if LR_DUAL
-    seg_regs curb[LR_RG]; // the second walk's first segment (LR_DUAL)
-    load_all(curb, rgA + (t0 + WARPS) / SC, (t0 + WARPS) % SC);
-#endif
 #if LR_PREFETCH == 2
     seg_regs n1[LR_RG];
     int pb = b, psc = sc; // the position of the segment loaded last
@@ -951,14 +942,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     (void)bits;
     // One segment of super-chunk scx decoded into yacc (the GEMV), or its
     // set bits counted (LR_LOADONLY): the loop body of every mode.
-    auto decode = [&](seg_regs (&C)[LR_RG], int scx, float (&ya)[LR_RG][2], u32 (&bt)[LR_RG]) {
+    auto decode = [&](seg_regs (&C)[LR_RG], int scx) {
 #if LR_LOADONLY
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) {
-            bt[r] += __popc(C[r].h.x) + __popc(C[r].h.y);
+            bits[r] += __popc(C[r].h.x) + __popc(C[r].h.y);
 #pragma unroll
             for (int j = 0; j < 3; j++)
-                bt[r] += __popc(C[r].w[j].x) + __popc(C[r].w[j].y) + __popc(C[r].w[j].z) + __popc(C[r].w[j].w);
+                bits[r] += __popc(C[r].w[j].x) + __popc(C[r].w[j].y) + __popc(C[r].w[j].z) + __popc(C[r].w[j].w);
         }
 #elif LR_I8
         // this lane's x digits (hi for even g, lo for odd) of blocks 2q, 2q + 1
@@ -1010,8 +1001,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 f0 += (float)(c[0] * 256 + c[1]) * __uint_as_float(e[0][u].w);
                 f1 += (float)(c[2] * 256 + c[3]) * __uint_as_float(e[1][u].w);
             }
-            ya[r][0] += f0 * xsf;
-            ya[r][1] += f1 * xsf;
+            yacc[r][0] += f0 * xsf;
+            yacc[r][1] += f1 * xsf;
         }
 #else
         // this lane's x: blocks 2q (tiles 0-5) and 2q + 1 (tiles 6-11), 8 columns per tile pair
@@ -1048,8 +1039,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             for (int a = 1; a < LR_NACC; a++)
 #pragma unroll
                 for (int i = 0; i < 4; i++) acc[r][0][i] += acc[r][a][i];
-            ya[r][0] += acc[r][0][0] * __uint_as_float(e[0][0].w) + acc[r][0][1] * __uint_as_float(e[0][1].w);
-            ya[r][1] += acc[r][0][2] * __uint_as_float(e[1][0].w) + acc[r][0][3] * __uint_as_float(e[1][1].w);
+            yacc[r][0] += acc[r][0][0] * __uint_as_float(e[0][0].w) + acc[r][0][1] * __uint_as_float(e[0][1].w);
+            yacc[r][1] += acc[r][0][2] * __uint_as_float(e[1][0].w) + acc[r][0][3] * __uint_as_float(e[1][1].w);
         }
 #endif
     };
@@ -1082,59 +1073,20 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) yacc[r][0] = yacc[r][1] = 0.f, bits[r] = 0;
         seg_regs nxt[LR_RG];
-#if LR_DUAL
-        // LR_DUAL: the warp runs two walks, A at t0, t0 + 2 WARPS, ... and B
-        // at t0 + WARPS, t0 + 3 WARPS, ..., one segment of each per step with
-        // the next two in flight: two independent decode chains in one
-        // instruction stream for the scheduler to interleave (the decode,
-        // not the weights' arrival, limits the 3-bit GEMV: the
-        // leech_p14s3_smem control). Each walk adds its partial to its row
-        // group's slot when it leaves it (both may touch one row group; one
-        // lane writes both, in program order: the same y every run).
-        float yb[LR_RG][2];
-        u32 bitsb[LR_RG];
-        seg_regs nxtb[LR_RG];
-#pragma unroll
-        for (int r = 0; r < LR_RG; r++) yb[r][0] = yb[r][1] = 0.f, bitsb[r] = 0;
-        auto flush = [&](float (&ya)[LR_RG][2], u32 (&bt)[LR_RG], int j) {
-#if LR_LOADONLY
-            const u32 tb = lr_warp_sum_u32(bt[0]);
-            if (lane < 16) ((u32 *)red_w)[j * 16 + lane] += tb;
-            bt[0] = 0;
-#else
-            const float v0 = quad_sum(ya[0][0]), v1 = quad_sum(ya[0][1]);
-            ya[0][0] = ya[0][1] = 0.f;
-            if (q == 0) red_w[j * 16 + g] += v0, red_w[j * 16 + g + 8] += v1;
-#endif
-        };
-        const int tend = off + bS;
-        for (int t = t0; t < tend; t += 2 * WARPS) {
-            const int u = t + WARPS, ta = t + 2 * WARPS, ub = t + 3 * WARPS; // B now, A and B next
-            load_all(nxt, rgA + ta / SC, ta % SC);
-            load_all(nxtb, rgA + ub / SC, ub % SC);
-            decode(cur, t % SC, yacc, bits);
-            decode(curb, u % SC, yb, bitsb); // (past the end: decoded, never added)
-            if (ta >= tend || ta / SC != t / SC) flush(yacc, bits, t / SC);
-            if (u < tend && (ub >= tend || ub / SC != u / SC)) flush(yb, bitsb, u / SC);
-            // (copies: the loop unrolled by two with the buffers' roles
-            // swapped compiled to as many instructions and more spills)
-            cur[0] = nxt[0], curb[0] = nxtb[0];
-        }
-#else
 #if LR_ILV
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS;
             const int nb = b + nsc / SC;
             nsc %= SC;
             load_all(nxt, nb, nsc);
-            decode(cur, sc, yacc, bits);
+            decode(cur, sc);
             if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
 #else
         for (int t = t0; t < t1; t++) {
             int nb = b, nsc = sc + 1;
             if (nsc == SC) nsc = 0, nb++;
             load_all(nxt, nb, nsc);
-            decode(cur, sc, yacc, bits);
+            decode(cur, sc);
             if (nsc == 0 || t + 1 == t1) { // the run leaves row group b
 #endif
 #if LR_LOADONLY
@@ -1150,7 +1102,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             cur[0] = nxt[0];
             b = nb, sc = nsc;
         }
-#endif // LR_DUAL
         CTA_SYNC();
         // row i of the CTA's rows: the partials of the warps whose runs
         // touched its row group j, in warp order
@@ -1318,7 +1269,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             advance(nb, nsc);
             load_all(N, nb, nsc);
 #endif
-            decode(C, sc, yacc, bits);
+            decode(C, sc);
 #if LR_PREFETCH == 2
 #pragma unroll
             for (int r = 0; r < LR_RG; r++) C[r] = n1[r], n1[r] = N[r];

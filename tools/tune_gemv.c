@@ -35,9 +35,8 @@ static void usage(FILE *f)
                "                    3 = both, -1 = none; + 8 x warp groups, 512 balanced split, 1024 split\n"
                "                    over segments, 2048 segments round-robin, 4096 prologue loads\n"
                "                    batched, 65536 x side warps (1-4), 524288 the int8 mode,\n"
-               "                    1048576 the int8 mode over the 3-bit form, 16777216 two walks per warp\n"
-               "                    (with 2048); in [-1024, 18677759]; bits 13 and 14, removed features,\n"
-               "                    do nothing)\n"
+               "                    1048576 the int8 mode over the 3-bit form; in [-1024, 1900543];\n"
+               "                    bits 13 and 14, removed features, do nothing)\n"
                "  --extra4 LIST     arm knob 4 (leech_p14s: unused since the split over CTAs was removed)\n"
                "  --minb LIST       Leech arms: CTAs per SM the registers must allow (0 = the arm's rule;\n"
                "                    the compiler caps registers, spilling if it must); default 0\n"
@@ -152,7 +151,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--minb")) { if ((nmb = lr_arg_int_list("tune_gemv", a, v, 0, 64, mb, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra2")) { if ((ne2 = lr_arg_int_list("tune_gemv", a, v, -1024, 1024, e2, 8)) < 0) return 2; }
         else if (!strcmp(a, "--extra3")) {
-            if ((ne3 = lr_arg_int_list("tune_gemv", a, v, -1024, 18677759, e3, 8)) < 0) return 2;
+            if ((ne3 = lr_arg_int_list("tune_gemv", a, v, -1024, 1900543, e3, 8)) < 0) return 2;
             /* bits 16-18: 0-4 side warps */
             for (int i = 0; i < ne3; i++)
                 if (e3[i] > 0 && ((e3[i] >> 16) & 7) > 4) {
