@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -853,69 +853,6 @@ static int test_gpu_pro_early_identical(void)
         if (bad) return T_FAIL;
         T_ASSERT(diff < 0, "case %d, row %d: y %a plain, %a with %s", i, diff, d0, d1, var[v - 1].what);
     }
-    return T_PASS;
-}
-
-/* lanep (a warp's partials per lane, summed in the CTA's row sums in the
- * shuffles' order) must leave y bit-identical to the shuffled partials, on
- * the round-robin walk's geometries: the split with and without side warps,
- * the balanced split of whole row groups. */
-static int test_gpu_lanep_identical(void)
-{
-    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const struct { int rows, cols; lr_leech_geom g; } c[] = {
-        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 } },
-        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .side = 2 } },
-        { 7168, 5120, { .threads = 512, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 1, .ilv = 1, .early = 1 } },
-    };
-    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
-        ypair p;
-        if (ypair_make(&p, c[i].rows, c[i].cols, 4900 + i)) return T_FAIL;
-        lr_leech_geom g = c[i].g;
-        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
-        if (!bad) {
-            g.lanep = 1;
-            diff = ypair_rerun(&p, g, &bad);
-        }
-        printf("    %5d x %5d threads=%d bal=%d side=%d: lanep %s\n", p.L.rows, p.L.cols, g.threads, g.bal, g.side,
-               bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
-        const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
-        ypair_free(&p);
-        if (bad) return T_FAIL;
-        T_ASSERT(diff < 0, "case %d, row %d: y %a shuffled, %a per lane", i, diff, d0, d1);
-    }
-    return T_PASS;
-}
-
-/* lanep in the spec only with the round-robin walk, with 4x the partials'
- * shared memory; the setting takes 0 and 1 and refuses garbage. */
-static int test_lanep_spec(void)
-{
-    lr_leech_geom g = { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 };
-    lr_jit_spec sp;
-    lr_launch_geom l0, l1;
-    T_OK(lr_gemv_leech_p14s_spec(&sp, &l0, 34816, 5120, 603, g, 232448));
-    T_ASSERT(lr_jit_spec_get(&sp, "lanep", 0) == 0, "lanep without the geometry's");
-    g.lanep = 1;
-    T_OK(lr_gemv_leech_p14s_spec(&sp, &l1, 34816, 5120, 603, g, 232448));
-    T_ASSERT(lr_jit_spec_get(&sp, "lanep", 0) == 1, "lanep not in the spec");
-    /* 24 warps x 18 row groups (kmax, one slot per row group with ilv) x 16 rows x 3 more floats */
-    const int kmax = (int)lr_jit_spec_get(&sp, "bal", 0);
-    T_ASSERT(l1.smem == l0.smem + 24u * kmax * 16 * 3 * 4, "shared memory %u against %u (kmax %d)", l1.smem, l0.smem, kmax);
-    g.ilv = 0;
-    T_OK(lr_gemv_leech_p14s_spec(&sp, &l1, 34816, 5120, 603, g, 232448));
-    T_ASSERT(lr_jit_spec_get(&sp, "lanep", 0) == 0, "lanep without ilv");
-    g.lanep = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &l1, 34816, 5120, 603, g, 232448) == LR_EINVAL, "lanep=2 accepted");
-    lr_clear_error();
-    const int was = lr_gemv_p14s_lanep;
-    T_OK(lr_gemv_p14s_lanep_set("t", "0"));
-    T_ASSERT(lr_gemv_leech_p14s3_default_geom(34816, 5120).lanep == 0, "setting 0 not taken");
-    T_ASSERT(lr_gemv_p14s_lanep_set("t", "2") != LR_OK && lr_gemv_p14s_lanep == 0, "2 accepted");
-    lr_clear_error();
-    T_OK(lr_gemv_p14s_lanep_set("t", "1"));
-    T_ASSERT(lr_gemv_leech_p14s3_default_geom(34816, 5120).lanep == 1, "setting 1 not taken");
-    lr_gemv_p14s_lanep = was;
     return T_PASS;
 }
 
@@ -1097,5 +1034,5 @@ static int test_gpu_c3(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_lanep_identical), T_CASE(test_lanep_spec), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -158,6 +158,11 @@
 // walk, down 18.30 against 16.29, q|k|v 10.70 against 9.62; above 448
 // threads it spills). A warp's two chains did what two warps' did: at 384
 // threads it matched one walk at 384.
+// Also removed (557923a, verified bit-identical): the round-robin walk's
+// partials stored per lane when a warp leaves a row group, summed over the
+// four lanes in the CTA's row sums instead of by two SHFL + FADD pairs
+// (loop 167 -> 161 instructions, 4x the partials' shared memory): 14B
+// layer 65.61 us against 62.32, engine 324.4 against 337.5 tok/s.
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 nacc=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1
@@ -171,12 +176,6 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 lanep=1 early=1 swiglu=1 side=4 i8=1 c3=1
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=3 split=1 ilv=1 lanep=1 early=1 side=2 i8=1 c3=1
-// @spec gemv_leech_p14s rows=7168 cols=5120 threads=640 rg=1 ntab=603 prefetch=1 shr=1 bal=4 split=1 ilv=1 lanep=1 early=1 side=1 i8=1 c3=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 lanep=1 i8=1 c3=1 decodeonly=1
-// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 lanep=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
-// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=4 split=1 ilv=1 lanep=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=256 rg=1 ntab=1205 prefetch=1 minb=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1
@@ -277,19 +276,6 @@
 #ifndef LR_PRO
 #define LR_PRO 0
 #endif
-// LR_LANEP (with LR_ILV, a GEMV): a warp leaving a row group stores each
-// lane's two partials (rows g, g + 8 over its blocks 2q, 2q + 1) instead of
-// summing the four lanes q of a row first (two SHFL + FADD pairs and the
-// lane arithmetic around them, almost every step of the round-robin walk);
-// the CTA's row sums add the four in the order the shuffles did, so y is
-// bit-identical. Four times the partials' shared memory.
-#ifndef LR_LANEP
-#define LR_LANEP 0
-#endif
-#if LR_LANEP && !LR_ILV
-#error "LR_LANEP: the round-robin walk's partials (LR_ILV)"
-#endif
-#define LANEP (LR_LANEP && !LR_LOADONLY)
 #ifndef LR_EARLY
 #define LR_EARLY 0
 #endif
@@ -373,8 +359,7 @@
 // CTA's row groups: a partial slot for each)
 #define KMAX (LR_ILV ? LR_BAL : (BTW + SC - 2) / SC + 1)
 // (+ with LR_SPLIT one flag per row: the rows another CTA finishes)
-// (LANEP: a partial per lane q of each row: 64 floats per row group)
-#define RED_BYTES ((WARPS * KMAX * (LANEP ? 4 : 1) + LR_BAL) * 16 * 4 + LR_SPLIT * LR_BAL * 16)
+#define RED_BYTES ((WARPS * KMAX + LR_BAL) * 16 * 4 + LR_SPLIT * LR_BAL * 16)
 #else
 #define RED_BYTES (LR_GROUPS * 2 * WARPS * LR_RG * 16 * 4)
 #endif
@@ -1078,14 +1063,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // partials of the warps that touched it, in warp order (no atomics:
     // the same y every run).
     {
-        float *const red_w = red + warp * KMAX * 16 * (LANEP ? 4 : 1);
+        float *const red_w = red + warp * KMAX * 16;
 #if LR_ILV
         // LR_ILV: the CTA's warps read adjacent segments at a time (a
         // contiguous run per warp spreads 24 streams per SM over DRAM; on
         // the 14B down its loads-only control took 17.6 us against 15.8
         // with warp groups). A warp may skip a row group: its slot stays 0.
         const int k0 = rgA;
-        for (int i = lane; i < KMAX * 16 * (LANEP ? 4 : 1); i += 32) red_w[i] = 0.f;
+        for (int i = lane; i < KMAX * 16; i += 32) red_w[i] = 0.f;
         __syncwarp(); // before other lanes of the warp write the slots
 #else
         const int k0 = b;
@@ -1128,10 +1113,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 const u32 tb = lr_warp_sum_u32(bits[0]);
                 if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
                 bits[0] = 0;
-#elif LANEP
-                // row r's four lane partials at 4 r + q (conflict-free: lane 4 g + q)
-                red_w[(b - k0) * 64 + lane] = yacc[0][0], red_w[(b - k0) * 64 + 32 + lane] = yacc[0][1];
-                yacc[0][0] = yacc[0][1] = 0.f;
 #else
                 const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
                 yacc[0][0] = yacc[0][1] = 0.f;
@@ -1144,7 +1125,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         CTA_SYNC();
         // row i of the CTA's rows: the partials of the warps whose runs
         // touched its row group j, in warp order
-        float *tot = red + WARPS * KMAX * 16 * (LANEP ? 4 : 1);
+        float *tot = red + WARPS * KMAX * 16;
 #if LR_SPLIT
         u8 *skip = (u8 *)(tot + LR_BAL * 16);
 #endif
@@ -1166,15 +1147,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_LOADONLY
                 sum += ((const u32 *)red)[(w * KMAX + j - a / SC) * 16 + (i & 15)];
 #else
-#if LANEP
-                {
-                    // (ILV: a = 0) quad_sum's order: (q0 + q1) + (q2 + q3)
-                    const float4 v = ((const float4 *)red)[(w * KMAX + j) * 16 + (i & 15)];
-                    sum += (v.x + v.y) + (v.z + v.w);
-                }
-#else
                 sum += red[(w * KMAX + j - a / SC) * 16 + (i & 15)];
-#endif
 #endif
             }
 #if LR_SPLIT
