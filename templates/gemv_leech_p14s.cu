@@ -1084,16 +1084,24 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // one's address is a pointer stepped by WARPS segments and a
         // position past the CTA's range loads nothing (it is never
         // decoded), where load_all recomputed and clamped the address of
-        // every piece each step. (The controls that re-read one segment
-        // keep load_all.)
-        const u8 *wnext = W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
+        // every piece each step. (The decode-only control reads row group
+        // 0's segment of the same super-chunk; the shared-memory one its copy.)
+        const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
+                                             : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS, nb = b;
             if (WARPS < SC) { // (compile time) at most one row group on
                 if (nsc >= SC) nsc -= SC, nb++;
             } else
                 nb += nsc / SC, nsc %= SC;
-#if LR_DECODEONLY
+#if LR_DECODEONLY == 1
+            // row group 0's segment nsc, its pointer stepped like the GEMV's
+            // (back by a row group where the next step moves on one)
+            load_seg(nxt[0], wnext, lane);
+            wnext += (size_t)WARPS * SEG;
+            if (WARPS < SC && nsc + WARPS >= SC) wnext -= (size_t)SC * SEG;
+            if (WARPS >= SC) wnext = W + (size_t)((nsc + WARPS) % SC) * SEG;
+#elif LR_DECODEONLY
             load_all(nxt, nb, nsc);
 #else
             if (t + WARPS < off + bS) load_seg(nxt[0], wnext, lane);
