@@ -968,7 +968,8 @@ static int test_gpu_loads_control(void)
 /* One arm verified at the 14B table geometries with a mode's extra3 bit
  * added (the first four) and at odd shapes in every x staging path (per
  * warp, prologue, batched prologue, warp groups, the balanced split; rows
- * not a multiple of 16, a tail); seeds from seed0. */
+ * not a multiple of 16, a tail), and the round-robin walk over fewer
+ * super-chunks than warps; seeds from seed0. */
 static int mode_grid(int bit, const lr_gemv_arm *arm, uint64_t seed0)
 {
     struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
@@ -982,6 +983,9 @@ static int mode_grid(int bit, const lr_gemv_arm *arm, uint64_t seed0)
         { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + bit } } },
         { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + bit } } },
         { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + bit } } },
+        /* the round-robin walk with fewer super-chunks (22) than warps (24):
+           a step may move the walk on by more than one row group's worth */
+        { 1001, 4096 + 24 * 2 + 5, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + bit } } },
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         void *st;
