@@ -155,7 +155,7 @@
 // per step with the next two in flight (two independent decode chains in
 // one instruction stream; 14B on ball-drawn blocks, the best thread count
 // of each: gate|up 30.52 us at 384 threads against 27.50 at 512 with one
-// walk, down 18.30 against 16.29, q|k|v 10.70 against 9.62; above 448
+// walk, down 18.30 against 16.29, q|k|v 10.70 against 9.62; above 384
 // threads it spills). A warp's two chains did what two warps' did: at 384
 // threads it matched one walk at 384.
 // Also removed (557923a, verified bit-identical): the round-robin walk's
