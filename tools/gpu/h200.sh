@@ -55,6 +55,10 @@ if [ -d "$D" ]; then
 fi
 export LEECHRT_CACHE_DIR=${LEECHRT_CACHE_DIR:-$PWD/$B/cubin-cache}
 cmd=${1:-build}; shift || true
+# exit 2 before anything runs unless $2 is a Qwen3 size the synthetic models have ($1: who asks)
+known_model() {
+  case $2 in 4B|8B|14B|32B) ;; *) echo "$1: models are among 4B,8B,14B,32B (not $2)" >&2; exit 2 ;; esac
+}
 case $cmd in
   build)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
@@ -91,7 +95,7 @@ case $cmd in
     # (for bench/results/h200_engine.csv). 8B ~60 s, 14B ~80 s, 32B ~200 s with two layouts.
     models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s}
     for m in ${models//,/ }; do
-      case $m in 4B|8B|14B|32B) ;; *) echo "engine: MODELS are among 4B,8B,14B,32B (not $m)" >&2; exit 2 ;; esac
+      known_model engine "$m"
     done
     for m in ${models//,/ }; do
       M=/tmp/engine_$m.lrt
@@ -181,7 +185,7 @@ case $cmd in
     # which of the 3-bit GEMV's parts sets its time: the GEMV, its loads alone, its decode with the
     # weights from L2, and with them from shared memory, verified and timed side by side
     model=${1:-14B}
-    case $model in 4B|8B|14B|32B) ;; *) echo "controls: MODEL is one of 4B,8B,14B,32B (not $model)" >&2; exit 2 ;; esac
+    known_model controls "$model"
     "$B/bin/bench_gemv" --models "$model" --arms leech_p14s3,leech_p14s3_loads,leech_p14s3_decode,leech_p14s3_smem \
       --matrices qkv,o,gateup,down,layer_fused --ball --csv "$OUT/h200_gemv_${model,,}_ball.csv" 2>&1 |
       tee -a "$OUT/controls_$model.log" | grep -E 'layer_fused|read bound' ;;
