@@ -273,6 +273,16 @@
 #ifndef LR_ILV
 #define LR_ILV 0
 #endif
+#ifndef LR_HOIST
+#define LR_HOIST 0
+#endif
+// LR_GSHR (with LR_SHR): the 3-bit form's gather shifts by IMAD.HI too.
+#ifndef LR_GSHR
+#define LR_GSHR 0
+#endif
+#if LR_GSHR && (!LR_SHR || !LR_C3)
+#error "gshr needs shr and c3"
+#endif
 #ifndef LR_PRO
 #define LR_PRO 0
 #endif
@@ -784,6 +794,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const int gid = LR_GROUPS == 1 ? 0 : (threadIdx.x >> 5) / WARPS;
     const int gtid = LR_GROUPS == 1 ? threadIdx.x : threadIdx.x % GT;
     const u32 mF0 = lr_opaque(0xF0F0F0F0u), m16 = lr_opaque(1u << 16);
+#if LR_GSHR
+    const u32 m29 = lr_opaque(1u << 29), m30 = lr_opaque(1u << 30), m31 = lr_opaque(1u << 31);
+#endif
     // the group's first batch and the batch stride
     const int cid = blockIdx.x * LR_GROUPS + gid, ncl = gridDim.x * LR_GROUPS;
 #if LR_SIDE
@@ -942,6 +955,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     CTA_SYNC();
 
+#if LR_HOIST && LR_I8 && !LR_LOADONLY
+    // LR_HOIST: the lane's x-digit slot and its test, once (at 72-80
+    // registers ptxas otherwise rebuilds them from SR_TID every step)
+    const bool xact = (g >> 1) == q;
+    const u8 *const xl8 = xs8 + (g & 1) * 48 + q * 96;
+#endif
     u32 bits[LR_RG]; // LR_LOADONLY: the set bits of the row groups' segments
     float acc[LR_RG][LR_NACC][4];
     (void)bits;
@@ -959,7 +978,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #elif LR_I8
         // this lane's x digits (hi for even g, lo for odd) of blocks 2q, 2q + 1
         // where g / 2 is its slot q, else 48 zero bytes
+#if LR_HOIST && !LR_LOADONLY
+        const uint4 *xv = xact ? (const uint4 *)(xl8 + scx * 384) : xz;
+#else
         const uint4 *xv = (g >> 1) == q ? (const uint4 *)(xs8 + scx * 384 + (g & 1) * 48 + q * 96) : xz;
+#endif
         const uint4 xd[3] = { xv[0], xv[1], xv[2] };
         const float xsf = xsc[scx];
 #pragma unroll
@@ -980,7 +1003,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 const u32 A = word_of(C[r].w[i >> 2], i & 3);
                 if (m < 3) return A & 0x77777777u;
                 const u32 B = word_of(C[r].w[(i + 1) >> 2], (i + 1) & 3), Cw = word_of(C[r].w[(i + 2) >> 2], (i + 2) & 3);
+#if LR_GSHR
+                return (shr<3>(A, m29) & 0x11111111u) | (shr<2>(B, m30) & 0x22222222u) | (shr<1>(Cw, m31) & 0x44444444u);
+#else
                 return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
+#endif
             };
 #else
             load_entries(e, C[r].h, tab);
@@ -1086,6 +1113,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // decoded), where load_all recomputed and clamped the address of
         // every piece each step. (The decode-only control reads row group
         // 0's segment of the same super-chunk; the shared-memory one its copy.)
+#if LR_HOIST && !LR_LOADONLY
+        // LR_HOIST: this lane's row-partial slot, once (a pointer stepped
+        // with b instead measured 2 registers more and spilled)
+        float *const red_g = red_w + g;
+#endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
         for (int t = t0; t < off + bS; t += WARPS) {
@@ -1124,7 +1156,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #else
                 const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
                 yacc[0][0] = yacc[0][1] = 0.f;
+#if LR_HOIST && LR_ILV
+                if (q == 0) red_g[(b - k0) * 16] = v0, red_g[(b - k0) * 16 + 8] = v1;
+#else
                 if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
+#endif
 #endif
             }
             cur[0] = nxt[0];
