@@ -68,12 +68,10 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
-    int hoist;    /* Planes14S: 1 = the lane's row-partial slot (ilv) and x-digit slot (i8)
-                     computed once before the walk instead of every step (same y; not a
-                     tuning knob: lr_gemv_p14s_hoist, LEECHRT_GEMV_HOIST) */
-    int gshr;     /* Planes14S with c3 and shr: 1 = the 3-bit gather's shifts as IMAD.HI (FMA
-                     pipe) too, instead of SHF (ALU pipe; same y; not a tuning knob:
-                     lr_gemv_p14s_gshr, LEECHRT_GEMV_GSHR) */
+    int qpair;    /* Planes14S with ilv: 1 = a warp leaving a row group sums its two rows'
+                     partials over the quad in two shuffles (quad_sum_pair) instead of
+                     four (same y; not a tuning knob: lr_gemv_p14s_qpair,
+                     LEECHRT_GEMV_QPAIR) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -217,16 +215,11 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
-/* default_geom's hoist (see lr_leech_geom): 1 unless set by
- * lr_gemv_p14s_hoist_set (LEECHRT_GEMV_HOIST, 0 or 1; garbage refused, NULL
+/* default_geom's qpair (see lr_leech_geom): 1 unless set by
+ * lr_gemv_p14s_qpair_set (LEECHRT_GEMV_QPAIR, 0 or 1; garbage refused, NULL
  * or "" leaves it). */
-extern int lr_gemv_p14s_hoist;
-int lr_gemv_p14s_hoist_set(const char *what, const char *s);
-/* default_geom's gshr (see lr_leech_geom): 1 unless set by
- * lr_gemv_p14s_gshr_set (LEECHRT_GEMV_GSHR, 0 or 1; garbage refused, NULL
- * or "" leaves it). */
-extern int lr_gemv_p14s_gshr;
-int lr_gemv_p14s_gshr_set(const char *what, const char *s);
+extern int lr_gemv_p14s_qpair;
+int lr_gemv_p14s_qpair_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

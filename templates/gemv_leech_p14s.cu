@@ -273,15 +273,10 @@
 #ifndef LR_ILV
 #define LR_ILV 0
 #endif
-#ifndef LR_HOIST
-#define LR_HOIST 0
-#endif
-// LR_GSHR (with LR_SHR): the 3-bit form's gather shifts by IMAD.HI too.
-#ifndef LR_GSHR
-#define LR_GSHR 0
-#endif
-#if LR_GSHR && (!LR_SHR || !LR_C3)
-#error "gshr needs shr and c3"
+// LR_QPAIR: the round-robin walk's row partials by quad_sum_pair (two
+// shuffles) instead of quad_sum twice (four); same sums, same order
+#ifndef LR_QPAIR
+#define LR_QPAIR 0
 #endif
 #ifndef LR_PRO
 #define LR_PRO 0
@@ -574,6 +569,18 @@ LR_DEV float quad_sum(float v)
     return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
+// Rows g and g + 8 over the quad in two shuffles instead of quad_sum's
+// four: lanes q = 0, 2 keep row g and q = 1, 3 row g + 8, each adding its
+// partner's (q ^ 1) partial of the row it keeps, then the other pair's
+// (q ^ 2). Lane 0 ends with row g's ((a0 + a1) + (a2 + a3)), lane 1 with
+// row g + 8's: quad_sum's sums in quad_sum's order (an f32 add commutes).
+LR_DEV float quad_sum_pair(float y0, float y1, bool odd)
+{
+    const float keep = odd ? y1 : y0, give = odd ? y0 : y1;
+    const float v = keep + __shfl_xor_sync(0xffffffffu, give, 1);
+    return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
 // A group's barrier: the CTA's when it is the only group.
 LR_DEV void group_sync(int gid)
 {
@@ -794,9 +801,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const int gid = LR_GROUPS == 1 ? 0 : (threadIdx.x >> 5) / WARPS;
     const int gtid = LR_GROUPS == 1 ? threadIdx.x : threadIdx.x % GT;
     const u32 mF0 = lr_opaque(0xF0F0F0F0u), m16 = lr_opaque(1u << 16);
-#if LR_GSHR
-    const u32 m29 = lr_opaque(1u << 29), m30 = lr_opaque(1u << 30), m31 = lr_opaque(1u << 31);
-#endif
     // the group's first batch and the batch stride
     const int cid = blockIdx.x * LR_GROUPS + gid, ncl = gridDim.x * LR_GROUPS;
 #if LR_SIDE
@@ -955,9 +959,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     CTA_SYNC();
 
-#if LR_HOIST && LR_I8 && !LR_LOADONLY
-    // LR_HOIST: the lane's x-digit slot and its test, once (at 72-80
-    // registers ptxas otherwise rebuilds them from SR_TID every step)
+#if LR_I8 && !LR_LOADONLY
+    // the lane's x-digit slot and its test, once: at 72-80 registers ptxas
+    // otherwise rebuilt them from SR_TID every step (14B 3-bit gate|up loop
+    // 171 -> 167 instructions with red_g below; layer + PDL 61.81 / 61.67
+    // -> 60.95 us, h200_gemv_14b_ball.csv 6194a10+h*)
     const bool xact = (g >> 1) == q;
     const u8 *const xl8 = xs8 + (g & 1) * 48 + q * 96;
 #endif
@@ -978,11 +984,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #elif LR_I8
         // this lane's x digits (hi for even g, lo for odd) of blocks 2q, 2q + 1
         // where g / 2 is its slot q, else 48 zero bytes
-#if LR_HOIST && !LR_LOADONLY
         const uint4 *xv = xact ? (const uint4 *)(xl8 + scx * 384) : xz;
-#else
-        const uint4 *xv = (g >> 1) == q ? (const uint4 *)(xs8 + scx * 384 + (g & 1) * 48 + q * 96) : xz;
-#endif
         const uint4 xd[3] = { xv[0], xv[1], xv[2] };
         const float xsf = xsc[scx];
 #pragma unroll
@@ -1003,11 +1005,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 const u32 A = word_of(C[r].w[i >> 2], i & 3);
                 if (m < 3) return A & 0x77777777u;
                 const u32 B = word_of(C[r].w[(i + 1) >> 2], (i + 1) & 3), Cw = word_of(C[r].w[(i + 2) >> 2], (i + 2) & 3);
-#if LR_GSHR
-                return (shr<3>(A, m29) & 0x11111111u) | (shr<2>(B, m30) & 0x22222222u) | (shr<1>(Cw, m31) & 0x44444444u);
-#else
                 return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
-#endif
             };
 #else
             load_entries(e, C[r].h, tab);
@@ -1113,10 +1111,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // decoded), where load_all recomputed and clamped the address of
         // every piece each step. (The decode-only control reads row group
         // 0's segment of the same super-chunk; the shared-memory one its copy.)
-#if LR_HOIST && !LR_LOADONLY
-        // LR_HOIST: this lane's row-partial slot, once (a pointer stepped
-        // with b instead measured 2 registers more and spilled)
-        float *const red_g = red_w + g;
+#if !LR_LOADONLY
+        // this lane's row-partial slot (row g or g + 8, quad_sum_pair), once
+        // (a pointer stepped with b instead compiled to 2 registers more and
+        // a spill)
+        float *const red_g = red_w + g + (LR_QPAIR ? (q & 1) * 8 : 0);
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
@@ -1154,11 +1153,17 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
                 bits[0] = 0;
 #else
+#if LR_ILV && LR_QPAIR
+                const float v = quad_sum_pair(yacc[0][0], yacc[0][1], q & 1);
+                yacc[0][0] = yacc[0][1] = 0.f;
+                if (q < 2) red_g[(b - k0) * 16] = v;
+#elif LR_ILV
                 const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
                 yacc[0][0] = yacc[0][1] = 0.f;
-#if LR_HOIST && LR_ILV
                 if (q == 0) red_g[(b - k0) * 16] = v0, red_g[(b - k0) * 16 + 8] = v1;
 #else
+                const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
+                yacc[0][0] = yacc[0][1] = 0.f;
                 if (q == 0) red_w[(b - k0) * 16 + g] = v0, red_w[(b - k0) * 16 + g + 8] = v1;
 #endif
 #endif
