@@ -68,10 +68,6 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
-    int qpair;    /* Planes14S with ilv: 1 = a warp leaving a row group sums its two rows'
-                     partials over the quad in two shuffles (quad_sum_pair) instead of
-                     four (same y; not a tuning knob: lr_gemv_p14s_qpair,
-                     LEECHRT_GEMV_QPAIR) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -215,11 +211,6 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
-/* default_geom's qpair (see lr_leech_geom): 1 unless set by
- * lr_gemv_p14s_qpair_set (LEECHRT_GEMV_QPAIR, 0 or 1; garbage refused, NULL
- * or "" leaves it). */
-extern int lr_gemv_p14s_qpair;
-int lr_gemv_p14s_qpair_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

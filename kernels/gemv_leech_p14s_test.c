@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -853,70 +853,6 @@ static int test_gpu_pro_early_identical(void)
         if (bad) return T_FAIL;
         T_ASSERT(diff < 0, "case %d, row %d: y %a plain, %a with %s", i, diff, d0, d1, var[v - 1].what);
     }
-    return T_PASS;
-}
-
-/* qpair (a warp's two row partials summed over the quad in two shuffles
- * instead of four, quad_sum_pair) must leave y bit-identical, on the
- * round-robin walk's geometries: the split with and without side warps, the
- * balanced split of whole row groups, and fewer super-chunks (22) than warps
- * (24), where a step may move the walk on by more than one row group. (The
- * 3-bit form's walk is checked against its reference by test_gpu_c3, run
- * with the default qpair 1.) */
-static int test_gpu_qpair_identical(void)
-{
-    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
-    const struct { int rows, cols; lr_leech_geom g; } c[] = {
-        { 34816, 5120, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 } },
-        { 5121, 17413, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .side = 2 } },
-        { 7168, 5120, { .threads = 512, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 1, .ilv = 1, .early = 1 } },
-        { 1001, 4096 + 24 * 2 + 5, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 2, .ilv = 1 } },
-    };
-    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
-        ypair p;
-        if (ypair_make(&p, c[i].rows, c[i].cols, 5900 + i)) return T_FAIL;
-        lr_leech_geom g = c[i].g;
-        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
-        if (!bad) {
-            g.qpair = 1;
-            diff = ypair_rerun(&p, g, &bad);
-        }
-        printf("    %5d x %5d threads=%d bal=%d side=%d: qpair %s\n", p.L.rows, p.L.cols, g.threads, g.bal, g.side,
-               bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
-        const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
-        ypair_free(&p);
-        if (bad) return T_FAIL;
-        T_ASSERT(diff < 0, "case %d, row %d: y %a by quad_sum, %a by quad_sum_pair", i, diff, d0, d1);
-    }
-    return T_PASS;
-}
-
-/* qpair reaches the spec only with the round-robin walk (the only place
- * it changes the kernel); the setting takes 0 and 1 and refuses garbage. */
-static int test_qpair_spec(void)
-{
-    lr_leech_geom g = { .threads = 768, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .qpair = 1 };
-    lr_jit_spec sp;
-    lr_launch_geom l;
-    T_OK(lr_gemv_leech_p14s_spec(&sp, &l, 34816, 5120, 603, g, 232448));
-    T_ASSERT(lr_jit_spec_get(&sp, "qpair", 0) == 1, "qpair not in the spec");
-    g.ilv = 0, g.bal = 0;
-    T_OK(lr_gemv_leech_p14s_spec(&sp, &l, 34816, 5120, 603, g, 232448));
-    T_ASSERT(lr_jit_spec_get(&sp, "qpair", 0) == 0, "qpair without ilv");
-    g.i8 = 1;
-    T_OK(lr_gemv_leech_p14s_spec(&sp, &l, 34816, 5120, 603, g, 232448));
-    T_ASSERT(lr_jit_spec_get(&sp, "qpair", 0) == 0, "qpair without ilv (i8)");
-    g.qpair = 2;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &l, 34816, 5120, 603, g, 232448) == LR_EINVAL, "qpair=2 accepted");
-    lr_clear_error();
-    const int was = lr_gemv_p14s_qpair;
-    T_OK(lr_gemv_p14s_qpair_set("t", "0"));
-    T_ASSERT(lr_gemv_leech_p14s3_default_geom(34816, 5120).qpair == 0, "setting 0 not taken");
-    T_ASSERT(lr_gemv_p14s_qpair_set("t", "on") != LR_OK && lr_gemv_p14s_qpair == 0, "garbage accepted");
-    lr_clear_error();
-    T_OK(lr_gemv_p14s_qpair_set("t", "1"));
-    T_ASSERT(lr_gemv_leech_p14s3_default_geom(34816, 5120).qpair == 1, "setting 1 not taken");
-    lr_gemv_p14s_qpair = was;
     return T_PASS;
 }
 
@@ -1102,5 +1038,5 @@ static int test_gpu_c3(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_qpair_identical), T_CASE(test_qpair_spec), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -273,11 +273,6 @@
 #ifndef LR_ILV
 #define LR_ILV 0
 #endif
-// LR_QPAIR: the round-robin walk's row partials by quad_sum_pair (two
-// shuffles) instead of quad_sum twice (four); same sums, same order
-#ifndef LR_QPAIR
-#define LR_QPAIR 0
-#endif
 #ifndef LR_PRO
 #define LR_PRO 0
 #endif
@@ -1115,7 +1110,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // this lane's row-partial slot (row g or g + 8, quad_sum_pair), once
         // (a pointer stepped with b instead compiled to 2 registers more and
         // a spill)
-        float *const red_g = red_w + g + (LR_QPAIR ? (q & 1) * 8 : 0);
+        float *const red_g = red_w + g + (q & 1) * 8;
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
@@ -1153,14 +1148,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
                 bits[0] = 0;
 #else
-#if LR_ILV && LR_QPAIR
+#if LR_ILV
+                // two shuffles instead of quad_sum's four, same sums (14B layer
+                // + PDL 61.41 / 61.26 -> 60.44 / 60.32 us, one process,
+                // h200_gemv_14b_ball.csv e4cb242+q*)
                 const float v = quad_sum_pair(yacc[0][0], yacc[0][1], q & 1);
                 yacc[0][0] = yacc[0][1] = 0.f;
                 if (q < 2) red_g[(b - k0) * 16] = v;
-#elif LR_ILV
-                const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
-                yacc[0][0] = yacc[0][1] = 0.f;
-                if (q == 0) red_g[(b - k0) * 16] = v0, red_g[(b - k0) * 16 + 8] = v1;
 #else
                 const float v0 = quad_sum(yacc[0][0]), v1 = quad_sum(yacc[0][1]);
                 yacc[0][0] = yacc[0][1] = 0.f;
