@@ -346,7 +346,19 @@
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
-#define TAB_BYTES (LR_NTAB * 16)
+// LR_TREP: the class table held LR_TREP times, entry e's copies side by side
+// (16 (LR_TREP e + c)), lane j of a load phase reading copy j % LR_TREP: at 8
+// the eight lanes of a 128-bit load's phase read eight different bank quads
+// whatever entries they need, where one copy costs 8-11 wavefronts per
+// LDS.128 instead of 4 in bank conflicts (docs/layouts.md, "Twenty-ninth
+// session"; the host takes the most copies that fit, 1, 2, 4 or 8).
+#ifndef LR_TREP
+#define LR_TREP 1
+#endif
+#if LR_TREP != 1 && LR_TREP != 2 && LR_TREP != 4 && LR_TREP != 8
+#error "trep is 1, 2, 4 or 8"
+#endif
+#define TAB_BYTES (LR_NTAB * 16 * LR_TREP)
 // (LR_I8: x's int8 digits, the same 384 bytes per super-chunk, then its
 // f32 scales, 16-byte padded)
 #define XS_BYTES (SC * 384 + (LR_I8 ? (SC * 4 + 15) / 16 * 16 : 0))
@@ -540,13 +552,17 @@ LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
 
 // A lane's four class-table entries of a segment, [row half g / g + 8][its
 // block 2q / 2q + 1], by the segment's headers (byte offsets; both forms).
+// (tab: this lane's copy, tab_lane)
 LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
 {
-    e[0][0] = *(const uint4 *)(tab + (h.x & 0xffffu));
-    e[0][1] = *(const uint4 *)(tab + (h.x >> 16));
-    e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu));
-    e[1][1] = *(const uint4 *)(tab + (h.y >> 16));
+    e[0][0] = *(const uint4 *)(tab + (h.x & 0xffffu) * LR_TREP);
+    e[0][1] = *(const uint4 *)(tab + (h.x >> 16) * LR_TREP);
+    e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu) * LR_TREP);
+    e[1][1] = *(const uint4 *)(tab + (h.y >> 16) * LR_TREP);
 }
+
+// The copy of the class table this lane reads (LR_TREP).
+LR_DEV const u8 *tab_lane(const u8 *tab, int lane) { return tab + (lane & (LR_TREP - 1)) * 16; }
 
 // d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
 LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -590,7 +606,8 @@ LR_DEV void group_sync(int gid)
 // The class table into shared memory, the CTA's threads side by side.
 LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
 {
-    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+    for (int i = threadIdx.x; i < LR_NTAB * LR_TREP; i += LR_THREADS)
+        ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i / LR_TREP];
 }
 
 // LR_EARLY 2: the same by cp.async (no registers, nothing for the thread to
@@ -604,8 +621,8 @@ LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
 LR_DEV void stage_table_async(u8 *tab, const u8 *__restrict__ gtab)
 {
     const u32 d = lr_smem_u32(tab);
-    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"(gtab + 16 * i) : "memory");
+    for (int i = threadIdx.x; i < LR_NTAB * LR_TREP; i += LR_THREADS)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"(gtab + 16 * (i / LR_TREP)) : "memory");
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
@@ -962,6 +979,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const bool xact = (g >> 1) == q;
     const u8 *const xl8 = xs8 + (g & 1) * 48 + q * 96;
 #endif
+    const u8 *const tabl = tab_lane(tab, lane);
+    (void)tabl;
     u32 bits[LR_RG]; // LR_LOADONLY: the set bits of the row groups' segments
     float acc[LR_RG][LR_NACC][4];
     (void)bits;
@@ -992,7 +1011,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             // gathered from the triple's spare nibble bits)
             const u32 H = C[r].w[2].y, H2 = C[r].w[2].z;
             const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
-            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
+            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tabl);
             // word t at its use (each is used once): stored word S_i is
             // w[i / 4] component i % 4 (S8 = w[2].x)
             auto V = [&](int t) -> u32 {
@@ -1003,7 +1022,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
             };
 #else
-            load_entries(e, C[r].h, tab);
+            load_entries(e, C[r].h, tabl);
 #endif
             float f0 = 0.f, f1 = 0.f; // rows g, g + 8
 #pragma unroll
@@ -1036,7 +1055,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) {
             uint4 e[2][2]; // [row half][block 2q + j]
-            load_entries(e, C[r].h, tab);
+            load_entries(e, C[r].h, tabl);
 #pragma unroll
             for (int tp = 0; tp < 6; tp++) {
                 const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];

@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     /* the engine's comparison switch, for the same comparison in a chain of GEMVs */
     if (lr_gemv_p14s_early_set("bench_gemv: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY")) ||
         lr_gemv_p14s_side_set("bench_gemv: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE")) ||
+        lr_gemv_p14s_trep_set("bench_gemv: LEECHRT_GEMV_TREP", getenv("LEECHRT_GEMV_TREP")) ||
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
         lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
