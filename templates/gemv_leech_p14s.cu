@@ -230,6 +230,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=23152
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=47728
 // @spec gemv_leech_p14s rows=77 cols=320 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xrot=12992
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=1266 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=2 swiglu=1 side=4 i8=1 c3=1 trep=8
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 trep=4
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 #include "gemv_leech_i8.cuh" // x's power-of-two scale per super-chunk (LR_I8)
