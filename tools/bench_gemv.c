@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "the engine; default 1, kernels/gemv_leech.h). LEECHRT_GEMV_SIDE=0-4, Planes14S's side warps\n"
             "where the tuning table does not set them (default 0). LEECHRT_GEMV_I8=0|1, Planes14S's int8 mode\n"
             "where the table does not set it (default 0), LEECHRT_GEMV_C3=0|1 the same over the 3-bit form.\n"
+            "LEECHRT_GEMV_TREP=1|2|4|8, copies of Planes14S's class table in shared memory (default 1).\n"
             "LEECHRT_TUNE=ARM:ROWSxCOLS=K1,...,K10[;...]:\n"
             "launch geometries ahead of the tuning table (kernels/tuning.h).\n");
 }
