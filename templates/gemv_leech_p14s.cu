@@ -555,13 +555,33 @@ LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
 // A lane's four class-table entries of a segment, [row half g / g + 8][its
 // block 2q / 2q + 1], by the segment's headers (byte offsets; both forms).
 // (tab: this lane's copy, tab_lane)
+#if LR_TREP == 1
 LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
 {
-    e[0][0] = *(const uint4 *)(tab + (h.x & 0xffffu) * LR_TREP);
-    e[0][1] = *(const uint4 *)(tab + (h.x >> 16) * LR_TREP);
-    e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu) * LR_TREP);
-    e[1][1] = *(const uint4 *)(tab + (h.y >> 16) * LR_TREP);
+    e[0][0] = *(const uint4 *)(tab + (h.x & 0xffffu));
+    e[0][1] = *(const uint4 *)(tab + (h.x >> 16));
+    e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu));
+    e[1][1] = *(const uint4 *)(tab + (h.y >> 16));
 }
+#else
+// LR_TREP > 1: from the copy's 32-bit shared address, so each load's
+// address is one shift-and-add of it (as a generic pointer the compiler
+// split the lane's copy offset from the table's base: 3 instructions each)
+LR_DEV uint4 lds128(u32 a)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+    return v;
+}
+LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
+{
+    const u32 t = lr_smem_u32(tab);
+    e[0][0] = lds128(t + (h.x & 0xffffu) * LR_TREP);
+    e[0][1] = lds128(t + (h.x >> 16) * LR_TREP);
+    e[1][0] = lds128(t + (h.y & 0xffffu) * LR_TREP);
+    e[1][1] = lds128(t + (h.y >> 16) * LR_TREP);
+}
+#endif
 
 // The copy of the class table this lane reads (LR_TREP).
 LR_DEV const u8 *tab_lane(const u8 *tab, int lane) { return tab + (lane & (LR_TREP - 1)) * 16; }
