@@ -626,6 +626,10 @@ LR_DEV void group_sync(int gid)
 }
 
 // The class table into shared memory, the CTA's threads side by side.
+// (LR_TREP > 1: thread i writes slot i, copy i % LR_TREP of entry
+// i / LR_TREP: a warp's stores stay conflict-free and its LR_TREP lanes per
+// entry read the same 16 bytes, one request; one load stored LR_TREP times
+// by a thread would put its stores 16 LR_TREP bytes apart, in one bank quad.)
 LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
 {
     for (int i = threadIdx.x; i < LR_NTAB * LR_TREP; i += LR_THREADS)
