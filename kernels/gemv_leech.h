@@ -284,6 +284,7 @@ extern const lr_gemv_arm lr_arm_leech_p14s_loads;
 extern const lr_gemv_arm lr_arm_leech_p14s_decode;
 /* the 3-bit form's arms (GEMV, loads-only and decode-only controls, SwiGLU gate|up) */
 extern const lr_gemv_arm lr_arm_leech_p14s3, lr_arm_leech_p14s3_loads, lr_arm_leech_p14s3_decode, lr_arm_leech_p14s3_swiglu;
+extern const lr_gemv_arm lr_arm_leech_p14s3_loads_nox, lr_arm_leech_p14s3_loads_nopro;
 /* and the shared-memory control (template knob decodeonly 2): the weights
  * read from a per-warp copy in shared memory, over a layout whose segments
  * are all the same */

@@ -464,7 +464,9 @@ static void p14s_destroy(void *p)
     free(s);
 }
 
-enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI, CTL_SWIGLU, CTL_SMEM };
+enum { CTL_GEMV, CTL_LOADS, CTL_DECODE, CTL_NOEPI, CTL_SWIGLU, CTL_SMEM, CTL_LOADS_NOX, CTL_LOADS_NOPRO };
+/* the loads-only controls (the template's loadonly 1, 2, 3) */
+#define IS_LOADS(m) ((m) == CTL_LOADS || (m) == CTL_LOADS_NOX || (m) == CTL_LOADS_NOPRO)
 
 /* The SwiGLU arm's matrix: gate and up (rows / 2 each, their own centroids,
  * so two class tables as in the engine) as a pair layout. */
@@ -504,7 +506,15 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (c3) geom.i8 = geom.c3 = 1;
     /* the loads-only control has no row end, so no side warps to make it
      * (its template refuses them; the table sets them on most shapes) */
-    if (mode == CTL_LOADS) geom.side = 0;
+    if (IS_LOADS(mode)) geom.side = 0;
+    /* without the prologue's staging: only where x is staged after the table
+     * in the prologue (the template's rule for loadonly 2 / 3) */
+    if ((mode == CTL_LOADS_NOX || mode == CTL_LOADS_NOPRO) && (geom.pro || geom.xw || geom.early == 2)) {
+        free(s);
+        return LR_FAIL(LR_EINVAL, "%s: x staged in the prologue only (pro=%d xw=%d early=%d)",
+                       mode == CTL_LOADS_NOX ? "leech_p14s3_loads_nox" : "leech_p14s3_loads_nopro", geom.pro, geom.xw,
+                       geom.early);
+    }
     /* the shared-memory control's template takes one segment ahead
      * (prefetch 1) of one row group per batch, then reads its copy */
     if (mode == CTL_SMEM) geom.prefetch = 1, geom.rg = 1;
@@ -557,7 +567,8 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (!rc)
         rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget())
                                 : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget());
-    if (!rc && mode == CTL_LOADS) lr_jit_spec_set(&spec, "loadonly", 1);
+    if (!rc && IS_LOADS(mode))
+        lr_jit_spec_set(&spec, "loadonly", mode == CTL_LOADS_NOPRO ? 3 : mode == CTL_LOADS_NOX ? 2 : 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);
     if (!rc && mode == CTL_SMEM) {
         /* each warp's segment copy after the kernel's own shared memory */
@@ -603,7 +614,7 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
     lr_verify_report rep;
     const int i8 = s->data8 != NULL;
     const lr_kernel_desc *desc =
-        s->c3 ? (s->mode == CTL_LOADS ? &loads_c3_desc : s->mode == CTL_SWIGLU ? &lr_gemv_leech_p14s_swiglu_c3_desc : &lr_gemv_leech_p14s_c3_desc)
+        s->c3 ? (IS_LOADS(s->mode) ? &loads_c3_desc : s->mode == CTL_SWIGLU ? &lr_gemv_leech_p14s_swiglu_c3_desc : &lr_gemv_leech_p14s_c3_desc)
         : s->mode == CTL_LOADS  ? &lr_gemv_leech_p14s_loads_desc
         : s->mode == CTL_SWIGLU ? (i8 ? &lr_gemv_leech_p14s_swiglu_i8_desc : &lr_gemv_leech_p14s_swiglu_desc)
                                 : (i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc);
@@ -696,6 +707,21 @@ static int c3_decode_prepare(int rows, int cols, int copies, uint64_t seed, cons
     return prepare(rows, cols, copies, seed, o, CTL_DECODE, 1, out);
 }
 
+/* The loads-only control without its prologue's x staging (nox), and
+ * without the class table's either (nopro): beside leech_p14s3_loads they
+ * say what staging x and the table costs a GEMV before its loop (neither is
+ * read by the control, so the same popcounts verify). */
+static int c3_loads_nox_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_LOADS_NOX, 1, out);
+}
+
+static int c3_loads_nopro_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o,
+                                  void **out)
+{
+    return prepare(rows, cols, copies, seed, o, CTL_LOADS_NOPRO, 1, out);
+}
+
 /* The third control: the GEMV with its weights at shared-memory latency
  * (each warp decodes its first segment at every step from a copy in shared
  * memory, over a layout whose segments are all the same, so it still
@@ -715,6 +741,10 @@ const lr_gemv_arm lr_arm_leech_p14s3 = { "leech_p14s3", 3.6, c3_prepare, p14s_ve
                                          p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s3_loads = { "leech_p14s3_loads", 3.6, c3_loads_prepare, p14s_verify, p14s_launch,
                                                p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s3_loads_nox = { "leech_p14s3_loads_nox", 3.6, c3_loads_nox_prepare, p14s_verify,
+                                                   p14s_launch, p14s_bytes, p14s_destroy };
+const lr_gemv_arm lr_arm_leech_p14s3_loads_nopro = { "leech_p14s3_loads_nopro", 3.6, c3_loads_nopro_prepare,
+                                                     p14s_verify, p14s_launch, p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s3_decode = { "leech_p14s3_decode", 3.6, c3_decode_prepare, p14s_verify, p14s_launch,
                                                 p14s_bytes, p14s_destroy };
 const lr_gemv_arm lr_arm_leech_p14s3_smem = { "leech_p14s3_smem", 3.6, c3_smem_prepare, p14s_verify, p14s_launch,

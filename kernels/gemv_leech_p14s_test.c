@@ -1036,7 +1036,40 @@ static int test_gpu_c3(void)
     return mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 6700);
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The loads-only control without x's staging, and without the table's too
+ * (leech_p14s3_loads_nox / _nopro): the same popcounts against the
+ * reference on the geometries that stage x in the prologue; one that
+ * stages it otherwise (pro) refused by name. */
+static int test_gpu_loads_prologue(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int C3 = 1048576;
+    struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
+        { 34816, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 265216 + C3 } } },
+        { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + C3 } } },
+        { 1001, 4096 + 24 * 2 + 5, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + C3 } } },
+        { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + C3 } } },
+    };
+    const lr_gemv_arm *arms[2] = { &lr_arm_leech_p14s3_loads_nox, &lr_arm_leech_p14s3_loads_nopro };
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+            void *st;
+            double err;
+            T_OK(arms[a]->prepare(c[i].rows, c[i].cols, 1, 7100 + (uint64_t)i, &c[i].o, &st));
+            int rc = arms[a]->verify(st, 7200 + (uint64_t)i, &err);
+            arms[a]->destroy(st);
+            T_OK(rc);
+            printf("    %s %dx%d extra3 %d: max rel err %.3g\n", arms[a]->name, c[i].rows, c[i].cols, c[i].o.extra[3], err);
+        }
+    const lr_gemv_arm_opts pro = { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + C3 } };
+    void *st = NULL;
+    T_ASSERT(lr_arm_leech_p14s3_loads_nox.prepare(77, 1001, 1, 7300, &pro, &st) == LR_EINVAL && st == NULL &&
+                 strstr(lr_errmsg(), "leech_p14s3_loads_nox"),
+             "a pro geometry accepted: %s", lr_errmsg());
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

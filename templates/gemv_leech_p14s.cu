@@ -178,6 +178,8 @@
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 c3=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=2
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=3
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
@@ -257,6 +259,14 @@
 #ifndef LR_LOADONLY
 #define LR_LOADONLY 0
 #endif
+// LR_LOADONLY 2 and 3, the prologue's share of the loads-only control: 2
+// skips x's staging, 3 the class table's too (neither is read by the
+// control; its popcounts still verify)
+#if LR_LOADONLY > 1 && (LR_LOADONLY > 3 || !LR_I8 || LR_PRO || LR_XW || LR_XROT || LR_EARLY == 2)
+#error "LR_LOADONLY 2 / 3: the int8 mode with x staged after the class table (no pro, xw, xrot, early 2)"
+#endif
+#define NO_X_STAGE (LR_LOADONLY >= 2)
+#define NO_TAB_STAGE (LR_LOADONLY == 3)
 #ifndef LR_EPF
 #define LR_EPF 0
 #endif
@@ -907,7 +917,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_EARLY == 2
     stage_table_async(tab, gtab);
 #else
-    stage_table(tab, gtab);
+    if (!NO_TAB_STAGE) stage_table(tab, gtab);
 #endif
     lr_pdl_wait();
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
@@ -924,7 +934,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #elif LR_PRO
     stage_prologue<true>(tab, xs, gtab, x);
 #else
-    stage_table(tab, gtab);
+    if (!NO_TAB_STAGE) stage_table(tab, gtab);
 #endif
     const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
     if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);
@@ -947,7 +957,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
 #elif !LR_PRO && !LR_XROT && LR_I8
-    stage_x8_prologue<false>(tab, xs8, xsc, gtab, x);
+    if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x);
 #elif !LR_PRO && !LR_XROT
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
