@@ -509,11 +509,10 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     if (IS_LOADS(mode)) geom.side = 0;
     /* without the prologue's staging: only where x is staged after the table
      * in the prologue (the template's rule for loadonly 2 / 3) */
-    if ((mode == CTL_LOADS_NOX || mode == CTL_LOADS_NOPRO) && (geom.pro || geom.xw || geom.early == 2)) {
+    if ((mode == CTL_LOADS_NOX || mode == CTL_LOADS_NOPRO) && (geom.xw || geom.early == 2)) {
         free(s);
-        return LR_FAIL(LR_EINVAL, "%s: x staged in the prologue only (pro=%d xw=%d early=%d)",
-                       mode == CTL_LOADS_NOX ? "leech_p14s3_loads_nox" : "leech_p14s3_loads_nopro", geom.pro, geom.xw,
-                       geom.early);
+        return LR_FAIL(LR_EINVAL, "%s: x staged in the prologue only (xw=%d early=%d)",
+                       mode == CTL_LOADS_NOX ? "leech_p14s3_loads_nox" : "leech_p14s3_loads_nopro", geom.xw, geom.early);
     }
     /* the shared-memory control's template takes one segment ahead
      * (prefetch 1) of one row group per batch, then reads its copy */

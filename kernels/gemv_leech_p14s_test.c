@@ -1038,8 +1038,8 @@ static int test_gpu_c3(void)
 
 /* The loads-only control without x's staging, and without the table's too
  * (leech_p14s3_loads_nox / _nopro): the same popcounts against the
- * reference on the geometries that stage x in the prologue; one that
- * stages it otherwise (pro) refused by name. */
+ * reference on the geometries that stage x in the prologue (pro or not);
+ * one whose warps stage it (xw) refused by name. */
 static int test_gpu_loads_prologue(void)
 {
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
@@ -1049,6 +1049,8 @@ static int test_gpu_loads_prologue(void)
         { 5121, 17413, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 4 + C3 } } },
         { 1001, 4096 + 24 * 2 + 5, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + C3 } } },
         { 7, 25, { .threads = 768, .extra = { 1, 1, 0, 512 + C3 } } },
+        { 77, 1001, { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + C3 } } },             /* pro */
+        { 5120, 5120, { .threads = 672, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 200728 + C3 }, .minb = 1 } },
     };
     const lr_gemv_arm *arms[2] = { &lr_arm_leech_p14s3_loads_nox, &lr_arm_leech_p14s3_loads_nopro };
     for (int a = 0; a < 2; a++)
@@ -1061,11 +1063,11 @@ static int test_gpu_loads_prologue(void)
             T_OK(rc);
             printf("    %s %dx%d extra3 %d: max rel err %.3g\n", arms[a]->name, c[i].rows, c[i].cols, c[i].o.extra[3], err);
         }
-    const lr_gemv_arm_opts pro = { .threads = 64, .rpw = 3, .extra = { 2, 2, 0, 4096 + C3 } };
+    const lr_gemv_arm_opts xw = { .threads = 128, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, -1, 0, 65537 + C3 } };
     void *st = NULL;
-    T_ASSERT(lr_arm_leech_p14s3_loads_nox.prepare(77, 1001, 1, 7300, &pro, &st) == LR_EINVAL && st == NULL &&
+    T_ASSERT(lr_arm_leech_p14s3_loads_nox.prepare(7168, 5120, 1, 7300, &xw, &st) == LR_EINVAL && st == NULL &&
                  strstr(lr_errmsg(), "leech_p14s3_loads_nox"),
-             "a pro geometry accepted: %s", lr_errmsg());
+             "an xw geometry accepted: %s", lr_errmsg());
     return T_PASS;
 }
 

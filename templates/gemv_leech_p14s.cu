@@ -180,6 +180,7 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=2
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=3
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=633 prefetch=1 shr=1 bal=3 pro=1 early=1 i8=1 c3=1 loadonly=2
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
@@ -262,8 +263,8 @@
 // LR_LOADONLY 2 and 3, the prologue's share of the loads-only control: 2
 // skips x's staging, 3 the class table's too (neither is read by the
 // control; its popcounts still verify)
-#if LR_LOADONLY > 1 && (LR_LOADONLY > 3 || !LR_I8 || LR_PRO || LR_XW || LR_XROT || LR_EARLY == 2)
-#error "LR_LOADONLY 2 / 3: the int8 mode with x staged after the class table (no pro, xw, xrot, early 2)"
+#if LR_LOADONLY > 1 && (LR_LOADONLY > 3 || !LR_I8 || LR_XW || LR_XROT || LR_EARLY == 2)
+#error "LR_LOADONLY 2 / 3: the int8 mode with x staged in the prologue (no xw, xrot, early 2)"
 #endif
 #define NO_X_STAGE (LR_LOADONLY >= 2)
 #define NO_TAB_STAGE (LR_LOADONLY == 3)
@@ -925,14 +926,15 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     xrot_prologue(zs, qs, rq, xs, x, rdbits);
     x = zs;
 #elif LR_PRO
-    stage_prologue<false>(tab, xs, gtab, x);
+    if (!NO_X_STAGE) stage_prologue<false>(tab, xs, gtab, x);
 #endif
 #elif LR_XROT
     stage_table(tab, gtab);
     xrot_prologue(zs, qs, rq, xs, x, rdbits);
     x = zs;
 #elif LR_PRO
-    stage_prologue<true>(tab, xs, gtab, x);
+    if (!NO_X_STAGE) stage_prologue<true>(tab, xs, gtab, x);
+    else if (!NO_TAB_STAGE) stage_table(tab, gtab);
 #else
     if (!NO_TAB_STAGE) stage_table(tab, gtab);
 #endif
