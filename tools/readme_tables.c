@@ -391,7 +391,8 @@ static void generate(void)
     /* the same kernels on ball-uniform blocks (exceptions as rare as in imported models) */
     gemv_table("h200_gemv_14b_ball.csv", "GEMV, Qwen3-14B layer, blocks drawn over the ball like real weights (one process)",
                "14B", "f16,stream_p14s,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,"
-               "leech_p14s3_loads@ball,leech_p14s3_decode@ball,leech_p14s3_smem@ball");
+               "leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,"
+               "leech_p14s3_smem@ball");
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
     /* a pure stream over one contiguous range per SM (the split's partition) beside the grid-stride stream */
     matrix_table("h200_stream_ranges.csv",

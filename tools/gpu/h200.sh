@@ -182,11 +182,12 @@ case $cmd in
     esac
     rm -f "$M" ;;
   controls)
-    # which of the 3-bit GEMV's parts sets its time: the GEMV, its loads alone, its decode with the
+    # which of the 3-bit GEMV's parts sets its time: the GEMV, its loads alone (also without staging
+    # x, and without x or the class table: the prologue's share), its decode with the
     # weights from L2, and with them from shared memory, verified and timed side by side
     model=${1:-14B}
     known_model controls "$model"
-    "$B/bin/bench_gemv" --models "$model" --arms leech_p14s3,leech_p14s3_loads,leech_p14s3_decode,leech_p14s3_smem \
+    "$B/bin/bench_gemv" --models "$model" --arms leech_p14s3,leech_p14s3_loads,leech_p14s3_loads_nox,leech_p14s3_loads_nopro,leech_p14s3_decode,leech_p14s3_smem \
       --matrices qkv,o,gateup,down,layer_fused --ball --csv "$OUT/h200_gemv_${model,,}_ball.csv" 2>&1 |
       tee -a "$OUT/controls_$model.log" | grep -E 'layer_fused|read bound' ;;
   profile)
