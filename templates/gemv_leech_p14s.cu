@@ -69,7 +69,7 @@
 // wavefronts before; 77 KB, so only with one such CTA per SM), were slower
 // (gate|up 36.16 against 35.42: the conflicts cost wavefronts, not time)
 // and were removed after 0d79cb3; rebuilt for the 3-bit form by mistake
-// (`trep`, 0cf61f0, thirtieth session) they measured the same: conflicts
+// (`trep`, 0cf61f0, thirtieth session) they were slower again: conflicts
 // 1.58 -> 0.22 million on the 14B gate|up, its short-scoreboard stalls
 // turned into long-scoreboard ones (waits for the next segment), gate|up
 // 27.68 -> 27.81 us, layer + PDL 60.4 -> 63.1, engine 342.8 -> 338.5 tok/s.
