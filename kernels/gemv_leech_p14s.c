@@ -507,8 +507,9 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     /* the loads-only control has no row end, so no side warps to make it
      * (its template refuses them; the table sets them on most shapes) */
     if (IS_LOADS(mode)) geom.side = 0;
-    /* without the prologue's staging: only where x is staged after the table
-     * in the prologue (the template's rule for loadonly 2 / 3) */
+    /* without the prologue's staging: only where the prologue stages x (with
+     * pro or after the table), not warps (xw) nor early 2's cp.async table
+     * (the template's rule for loadonly 2 / 3, refused here by name) */
     if ((mode == CTL_LOADS_NOX || mode == CTL_LOADS_NOPRO) && (geom.xw || geom.early == 2)) {
         free(s);
         return LR_FAIL(LR_EINVAL, "%s: x staged in the prologue only (xw=%d early=%d)",
