@@ -68,6 +68,10 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
+    int trep;     /* Planes14S: the class table held 1, 2, 4 or 8 times in shared memory, lane
+                     j of a load phase reading copy j % trep (8: the table gather without bank
+                     conflicts); 0 = 1. The spec takes the most copies up to trep that fit
+                     the budget (not a tuning knob: lr_gemv_p14s_trep, LEECHRT_GEMV_TREP) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -211,6 +215,11 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
+/* default_geom's trep (see lr_leech_geom): 1 unless set by
+ * lr_gemv_p14s_trep_set (LEECHRT_GEMV_TREP, 1, 2, 4 or 8; garbage refused,
+ * NULL or "" leaves it). */
+extern int lr_gemv_p14s_trep;
+int lr_gemv_p14s_trep_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

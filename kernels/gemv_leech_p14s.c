@@ -246,6 +246,18 @@ int lr_gemv_p14s_side = 0;
 
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
+int lr_gemv_p14s_trep = 1;
+
+int lr_gemv_p14s_trep_set(const char *what, const char *s)
+{
+    int v = lr_gemv_p14s_trep;
+    const int rc = lr_setting_int(what, s, 1, 8, &v);
+    if (rc) return rc;
+    if (v & (v - 1)) return LR_FAIL(LR_EINVAL, "%s: %d is not 1, 2, 4 or 8", what, v);
+    lr_gemv_p14s_trep = v;
+    return LR_OK;
+}
+
 int lr_gemv_p14s_i8 = 0;
 
 int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
@@ -258,7 +270,8 @@ int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int
 static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
-                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3 };
+                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
+                                .trep = lr_gemv_p14s_trep };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -336,6 +349,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.ilv < 0 || geom.ilv > 1 || (geom.ilv && !geom.bal))
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s ilv=%d needs bal (bal=%d)", geom.ilv, geom.bal);
     if (geom.pro < 0 || geom.pro > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s pro=%d", geom.pro);
+    if (geom.trep == 0) geom.trep = 1;
+    if (geom.trep < 0 || geom.trep > 8 || (geom.trep & (geom.trep - 1)))
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s trep=%d (1, 2, 4 or 8 copies of the class table)", geom.trep);
     if (geom.early < 0 || geom.early > 2)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
     if (geom.side < 0 || geom.side > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s side=%d (0-4 warps)", geom.side);
@@ -393,6 +409,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
+    /* the table's copies: the most up to trep that fit (one always does, above) */
+    while (geom.trep > 1 && smem + (size_t)ntab * 16 * (geom.trep - 1) > (size_t)smem_budget) geom.trep /= 2;
+    smem += (size_t)ntab * 16 * (geom.trep - 1);
+    if (getenv("LEECHRT_TREP_SAY")) fprintf(stderr, "[trep] %dx%d threads %d: %d copies, %zu bytes\n", rows, cols, geom.threads, geom.trep, smem);
     lr_jit_spec_init(s, "gemv_leech_p14s.cu", "gemv_leech_p14s");
     lr_jit_spec_set(s, "rows", rows);
     lr_jit_spec_set(s, "cols", cols);
@@ -414,6 +434,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    if (geom.trep > 1) lr_jit_spec_set(s, "trep", geom.trep);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
@@ -564,9 +585,12 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     }
     lr_jit_spec spec;
     const int ntab = c3 ? s->F.nentries : s->L.nentries; /* (the 3-bit form's table has the mirrors too) */
+    /* (the shared-memory control: its segment copies' room kept out of the
+     * budget the table's copies may fill) */
+    const int budget = lr_cu_smem_budget() - (mode == CTL_SMEM ? (geom.threads / 32) * LR_P14S_C3_SEG : 0);
     if (!rc)
-        rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget())
-                                : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, ntab, geom, lr_cu_smem_budget());
+        rc = mode == CTL_SWIGLU ? lr_gemv_leech_p14s_spec_swiglu(&spec, &s->g, rows, cols, ntab, geom, budget)
+                                : lr_gemv_leech_p14s_spec(&spec, &s->g, rows, cols, ntab, geom, budget);
     if (!rc && IS_LOADS(mode))
         lr_jit_spec_set(&spec, "loadonly", mode == CTL_LOADS_NOPRO ? 3 : mode == CTL_LOADS_NOX ? 2 : 1);
     if (!rc && mode == CTL_DECODE) lr_jit_spec_set(&spec, "decodeonly", 1);

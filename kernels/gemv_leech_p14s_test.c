@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1013,6 +1013,81 @@ static int mode_swiglu(int bit, const lr_gemv_arm *arm, uint64_t seed)
     return T_PASS;
 }
 
+/* trep (the class table held 2-8 times, lane j of a load phase reading copy
+ * j % trep) reads the same entries: y bit-identical to one copy, on the
+ * round-robin walk (split, side warps), the balanced split and warp groups;
+ * then the 3-bit form's GEMV and SwiGLU arms at trep 8 against their
+ * references (every shape of mode_grid; the spec takes fewer copies where 8
+ * do not fit). */
+static int test_gpu_trep(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const struct { int rows, cols, trep; lr_leech_geom g; } c[] = {
+        { 34816, 5120, 8, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1 } },
+        { 5121, 17413, 4, { .threads = 768, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .side = 2 } },
+        { 7168, 5120, 8, { .threads = 512, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .bal = 1, .ilv = 1, .early = 2 } },
+        { 5120, 5120, 2, { .threads = 672, .rg = 1, .prefetch = 1, .nacc = 1, .persist = 1, .groups = 3, .shr = 1, .early = 1 } },
+    };
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        ypair p;
+        if (ypair_make(&p, c[i].rows, c[i].cols, 6100 + i)) return T_FAIL;
+        lr_leech_geom g = c[i].g;
+        int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
+        if (!bad) {
+            g.trep = c[i].trep;
+            diff = ypair_rerun(&p, g, &bad);
+        }
+        printf("    %5d x %5d threads=%d trep=%d: %s\n", p.L.rows, p.L.cols, g.threads, g.trep,
+               bad ? "failed" : diff < 0 ? "bit-identical" : "differs");
+        const float d0 = diff < 0 ? 0.f : p.y0[diff], d1 = diff < 0 ? 0.f : p.y1[diff];
+        ypair_free(&p);
+        if (bad) return T_FAIL;
+        T_ASSERT(diff < 0, "case %d, row %d: y %a with one copy, %a with %d", i, diff, d0, d1, c[i].trep);
+    }
+    const int was = lr_gemv_p14s_trep;
+    lr_gemv_p14s_trep = 8;
+    int rc = mode_grid(1048576, &lr_arm_leech_p14s3, 7300);
+    if (rc == T_PASS) rc = mode_swiglu(1048576, &lr_arm_leech_p14s3_swiglu, 7400);
+    lr_gemv_p14s_trep = was;
+    return rc;
+}
+
+/* trep in the spec: 8 copies add 7 tables of shared memory; a table that
+ * does not fit 8 times gets the most copies that fit; 3 is refused; the
+ * setting takes 1, 2, 4, 8 and refuses the rest. */
+static int test_trep_spec(void)
+{
+    lr_leech_geom g = { .threads = 640, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .early = 1, .side = 4, .i8 = 1, .c3 = 1 };
+    lr_jit_spec sp;
+    lr_launch_geom l1, l8;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l1, 34816, 5120, 1266, g, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "trep", 0) == 0, "trep without the geometry's");
+    g.trep = 8;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l8, 34816, 5120, 1266, g, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "trep", 0) == 8, "trep 8 not in the spec");
+    T_ASSERT(l8.smem == l1.smem + 1266u * 16 * 7, "shared memory %u against %u", l8.smem, l1.smem);
+    /* 1899 entries x 16 x 8 = 243 KB: more than the H200's budget, 4 copies fit */
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l8, 7168, 5120, 1899, g, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "trep", 0) == 4 && l8.smem <= 232448, "trep %lld, %u bytes", lr_jit_spec_get(&sp, "trep", 0), l8.smem);
+    /* an L40S-class budget */
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l8, 34816, 5120, 1266, g, 101376));
+    T_ASSERT(lr_jit_spec_get(&sp, "trep", 0) == 2 && l8.smem <= 101376, "trep %lld at 101376: %u bytes", lr_jit_spec_get(&sp, "trep", 0), l8.smem);
+    g.trep = 3;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &l8, 34816, 5120, 1266, g, 232448) == LR_EINVAL, "trep=3 accepted");
+    lr_clear_error();
+    const int was = lr_gemv_p14s_trep;
+    T_OK(lr_gemv_p14s_trep_set("t", "8"));
+    T_ASSERT(lr_gemv_leech_p14s3_default_geom(34816, 5120).trep == 8, "setting 8 not taken");
+    T_ASSERT(lr_gemv_p14s_trep_set("t", "6") == LR_EINVAL && lr_gemv_p14s_trep == 8, "6 accepted");
+    lr_clear_error();
+    T_ASSERT(lr_gemv_p14s_trep_set("t", "16") != LR_OK && lr_gemv_p14s_trep == 8, "16 accepted");
+    lr_clear_error();
+    T_OK(lr_gemv_p14s_trep_set("t", NULL));
+    T_ASSERT(lr_gemv_p14s_trep == 8, "unset changed it");
+    lr_gemv_p14s_trep = was;
+    return T_PASS;
+}
+
 /* The int8 mode (geometry i8, extra3 bit 19) over the int8 form: the GEMV,
  * the decode-only control and the SwiGLU end verified row by row against
  * the int8 reference (x quantized per super-chunk as the kernel does). */
@@ -1073,5 +1148,5 @@ static int test_gpu_loads_prologue(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_trep), T_CASE(test_trep_spec), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

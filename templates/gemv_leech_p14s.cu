@@ -238,6 +238,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=23152
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=47728
 // @spec gemv_leech_p14s rows=77 cols=320 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xrot=12992
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=1266 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=2 swiglu=1 side=4 i8=1 c3=1 trep=8
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 trep=4
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 #include "gemv_leech_i8.cuh" // x's power-of-two scale per super-chunk (LR_I8)
@@ -362,7 +364,19 @@
 // Shared memory: class table | x as f16, natural order, SC * 192 columns
 // (zero past the blocks) | reduction (per warp, row group, 16 rows),
 // double-buffered so one barrier per batch suffices.
-#define TAB_BYTES (LR_NTAB * 16)
+// LR_TREP: the class table held LR_TREP times, entry e's copies side by side
+// (16 (LR_TREP e + c)), lane j of a load phase reading copy j % LR_TREP: at 8
+// the eight lanes of a 128-bit load's phase read eight different bank quads
+// whatever entries they need, where one copy costs 8-11 wavefronts per
+// LDS.128 instead of 4 in bank conflicts (docs/layouts.md, "Twenty-ninth
+// session"; the host takes the most copies that fit, 1, 2, 4 or 8).
+#ifndef LR_TREP
+#define LR_TREP 1
+#endif
+#if LR_TREP != 1 && LR_TREP != 2 && LR_TREP != 4 && LR_TREP != 8
+#error "trep is 1, 2, 4 or 8"
+#endif
+#define TAB_BYTES (LR_NTAB * 16 * LR_TREP)
 // (LR_I8: x's int8 digits, the same 384 bytes per super-chunk, then its
 // f32 scales, 16-byte padded)
 #define XS_BYTES (SC * 384 + (LR_I8 ? (SC * 4 + 15) / 16 * 16 : 0))
@@ -556,6 +570,8 @@ LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
 
 // A lane's four class-table entries of a segment, [row half g / g + 8][its
 // block 2q / 2q + 1], by the segment's headers (byte offsets; both forms).
+// (tab: this lane's copy, tab_lane)
+#if LR_TREP == 1
 LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
 {
     e[0][0] = *(const uint4 *)(tab + (h.x & 0xffffu));
@@ -563,6 +579,28 @@ LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
     e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu));
     e[1][1] = *(const uint4 *)(tab + (h.y >> 16));
 }
+#else
+// LR_TREP > 1: from the copy's 32-bit shared address, so each load's
+// address is one shift-and-add of it (as a generic pointer the compiler
+// split the lane's copy offset from the table's base: 3 instructions each)
+LR_DEV uint4 lds128(u32 a)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+    return v;
+}
+LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
+{
+    const u32 t = lr_smem_u32(tab);
+    e[0][0] = lds128(t + (h.x & 0xffffu) * LR_TREP);
+    e[0][1] = lds128(t + (h.x >> 16) * LR_TREP);
+    e[1][0] = lds128(t + (h.y & 0xffffu) * LR_TREP);
+    e[1][1] = lds128(t + (h.y >> 16) * LR_TREP);
+}
+#endif
+
+// The copy of the class table this lane reads (LR_TREP).
+LR_DEV const u8 *tab_lane(const u8 *tab, int lane) { return tab + (lane & (LR_TREP - 1)) * 16; }
 
 // d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
 LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -604,9 +642,14 @@ LR_DEV void group_sync(int gid)
 }
 
 // The class table into shared memory, the CTA's threads side by side.
+// (LR_TREP > 1: thread i writes slot i, copy i % LR_TREP of entry
+// i / LR_TREP: a warp's stores stay conflict-free and its LR_TREP lanes per
+// entry read the same 16 bytes, one request; one load stored LR_TREP times
+// by a thread would put its stores 16 LR_TREP bytes apart, in one bank quad.)
 LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
 {
-    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS) ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i];
+    for (int i = threadIdx.x; i < LR_NTAB * LR_TREP; i += LR_THREADS)
+        ((uint4 *)tab)[i] = ((const uint4 *)gtab)[i / LR_TREP];
 }
 
 // LR_EARLY 2: the same by cp.async (no registers, nothing for the thread to
@@ -620,8 +663,8 @@ LR_DEV void stage_table(u8 *tab, const u8 *__restrict__ gtab)
 LR_DEV void stage_table_async(u8 *tab, const u8 *__restrict__ gtab)
 {
     const u32 d = lr_smem_u32(tab);
-    for (int i = threadIdx.x; i < LR_NTAB; i += LR_THREADS)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"(gtab + 16 * i) : "memory");
+    for (int i = threadIdx.x; i < LR_NTAB * LR_TREP; i += LR_THREADS)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"(gtab + 16 * (i / LR_TREP)) : "memory");
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
@@ -979,6 +1022,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const bool xact = (g >> 1) == q;
     const u8 *const xl8 = xs8 + (g & 1) * 48 + q * 96;
 #endif
+    const u8 *const tabl = tab_lane(tab, lane);
+    (void)tabl;
     u32 bits[LR_RG]; // LR_LOADONLY: the set bits of the row groups' segments
     float acc[LR_RG][LR_NACC][4];
     (void)bits;
@@ -1009,7 +1054,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             // gathered from the triple's spare nibble bits)
             const u32 H = C[r].w[2].y, H2 = C[r].w[2].z;
             const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
-            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
+            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tabl);
             // word t at its use (each is used once): stored word S_i is
             // w[i / 4] component i % 4 (S8 = w[2].x)
             auto V = [&](int t) -> u32 {
@@ -1020,7 +1065,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
             };
 #else
-            load_entries(e, C[r].h, tab);
+            load_entries(e, C[r].h, tabl);
 #endif
             float f0 = 0.f, f1 = 0.f; // rows g, g + 8
 #pragma unroll
@@ -1053,7 +1098,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #pragma unroll
         for (int r = 0; r < LR_RG; r++) {
             uint4 e[2][2]; // [row half][block 2q + j]
-            load_entries(e, C[r].h, tab);
+            load_entries(e, C[r].h, tabl);
 #pragma unroll
             for (int tp = 0; tp < 6; tp++) {
                 const uint4 xb = tp < 3 ? xv0[tp] : xv1[tp];

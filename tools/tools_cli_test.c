@@ -110,7 +110,7 @@ static int test_bad_numbers_refused(void)
     /* Planes14S's settings from the environment: garbage is refused by name
        before any GPU work (LEECHRT_GEMV_I8 takes 0 or 1) */
     static const char *bad_env[][2] = { { "LEECHRT_GEMV_I8", "2" }, { "LEECHRT_GEMV_I8", "yes" }, { "LEECHRT_GEMV_SIDE", "5" },
-                                        { "LEECHRT_GEMV_C3", "2" } };
+                                        { "LEECHRT_GEMV_C3", "2" }, { "LEECHRT_GEMV_TREP", "3" } };
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         char path[1200], err[4096];
         snprintf(path, sizeof path, "%s/bench_gemv", g_bin);
