@@ -72,6 +72,10 @@ typedef struct lr_leech_geom {
                      j of a load phase reading copy j % trep (8: the table gather without bank
                      conflicts); 0 = 1. The spec takes the most copies up to trep that fit
                      the budget (not a tuning knob: lr_gemv_p14s_trep, LEECHRT_GEMV_TREP) */
+    int xcl;      /* Planes14S int8 mode, x staged in the prologue: a thread-block cluster of
+                     xcl (2 or 4; 0, 1 = none) CTAs converts x once, each CTA its share of the
+                     super-chunks, stored into every CTA's shared memory (sm_90; the grid
+                     must divide: the spec falls back to 1 where it does not) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -220,6 +224,10 @@ int lr_gemv_p14s_side_set(const char *what, const char *s);
  * NULL or "" leaves it). */
 extern int lr_gemv_p14s_trep;
 int lr_gemv_p14s_trep_set(const char *what, const char *s);
+/* default_geom's xcl (see lr_leech_geom): 1 unless set by lr_gemv_p14s_xcl_set
+ * (LEECHRT_GEMV_XCL, 1, 2 or 4; garbage refused, NULL or "" leaves it). */
+extern int lr_gemv_p14s_xcl;
+int lr_gemv_p14s_xcl_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

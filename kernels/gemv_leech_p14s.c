@@ -3,6 +3,7 @@
  * accumulation), specialization and the benchmark arm. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "rt/cu.h"
 #include "util/setting.h"
 #include "kernels/leech_arm_img.h"
 #include "kernels/leech_arm_model.h"
@@ -258,6 +259,18 @@ int lr_gemv_p14s_trep_set(const char *what, const char *s)
     return LR_OK;
 }
 
+int lr_gemv_p14s_xcl = 1;
+
+int lr_gemv_p14s_xcl_set(const char *what, const char *s)
+{
+    int v = lr_gemv_p14s_xcl;
+    const int rc = lr_setting_int(what, s, 1, 4, &v);
+    if (rc) return rc;
+    if (v == 3) return LR_FAIL(LR_EINVAL, "%s: %d is not 1, 2 or 4", what, v);
+    lr_gemv_p14s_xcl = v;
+    return LR_OK;
+}
+
 int lr_gemv_p14s_i8 = 0;
 
 int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
@@ -271,7 +284,7 @@ static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
                                 .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
-                                .trep = lr_gemv_p14s_trep };
+                                .trep = lr_gemv_p14s_trep, .xcl = lr_gemv_p14s_xcl };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -352,6 +365,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.trep == 0) geom.trep = 1;
     if (geom.trep < 0 || geom.trep > 8 || (geom.trep & (geom.trep - 1)))
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s trep=%d (1, 2, 4 or 8 copies of the class table)", geom.trep);
+    if (geom.xcl == 0) geom.xcl = 1;
+    if (geom.xcl != 1 && geom.xcl != 2 && geom.xcl != 4)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s xcl=%d (1, 2 or 4 CTAs staging x)", geom.xcl);
     if (geom.early < 0 || geom.early > 2)
         return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s early=%d (0, 1, or 2 for the class table by cp.async)", geom.early);
     if (geom.side < 0 || geom.side > 4) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s side=%d (0-4 warps)", geom.side);
@@ -438,6 +454,17 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
+    /* xcl: only where x is staged in the prologue in the int8 mode, on sm_90,
+     * and a grid the cluster divides (a batch-looping grid is rounded up: a
+     * CTA past the batches only stages its share of x) */
+    const lr_device_info *dev = lr_cu_device();
+    if (geom.xcl > 1 && geom.i8 && !geom.xw && dev && dev->cc_major >= 9) {
+        if (!geom.bal) g->grid.x = (g->grid.x + geom.xcl - 1) / geom.xcl * geom.xcl;
+        if (g->grid.x % geom.xcl == 0) {
+            lr_jit_spec_set(s, "xcl", geom.xcl);
+            g->cluster = (lr_dim3){ (unsigned)geom.xcl, 1, 1 };
+        }
+    }
     g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side), 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;

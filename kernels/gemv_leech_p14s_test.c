@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1052,6 +1052,36 @@ static int test_gpu_trep(void)
     return rc;
 }
 
+/* xcl (a cluster of 2 or 4 CTAs staging x once, each its share of the
+ * super-chunks, into every CTA's shared memory): on sm_90 the spec takes it
+ * with a cluster where the grid divides; the 3-bit GEMV and SwiGLU arms at
+ * 2 and 4 against their references over mode_grid's geometries (warp groups'
+ * grids rounded up, the balanced split's, pro; xw ones keep none). */
+static int test_gpu_xcl(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const lr_device_info *d = lr_cu_device();
+    T_SKIP_IF(!d || d->cc_major < 9, "clusters need sm_90");
+    lr_leech_geom g = { .threads = 640, .rg = 1, .prefetch = 1, .persist = 1, .shr = 1, .bal = 2, .ilv = 1, .early = 1, .side = 4, .i8 = 1, .c3 = 1, .xcl = 2 };
+    lr_jit_spec sp;
+    lr_launch_geom l;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l, 34816, 5120, 1266, g, lr_cu_smem_budget()));
+    T_ASSERT(lr_jit_spec_get(&sp, "xcl", 0) == 2 && l.cluster.x == 2 && l.grid.x % 2 == 0, "xcl %lld, cluster %u, grid %u",
+             lr_jit_spec_get(&sp, "xcl", 0), l.cluster.x, l.grid.x);
+    g.xw = 1, g.bal = 0, g.ilv = 0, g.side = 0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l, 7168, 5120, 1266, g, lr_cu_smem_budget()));
+    T_ASSERT(lr_jit_spec_get(&sp, "xcl", 0) == 0 && l.cluster.x == 0, "xcl taken with xw");
+    const int was = lr_gemv_p14s_xcl;
+    int rc = T_PASS;
+    for (int x = 2; x <= 4 && rc == T_PASS; x *= 2) {
+        lr_gemv_p14s_xcl = x;
+        rc = mode_grid(1048576, &lr_arm_leech_p14s3, 7500 + (uint64_t)x);
+        if (rc == T_PASS) rc = mode_swiglu(1048576, &lr_arm_leech_p14s3_swiglu, 7600 + (uint64_t)x);
+    }
+    lr_gemv_p14s_xcl = was;
+    return rc;
+}
+
 /* trep in the spec: 8 copies add 7 tables of shared memory; a table that
  * does not fit 8 times gets the most copies that fit; 3 is refused; the
  * setting takes 1, 2, 4, 8 and refuses the rest. */
@@ -1148,5 +1178,5 @@ static int test_gpu_loads_prologue(void)
 
 T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
-       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_trep), T_CASE(test_trep_spec), T_CASE(test_gpu_arm),
+       T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_trep), T_CASE(test_gpu_xcl), T_CASE(test_trep_spec), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

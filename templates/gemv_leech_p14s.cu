@@ -377,6 +377,22 @@
 #error "trep is 1, 2, 4 or 8"
 #endif
 #define TAB_BYTES (LR_NTAB * 16 * LR_TREP)
+// LR_XCL = 2 or 4 (sm_90; the int8 mode with x staged in the prologue): the
+// CTAs of a thread-block cluster of that many share x's staging. CTA rank r
+// converts super-chunks r, r + LR_XCL, ... and stores each one's digits and
+// scale into every CTA's shared memory (st.shared::cluster), so a cluster
+// reads x from L2 once instead of LR_XCL times (down's staging cost 1.63 us
+// per 14B layer: 132 CTAs reading 70 KB of f32 x each). Every thread
+// arrives on the cluster's barrier at entry and the stagers wait on it
+// before their first remote store (a CTA takes remote stores only once it
+// runs); the barrier after the staging is the cluster's. Side warps arrive
+// on both at their start.
+#ifndef LR_XCL
+#define LR_XCL 1
+#endif
+#if LR_XCL != 1 && ((LR_XCL != 2 && LR_XCL != 4) || !LR_I8 || LR_XW || LR_LOADONLY > 1)
+#error "LR_XCL: 2 or 4 CTAs, the int8 mode with x staged in the prologue"
+#endif
 // (LR_I8: x's int8 digits, the same 384 bytes per super-chunk, then its
 // f32 scales, 16-byte padded)
 #define XS_BYTES (SC * 384 + (LR_I8 ? (SC * 4 + 15) / 16 * 16 : 0))
@@ -541,6 +557,42 @@ LR_DEV void imma(int (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1, bo
                      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+#if LR_XCL > 1
+LR_DEV u32 cl_rank()
+{
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+LR_DEV void cl_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
+LR_DEV void cl_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+LR_DEV void cl_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+// a store at the same shared-memory offset of every CTA of the cluster
+LR_DEV void xput16(void *p, u16 v)
+{
+    const u32 a = lr_smem_u32(p);
+#pragma unroll
+    for (int r = 0; r < LR_XCL; r++) {
+        u32 ra;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(r));
+        asm volatile("st.shared::cluster.u16 [%0], %1;" ::"r"(ra), "h"(v) : "memory");
+    }
+}
+LR_DEV void xputf(void *p, float v)
+{
+    const u32 a = lr_smem_u32(p);
+#pragma unroll
+    for (int r = 0; r < LR_XCL; r++) {
+        u32 ra;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(r));
+        asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(ra), "f"(v) : "memory");
+    }
+}
+#else
+LR_DEV void xput16(void *p, u16 v) { *(u16 *)p = v; }
+LR_DEV void xputf(void *p, float v) { *(float *)p = v; }
+#endif
+
 // Super-chunk sc of x (lane's six columns 6 lane.. in v: block lane / 4,
 // coordinates 6 (lane % 4)..) into the int8 mode's B operand: xi =
 // rint(x 2^k) (lr_i8_x_exp: m 2^k in (16319, 32639], m = max |x| over the
@@ -555,15 +607,15 @@ LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
     m = lr_i8_warp_max(m);
     const int k = lr_i8_x_exp(m);
     const float inv = m > 0.f ? __int_as_float((k + 127) << 23) : 0.f;
-    if (lane == 0) xsc[sc] = m > 0.f ? __int_as_float((127 - k) << 23) : 0.f;
+    if (lane == 0) xputf(xsc + sc, m > 0.f ? __int_as_float((127 - k) << 23) : 0.f);
     const int bl = lane >> 2;
     u8 *o = xs8 + sc * 384 + (bl >> 1) * 96 + (bl & 1) * 24 + 6 * (lane & 3);
 #pragma unroll
     for (int j = 0; j < 3; j++) {
         const int a = __float2int_rn(__fmul_rn(v[2 * j], inv)), b = __float2int_rn(__fmul_rn(v[2 * j + 1], inv));
         const int ha = (a + 128) >> 8, hb = (b + 128) >> 8;
-        *(u16 *)(o + 2 * j) = (u16)((ha & 255) | (hb & 255) << 8);
-        *(u16 *)(o + 48 + 2 * j) = (u16)(((a - 256 * ha) & 255) | ((b - 256 * hb) & 255) << 8);
+        xput16(o + 2 * j, (u16)((ha & 255) | (hb & 255) << 8));
+        xput16(o + 48 + 2 * j, (u16)(((a - 256 * ha) & 255) | ((b - 256 * hb) & 255) << 8));
     }
 }
 #endif
@@ -676,19 +728,28 @@ LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory")
 template <bool TABLE>
 LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict__ gtab, const float *__restrict__ x)
 {
-    constexpr int NW = LR_THREADS / 32, NPW = (SC + NW - 1) / NW;
+    // (LR_XCL: this CTA's share, super-chunks rank, rank + LR_XCL, ...)
+    constexpr int SCR = (SC + LR_XCL - 1) / LR_XCL, NW = LR_THREADS / 32, NPW = (SCR + NW - 1) / NW;
+#if LR_XCL > 1
+    const int rk = (int)cl_rank();
+#else
+    const int rk = 0;
+#endif
     const int wa = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (int p0 = 0; p0 < NPW; p0 += 4) {
         float v[4][6];
 #pragma unroll
         for (int p = 0; p < 4; p++) {
-            const int sc = wa + (p0 + p) * NW;
+            const int sc = rk + LR_XCL * (wa + (p0 + p) * NW);
             if (sc < SC) load_xpiece(v[p], x, sc, lane);
         }
         if (TABLE && p0 == 0) stage_table(tab, gtab);
+#if LR_XCL > 1
+        if (p0 == 0) cl_wait(); // every CTA of the cluster runs (the entry's arrive)
+#endif
 #pragma unroll
         for (int p = 0; p < 4; p++) {
-            const int sc = wa + (p0 + p) * NW;
+            const int sc = rk + LR_XCL * (wa + (p0 + p) * NW);
             if (sc < SC) stage_x8(xs8, xsc, sc, v[p], lane);
         }
     }
@@ -857,9 +918,15 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const u32 mF0 = lr_opaque(0xF0F0F0F0u), m16 = lr_opaque(1u << 16);
     // the group's first batch and the batch stride
     const int cid = blockIdx.x * LR_GROUPS + gid, ncl = gridDim.x * LR_GROUPS;
+#if LR_XCL > 1
+    cl_arrive_relaxed(); // (LR_XCL: this CTA runs)
+#endif
 #if LR_SIDE
     float *const sd = (float *)(smem + SIDE_OFF);
     if (threadIdx.x >= LR_THREADS) { // a side warp: its share of the rows' values, then leave
+#if LR_XCL > 1
+        cl_wait(), cl_arrive_relaxed(); // both of the cluster's barriers: it stages no x
+#endif
         const int sw = (threadIdx.x - LR_THREADS) >> 5;
 #if LR_BAL
         int rgA, rgB;
@@ -1012,7 +1079,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_EARLY == 2
     lr_cp_table_wait(); // this thread's table copies, before the barrier makes them everyone's
 #endif
+#if LR_XCL > 1
+    cl_arrive(), cl_wait(); // x's digits from every CTA of the cluster, and this CTA's table
+#else
     CTA_SYNC();
+#endif
 
 #if LR_I8 && !LR_LOADONLY
     // the lane's x-digit slot and its test, once: at 72-80 registers ptxas

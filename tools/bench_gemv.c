@@ -40,6 +40,7 @@ static void usage(FILE *f)
             "where the tuning table does not set them (default 0). LEECHRT_GEMV_I8=0|1, Planes14S's int8 mode\n"
             "where the table does not set it (default 0), LEECHRT_GEMV_C3=0|1 the same over the 3-bit form.\n"
             "LEECHRT_GEMV_TREP=1|2|4|8, copies of Planes14S's class table in shared memory (default 1).\n"
+            "LEECHRT_GEMV_XCL=1|2|4, CTAs of a cluster sharing the int8 mode's x staging (default 1).\n"
             "LEECHRT_TUNE=ARM:ROWSxCOLS=K1,...,K10[;...]:\n"
             "launch geometries ahead of the tuning table (kernels/tuning.h).\n");
 }
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
     if (lr_gemv_p14s_early_set("bench_gemv: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY")) ||
         lr_gemv_p14s_side_set("bench_gemv: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE")) ||
         lr_gemv_p14s_trep_set("bench_gemv: LEECHRT_GEMV_TREP", getenv("LEECHRT_GEMV_TREP")) ||
+        lr_gemv_p14s_xcl_set("bench_gemv: LEECHRT_GEMV_XCL", getenv("LEECHRT_GEMV_XCL")) ||
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
         lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
