@@ -284,7 +284,8 @@ static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
                                 .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
-                                .trep = lr_gemv_p14s_trep, .xcl = lr_gemv_p14s_xcl };
+                                .trep = lr_gemv_p14s_trep,
+                                .xcl = rows >= (getenv("LEECHRT_GEMV_XCL_ROWS") ? atoi(getenv("LEECHRT_GEMV_XCL_ROWS")) : 0) ? lr_gemv_p14s_xcl : 1 };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
