@@ -76,6 +76,11 @@ typedef struct lr_leech_geom {
                      xcl (2 or 4; 0, 1 = none) CTAs converts x once, each CTA its share of the
                      super-chunks, stored into every CTA's shared memory (sm_90; the grid
                      must divide: the spec falls back to 1 where it does not) */
+    int tma;      /* the 3-bit form with the split (bal 2) and ilv: 2-6 = the segments come
+                     through a CTA-wide ring of that many walk steps in shared memory,
+                     filled by cp.async.bulk from one more (producer) warp, instead of
+                     global loads into registers one segment ahead; 0 = off (not a tuning
+                     knob: LEECHRT_GEMV_TMA, for comparisons) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -228,6 +233,10 @@ int lr_gemv_p14s_trep_set(const char *what, const char *s);
  * (LEECHRT_GEMV_XCL, 1, 2 or 4; garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_xcl;
 int lr_gemv_p14s_xcl_set(const char *what, const char *s);
+/* default_geom's tma (see lr_leech_geom): 0 unless set by lr_gemv_p14s_tma_set
+ * (LEECHRT_GEMV_TMA, 0 or 2-6; garbage refused, NULL or "" leaves it). */
+extern int lr_gemv_p14s_tma;
+int lr_gemv_p14s_tma_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

@@ -271,6 +271,17 @@ int lr_gemv_p14s_xcl_set(const char *what, const char *s)
     return LR_OK;
 }
 
+int lr_gemv_p14s_tma = 0;
+
+int lr_gemv_p14s_tma_set(const char *what, const char *s)
+{
+    int v = lr_gemv_p14s_tma;
+    int rc = lr_setting_int(what, s, 0, 6, &v);
+    if (!rc && v == 1) return LR_FAIL(LR_EINVAL, "%s: 1 (a ring needs 2-6 slots, or 0 for none)", what);
+    if (!rc) lr_gemv_p14s_tma = v;
+    return rc;
+}
+
 int lr_gemv_p14s_i8 = 0;
 
 int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
@@ -285,7 +296,8 @@ static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
                                 .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
                                 .trep = lr_gemv_p14s_trep,
-                                .xcl = rows >= (getenv("LEECHRT_GEMV_XCL_ROWS") ? atoi(getenv("LEECHRT_GEMV_XCL_ROWS")) : 0) ? lr_gemv_p14s_xcl : 1 };
+                                .xcl = rows >= (getenv("LEECHRT_GEMV_XCL_ROWS") ? atoi(getenv("LEECHRT_GEMV_XCL_ROWS")) : 0) ? lr_gemv_p14s_xcl : 1,
+                                .tma = lr_gemv_p14s_tma };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -382,6 +394,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s side=%d needs %d threads in all and at most 6 groups (threads=%d groups=%d)",
                        geom.side, geom.threads + 32 * geom.side, geom.threads, groups);
     if (geom.side) geom.epf = 0;
+    if (geom.tma < 0 || geom.tma == 1 || geom.tma > 6)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s tma=%d (0, or 2-6 slots)", geom.tma);
+    /* the ring is the 3-bit form's round-robin walk's over the split
+     * (elsewhere: off); its producer is one more warp */
+    if (!(geom.c3 && geom.bal == 2 && geom.ilv)) geom.tma = 0;
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -423,12 +440,17 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * batch) and 1024 exception products per side warp (the template's
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
-    if (smem > (size_t)smem_budget)
+    /* tma: the ring (slots of one walk step, a 1,344-byte segment per warp),
+     * then its full and empty mbarriers, 16-byte aligned after the rest */
+    const size_t ring = geom.tma ? (size_t)geom.tma * warps * 1344 + 16 * (size_t)geom.tma + 16 : 0;
+    if (smem + ring > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
-                       smem, smem_budget);
-    /* the table's copies: the most up to trep that fit (one always does, above) */
-    while (geom.trep > 1 && smem + (size_t)ntab * 16 * (geom.trep - 1) > (size_t)smem_budget) geom.trep /= 2;
+                       smem + ring, smem_budget);
+    /* the table's copies: the most up to trep that fit beside the ring (one always does, above) */
+    while (geom.trep > 1 && smem + ring + (size_t)ntab * 16 * (geom.trep - 1) > (size_t)smem_budget) geom.trep /= 2;
     smem += (size_t)ntab * 16 * (geom.trep - 1);
+    const size_t tma_off = (smem + 15) / 16 * 16;
+    if (geom.tma) smem = tma_off + (size_t)geom.tma * warps * 1344 + 16 * (size_t)geom.tma;
     if (getenv("LEECHRT_TREP_SAY")) fprintf(stderr, "[trep] %dx%d threads %d: %d copies, %zu bytes\n", rows, cols, geom.threads, geom.trep, smem);
     lr_jit_spec_init(s, "gemv_leech_p14s.cu", "gemv_leech_p14s");
     lr_jit_spec_set(s, "rows", rows);
@@ -452,6 +474,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
     if (geom.trep > 1) lr_jit_spec_set(s, "trep", geom.trep);
+    if (geom.tma) lr_jit_spec_set(s, "tma", geom.tma), lr_jit_spec_set(s, "tmaoff", (long long)tma_off);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
@@ -466,7 +489,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
             g->cluster = (lr_dim3){ (unsigned)geom.xcl, 1, 1 };
         }
     }
-    g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side), 1, 1 };
+    g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side + (geom.tma ? 32 : 0)), 1, 1 }; /* + the ring's producer */
     g->smem = (unsigned)smem;
     return LR_OK;
 }

@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1176,7 +1176,77 @@ static int test_gpu_loads_prologue(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The ring (LEECHRT_GEMV_TMA): the spec takes it only on the 3-bit form's
+ * round-robin walk over the split, with its producer warp and shared memory;
+ * 1 and 7 slots are refused. */
+static int test_tma_spec(void)
+{
+    lr_leech_geom g = lr_gemv_leech_p14s3_default_geom(34816, 5120);
+    g.bal = 2, g.ilv = 1, g.side = 0, g.tma = 4;
+    lr_jit_spec sp;
+    lr_launch_geom lg, l0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "tma", 0) == 4 && lr_jit_spec_get(&sp, "tmaoff", 0) > 0, "ring not in the spec");
+    const long long off = lr_jit_spec_get(&sp, "tmaoff", 0);
+    T_ASSERT(lg.smem == off + 4 * (g.threads / 32) * 1344 + 64, "shared memory %u, ring at %lld", lg.smem, off);
+    T_ASSERT(lg.block.x == (unsigned)g.threads + 32, "block %u: no producer warp", lg.block.x);
+    g.tma = 0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l0, 34816, 5120, 1266, g, 232448));
+    T_ASSERT(l0.smem == off || (l0.smem + 15) / 16 * 16 == (unsigned)off, "the ring moved the rest: %u against %lld", l0.smem, off);
+    g.tma = 1;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448) == LR_EINVAL, "tma=1 accepted");
+    lr_clear_error();
+    g.tma = 7;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448) == LR_EINVAL, "tma=7 accepted");
+    lr_clear_error();
+    /* elsewhere (the f16 form, warp groups) the ring is dropped */
+    lr_leech_geom f = lr_gemv_leech_p14s_default_geom(34816, 5120);
+    f.i8 = f.c3 = 0, f.tma = 4;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 603, f, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "tma", 0) == 0, "ring on the f16 form");
+    /* the setting: 0, 2-6; garbage refused */
+    const int was = lr_gemv_p14s_tma;
+    T_OK(lr_gemv_p14s_tma_set("t", "3"));
+    T_ASSERT(lr_gemv_p14s_tma == 3 && lr_gemv_leech_p14s3_default_geom(34816, 5120).tma == 3, "setting not taken");
+    T_ASSERT(lr_gemv_p14s_tma_set("t", "1") == LR_EINVAL && lr_gemv_p14s_tma == 3, "1 accepted");
+    lr_clear_error();
+    T_ASSERT(lr_gemv_p14s_tma_set("t", "x") != LR_OK && lr_gemv_p14s_tma == 3, "garbage accepted");
+    lr_clear_error();
+    lr_gemv_p14s_tma = was;
+    return T_PASS;
+}
+
+/* The 3-bit GEMV and the SwiGLU gate|up with their segments through the
+ * ring (2, 3, 4 slots; the loads-only control at 4) against their host references;
+ * mode_grid's balanced-split geometries take it (14B gate|up, 5121 x 17413
+ * with side warps), the others run as before. */
+static int test_gpu_tma(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int C3 = 1048576, was = lr_gemv_p14s_tma;
+    int rc = T_PASS;
+    for (int d = 2; d <= 4 && rc == T_PASS; d++) {
+        lr_gemv_p14s_tma = d;
+        printf("    ring of %d steps\n", d);
+        if (mode_grid(C3, &lr_arm_leech_p14s3, 7100 + 10 * d) ||
+            (d == 4 && mode_grid(C3, &lr_arm_leech_p14s3_loads, 7200 + 10 * d)) ||
+            mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 7300 + d))
+            rc = T_FAIL;
+    }
+    /* with the class table's copies (trep 8, fewer where the ring leaves no room) */
+    const int wt = lr_gemv_p14s_trep;
+    lr_gemv_p14s_trep = 8;
+    for (int d = 2; d <= 3 && rc == T_PASS; d++) {
+        lr_gemv_p14s_tma = d;
+        printf("    ring of %d steps, trep 8\n", d);
+        if (mode_grid(C3, &lr_arm_leech_p14s3, 7400 + 10 * d) || mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 7500 + d)) rc = T_FAIL;
+    }
+    lr_gemv_p14s_trep = wt;
+    lr_gemv_p14s_tma = was;
+    return rc;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_tma_spec), T_CASE(test_gpu_tma), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_trep), T_CASE(test_gpu_xcl), T_CASE(test_trep_spec), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -512,16 +512,16 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, trep, xcl;
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, trep, xcl, tma;
     if (!saved) {
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
-        c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, trep = lr_gemv_p14s_trep, xcl = lr_gemv_p14s_xcl, saved = 1;
+        c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, trep = lr_gemv_p14s_trep, xcl = lr_gemv_p14s_xcl, tma = lr_gemv_p14s_tma, saved = 1;
         return;
     }
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
-    lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_trep = trep, lr_gemv_p14s_xcl = xcl;
+    lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_trep = trep, lr_gemv_p14s_xcl = xcl, lr_gemv_p14s_tma = tma;
 }
 
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
@@ -569,6 +569,9 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_gemv_p14s_trep_set("GPU engine: LEECHRT_GEMV_TREP", getenv("LEECHRT_GEMV_TREP"));
     /* CTAs of a cluster sharing x's staging (1, the default; kernels/gemv_leech.h) */
     if (!rc) rc = lr_gemv_p14s_xcl_set("GPU engine: LEECHRT_GEMV_XCL", getenv("LEECHRT_GEMV_XCL"));
+    /* the 3-bit form's segments through a cp.async.bulk ring of 2-6 slots per
+       warp (0: registers, the default; kernels/gemv_leech.h) */
+    if (!rc) rc = lr_gemv_p14s_tma_set("GPU engine: LEECHRT_GEMV_TMA", getenv("LEECHRT_GEMV_TMA"));
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
      * table does not say (LEECHRT_GEMV_I8=1; 0 the default) */
     if (!rc) rc = lr_gemv_p14s_i8_set("GPU engine: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8"));

@@ -104,6 +104,17 @@
 // leech_p14s3_smem). Beside leech_p14s3_decode (the weights from L2) it
 // says how much of the decode's time is waiting for its loads: what a
 // pipeline that delivered every segment into shared memory could win.
+// LR_TMA = D (2-6; the 3-bit form's round-robin walk, sm_90): the segments
+// come through a CTA-wide ring of D slots in shared memory at byte
+// LR_TMAOFF, filled by one producer warp (the CTA's last, after any side
+// warps): at walk step j the CTA's WARPS warps read WARPS adjacent
+// segments, so one cp.async.bulk copies the whole step into slot j % D
+// (mbarriers full[D], then empty[D] after the slots). A warp waits on
+// full, reads its segment with load_seg's four loads from shared memory,
+// decodes it and arrives on empty; the producer refills a slot once every
+// warp has arrived. D steps (D x WARPS x 1,344 bytes) in flight per SM, and
+// the decoding warps lose the segment's address arithmetic (the
+// shared-memory control: 144 loop instructions against 179 on 14B gate|up).
 // LR_SWIGLU = 1: the rows are gate/up pairs (lr_p14s.pair: row 2i gate,
 // 2i + 1 up) and the end writes y[i] = silu(gate) up (rows / 2 values), so
 // the engine needs no op_silu_mul launch; with the split, the two CTAs of a
@@ -182,6 +193,9 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=3
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=633 prefetch=1 shr=1 bal=3 pro=1 early=1 i8=1 c3=1 loadonly=2
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=1266 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 i8=1 c3=1 tma=4 tmaoff=65536
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 side=2 i8=1 c3=1 tma=3 tmaoff=98304
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=1266 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1 tma=4 tmaoff=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
@@ -275,6 +289,12 @@
 #endif
 #ifndef LR_DECODEONLY
 #define LR_DECODEONLY 0
+#endif
+#ifndef LR_TMA
+#define LR_TMA 0
+#endif
+#if LR_TMA && (LR_TMA < 2 || !LR_C3 || !LR_BAL || !LR_SPLIT || !LR_ILV || LR_DECODEONLY || !defined(LR_TMAOFF) || __CUDA_ARCH__ < 900)
+#error "LR_TMA: 2-6 slots, the 3-bit form's round-robin walk over the split (c3, bal 2, ilv), not a decode-only control, LR_TMAOFF set, sm_90"
 #endif
 #if LR_DECODEONLY == 2 && (LR_PREFETCH != 1 || LR_RG != 1 || !LR_C3 || !defined(LR_SEGSM))
 #error "LR_DECODEONLY 2: the 3-bit form, one segment ahead (prefetch 1), one row group per batch, LR_SEGSM set"
@@ -422,7 +442,7 @@
 #define SIDE_NR ((LR_BAL ? LR_BAL : LR_GROUPS * LR_RG) * 16)
 #define SIDE_PCAP 1024
 #define SIDE_OFF (TAB_BYTES + XS_BYTES + RED_BYTES + ZB_BYTES)
-#if LR_SIDE
+#if LR_SIDE || LR_TMA
 #define CTA_SYNC() asm volatile("bar.sync 15, %0;" ::"n"(LR_THREADS) : "memory")
 #else
 #define CTA_SYNC() __syncthreads()
@@ -464,8 +484,8 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
 #endif
 }
 
-#if LR_DECODEONLY == 2
-// (LR_DECODEONLY 2) a 3-bit segment's words at load_seg's offsets in shared memory
+#if LR_DECODEONLY == 2 || LR_TMA
+// (LR_DECODEONLY 2, LR_TMA) a 3-bit segment's words at load_seg's offsets in shared memory
 LR_DEV void store_seg_shared(const seg_regs &s, u8 *seg, int lane)
 {
     *(uint4 *)(seg + 16 * lane) = s.w[0];
@@ -486,6 +506,31 @@ LR_DEV void load_seg_shared(seg_regs &s, const u8 *seg, int lane)
     asm volatile("ld.volatile.shared.v2.u32 {%0,%1}, [%2];" : "=r"(s.w[2].x), "=r"(s.w[2].y) : "r"(a + 1024 + 8 * lane));
     asm volatile("ld.volatile.shared.u16 %0, [%1];" : "=h"(h) : "r"(a + 1280 + 2 * lane));
     s.w[2].z = h, s.w[2].w = 0u;
+}
+#endif
+
+#if LR_TMA
+LR_DEV void tma_bar_init(u32 bar, u32 count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+LR_DEV void tma_arrive(u32 bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory"); }
+
+// bytes (a multiple of 16, both ends 16-byte aligned) into a slot, its full
+// mbarrier told to expect them
+LR_DEV void tma_fill(u32 slot, u32 bar, const void *src, u32 bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(slot), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+LR_DEV void tma_wait(u32 bar, u32 parity)
+{
+    asm volatile("{\n.reg .pred p;\nTMA_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra TMA_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
 }
 #endif
 
@@ -895,7 +940,7 @@ LR_DEV void cta_rgs(int &rgA, int &rgB)
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(LR_THREADS + 32 * LR_SIDE, LR_MINB)
+extern "C" __global__ void __launch_bounds__(LR_THREADS + 32 * LR_SIDE + (LR_TMA ? 32 : 0), LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
           const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_
@@ -920,6 +965,34 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const int cid = blockIdx.x * LR_GROUPS + gid, ncl = gridDim.x * LR_GROUPS;
 #if LR_XCL > 1
     cl_arrive_relaxed(); // (LR_XCL: this CTA runs)
+#endif
+#if LR_TMA
+    // the ring's mbarriers (full: one arrival + the bytes; empty: one per
+    // decoding warp), made before any warp uses them
+    const u32 tma_base = (u32)__cvta_generic_to_shared(smem + LR_TMAOFF);
+    constexpr u32 CH = WARPS * SEG; // one walk step of the CTA
+    const u32 full0 = tma_base + LR_TMA * CH, empty0 = full0 + 8 * LR_TMA;
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int d = 0; d < LR_TMA; d++) tma_bar_init(full0 + 8 * d, 1), tma_bar_init(empty0 + 8 * d, WARPS);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads(); // (every warp, side and producer ones included)
+    if (threadIdx.x >= LR_THREADS + 32 * LR_SIDE) { // the producer warp: the CTA's segments, step by step
+        if (lane == 0) {
+            const int tA = (int)((long long)blockIdx.x * (RGN * SC) / gridDim.x);
+            const int tB = (int)((long long)(blockIdx.x + 1) * (RGN * SC) / gridDim.x);
+            const int steps = (tB - tA + WARPS - 1) / WARPS;
+            for (int j = 0; j < steps; j++) {
+                const int d = j % LR_TMA;
+                if (j >= LR_TMA) tma_wait(empty0 + 8 * d, (u32)(j / LR_TMA - 1) & 1u);
+                const int n = min(WARPS, tB - tA - j * WARPS);
+                // (weights are immutable: no PDL wait)
+                tma_fill(tma_base + d * CH, full0 + 8 * d, W + (size_t)(tA + j * WARPS) * SEG, (u32)n * SEG);
+            }
+        }
+        return;
+    }
 #endif
 #if LR_SIDE
     float *const sd = (float *)(smem + SIDE_OFF);
@@ -1009,7 +1082,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float *zs = (float *)(smem + LR_XROT), *qs = zs + LR_COLS; // x' and Q_odd's table
 #endif
     seg_regs cur[LR_RG];
+#if LR_TMA
+    // (the producer warp fills the ring: nothing to load here)
+#else
     load_all(cur, b, sc);
+#endif
 #if LR_DECODEONLY == 2
     store_seg_shared(cur[0], seg_sm, lane); // each lane reads back only its own bytes
     primed = true;
@@ -1247,13 +1324,22 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
+#if LR_TMA
+        (void)nxt;
+        int jt = 0; // the walk's segment number
+#endif
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS, nb = b;
             if (WARPS < SC) { // (compile time) at most one row group on
                 if (nsc >= SC) nsc -= SC, nb++;
             } else
                 nb += nsc / SC, nsc %= SC;
-#if LR_DECODEONLY == 1
+#if LR_TMA
+            // this step's segment from its slot
+            const int d = jt % LR_TMA;
+            tma_wait(full0 + 8 * d, (u32)(jt / LR_TMA) & 1u);
+            load_seg_shared(cur[0], smem + LR_TMAOFF + d * CH + warp * SEG, lane);
+#elif LR_DECODEONLY == 1
             // row group 0's segment nsc, its pointer stepped like the GEMV's
             // (back by a row group where the next step moves on one)
             load_seg(nxt[0], wnext, lane);
@@ -1267,6 +1353,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             wnext += (size_t)WARPS * SEG;
 #endif
             decode(cur, sc);
+#if LR_TMA
+            // the slot is free once every lane has used its words (the decode
+            // consumed them) and every warp has arrived
+            __syncwarp();
+            if (lane == 0) tma_arrive(empty0 + 8 * d);
+            jt++;
+#endif
             if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
 #else
         for (int t = t0; t < t1; t++) {
@@ -1295,7 +1388,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
 #endif
             }
+#if !LR_TMA
             cur[0] = nxt[0];
+#endif
             b = nb, sc = nsc;
         }
         CTA_SYNC();
@@ -1395,7 +1490,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_SIDE
         lr_bar_sync(8, LR_THREADS + 32 * LR_SIDE); // the partials, and the side warps' row values
 #else
-        __syncthreads();
+        CTA_SYNC();
 #endif
 #if EPF
         // every row's scale, exception range and tail term were loaded

@@ -97,6 +97,7 @@ int main(int argc, char **argv)
         lr_gemv_p14s_side_set("bench_gemv: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE")) ||
         lr_gemv_p14s_trep_set("bench_gemv: LEECHRT_GEMV_TREP", getenv("LEECHRT_GEMV_TREP")) ||
         lr_gemv_p14s_xcl_set("bench_gemv: LEECHRT_GEMV_XCL", getenv("LEECHRT_GEMV_XCL")) ||
+        lr_gemv_p14s_tma_set("bench_gemv: LEECHRT_GEMV_TMA", getenv("LEECHRT_GEMV_TMA")) ||
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
         lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
