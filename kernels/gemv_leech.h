@@ -68,6 +68,11 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
+    int wtma;     /* the 3-bit form with the split (bal 2) and ilv: 2-8 = each warp's
+                     segments come through a ring of that many slots of its own in shared
+                     memory, filled by cp.async.bulk from its lane 0, instead of global loads
+                     into registers one segment ahead; 0 = off (an experiment, not a tuning
+                     knob: LEECHRT_GEMV_WTMA) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -220,6 +225,10 @@ int lr_gemv_p14s_i8_set(const char *what, const char *s);
  * LEECHRT_GEMV_C3 through lr_gemv_p14s_c3_set (0 or 1). */
 extern int lr_gemv_p14s_c3;
 int lr_gemv_p14s_c3_set(const char *what, const char *s);
+/* default_geom's wtma (see lr_leech_geom): 0 unless set by lr_gemv_p14s_wtma_set
+ * (LEECHRT_GEMV_WTMA, 0 or 2-8; garbage refused, NULL or "" leaves it). */
+extern int lr_gemv_p14s_wtma;
+int lr_gemv_p14s_wtma_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);

@@ -254,11 +254,23 @@ int lr_gemv_p14s_c3 = 0;
 
 int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_c3); }
 
+int lr_gemv_p14s_wtma = 0;
+
+int lr_gemv_p14s_wtma_set(const char *what, const char *s)
+{
+    int v = lr_gemv_p14s_wtma;
+    int rc = lr_setting_int(what, s, 0, 8, &v);
+    if (!rc && v == 1) return LR_FAIL(LR_EINVAL, "%s: 1 (a ring needs 2-8 slots, or 0 for none)", what);
+    if (!rc) lr_gemv_p14s_wtma = v;
+    return rc;
+}
+
 /* The defaults under arm's tuning row; 0 when the table has none. */
 static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
-                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3 };
+                                .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
+                                .wtma = lr_gemv_p14s_wtma };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -349,6 +361,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s side=%d needs %d threads in all and at most 6 groups (threads=%d groups=%d)",
                        geom.side, geom.threads + 32 * geom.side, geom.threads, groups);
     if (geom.side) geom.epf = 0;
+    if (geom.wtma < 0 || geom.wtma == 1 || geom.wtma > 8)
+        return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s wtma=%d (0, or 2-8 slots)", geom.wtma);
+    /* the per-warp ring is the 3-bit form's round-robin walk's over the
+     * split (elsewhere: off) */
+    if (!(geom.c3 && geom.bal == 2 && geom.ilv)) geom.wtma = 0;
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -390,6 +407,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * batch) and 1024 exception products per side warp (the template's
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
+    /* wtma: every warp's slots (a 1,344-byte segment each), then their
+     * mbarriers, 16-byte aligned after the rest */
+    const size_t wt_off = (smem + 15) / 16 * 16;
+    if (geom.wtma) smem = wt_off + (size_t)geom.wtma * warps * (1344 + 8);
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -414,6 +435,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    if (geom.wtma) lr_jit_spec_set(s, "wtma", geom.wtma), lr_jit_spec_set(s, "wtmaoff", (long long)wt_off);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

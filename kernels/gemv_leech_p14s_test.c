@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1071,7 +1071,78 @@ static int test_gpu_loads_prologue(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The per-warp ring (LEECHRT_GEMV_WTMA): the spec takes it only on the 3-bit
+ * form's round-robin walk over the split, with every warp's slots and
+ * mbarriers after the rest of shared memory, which it does not move; 1 and
+ * 9 slots are refused, and so is a ring over the budget. */
+static int test_wtma_spec(void)
+{
+    lr_leech_geom g = lr_gemv_leech_p14s3_default_geom(34816, 5120);
+    g.bal = 2, g.ilv = 1, g.side = 0, g.threads = 640, g.wtma = 4;
+    lr_jit_spec sp;
+    lr_launch_geom lg, l0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448));
+    const long long off = lr_jit_spec_get(&sp, "wtmaoff", 0);
+    T_ASSERT(lr_jit_spec_get(&sp, "wtma", 0) == 4 && off > 0 && off % 16 == 0, "ring not in the spec (offset %lld)", off);
+    T_ASSERT(lg.smem == off + 4 * 20 * (1344 + 8), "shared memory %u, ring at %lld", lg.smem, off);
+    T_ASSERT(lg.block.x == 640, "block %u: the ring needs no extra warp", lg.block.x);
+    g.wtma = 0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l0, 34816, 5120, 1266, g, 232448));
+    T_ASSERT((l0.smem + 15) / 16 * 16 == (unsigned)off && lr_jit_spec_get(&sp, "wtma", 0) == 0, "the ring moved the rest: %u against %lld", l0.smem, off);
+    g.wtma = 8;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, (int)off + 8 * 20 * 1352 - 1) == LR_ERANGE, "ring over the budget accepted");
+    lr_clear_error();
+    g.wtma = 1;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448) == LR_EINVAL, "wtma=1 accepted");
+    lr_clear_error();
+    g.wtma = 9;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448) == LR_EINVAL, "wtma=9 accepted");
+    lr_clear_error();
+    /* elsewhere (the f16 form; warp groups) the ring is dropped */
+    lr_leech_geom f = lr_gemv_leech_p14s_default_geom(34816, 5120);
+    f.i8 = f.c3 = 0, f.wtma = 4;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 603, f, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "wtma", 0) == 0, "ring on the f16 form");
+    lr_leech_geom o = lr_gemv_leech_p14s3_default_geom(5120, 5120);
+    o.bal = 0, o.ilv = 0, o.groups = 3, o.threads = 672, o.wtma = 4;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 5120, 5120, 633, o, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "wtma", 0) == 0, "ring on warp groups");
+    /* the setting: 0, 2-8; garbage refused */
+    const int was = lr_gemv_p14s_wtma;
+    T_OK(lr_gemv_p14s_wtma_set("t", "3"));
+    T_ASSERT(lr_gemv_p14s_wtma == 3 && lr_gemv_leech_p14s3_default_geom(34816, 5120).wtma == 3, "setting not taken");
+    T_ASSERT(lr_gemv_p14s_wtma_set("t", "1") == LR_EINVAL && lr_gemv_p14s_wtma == 3, "1 accepted");
+    lr_clear_error();
+    T_ASSERT(lr_gemv_p14s_wtma_set("t", "x") != LR_OK && lr_gemv_p14s_wtma == 3, "garbage accepted");
+    lr_clear_error();
+    lr_gemv_p14s_wtma = was;
+    return T_PASS;
+}
+
+/* The 3-bit GEMV, its loads-only control and the SwiGLU gate|up with each
+ * warp's segments through its ring (2, 3, 4 and 8 slots) against their host
+ * references; mode_grid's balanced-split geometries take it (14B q|k|v,
+ * down and gate|up, 5121 x 17413 with side warps, the walk with fewer
+ * super-chunks than warps), the others run as before. */
+static int test_gpu_wtma(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int C3 = 1048576, was = lr_gemv_p14s_wtma;
+    const int ds[] = { 2, 3, 4, 8 };
+    int rc = T_PASS;
+    for (int i = 0; i < 4 && rc == T_PASS; i++) {
+        lr_gemv_p14s_wtma = ds[i];
+        printf("    per-warp ring of %d slots\n", ds[i]);
+        if (mode_grid(C3, &lr_arm_leech_p14s3, 8100 + 20 * (uint64_t)i) ||
+            mode_grid(C3, &lr_arm_leech_p14s3_loads, 8200 + 20 * (uint64_t)i) ||
+            mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 8300 + (uint64_t)i))
+            rc = T_FAIL;
+    }
+    lr_gemv_p14s_wtma = was;
+    return rc;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_wtma_spec), T_CASE(test_gpu_wtma), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

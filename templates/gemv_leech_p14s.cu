@@ -104,6 +104,17 @@
 // leech_p14s3_smem). Beside leech_p14s3_decode (the weights from L2) it
 // says how much of the decode's time is waiting for its loads: what a
 // pipeline that delivered every segment into shared memory could win.
+// LR_WTMA = D (2-8; the 3-bit form's round-robin walk over the split, sm_90;
+// experiment, thirty-second session): each warp's segments come through a
+// ring of D slots of its own in shared memory at byte LR_WTMAOFF (then the
+// warps' D mbarriers each), filled by its lane 0 with one cp.async.bulk per
+// segment: D segments per warp requested before the PDL wait, and each
+// step's slot refilled with the segment D steps on as soon as the decode
+// has used its words. Unlike the CTA-wide ring (twenty-seventh and
+// thirty-first sessions, one producer warp, a slot refilled only once the
+// slowest warp had released it) every warp runs at its own pace, and the
+// segment ahead costs no registers (the words come from shared memory at
+// the step's top, not one step ahead in registers).
 // LR_SWIGLU = 1: the rows are gate/up pairs (lr_p14s.pair: row 2i gate,
 // 2i + 1 up) and the end writes y[i] = silu(gate) up (rows / 2 values), so
 // the engine needs no op_silu_mul launch; with the split, the two CTAs of a
@@ -182,6 +193,9 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=3
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=633 prefetch=1 shr=1 bal=3 pro=1 early=1 i8=1 c3=1 loadonly=2
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=1266 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1 wtma=4 wtmaoff=65536
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 side=2 i8=1 c3=1 wtma=3 wtmaoff=98304
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1 wtma=6 wtmaoff=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
@@ -273,6 +287,16 @@
 #endif
 #ifndef LR_DECODEONLY
 #define LR_DECODEONLY 0
+#endif
+#ifndef LR_WTMA
+#define LR_WTMA 0
+#endif
+#if LR_DECODEONLY && LR_WTMA // (the controls read their segments their own way)
+#undef LR_WTMA
+#define LR_WTMA 0
+#endif
+#if LR_WTMA && (LR_WTMA < 2 || LR_WTMA > 8 || !LR_C3 || !LR_BAL || !LR_SPLIT || !LR_ILV || !defined(LR_WTMAOFF) || __CUDA_ARCH__ < 900)
+#error "LR_WTMA: 2-8 slots, the 3-bit form's round-robin walk over the split (c3, bal 2, ilv), LR_WTMAOFF set, sm_90"
 #endif
 #if LR_DECODEONLY == 2 && (LR_PREFETCH != 1 || LR_RG != 1 || !LR_C3 || !defined(LR_SEGSM))
 #error "LR_DECODEONLY 2: the 3-bit form, one segment ahead (prefetch 1), one row group per batch, LR_SEGSM set"
@@ -434,8 +458,8 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
 #endif
 }
 
-#if LR_DECODEONLY == 2
-// (LR_DECODEONLY 2) a 3-bit segment's words at load_seg's offsets in shared memory
+#if LR_DECODEONLY == 2 || LR_WTMA
+// (LR_DECODEONLY 2, LR_WTMA) a 3-bit segment's words at load_seg's offsets in shared memory
 LR_DEV void store_seg_shared(const seg_regs &s, u8 *seg, int lane)
 {
     *(uint4 *)(seg + 16 * lane) = s.w[0];
@@ -444,9 +468,9 @@ LR_DEV void store_seg_shared(const seg_regs &s, u8 *seg, int lane)
     *(unsigned short *)(seg + 1280 + 2 * lane) = (unsigned short)s.w[2].z;
 }
 
-LR_DEV void load_seg_shared(seg_regs &s, const u8 *seg, int lane)
+// (a: the segment's shared-memory address)
+LR_DEV void load_seg_sa(seg_regs &s, u32 a, int lane)
 {
-    const u32 a = (u32)__cvta_generic_to_shared(seg);
     unsigned short h;
     s.h = make_uint2(0u, 0u);
     asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
@@ -456,6 +480,32 @@ LR_DEV void load_seg_shared(seg_regs &s, const u8 *seg, int lane)
     asm volatile("ld.volatile.shared.v2.u32 {%0,%1}, [%2];" : "=r"(s.w[2].x), "=r"(s.w[2].y) : "r"(a + 1024 + 8 * lane));
     asm volatile("ld.volatile.shared.u16 %0, [%1];" : "=h"(h) : "r"(a + 1280 + 2 * lane));
     s.w[2].z = h, s.w[2].w = 0u;
+}
+
+LR_DEV void load_seg_shared(seg_regs &s, const u8 *seg, int lane)
+{
+    load_seg_sa(s, (u32)__cvta_generic_to_shared(seg), lane);
+}
+#endif
+
+#if LR_WTMA
+LR_DEV void wt_bar_init(u32 bar) { asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory"); }
+
+// one segment (SEG bytes, a multiple of 16, both ends 16-byte aligned) into
+// a slot, its mbarrier told to expect them (weights are immutable: no PDL
+// wait before it)
+LR_DEV void wt_fill(u32 slot, u32 bar, const void *src)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "n"(SEG) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(slot), "l"(src), "n"(SEG), "r"(bar) : "memory");
+}
+
+LR_DEV void wt_wait(u32 bar, u32 parity)
+{
+    asm volatile("{\n.reg .pred p;\nWT_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra WT_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
 }
 #endif
 
@@ -899,7 +949,23 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float *zs = (float *)(smem + LR_XROT), *qs = zs + LR_COLS; // x' and Q_odd's table
 #endif
     seg_regs cur[LR_RG];
+#if LR_WTMA
+    // this warp's ring: D slots, then (after every warp's slots) D mbarriers;
+    // its first D segments requested now (before the PDL wait with early)
+    const u32 wt_slot0 = (u32)__cvta_generic_to_shared(smem + LR_WTMAOFF) + warp * (LR_WTMA * SEG);
+    const u32 wt_bar0 = (u32)__cvta_generic_to_shared(smem + LR_WTMAOFF) + WARPS * (LR_WTMA * SEG) + warp * (8 * LR_WTMA);
+    if (lane == 0) {
+#pragma unroll
+        for (int d = 0; d < LR_WTMA; d++) wt_bar_init(wt_bar0 + 8 * d);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#pragma unroll
+        for (int d = 0; d < LR_WTMA; d++)
+            if (t0 + d * WARPS < off + bS) wt_fill(wt_slot0 + d * SEG, wt_bar0 + 8 * d, W + ((size_t)rgA * SC + t0 + d * WARPS) * SEG);
+    }
+    __syncwarp(); // (the other lanes wait on the mbarriers only after their init)
+#else
     load_all(cur, b, sc);
+#endif
 #if LR_DECODEONLY == 2
     store_seg_shared(cur[0], seg_sm, lane); // each lane reads back only its own bytes
     primed = true;
@@ -1130,7 +1196,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         float *const red_g = red_w + g + (q & 1) * 8;
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
-                                             : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
+                                             : W + ((size_t)rgA * SC + t0 + (LR_WTMA ? LR_WTMA : 1) * WARPS) * SEG;
+#if LR_WTMA
+        int wt_d = 0;     // this step's slot
+        u32 wt_ph = 0u;   // and the phase its mbarrier completes
+        (void)nxt;
+#endif
         for (int t = t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS, nb = b;
             if (WARPS < SC) { // (compile time) at most one row group on
@@ -1146,11 +1217,23 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             if (WARPS >= SC) wnext = W + (size_t)((nsc + WARPS) % SC) * SEG;
 #elif LR_DECODEONLY
             load_all(nxt, nb, nsc);
+#elif LR_WTMA
+            // this step's segment from its slot, once its bytes have landed
+            wt_wait(wt_bar0 + 8 * wt_d, wt_ph);
+            load_seg_sa(cur[0], wt_slot0 + wt_d * SEG, lane);
 #else
             if (t + WARPS < off + bS) load_seg(nxt[0], wnext, lane);
             wnext += (size_t)WARPS * SEG;
 #endif
             decode(cur, sc);
+#if LR_WTMA
+            // every lane has used the slot's words (the decode consumed
+            // them): lane 0 refills it with the segment D steps on
+            __syncwarp();
+            if (lane == 0 && t + LR_WTMA * WARPS < off + bS) wt_fill(wt_slot0 + wt_d * SEG, wt_bar0 + 8 * wt_d, wnext);
+            wnext += (size_t)WARPS * SEG;
+            if (++wt_d == LR_WTMA) wt_d = 0, wt_ph ^= 1u;
+#endif
             if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
 #else
         for (int t = t0; t < t1; t++) {
@@ -1179,7 +1262,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
 #endif
             }
+#if !LR_WTMA
             cur[0] = nxt[0];
+#endif
             b = nb, sc = nsc;
         }
         CTA_SYNC();
