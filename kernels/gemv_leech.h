@@ -69,7 +69,7 @@ typedef struct lr_leech_geom {
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
     int wtma;     /* the 3-bit form with the split (bal 2) and ilv: 2-8 = each warp's
-                     segments come through a ring of that many slots of its own in shared
+                     segments come through a ring of that many slots (as many as fit) of its own in shared
                      memory, filled by cp.async.bulk from its lane 0, instead of global loads
                      into registers one segment ahead; 0 = off (an experiment, not a tuning
                      knob: LEECHRT_GEMV_WTMA) */

@@ -410,6 +410,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     /* wtma: every warp's slots (a 1,344-byte segment each), then their
      * mbarriers, 16-byte aligned after the rest */
     const size_t wt_off = (smem + 15) / 16 * 16;
+    /* the most slots up to wtma that fit (at least 2, else no ring) */
+    while (geom.wtma > 2 && wt_off + (size_t)geom.wtma * warps * (1344 + 8) > (size_t)smem_budget) geom.wtma--;
+    if (geom.wtma && wt_off + (size_t)geom.wtma * warps * (1344 + 8) > (size_t)smem_budget) geom.wtma = 0;
     if (geom.wtma) smem = wt_off + (size_t)geom.wtma * warps * (1344 + 8);
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,

@@ -1073,8 +1073,8 @@ static int test_gpu_loads_prologue(void)
 
 /* The per-warp ring (LEECHRT_GEMV_WTMA): the spec takes it only on the 3-bit
  * form's round-robin walk over the split, with every warp's slots and
- * mbarriers after the rest of shared memory, which it does not move; 1 and
- * 9 slots are refused, and so is a ring over the budget. */
+ * mbarriers after the rest of shared memory, which it does not move, as
+ * many slots as fit up to the setting; 1 and 9 slots are refused. */
 static int test_wtma_spec(void)
 {
     lr_leech_geom g = lr_gemv_leech_p14s3_default_geom(34816, 5120);
@@ -1089,9 +1089,12 @@ static int test_wtma_spec(void)
     g.wtma = 0;
     T_OK(lr_gemv_leech_p14s_spec(&sp, &l0, 34816, 5120, 1266, g, 232448));
     T_ASSERT((l0.smem + 15) / 16 * 16 == (unsigned)off && lr_jit_spec_get(&sp, "wtma", 0) == 0, "the ring moved the rest: %u against %lld", l0.smem, off);
+    /* over the budget: the most slots that fit, none below 2 */
     g.wtma = 8;
-    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, (int)off + 8 * 20 * 1352 - 1) == LR_ERANGE, "ring over the budget accepted");
-    lr_clear_error();
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, (int)off + 8 * 20 * 1352 - 1));
+    T_ASSERT(lr_jit_spec_get(&sp, "wtma", 0) == 7 && lg.smem == off + 7 * 20 * 1352, "8 slots over the budget: %lld", lr_jit_spec_get(&sp, "wtma", 0));
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, (int)off + 2 * 20 * 1352 - 1));
+    T_ASSERT(lr_jit_spec_get(&sp, "wtma", 0) == 0 && lg.smem == l0.smem, "a ring of fewer than 2 slots kept");
     g.wtma = 1;
     T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, g, 232448) == LR_EINVAL, "wtma=1 accepted");
     lr_clear_error();
@@ -1120,7 +1123,8 @@ static int test_wtma_spec(void)
 }
 
 /* The 3-bit GEMV, its loads-only control and the SwiGLU gate|up with each
- * warp's segments through its ring (2, 3, 4 and 8 slots) against their host
+ * warp's segments through its ring (2, 3, 4 and up to 8 slots, as many as
+ * fit) against their host
  * references; mode_grid's balanced-split geometries take it (14B q|k|v,
  * down and gate|up, 5121 x 17413 with side warps, the walk with fewer
  * super-chunks than warps), the others run as before. */
