@@ -73,6 +73,10 @@ typedef struct lr_leech_geom {
                      memory, filled by cp.async.bulk from its lane 0, instead of global loads
                      into registers one segment ahead; 0 = off (an experiment, not a tuning
                      knob: LEECHRT_GEMV_WTMA) */
+    int wsh;      /* the same walk: 1 = the CTA's whole share of the weights copied into
+                     shared memory by cp.async.bulk before the PDL wait, a copy per walk
+                     step, where it fits (else off); 0 = off (an experiment:
+                     LEECHRT_GEMV_WSH) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -229,6 +233,10 @@ int lr_gemv_p14s_c3_set(const char *what, const char *s);
  * (LEECHRT_GEMV_WTMA, 0 or 2-8; garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_wtma;
 int lr_gemv_p14s_wtma_set(const char *what, const char *s);
+/* default_geom's wsh (see lr_leech_geom): 0 unless set by lr_gemv_p14s_wsh_set
+ * (LEECHRT_GEMV_WSH, 0 or 1). */
+extern int lr_gemv_p14s_wsh;
+int lr_gemv_p14s_wsh_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);

@@ -254,6 +254,10 @@ int lr_gemv_p14s_c3 = 0;
 
 int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_c3); }
 
+int lr_gemv_p14s_wsh = 0;
+
+int lr_gemv_p14s_wsh_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_wsh); }
+
 int lr_gemv_p14s_wtma = 0;
 
 int lr_gemv_p14s_wtma_set(const char *what, const char *s)
@@ -270,7 +274,7 @@ static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
                                 .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
-                                .wtma = lr_gemv_p14s_wtma };
+                                .wtma = lr_gemv_p14s_wtma, .wsh = lr_gemv_p14s_wsh };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -366,6 +370,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     /* the per-warp ring is the 3-bit form's round-robin walk's over the
      * split (elsewhere: off) */
     if (!(geom.c3 && geom.bal == 2 && geom.ilv)) geom.wtma = 0;
+    if (geom.wsh < 0 || geom.wsh > 1) return LR_FAIL(LR_EINVAL, "bad gemv_leech_p14s wsh=%d (0 or 1)", geom.wsh);
+    if (!(geom.c3 && geom.bal == 2 && geom.ilv)) geom.wsh = 0;
     /* the balanced split stages x in the prologue */
     if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
@@ -410,10 +416,26 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     /* wtma: every warp's slots (a 1,344-byte segment each), then their
      * mbarriers, 16-byte aligned after the rest */
     const size_t wt_off = (smem + 15) / 16 * 16;
+    /* wsh: the most segments a CTA of the split gets, in walk steps of
+     * `warps` segments, then an mbarrier per step; where it does not fit,
+     * none (it takes the per-warp ring's place) */
+    int wsh_steps = 0;
+    if (geom.wsh) {
+        const long long T = (long long)rgn * sc;
+        long long most = 0;
+        for (unsigned c = 0; c < bal_grid; c++) {
+            const long long n = (c + 1) * T / bal_grid - c * T / bal_grid;
+            if (n > most) most = n;
+        }
+        wsh_steps = (int)((most + warps - 1) / warps);
+        if (wt_off + (size_t)wsh_steps * warps * 1344 + 8 * (size_t)wsh_steps <= (size_t)smem_budget) geom.wtma = 0;
+        else wsh_steps = 0;
+    }
     /* the most slots up to wtma that fit (at least 2, else no ring) */
     while (geom.wtma > 2 && wt_off + (size_t)geom.wtma * warps * (1344 + 8) > (size_t)smem_budget) geom.wtma--;
     if (geom.wtma && wt_off + (size_t)geom.wtma * warps * (1344 + 8) > (size_t)smem_budget) geom.wtma = 0;
     if (geom.wtma) smem = wt_off + (size_t)geom.wtma * warps * (1344 + 8);
+    if (wsh_steps) smem = wt_off + (size_t)wsh_steps * warps * 1344 + 8 * (size_t)wsh_steps;
     if (smem > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem, smem_budget);
@@ -439,6 +461,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
     if (geom.wtma) lr_jit_spec_set(s, "wtma", geom.wtma), lr_jit_spec_set(s, "wtmaoff", (long long)wt_off);
+    if (wsh_steps) lr_jit_spec_set(s, "wsh", wsh_steps), lr_jit_spec_set(s, "wshoff", (long long)wt_off);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

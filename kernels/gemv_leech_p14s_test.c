@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, 0, 0 };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1146,7 +1146,67 @@ static int test_gpu_wtma(void)
     return rc;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_wtma_spec), T_CASE(test_gpu_wtma), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The whole share (LEECHRT_GEMV_WSH): the 14B q|k|v at its table geometry
+ * takes it (124 KB of segments per CTA, an mbarrier per walk step), the 14B
+ * gate|up does not fit and runs without it; 2 is refused. */
+static int test_wsh_spec(void)
+{
+    lr_leech_geom g = lr_gemv_leech_p14s3_default_geom(7168, 5120);
+    g.threads = 768, g.bal = 2, g.ilv = 1, g.side = 1, g.wsh = 1;
+    lr_jit_spec sp;
+    lr_launch_geom lg, l0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 7168, 5120, 1899, g, 232448));
+    const long long steps = lr_jit_spec_get(&sp, "wsh", 0), off = lr_jit_spec_get(&sp, "wshoff", 0);
+    /* 448 row groups x 27 super-chunks over 132 CTAs: at most 92 segments, 4 steps of 24 */
+    T_ASSERT(steps == 4 && off > 0 && off % 16 == 0, "q|k|v: %lld steps at %lld", steps, off);
+    T_ASSERT(lg.smem == off + 4 * 24 * 1344 + 32, "shared memory %u", lg.smem);
+    g.wsh = 0;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &l0, 7168, 5120, 1899, g, 232448));
+    T_ASSERT((l0.smem + 15) / 16 * 16 == (unsigned)off, "the share moved the rest");
+    lr_leech_geom u = lr_gemv_leech_p14s3_default_geom(34816, 5120);
+    u.bal = 2, u.ilv = 1, u.wsh = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&sp, &lg, 34816, 5120, 1266, u, 232448));
+    T_ASSERT(lr_jit_spec_get(&sp, "wsh", 0) == 0, "gate|up's share taken");
+    g.wsh = 2;
+    T_ASSERT(lr_gemv_leech_p14s_spec(&sp, &lg, 7168, 5120, 1899, g, 232448) == LR_EINVAL, "wsh=2 accepted");
+    lr_clear_error();
+    return T_PASS;
+}
+
+/* The 3-bit GEMV and its loads-only control with the whole share, against
+ * their host references: the 14B q|k|v at its table geometry and small
+ * shapes on the split's round-robin walk (one step, several, a walk with
+ * fewer super-chunks than warps), then mode_grid (shapes whose share does
+ * not fit run as before). */
+static int test_gpu_wsh(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int C3 = 1048576, was = lr_gemv_p14s_wsh;
+    lr_gemv_p14s_wsh = 1;
+    struct { int rows, cols; lr_gemv_arm_opts o; } c[] = {
+        { 7168, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 68608 + C3 } } },
+        { 5120, 5120, { .threads = 768, .rpw = 1, .unroll = 2, .tile = 1, .extra = { 1, 1, 0, 3072 + C3 } } },
+        { 1001, 4096 + 24 * 2 + 5, { .threads = 768, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + C3 } } },
+        { 300, 1001, { .threads = 256, .unroll = 2, .extra = { 1, 1, 0, 1024 + 2048 + 65536 * 2 + C3 } } },
+    };
+    int rc = T_PASS;
+    const lr_gemv_arm *arms[] = { &lr_arm_leech_p14s3, &lr_arm_leech_p14s3_loads };
+    for (int a = 0; a < 2 && rc == T_PASS; a++)
+        for (int i = 0; i < (int)(sizeof c / sizeof c[0]) && rc == T_PASS; i++) {
+            void *st;
+            double err;
+            rc = arms[a]->prepare(c[i].rows, c[i].cols, 1, 8500 + (uint64_t)i, &c[i].o, &st);
+            if (rc) break;
+            rc = arms[a]->verify(st, 8600 + (uint64_t)i, &err);
+            arms[a]->destroy(st);
+            printf("    %s %dx%d whole share: %s, max rel err %.3g\n", arms[a]->name, c[i].rows, c[i].cols, rc ? "FAILED" : "ok", err);
+        }
+    if (rc == T_PASS && (mode_grid(C3, &lr_arm_leech_p14s3, 8700) || mode_grid(C3, &lr_arm_leech_p14s3_loads, 8800))) rc = T_FAIL;
+    lr_gemv_p14s_wsh = was;
+    return rc;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_wsh_spec), T_CASE(test_gpu_wsh), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_wtma_spec), T_CASE(test_gpu_wtma), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -512,16 +512,16 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, wtma;
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, wtma, wsh;
     if (!saved) {
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
-        c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, wtma = lr_gemv_p14s_wtma, saved = 1;
+        c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, wtma = lr_gemv_p14s_wtma, wsh = lr_gemv_p14s_wsh, saved = 1;
         return;
     }
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
-    lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_wtma = wtma;
+    lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_wtma = wtma, lr_gemv_p14s_wsh = wsh;
 }
 
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
@@ -572,6 +572,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* the 3-bit form's segments through a per-warp cp.async.bulk ring of 2-8
        slots (0: registers, the default; kernels/gemv_leech.h) */
     if (!rc) rc = lr_gemv_p14s_wtma_set("GPU engine: LEECHRT_GEMV_WTMA", getenv("LEECHRT_GEMV_WTMA"));
+    /* ... or the CTA's whole share copied before the PDL wait, where it fits (LEECHRT_GEMV_WSH=1) */
+    if (!rc) rc = lr_gemv_p14s_wsh_set("GPU engine: LEECHRT_GEMV_WSH", getenv("LEECHRT_GEMV_WSH"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */

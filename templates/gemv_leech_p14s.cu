@@ -115,6 +115,13 @@
 // slowest warp had released it) every warp runs at its own pace, and the
 // segment ahead costs no registers (the words come from shared memory at
 // the step's top, not one step ahead in registers).
+// LR_WSH = S (the same walk; experiment, thirty-second session): the CTA's
+// whole share of the weights (at most S walk steps of WARPS segments) in
+// shared memory at byte LR_WSHOFF (then S mbarriers): thread 0 requests it
+// before the PDL wait, one cp.async.bulk per walk step, and a warp waits on
+// its step's mbarrier before reading its segment there. For the matrices
+// whose share fits (14B q|k|v: ~124 KB), whose weights then stream while
+// the op before them runs.
 // LR_SWIGLU = 1: the rows are gate/up pairs (lr_p14s.pair: row 2i gate,
 // 2i + 1 up) and the end writes y[i] = silu(gate) up (rows / 2 values), so
 // the engine needs no op_silu_mul launch; with the split, the two CTAs of a
@@ -196,6 +203,8 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=1266 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1 wtma=4 wtmaoff=65536
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 side=2 i8=1 c3=1 wtma=3 wtmaoff=98304
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1 wtma=6 wtmaoff=65536
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=1899 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 side=1 i8=1 c3=1 wsh=4 wshoff=49152
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=1899 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=1 wsh=4 wshoff=49152
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1 c3=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=0
@@ -297,6 +306,16 @@
 #endif
 #if LR_WTMA && (LR_WTMA < 2 || LR_WTMA > 8 || !LR_C3 || !LR_BAL || !LR_SPLIT || !LR_ILV || !defined(LR_WTMAOFF) || __CUDA_ARCH__ < 900)
 #error "LR_WTMA: 2-8 slots, the 3-bit form's round-robin walk over the split (c3, bal 2, ilv), LR_WTMAOFF set, sm_90"
+#endif
+#ifndef LR_WSH
+#define LR_WSH 0
+#endif
+#if LR_DECODEONLY && LR_WSH
+#undef LR_WSH
+#define LR_WSH 0
+#endif
+#if LR_WSH && (LR_WTMA || !LR_C3 || !LR_BAL || !LR_SPLIT || !LR_ILV || !defined(LR_WSHOFF) || __CUDA_ARCH__ < 900)
+#error "LR_WSH: the 3-bit form's round-robin walk over the split (c3, bal 2, ilv), not with LR_WTMA, LR_WSHOFF set, sm_90"
 #endif
 #if LR_DECODEONLY == 2 && (LR_PREFETCH != 1 || LR_RG != 1 || !LR_C3 || !defined(LR_SEGSM))
 #error "LR_DECODEONLY 2: the 3-bit form, one segment ahead (prefetch 1), one row group per batch, LR_SEGSM set"
@@ -458,8 +477,8 @@ LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
 #endif
 }
 
-#if LR_DECODEONLY == 2 || LR_WTMA
-// (LR_DECODEONLY 2, LR_WTMA) a 3-bit segment's words at load_seg's offsets in shared memory
+#if LR_DECODEONLY == 2 || LR_WTMA || LR_WSH
+// (LR_DECODEONLY 2, LR_WTMA, LR_WSH) a 3-bit segment's words at load_seg's offsets in shared memory
 LR_DEV void store_seg_shared(const seg_regs &s, u8 *seg, int lane)
 {
     *(uint4 *)(seg + 16 * lane) = s.w[0];
@@ -488,7 +507,16 @@ LR_DEV void load_seg_shared(seg_regs &s, const u8 *seg, int lane)
 }
 #endif
 
-#if LR_WTMA
+#if LR_WTMA || LR_WSH
+// bytes (a multiple of 16, both ends 16-byte aligned) into shared memory
+// at dst, its mbarrier told to expect them
+LR_DEV void ws_fill(u32 dst, u32 bar, const void *src, u32 bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
 LR_DEV void wt_bar_init(u32 bar) { asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory"); }
 
 // one segment (SEG bytes, a multiple of 16, both ends 16-byte aligned) into
@@ -963,6 +991,20 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             if (t0 + d * WARPS < off + bS) wt_fill(wt_slot0 + d * SEG, wt_bar0 + 8 * d, W + ((size_t)rgA * SC + t0 + d * WARPS) * SEG);
     }
     __syncwarp(); // (the other lanes wait on the mbarriers only after their init)
+#elif LR_WSH
+    // the CTA's whole share, a bulk copy per walk step (before the PDL wait
+    // with early); the warps wait on the mbarriers only after the prologue's
+    // barrier, which follows their init
+    const u32 ws_base = (u32)__cvta_generic_to_shared(smem + LR_WSHOFF), ws_bar = ws_base + LR_WSH * WARPS * SEG;
+    if (threadIdx.x == 0) {
+        const int steps = (bS + WARPS - 1) / WARPS;
+        if (steps > LR_WSH) __trap(); // (the host sized the share for this grid)
+        for (int j = 0; j < steps; j++) wt_bar_init(ws_bar + 8 * j);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int j = 0; j < steps; j++)
+            ws_fill(ws_base + j * (WARPS * SEG), ws_bar + 8 * j, W + (size_t)(tA + j * WARPS) * SEG,
+                    (u32)min(WARPS, bS - j * WARPS) * SEG);
+    }
 #else
     load_all(cur, b, sc);
 #endif
@@ -1197,6 +1239,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + (LR_WTMA ? LR_WTMA : 1) * WARPS) * SEG;
+#if LR_WSH
+        int ws_j = 0; // the walk step
+        (void)nxt;
+#endif
 #if LR_WTMA
         int wt_d = 0;     // this step's slot
         u32 wt_ph = 0u;   // and the phase its mbarrier completes
@@ -1217,6 +1263,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             if (WARPS >= SC) wnext = W + (size_t)((nsc + WARPS) % SC) * SEG;
 #elif LR_DECODEONLY
             load_all(nxt, nb, nsc);
+#elif LR_WSH
+            wt_wait(ws_bar + 8 * ws_j, 0u);
+            load_seg_sa(cur[0], ws_base + (t - off) * SEG, lane);
+            ws_j++;
 #elif LR_WTMA
             // this step's segment from its slot, once its bytes have landed
             wt_wait(wt_bar0 + 8 * wt_d, wt_ph);
@@ -1262,7 +1312,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
 #endif
             }
-#if !LR_WTMA
+#if !LR_WTMA && !LR_WSH
             cur[0] = nxt[0];
 #endif
             b = nb, sc = nsc;

@@ -96,6 +96,7 @@ int main(int argc, char **argv)
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
         lr_gemv_p14s_wtma_set("bench_gemv: LEECHRT_GEMV_WTMA", getenv("LEECHRT_GEMV_WTMA")) ||
+        lr_gemv_p14s_wsh_set("bench_gemv: LEECHRT_GEMV_WSH", getenv("LEECHRT_GEMV_WSH")) ||
         lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
         fprintf(stderr, "%s\n", lr_errmsg());
         return 2;
