@@ -1,6 +1,6 @@
 /* Benchmark arm `stream_p14s`: a control, not a GEMV. It streams exactly the
  * bytes of a Planes14S matrix's segments (ceil(rows/16) x ceil(cols/192)
- * segments of 1,792 bytes) with the read-bound probe (grid-stride, 512
+ * segments of 1,792 bytes; `stream_p14s3`: the 3-bit form's 1,344) with the read-bound probe (grid-stride, 512
  * threads, up to 4 CTAs per SM, 8 x 16 bytes per thread in flight), rotating over
  * distinct copies like every arm. Why: the probe's bound is taken on 2 GiB;
  * a 16 MB matrix cannot reach it (launch, ramp-up and tail), so this says
@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "kernels/read_bound.h"
 #include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/p14s_c3.h"
 #include "util/err.h"
 #include "util/rng.h"
 
@@ -38,22 +39,23 @@ static void stream_destroy(void *p)
 /* o (sweeps, e.g. tune_gemv --arm stream_p14s): threads per CTA, unroll =
  * 16-byte loads in flight per thread, extra0 = CTAs per SM at most; 0 keeps
  * the arm's default. Bytes in flight per SM = CTAs x threads x unroll x 16. */
-static int prepare(int rows, int cols, int copies, uint64_t seed, int ranges, const lr_gemv_arm_opts *o, void **out)
+static int prepare(const char *name, size_t seg, int rows, int cols, int copies, uint64_t seed, int ranges,
+                   const lr_gemv_arm_opts *o, void **out)
 {
     *out = NULL;
-    if (rows <= 0 || cols < 24) return LR_FAIL(LR_EINVAL, "stream_p14s: shape %dx%d", rows, cols);
+    if (rows <= 0 || cols < 24) return LR_FAIL(LR_EINVAL, "%s: shape %dx%d", name, rows, cols);
     const int threads = o && o->threads ? o->threads : ranges ? 768 : 512, unroll = o && o->unroll ? o->unroll : 8;
     const int per_sm = o && o->extra[0] ? o->extra[0] : ranges ? 1 : 4;
     if (threads < 32 || threads > 1024 || threads % 32 || unroll < 1 || unroll > 32 || per_sm < 1 || per_sm > 32 ||
         (ranges && per_sm != 1))
-        return LR_FAIL(LR_EINVAL, "stream_p14s: threads %d, unroll %d, %d CTAs per SM%s", threads, unroll, per_sm,
+        return LR_FAIL(LR_EINVAL, "%s: threads %d, unroll %d, %d CTAs per SM%s", name, threads, unroll, per_sm,
                        ranges ? " (ranges: one)" : "");
     const lr_device_info *d = lr_cu_device();
-    if (!d) return LR_FAIL(LR_ENODEV, "stream_p14s: no device");
+    if (!d) return LR_FAIL(LR_ENODEV, "%s: no device", name);
     stream_state *s = calloc(1, sizeof *s);
     if (!s) return LR_FAIL(LR_ENOMEM, "out of memory");
     const size_t rg = ((size_t)rows + 15) / 16, sc = ((size_t)cols / 24 + 7) / 8;
-    s->bytes = rg * sc * LR_P14S_SEG, s->copies = copies, s->ranges = ranges;
+    s->bytes = rg * sc * seg, s->copies = copies, s->ranges = ranges;
     /* At most 4 CTAs per SM as the probe; fewer where the matrix is small, so
      * that every thread still has its 8 loads in flight at once (the probe's
      * unrolled loop needs 8 grid strides of data; its remainder loop has one).
@@ -110,12 +112,17 @@ static size_t stream_bytes(void *p) { return ((stream_state *)p)->bytes; }
 
 static int stream_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, 0, o, out);
+    return prepare("stream_p14s", LR_P14S_SEG, rows, cols, copies, seed, 0, o, out);
 }
 
 static int ranges_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
 {
-    return prepare(rows, cols, copies, seed, 1, o, out);
+    return prepare("stream_p14s_ranges", LR_P14S_SEG, rows, cols, copies, seed, 1, o, out);
+}
+
+static int c3_prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_arm_opts *o, void **out)
+{
+    return prepare("stream_p14s3", LR_P14S_C3_SEG, rows, cols, copies, seed, 0, o, out);
 }
 
 /* 1,792 bytes per 16 x 192 weights */
@@ -128,3 +135,8 @@ const lr_gemv_arm lr_arm_stream_p14s = { "stream_p14s", 1792.0 * 8 / 3072, strea
  * the 14B down, a791320). */
 const lr_gemv_arm lr_arm_stream_p14s_ranges = { "stream_p14s_ranges", 1792.0 * 8 / 3072, ranges_prepare,
                                                 stream_verify, stream_launch, stream_bytes, stream_destroy };
+/* The 3-bit form's segments (1,344 bytes per 16 x 192 weights, padding and
+ * exception lists not counted): what its own bytes cost as a pure stream at
+ * each matrix's size, the ceiling the leech_p14s3 GEMV is read against. */
+const lr_gemv_arm lr_arm_stream_p14s3 = { "stream_p14s3", 1344.0 * 8 / 3072, c3_prepare, stream_verify, stream_launch,
+                                          stream_bytes, stream_destroy };

@@ -7,16 +7,18 @@
 #include "test/t.h"
 #include "util/err.h"
 
-static int check_arm(const char *name)
+static int check_arm(const char *name, int seg)
 {
     const lr_gemv_arm *a = lr_gemv_arm_find(name);
-    T_ASSERT(a && a->bits_per_weight > 4.66 && a->bits_per_weight < 4.67, "%s not registered as 4.667 b/w", name);
+    const double bpw = seg * 8.0 / 3072;
+    T_ASSERT(a && a->bits_per_weight > bpw - 0.001 && a->bits_per_weight < bpw + 0.001, "%s not registered as %.3f b/w",
+             name, bpw);
     T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
     const int shapes[][2] = { { 77, 1001 }, { 5120, 5120 }, { 34816, 5120 }, { 5121, 17413 } };
     for (int i = 0; i < 4; i++) {
         void *st;
         T_OK(a->prepare(shapes[i][0], shapes[i][1], 2, 50 + i, NULL, &st));
-        const size_t want = (size_t)((shapes[i][0] + 15) / 16) * ((shapes[i][1] / 24 + 7) / 8) * 1792;
+        const size_t want = (size_t)((shapes[i][0] + 15) / 16) * ((shapes[i][1] / 24 + 7) / 8) * (size_t)seg;
         T_ASSERT(a->bytes(st) == want, "%dx%d: %zu bytes, want %zu", shapes[i][0], shapes[i][1], a->bytes(st), want);
         double err = 1;
         T_OK(a->verify(st, 0, &err));
@@ -27,11 +29,14 @@ static int check_arm(const char *name)
     return T_PASS;
 }
 
-static int test_bytes_and_verify(void) { return check_arm("stream_p14s"); }
+static int test_bytes_and_verify(void) { return check_arm("stream_p14s", 1792); }
+
+/* The 3-bit form's segments: 1,344 bytes per 16 x 192 weights (3.5 b/w). */
+static int test_c3_bytes_and_verify(void) { return check_arm("stream_p14s3", 1344); }
 
 /* One contiguous range per CTA: ranges that are not multiples of the
  * threads (the last words of 5121 x 17413), one CTA for 77 x 1001. */
-static int test_ranges_bytes_and_verify(void) { return check_arm("stream_p14s_ranges"); }
+static int test_ranges_bytes_and_verify(void) { return check_arm("stream_p14s_ranges", 1792); }
 
 /* The ranges form's host reference on a tiny buffer, by hand: 3 blocks over
  * 7 words read [0, 2), [2, 4), [4, 7). No GPU needed. */
@@ -87,5 +92,6 @@ static int test_geometries(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_ranges_host), T_CASE(test_bytes_and_verify), T_CASE(test_ranges_bytes_and_verify),
+T_MAIN(T_CASE(test_ranges_host), T_CASE(test_bytes_and_verify), T_CASE(test_c3_bytes_and_verify),
+       T_CASE(test_ranges_bytes_and_verify),
        T_CASE(test_bad_geometries), T_CASE(test_geometries))

@@ -120,6 +120,15 @@ const char *lr_rot_mode_name(int mode);
  * Process-wide, read by lr_rot_plan_make. */
 extern int lr_rot_unroll_max;
 int lr_rot_unroll_set(const char *what, const char *s);
+/* Slab widths per vector width ahead of the default plan, for measuring them
+ * inside the engine's step: "WIDTH:SLAB[,WIDTH:SLAB...]" (the engine reads
+ * LEECHRT_ROT_SLAB), at most LR_ROT_SLAB_MAX distinct widths, SLAB a power of
+ * two; whether it suits the width is lr_rot_plan_make's to say. Garbage is
+ * refused naming what; NULL (unset) clears the list. lr_rot_slab_for: the
+ * width's slab, 0 (the default plan) where the list has none. */
+#define LR_ROT_SLAB_MAX 8
+int lr_rot_slab_set(const char *what, const char *s);
+int lr_rot_slab_for(int n);
 /* mode AUTO picks slab (see docs/rotation.md); s, threads 0 = default.
  * LR_ERANGE when the requested mode cannot fit the budget. */
 int lr_rot_plan_make(int n, int smem_budget, int mode, int s, int threads, lr_rot_plan *p);

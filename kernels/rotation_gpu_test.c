@@ -426,6 +426,51 @@ static int test_xform_launch(void)
     return T_PASS;
 }
 
+/* Slab widths other than the default (LEECHRT_ROT_SLAB, measured in the 14B
+ * step): the plain rotation and the one with the residual add + RMSNorm,
+ * every output against the f64 references. */
+static int test_slab_widths(void)
+{
+    T_SKIP_IF(no_gpu(), "no GPU");
+    lr_cu_set_smem_budget(0);
+    static const int cand[][2] = { { 5120, 64 }, { 5120, 128 }, { 5120, 512 }, { 17408, 32 }, { 17408, 128 } };
+    double worst = 0, worst_x = 0;
+    for (int i = 0; i < 5; i++) {
+        const int n = cand[i][0], sl = cand[i][1];
+        lr_rot r;
+        lr_rot_dev d;
+        double err = 0;
+        T_OK(lr_rot_init(&r, n, 3000 + (uint64_t)n + (uint64_t)sl));
+        int rc = lr_rot_dev_create(&d, &r, LR_ROT_SLAB, sl, 0);
+        if (!rc) {
+            if (d.plan.s != sl) rc = LR_FAIL(LR_EINVAL, "plan slab %d", d.plan.s);
+            if (!rc) rc = lr_rot_dev_verify(&d, &r, 1, (uint64_t)n + 7, TOL, &err);
+            lr_rot_dev_destroy(&d);
+        }
+        lr_rot_free(&r);
+        T_ASSERT(rc == LR_OK, "n=%d slab %d: %s", n, sl, lr_errmsg());
+        if (err > worst) worst = err;
+        xcase c;
+        if (xcase_make(&c, n, 1, 1, 29 * (uint64_t)n + (uint64_t)sl) != T_PASS) {
+            xcase_free(&c);
+            return T_FAIL;
+        }
+        rc = lr_rot_dev_create(&d, &c.r, LR_ROT_SLAB, sl, 0);
+        if (!rc) rc = lr_rot_dev_enable(&d, LR_ROT_X_NORM);
+        lr_verify_report rep;
+        if (!rc)
+            rc = lr_call_verify(&lr_rotate_norm_desc, d.fx[LR_ROT_X_NORM], c.a,
+                                lr_rot_xform_geom(&d.plan, LR_ROT_X_NORM, 1), XTOL, &rep);
+        int trc = rc ? T_FAIL : xcase_check(&c, XTOL, "slab", &worst_x);
+        if (rc) fprintf(stderr, "    norm n=%d slab %d: %s\n", n, sl, lr_errmsg());
+        lr_rot_dev_destroy(&d);
+        xcase_free(&c);
+        if (trc != T_PASS) return trc;
+    }
+    printf("    5 slab plans: worst rel err %.3g plain, %.3g with the norm\n", worst, worst_x);
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_every_width), T_CASE(test_budget_l40s), T_CASE(test_budget_48k), T_CASE(test_batch),
        T_CASE(test_graph_replay), T_CASE(test_fused_and_separate), T_CASE(test_xform_norm),
-       T_CASE(test_xform_launch), T_CASE(test_unroll8))
+       T_CASE(test_xform_launch), T_CASE(test_unroll8), T_CASE(test_slab_widths))

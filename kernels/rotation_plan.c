@@ -3,6 +3,7 @@
  * under every budget. */
 #include "kernels/rotation.h"
 #include "util/err.h"
+#include "util/args.h"
 #include "util/setting.h"
 
 #include <string.h>
@@ -57,6 +58,49 @@ static int default_slab(int m, int k)
 int lr_rot_unroll_max = 16;
 
 int lr_rot_unroll_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 16, &lr_rot_unroll_max); }
+
+static struct {
+    int n, s;
+} g_slab[LR_ROT_SLAB_MAX];
+static int g_nslab;
+
+int lr_rot_slab_set(const char *what, const char *v)
+{
+    g_nslab = 0;
+    if (!v) return LR_OK;
+    int n = 0, pairs[LR_ROT_SLAB_MAX][2];
+    for (const char *p = v;;) {
+        const char *c = p;
+        while (*c && *c != ',') c++;
+        char item[40];
+        const size_t len = (size_t)(c - p);
+        const char *colon = memchr(p, ':', len);
+        if (n == LR_ROT_SLAB_MAX || !len || len >= sizeof item || !colon) goto bad;
+        memcpy(item, p, len), item[len] = 0;
+        item[colon - p] = 0;
+        if (lr_parse_int(item, 1, 1 << 20, &pairs[n][0]) || lr_parse_int(item + (colon - p) + 1, 4, 32768, &pairs[n][1]) ||
+            (pairs[n][1] & (pairs[n][1] - 1)))
+            goto bad;
+        for (int i = 0; i < n; i++)
+            if (pairs[i][0] == pairs[n][0]) goto bad;
+        n++;
+        if (!*c) break;
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) g_slab[i].n = pairs[i][0], g_slab[i].s = pairs[i][1];
+    g_nslab = n;
+    return LR_OK;
+bad:
+    return LR_FAIL(LR_EINVAL, "%s=%s: want up to %d distinct WIDTH:SLAB pairs, comma-separated, SLAB a power of two in "
+                   "[4, 32768]", what, v, LR_ROT_SLAB_MAX);
+}
+
+int lr_rot_slab_for(int n)
+{
+    for (int i = 0; i < g_nslab; i++)
+        if (g_slab[i].n == n) return g_slab[i].s;
+    return 0;
+}
 
 int lr_rot_plan_make(int n, int budget, int mode, int s, int threads, lr_rot_plan *p)
 {

@@ -415,6 +415,59 @@ static int test_planner(void)
 
 /* Every distinct specialization the planner makes for the widths the GPU
  * test runs, plus the fused GEMVs of the Qwen groups, compiles for sm_90. */
+/* LEECHRT_ROT_SLAB's list: pairs taken per width, unset clears it, garbage
+ * refused naming the setting (and the list left empty); a slab that does not
+ * suit its width is the planner's to refuse. */
+static int test_slab_setting(void)
+{
+    T_OK(lr_rot_slab_set("LEECHRT_ROT_SLAB", "5120:128,17408:32"));
+    T_ASSERT(lr_rot_slab_for(5120) == 128 && lr_rot_slab_for(17408) == 32 && lr_rot_slab_for(4096) == 0,
+             "lookup %d %d %d", lr_rot_slab_for(5120), lr_rot_slab_for(17408), lr_rot_slab_for(4096));
+    T_OK(lr_rot_slab_set("X", NULL));
+    T_ASSERT(lr_rot_slab_for(5120) == 0, "unset kept %d", lr_rot_slab_for(5120));
+    const char *bad[] = { "", "5120", "5120:", ":128", "5120:100", "5120:128,", ",5120:128", "a:128", "5120:12x",
+                          "5120:128,5120:64", "5120:2", "5120:65536", "0:128", "5120:128;17408:32",
+                          "1:4,2:4,3:4,4:4,5:4,6:4,7:4,8:4,9:4" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_OK(lr_rot_slab_set("X", "5120:256"));
+        T_ASSERT(lr_rot_slab_set("LEECHRT_ROT_SLAB", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_ROT_SLAB"), "'%s': %s", bad[i], lr_errmsg());
+        T_ASSERT(lr_rot_slab_for(5120) == 0, "'%s' left a slab", bad[i]);
+    }
+    T_OK(lr_rot_slab_set("X", "1:4,2:4,3:4,4:4,5:4,6:4,7:4,8:4"));
+    T_ASSERT(lr_rot_slab_for(8) == 4, "eighth pair");
+    lr_rot_slab_set("X", NULL);
+    lr_rot_plan p;
+    T_ASSERT(lr_rot_plan_make(5120, 232448, LR_ROT_SLAB, 2048, 0, &p) == LR_EINVAL, "slab 2048 of m 1024 taken");
+    T_OK(lr_rot_plan_make(5120, 232448, LR_ROT_SLAB, 128, 0, &p));
+    T_ASSERT(p.ctas == 8 && p.threads == 160 && p.unroll == 8, "5120 at 128: %d CTAs %d threads unroll %d", p.ctas,
+             p.threads, p.unroll);
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 32, 0, &p));
+    T_ASSERT(p.ctas == 32 && p.threads == 160 && p.unroll == 16, "17408 at 32: %d CTAs %d threads unroll %d", p.ctas,
+             p.threads, p.unroll);
+    lr_clear_error();
+    /* the slabs the 14B step is measured at compile, plain and with the norm */
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    char dir[] = "/tmp/lrrotslab.XXXXXX";
+    T_ASSERT(mkdtemp(dir), "mkdtemp");
+    lr_jit_set_cache_dir(dir);
+    static const int cand[][2] = { { 5120, 64 }, { 5120, 128 }, { 5120, 512 }, { 17408, 32 }, { 17408, 128 } };
+    for (int i = 0; i < 5; i++)
+        for (int xf = LR_ROT_X_PLAIN; xf <= LR_ROT_X_NORM; xf++) {
+            T_OK(lr_rot_plan_make(cand[i][0], 232448, LR_ROT_SLAB, cand[i][1], 0, &p));
+            lr_jit_spec sp;
+            T_OK(lr_rot_plan_spec_xform(&p, xf, &sp));
+            void *cubin;
+            size_t len;
+            T_OK(lr_jit_cubin(&sp, "sm_90", 13000, &cubin, &len, NULL));
+            free(cubin);
+        }
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_ASSERT(system(cmd) == 0, "%s", cmd);
+    return T_PASS;
+}
+
 static int test_planned_specs_compile(void)
 {
     T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
@@ -484,5 +537,5 @@ static int test_planned_specs_compile(void)
 
 T_MAIN(T_CASE(test_factor), T_CASE(test_orthogonal), T_CASE(test_dense), T_CASE(test_deterministic),
        T_CASE(test_host_kernel_reference), T_CASE(test_emulated_error), T_CASE(test_xform_emulated_error),
-       T_CASE(test_planner),
+       T_CASE(test_planner), T_CASE(test_slab_setting),
        T_CASE(test_planned_specs_compile))

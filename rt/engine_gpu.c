@@ -168,9 +168,10 @@ static int rotation_for(gpu_engine *e, const lr_tensor_view *t, int *idx)
     rotation *r = &e->rots[e->nrots];
     lr_rot host;
     int rc = lr_rot_init(&host, (int)t->cols, t->u.leech.rot_seed);
-    if (!rc) rc = lr_rot_dev_create(&r->dev, &host, LR_ROT_AUTO, 0, 0);
+    const int slab = lr_rot_slab_for((int)t->cols);
+    if (!rc) rc = lr_rot_dev_create(&r->dev, &host, LR_ROT_AUTO, slab, 0);
     lr_rot_free(&host);
-    if (rc) return lr_wrap(rc, "tensor %s: rotation", t->name);
+    if (rc) return lr_wrap(rc, slab ? "tensor %s: rotation (LEECHRT_ROT_SLAB)" : "tensor %s: rotation", t->name);
     r->n = (int)t->cols;
     r->seed = t->u.leech.rot_seed;
     *idx = e->nrots++;
@@ -571,6 +572,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_gemv_p14s_c3_set("GPU engine: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
+    /* the rotations' slab width per vector width (kernels/rotation.h; unset: the default plan) */
+    if (!rc) rc = lr_rot_slab_set("GPU engine: LEECHRT_ROT_SLAB", getenv("LEECHRT_ROT_SLAB"));
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */
     if (!rc) rc = lr_tuning_override_set("GPU engine: LEECHRT_TUNE", getenv("LEECHRT_TUNE"));
     if (!rc && lr_op_att_splits > 1 && c->n_heads > 128)

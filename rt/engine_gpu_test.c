@@ -302,6 +302,16 @@ static int test_gate_c3(void)
     return gate_setting("LEECHRT_GEMV_C3", "1", "x");
 }
 
+/* Slab widths other than the default plan's (LEECHRT_ROT_SLAB): narrower
+ * on the tiny model's 256 and 768 and the 4B's 2560 and 9728 (more CTAs,
+ * each gathering the whole vector); a slab wider than the width's power of
+ * two is refused at open, naming the setting. */
+static int test_gate_rot_slab(void)
+{
+    NEED_GPU();
+    return gate_setting("LEECHRT_ROT_SLAB", "256:64,768:32,2560:128,9728:32", "256:512");
+}
+
 /* A process-wide setting an open took from the environment is back to its
  * default at the next open without the variable (bench_engine --env runs
  * variants in one process). */
@@ -398,4 +408,5 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_context_limit))
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
+       T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_context_limit))
