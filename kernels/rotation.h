@@ -121,8 +121,9 @@ const char *lr_rot_mode_name(int mode);
 extern int lr_rot_unroll_max;
 int lr_rot_unroll_set(const char *what, const char *s);
 /* Slab widths per vector width ahead of the default plan, for measuring them
- * inside the engine's step: "WIDTH:SLAB[,WIDTH:SLAB...]" (the engine reads
- * LEECHRT_ROT_SLAB), at most LR_ROT_SLAB_MAX distinct widths, SLAB a power of
+ * inside the engine's step: "WIDTH:SLAB[;WIDTH:SLAB...]" (the engine reads
+ * LEECHRT_ROT_SLAB; ';' as in LEECHRT_TUNE, so bench_engine --env can list
+ * values), at most LR_ROT_SLAB_MAX distinct widths, SLAB a power of
  * two; whether it suits the width is lr_rot_plan_make's to say. Garbage is
  * refused naming what; NULL (unset) clears the list. lr_rot_slab_for: the
  * width's slab, 0 (the default plan) where the list has none. */

@@ -71,7 +71,7 @@ int lr_rot_slab_set(const char *what, const char *v)
     int n = 0, pairs[LR_ROT_SLAB_MAX][2];
     for (const char *p = v;;) {
         const char *c = p;
-        while (*c && *c != ',') c++;
+        while (*c && *c != ';') c++;
         char item[40];
         const size_t len = (size_t)(c - p);
         const char *colon = memchr(p, ':', len);
@@ -91,7 +91,7 @@ int lr_rot_slab_set(const char *what, const char *v)
     g_nslab = n;
     return LR_OK;
 bad:
-    return LR_FAIL(LR_EINVAL, "%s=%s: want up to %d distinct WIDTH:SLAB pairs, comma-separated, SLAB a power of two in "
+    return LR_FAIL(LR_EINVAL, "%s=%s: want up to %d distinct WIDTH:SLAB pairs separated by ';', SLAB a power of two in "
                    "[4, 32768]", what, v, LR_ROT_SLAB_MAX);
 }
 

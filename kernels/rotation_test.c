@@ -420,21 +420,21 @@ static int test_planner(void)
  * suit its width is the planner's to refuse. */
 static int test_slab_setting(void)
 {
-    T_OK(lr_rot_slab_set("LEECHRT_ROT_SLAB", "5120:128,17408:32"));
+    T_OK(lr_rot_slab_set("LEECHRT_ROT_SLAB", "5120:128;17408:32"));
     T_ASSERT(lr_rot_slab_for(5120) == 128 && lr_rot_slab_for(17408) == 32 && lr_rot_slab_for(4096) == 0,
              "lookup %d %d %d", lr_rot_slab_for(5120), lr_rot_slab_for(17408), lr_rot_slab_for(4096));
     T_OK(lr_rot_slab_set("X", NULL));
     T_ASSERT(lr_rot_slab_for(5120) == 0, "unset kept %d", lr_rot_slab_for(5120));
-    const char *bad[] = { "", "5120", "5120:", ":128", "5120:100", "5120:128,", ",5120:128", "a:128", "5120:12x",
-                          "5120:128,5120:64", "5120:2", "5120:65536", "0:128", "5120:128;17408:32",
-                          "1:4,2:4,3:4,4:4,5:4,6:4,7:4,8:4,9:4" };
+    const char *bad[] = { "", "5120", "5120:", ":128", "5120:100", "5120:128;", ";5120:128", "a:128", "5120:12x",
+                          "5120:128;5120:64", "5120:2", "5120:65536", "0:128", "5120:128,17408:32",
+                          "1:4;2:4;3:4;4:4;5:4;6:4;7:4;8:4;9:4" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_OK(lr_rot_slab_set("X", "5120:256"));
         T_ASSERT(lr_rot_slab_set("LEECHRT_ROT_SLAB", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
         T_ASSERT(strstr(lr_errmsg(), "LEECHRT_ROT_SLAB"), "'%s': %s", bad[i], lr_errmsg());
         T_ASSERT(lr_rot_slab_for(5120) == 0, "'%s' left a slab", bad[i]);
     }
-    T_OK(lr_rot_slab_set("X", "1:4,2:4,3:4,4:4,5:4,6:4,7:4,8:4"));
+    T_OK(lr_rot_slab_set("X", "1:4;2:4;3:4;4:4;5:4;6:4;7:4;8:4"));
     T_ASSERT(lr_rot_slab_for(8) == 4, "eighth pair");
     lr_rot_slab_set("X", NULL);
     lr_rot_plan p;

@@ -309,7 +309,7 @@ static int test_gate_c3(void)
 static int test_gate_rot_slab(void)
 {
     NEED_GPU();
-    return gate_setting("LEECHRT_ROT_SLAB", "256:64,768:32,2560:128,9728:32", "256:512");
+    return gate_setting("LEECHRT_ROT_SLAB", "256:64;768:32;2560:128;9728:32", "256:512");
 }
 
 /* A process-wide setting an open took from the environment is back to its
