@@ -47,11 +47,17 @@ static int default_threads(int k, int s)
 
 /* Slab width: the widest power of two with about <= 512 items (k*s/4), so a
  * CTA has enough threads for loads in flight and the k*k*s row mix stays
- * small; at least 32 columns where m allows (whole 128-byte rows). */
+ * small; at least 32 columns where m allows (whole 128-byte rows). Then
+ * wider while that leaves more than 8 CTAs and a CTA stays within 1024
+ * items: in the engine's step each rotation CTA holds an SM that the GEMV
+ * after it, launched early by PDL, could already occupy (14B, one process:
+ * the 17408 rotation at 8 CTAs ran the step 2903.5 against 2937.4 µs at 16,
+ * 2956.3 at 32; h200_engine_variants.csv, a633350). */
 static int default_slab(int m, int k)
 {
     int s = 4;
     while (s * 2 <= m && (k * s * 2 / 4 <= 512 || s * 2 <= 32)) s *= 2;
+    while (m / s > 8 && s * 2 <= m && k * s * 2 / 4 <= 1024) s *= 2;
     return s;
 }
 

@@ -384,14 +384,25 @@ static int test_planner(void)
             }
         }
     lr_rot_plan p;
+    /* the default slabs: at most 8 CTAs where a CTA stays within 1024 items
+       (17408: 128 columns, 544 threads; 5120 keeps its 4 CTAs of 320) */
+    static const int want[][4] = { { 5120, 256, 4, 320 },    { 17408, 128, 8, 544 }, { 25600, 128, 8, 800 },
+                                   { 27648, 128, 8, 864 },   { 12288, 512, 8, 384 }, { 9728, 64, 8, 320 },
+                                   { 31 * 1024, 128, 8, 992 }, { 32768, 4096, 8, 1024 } };
+    for (int i = 0; i < 8; i++) {
+        T_OK(lr_rot_plan_make(want[i][0], 232448, LR_ROT_AUTO, 0, 0, &p));
+        T_ASSERT(p.s == want[i][1] && p.ctas == want[i][2] && p.threads == want[i][3],
+                 "%d: s %d, %d CTAs, %d threads (want %d, %d, %d)", want[i][0], p.s, p.ctas, p.threads, want[i][1],
+                 want[i][2], want[i][3]);
+    }
     /* the gather's loads in flight: min(ctas, LEECHRT_ROT_UNROLL), a divisor of ctas */
-    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
-    T_ASSERT(p.ctas == 16 && p.unroll == 16, "17408: %d CTAs, unroll %d (want 16, 16)", p.ctas, p.unroll);
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 64, 0, &p));
+    T_ASSERT(p.ctas == 16 && p.unroll == 16, "17408 at 64: %d CTAs, unroll %d (want 16, 16)", p.ctas, p.unroll);
     T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "8"));
-    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 64, 0, &p));
     T_ASSERT(p.unroll == 8, "17408 at most 8: unroll %d", p.unroll);
     T_OK(lr_rot_unroll_set("LEECHRT_ROT_UNROLL", "6"));
-    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 0, 0, &p));
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 64, 0, &p));
     T_ASSERT(p.unroll == 4, "17408 at most 6: unroll %d, want 4 (divides 16)", p.unroll);
     T_ASSERT(lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", "17") == LR_EINVAL &&
                  strstr(lr_errmsg(), "LEECHRT_ROT_UNROLL"), "17 accepted: %s", lr_errmsg());
