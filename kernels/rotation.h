@@ -112,7 +112,7 @@ typedef struct lr_rot_plan {
 } lr_rot_plan;
 const char *lr_rot_mode_name(int mode);
 /* The most 16-byte loads in flight per thread in a slab gather (its CTAs,
- * m/s, at most): 16 by default (every load of a 16-CTA slab in flight at
+ * m/s, at most): 16 by default (every load of a 16-CTA slab, 25600 or 27648, in flight at
  * once: the 14B engine's 17408 rotations cost 168 against 189-192 us per
  * token at 8, h200_engine_variants.csv, 342cfc7); the engine reads
  * LEECHRT_ROT_UNROLL (1..16)

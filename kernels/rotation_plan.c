@@ -48,16 +48,20 @@ static int default_threads(int k, int s)
 /* Slab width: the widest power of two with about <= 512 items (k*s/4), so a
  * CTA has enough threads for loads in flight and the k*k*s row mix stays
  * small; at least 32 columns where m allows (whole 128-byte rows). Then
- * wider while that leaves more than 8 CTAs and a CTA stays within 1024
- * items: in the engine's step each rotation CTA holds an SM that the GEMV
- * after it, launched early by PDL, could already occupy (14B, one process:
- * the 17408 rotation at 8 CTAs ran the step 2903.5 against 2937.4 µs at 16,
- * 2956.3 at 32; h200_engine_variants.csv, a633350). */
+ * wider while that leaves more than 8 CTAs and a CTA stays within 640 items.
+ * Why: in the engine's step each rotation CTA holds an SM that the GEMV
+ * after it, launched early by PDL, could already use. Measured in one
+ * process each (h200_engine_variants.csv): the 14B 17408 at 8 CTAs of 544
+ * threads ran the step's graph in 2904-2916 µs against 2930 at 16 CTAs
+ * (346.2-346.3 against 342.3-343.3 tok/s, 71cb3d0), but the 32B 25600 at 8
+ * CTAs of 800 threads in 6325 / 6334 against 6299 (158.7 / 158.2 against
+ * 159.5): past ~640 items the longer row mix per CTA costs more than the
+ * SMs gained, so the cap (which leaves 25600 and wider at 16 CTAs). */
 static int default_slab(int m, int k)
 {
     int s = 4;
     while (s * 2 <= m && (k * s * 2 / 4 <= 512 || s * 2 <= 32)) s *= 2;
-    while (m / s > 8 && s * 2 <= m && k * s * 2 / 4 <= 1024) s *= 2;
+    while (m / s > 8 && s * 2 <= m && k * s * 2 / 4 <= 640) s *= 2;
     return s;
 }
 

@@ -384,11 +384,12 @@ static int test_planner(void)
             }
         }
     lr_rot_plan p;
-    /* the default slabs: at most 8 CTAs where a CTA stays within 1024 items
-       (17408: 128 columns, 544 threads; 5120 keeps its 4 CTAs of 320) */
-    static const int want[][4] = { { 5120, 256, 4, 320 },    { 17408, 128, 8, 544 }, { 25600, 128, 8, 800 },
-                                   { 27648, 128, 8, 864 },   { 12288, 512, 8, 384 }, { 9728, 64, 8, 320 },
-                                   { 31 * 1024, 128, 8, 992 }, { 32768, 4096, 8, 1024 } };
+    /* the default slabs: wider while more than 8 CTAs and at most 640 items
+       (17408: 128 columns, 8 CTAs of 544; 25600 stays at 16 CTAs of 416;
+       5120 keeps its 4 CTAs of 320) */
+    static const int want[][4] = { { 5120, 256, 4, 320 },     { 17408, 128, 8, 544 }, { 25600, 64, 16, 416 },
+                                   { 27648, 64, 16, 448 },    { 12288, 512, 8, 384 }, { 9728, 64, 8, 320 },
+                                   { 31 * 1024, 64, 16, 512 }, { 32768, 2048, 16, 512 } };
     for (int i = 0; i < 8; i++) {
         T_OK(lr_rot_plan_make(want[i][0], 232448, LR_ROT_AUTO, 0, 0, &p));
         T_ASSERT(p.s == want[i][1] && p.ctas == want[i][2] && p.threads == want[i][3],

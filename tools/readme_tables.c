@@ -390,7 +390,7 @@ static void generate(void)
                "f16,stream_p14s,leech_p14s,leech_p14s_loads,leech_p14s_decode");
     /* the same kernels on ball-uniform blocks (exceptions as rare as in imported models) */
     gemv_table("h200_gemv_14b_ball.csv", "GEMV, Qwen3-14B layer, blocks drawn over the ball like real weights (one process)",
-               "14B", "f16,stream_p14s,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,"
+               "14B", "f16,stream_p14s,stream_p14s3,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,"
                "leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,"
                "leech_p14s3_smem@ball");
     gemv_table("h200_gemv_controls.csv", "GEMV controls per model (one process)", "4B,8B,14B,32B", "f16,cublas,noweights");
