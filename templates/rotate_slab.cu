@@ -20,6 +20,7 @@
 // @spec rotate n=25600 s=64 threads=416 unroll=16
 // @spec rotate n=17408 s=1024 threads=1024 unroll=1
 // @spec rotate n=17408 s=64 threads=288 unroll=16
+// @spec rotate n=17408 s=128 threads=544 unroll=8
 // @spec rotate n=32768 s=2048 threads=512 unroll=8
 // @spec rotate n=12 s=4 threads=32 unroll=1
 // @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1
