@@ -1,6 +1,7 @@
 /* Benchmark arm `stream_p14s`: a control, not a GEMV. It streams exactly the
  * bytes of a Planes14S matrix's segments (ceil(rows/16) x ceil(cols/192)
- * segments of 1,792 bytes; `stream_p14s3`: the 3-bit form's 1,344) with the read-bound probe (grid-stride, 512
+ * segments of 1,792 bytes; `stream_p14s3`: the 3-bit form's 1,344) with the
+ * read-bound probe (grid-stride, 512
  * threads, up to 4 CTAs per SM, 8 x 16 bytes per thread in flight), rotating over
  * distinct copies like every arm. Why: the probe's bound is taken on 2 GiB;
  * a 16 MB matrix cannot reach it (launch, ramp-up and tail), so this says

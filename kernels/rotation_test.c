@@ -425,8 +425,6 @@ static int test_planner(void)
     return T_PASS;
 }
 
-/* Every distinct specialization the planner makes for the widths the GPU
- * test runs, plus the fused GEMVs of the Qwen groups, compiles for sm_90. */
 /* LEECHRT_ROT_SLAB's list: pairs taken per width, unset clears it, garbage
  * refused naming the setting (and the list left empty); a slab that does not
  * suit its width is the planner's to refuse. */
@@ -480,6 +478,8 @@ static int test_slab_setting(void)
     return T_PASS;
 }
 
+/* Every distinct specialization the planner makes for the widths the GPU
+ * test runs, plus the fused GEMVs of the Qwen groups, compiles for sm_90. */
 static int test_planned_specs_compile(void)
 {
     T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
