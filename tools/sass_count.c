@@ -220,8 +220,13 @@ int main(int argc, char **argv)
     int status = 0;
     for (; i < argc; i++) {
         lr_sass_loop l;
-        int regs;
-        if (count(argv[i], arch, nvdisasm, &l, &regs)) {
+        int regs = -1, rc = count(argv[i], arch, nvdisasm, &l, &regs);
+        if (rc == LR_EFORMAT && regs >= 0) { /* compiled, no mma loop (a rotation, an op): its registers */
+            printf("no loop with mma instructions, %d registers: %s\n", regs, argv[i]);
+            lr_clear_error();
+            continue;
+        }
+        if (rc) {
             fprintf(stderr, "sass_count: %s\n", lr_errmsg());
             status = 1;
             continue;

@@ -110,6 +110,28 @@ static int test_bad_specs(void)
     return T_PASS;
 }
 
+/* A kernel with no mma loop (the engine's 17408 rotation) reports its
+ * registers and exits 0; the count is the cubin's (EIATTR_REGCOUNT), so it
+ * must be a plausible per-thread figure. */
+static int test_registers_without_mma_loop(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "sass_count not built");
+    T_SKIP_IF(!find_nvdisasm(), "no nvdisasm");
+    char cmd[4096], out[2048] = "";
+    snprintf(cmd, sizeof cmd, "'%s' --nvdisasm '%s' 'rotate_slab.cu rotate n=17408 s=128 threads=544 unroll=8' 2>&1",
+             g_bin, g_nvdisasm);
+    FILE *p = popen(cmd, "r");
+    T_ASSERT(p, "popen");
+    size_t k = fread(out, 1, sizeof out - 1, p);
+    out[k] = 0;
+    int st = pclose(p), regs = -1;
+    const char *at = strstr(out, "no loop with mma instructions, ");
+    if (at) regs = atoi(at + strlen("no loop with mma instructions, "));
+    T_ASSERT(st == 0 && regs >= 16 && regs <= 255, "status %d, said: %s", st, out);
+    printf("    the 17408 rotation (8 CTAs of 544 threads): %d registers\n", regs);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_dir, sizeof g_dir, "%s", argv[0]);
@@ -118,6 +140,6 @@ int main(int argc, char **argv)
     else snprintf(g_dir, sizeof g_dir, ".");
     snprintf(g_bin, sizeof g_bin, "%s/../bin/sass_count", g_dir);
     const t_case cases[] = { T_CASE(test_committed_counts_hold), T_CASE(test_drift_detected), T_CASE(test_bad_specs),
-                             T_CASE(test_no_narrow_load_before_pdl_wait) };
+                             T_CASE(test_no_narrow_load_before_pdl_wait), T_CASE(test_registers_without_mma_loop) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
