@@ -42,14 +42,15 @@ static int all_widths(int *w)
     return n;
 }
 
-/* Plans, verifies and reports one rotation; LR_ERANGE passes through (no plan). */
-static int run(int n, int mode, int batch, double *err, lr_rot_plan *plan)
+/* Plans (slab width s, 0 = the default), verifies and reports one rotation;
+ * LR_ERANGE passes through (no plan). */
+static int run(int n, int mode, int s, int batch, double *err, lr_rot_plan *plan)
 {
     lr_rot r;
     lr_rot_dev d;
     int rc = lr_rot_init(&r, n, 1000 + (uint64_t)n);
     if (rc) return rc;
-    rc = lr_rot_dev_create(&d, &r, mode, 0, 0);
+    rc = lr_rot_dev_create(&d, &r, mode, s, 0);
     if (!rc) {
         rc = lr_rot_dev_verify(&d, &r, batch, (uint64_t)n, TOL, err);
         if (plan) *plan = d.plan;
@@ -69,7 +70,7 @@ static int test_every_width(void)
         for (int mode = LR_ROT_SINGLE; mode <= LR_ROT_SLAB; mode++) {
             double err = 0;
             lr_rot_plan p;
-            int rc = run(w[t], mode, 1, &err, &p);
+            int rc = run(w[t], mode, 0, 1, &err, &p);
             if (rc == LR_ERANGE && mode == LR_ROT_SINGLE) { lr_clear_error(); continue; }
             T_ASSERT(rc == LR_OK, "n=%d %s: %s", w[t], lr_rot_mode_name(mode), lr_errmsg());
             if (err > worst) worst = err;
@@ -91,7 +92,7 @@ static int budget_case(int budget)
         for (int mode = LR_ROT_AUTO; mode <= LR_ROT_SLAB; mode++) {
             double err = 0;
             lr_rot_plan p;
-            int rc = run(n, mode, 1, &err, &p);
+            int rc = run(n, mode, 0, 1, &err, &p);
             int fits = (long)(n + (n / (n & -n)) * (n / (n & -n))) * 4 <= budget;
             if (mode == LR_ROT_SINGLE && !fits) {
                 T_ASSERT(rc == LR_ERANGE, "n=%d: single CTA accepted under %d B", n, budget);
@@ -121,7 +122,7 @@ static int test_unroll8(void)
     for (int t = 0; t < NQ && !rc; t++) {
         double err = 0;
         lr_rot_plan p;
-        rc = run(qwen_widths[t], LR_ROT_SLAB, 1, &err, &p);
+        rc = run(qwen_widths[t], LR_ROT_SLAB, 0, 1, &err, &p);
         if (!rc && qwen_widths[t] == 17408) printf("    n=17408 slab, unroll %d: rel err %.3g\n", p.unroll, err);
         if (!rc && p.unroll != (p.ctas < 8 ? p.ctas : 8)) rc = LR_FAIL(LR_EINVAL, "n=%d: unroll %d", p.n, p.unroll);
     }
@@ -141,7 +142,7 @@ static int test_batch(void)
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
         for (int mode = LR_ROT_SINGLE; mode <= LR_ROT_SLAB; mode++) {
             double err;
-            T_OK(run(ns[t], mode, 3, &err, NULL));
+            T_OK(run(ns[t], mode, 0, 3, &err, NULL));
         }
     return T_PASS;
 }
@@ -437,18 +438,11 @@ static int test_slab_widths(void)
     double worst = 0, worst_x = 0;
     for (int i = 0; i < 5; i++) {
         const int n = cand[i][0], sl = cand[i][1];
-        lr_rot r;
         lr_rot_dev d;
+        lr_rot_plan p;
         double err = 0;
-        T_OK(lr_rot_init(&r, n, 3000 + (uint64_t)n + (uint64_t)sl));
-        int rc = lr_rot_dev_create(&d, &r, LR_ROT_SLAB, sl, 0);
-        if (!rc) {
-            if (d.plan.s != sl) rc = LR_FAIL(LR_EINVAL, "plan slab %d", d.plan.s);
-            if (!rc) rc = lr_rot_dev_verify(&d, &r, 1, (uint64_t)n + 7, TOL, &err);
-            lr_rot_dev_destroy(&d);
-        }
-        lr_rot_free(&r);
-        T_ASSERT(rc == LR_OK, "n=%d slab %d: %s", n, sl, lr_errmsg());
+        int rc = run(n, LR_ROT_SLAB, sl, 1, &err, &p);
+        T_ASSERT(rc == LR_OK && p.s == sl, "n=%d slab %d (plan %d): %s", n, sl, p.s, lr_errmsg());
         if (err > worst) worst = err;
         xcase c;
         if (xcase_make(&c, n, 1, 1, 29 * (uint64_t)n + (uint64_t)sl) != T_PASS) {

@@ -76,9 +76,9 @@ static int g_nslab;
 
 int lr_rot_slab_set(const char *what, const char *v)
 {
-    g_nslab = 0;
+    g_nslab = 0; /* until the whole list parses: garbage leaves it empty */
     if (!v) return LR_OK;
-    int n = 0, pairs[LR_ROT_SLAB_MAX][2];
+    int n = 0;
     for (const char *p = v;;) {
         const char *c = p;
         while (*c && *c != ';') c++;
@@ -88,16 +88,15 @@ int lr_rot_slab_set(const char *what, const char *v)
         if (n == LR_ROT_SLAB_MAX || !len || len >= sizeof item || !colon) goto bad;
         memcpy(item, p, len), item[len] = 0;
         item[colon - p] = 0;
-        if (lr_parse_int(item, 1, 1 << 20, &pairs[n][0]) || lr_parse_int(item + (colon - p) + 1, 4, 32768, &pairs[n][1]) ||
-            (pairs[n][1] & (pairs[n][1] - 1)))
+        if (lr_parse_int(item, 1, 1 << 20, &g_slab[n].n) || lr_parse_int(item + (colon - p) + 1, 4, 32768, &g_slab[n].s) ||
+            (g_slab[n].s & (g_slab[n].s - 1)))
             goto bad;
         for (int i = 0; i < n; i++)
-            if (pairs[i][0] == pairs[n][0]) goto bad;
+            if (g_slab[i].n == g_slab[n].n) goto bad;
         n++;
         if (!*c) break;
         p = c + 1;
     }
-    for (int i = 0; i < n; i++) g_slab[i].n = pairs[i][0], g_slab[i].s = pairs[i][1];
     g_nslab = n;
     return LR_OK;
 bad:
