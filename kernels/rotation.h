@@ -109,6 +109,7 @@ typedef struct lr_rot_plan {
     int threads;   /* per CTA */
     int unroll;    /* 16-byte loads in flight per thread in the gather */
     unsigned smem; /* dynamic shared memory bytes */
+    int regs;      /* 0, or a cap on registers per thread (lr_rot_plan_cap_regs) */
 } lr_rot_plan;
 const char *lr_rot_mode_name(int mode);
 /* The most 16-byte loads in flight per thread in a slab gather (its CTAs,
@@ -120,21 +121,31 @@ const char *lr_rot_mode_name(int mode);
  * Process-wide, read by lr_rot_plan_make. */
 extern int lr_rot_unroll_max;
 int lr_rot_unroll_set(const char *what, const char *s);
-/* Slab widths per vector width ahead of the default plan, for measuring them
- * inside the engine's step: "WIDTH:SLAB[;WIDTH:SLAB...]" (the engine reads
- * LEECHRT_ROT_SLAB; ';' as in LEECHRT_TUNE, so bench_engine --env can list
- * values), at most LR_ROT_SLAB_MAX distinct widths, SLAB a power of
- * two; whether it suits the width is lr_rot_plan_make's to say. Garbage is
- * refused naming what; NULL (unset) clears the list. lr_rot_slab_for: the
- * width's slab, 0 (the default plan) where the list has none. */
+/* Rotation shapes per vector width ahead of the default plan, for measuring
+ * them inside the engine's step: "WIDTH:SLAB[:THREADS[:REGS]][;...]" (the
+ * engine reads LEECHRT_ROT_SLAB; ';' as in LEECHRT_TUNE, so bench_engine
+ * --env can list values), at most LR_ROT_SLAB_MAX distinct widths. SLAB 0
+ * keeps the default slab, else a power of two; THREADS per CTA; REGS caps
+ * registers per thread, so a rotation CTA can fit beside the GEMV CTA that
+ * PDL launches early on its SM (docs/rotation.md). Whether they suit the
+ * width is the planner's to say. Garbage is refused naming what; NULL
+ * (unset) clears the list. lr_rot_shape_for: the width's item, all zero (the
+ * default plan) where the list has none; lr_rot_slab_for: its slab. */
 #define LR_ROT_SLAB_MAX 8
+typedef struct lr_rot_shape {
+    int s, threads, regs; /* 0: the planner's default */
+} lr_rot_shape;
 int lr_rot_slab_set(const char *what, const char *s);
+lr_rot_shape lr_rot_shape_for(int n);
 int lr_rot_slab_for(int n);
 /* mode AUTO picks slab (see docs/rotation.md); s, threads 0 = default.
  * LR_ERANGE when the requested mode cannot fit the budget. */
 int lr_rot_plan_make(int n, int smem_budget, int mode, int s, int threads, lr_rot_plan *p);
 int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s);
 lr_launch_geom lr_rot_plan_geom(const lr_rot_plan *p, int batch);
+/* Caps the plan's registers per thread (0: no cap); LR_EINVAL unless 16..255
+ * and threads x regs in [2048, 65536]. */
+int lr_rot_plan_cap_regs(lr_rot_plan *p, int regs);
 /* The same plan with input transform xform (LR_ROT_X_*): the spec adds
  * xform (none for LR_ROT_X_PLAIN: the plain kernel keeps its name), the
  * shared memory 32 floats for LR_ROT_X_NORM's reduction. */
@@ -160,7 +171,7 @@ typedef struct lr_rot_dev {
 } lr_rot_dev;
 /* Uploads r's tables and gets the kernel for the current device under the
  * current lr_cu_smem_budget(). */
-int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads);
+int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads, int regs);
 /* y = Q x for `batch` rows of n floats (graph-capturable). x != y, both
  * 16-byte aligned (rows are read and written as float4). */
 int lr_rot_dev_launch(const lr_rot_dev *d, CUdeviceptr x, CUdeviceptr y, int batch, CUstream st);

@@ -13,10 +13,11 @@
 
 static size_t dbit_words(int n) { return ((size_t)n + 63) / 64 * 2; }
 
-int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads)
+int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads, int regs)
 {
     memset(d, 0, sizeof *d);
     int rc = lr_rot_plan_make(r->n, lr_cu_smem_budget(), mode, s, threads, &d->plan);
+    if (!rc) rc = lr_rot_plan_cap_regs(&d->plan, regs);
     if (rc) return rc;
     lr_jit_spec spec;
     lr_rot_plan_spec(&d->plan, &spec);
@@ -140,7 +141,7 @@ int lr_rot_proj_create(lr_rot_proj *p, const lr_rot *r, int rows, int copies, in
 {
     memset(p, 0, sizeof *p);
     p->fused = fused, p->rows = rows, p->cols = r->n, p->copies = copies < 1 ? 1 : copies;
-    int rc = lr_rot_dev_create(&p->rot, r, LR_ROT_AUTO, 0, 0);
+    int rc = lr_rot_dev_create(&p->rot, r, LR_ROT_AUTO, 0, 0, 0);
     if (rc) return rc;
     lr_jit_spec spec;
     lr_gemv_geom geom = lr_gemv_f16_default_geom(rows, p->cols);

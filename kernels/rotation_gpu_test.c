@@ -42,15 +42,15 @@ static int all_widths(int *w)
     return n;
 }
 
-/* Plans (slab width s, 0 = the default), verifies and reports one rotation;
- * LR_ERANGE passes through (no plan). */
-static int run(int n, int mode, int s, int batch, double *err, lr_rot_plan *plan)
+/* Plans (slab width s, threads, a register cap; 0 = the default), verifies
+ * and reports one rotation; LR_ERANGE passes through (no plan). */
+static int run_shape(int n, int mode, lr_rot_shape sh, int batch, double *err, lr_rot_plan *plan)
 {
     lr_rot r;
     lr_rot_dev d;
     int rc = lr_rot_init(&r, n, 1000 + (uint64_t)n);
     if (rc) return rc;
-    rc = lr_rot_dev_create(&d, &r, mode, s, 0);
+    rc = lr_rot_dev_create(&d, &r, mode, sh.s, sh.threads, sh.regs);
     if (!rc) {
         rc = lr_rot_dev_verify(&d, &r, batch, (uint64_t)n, TOL, err);
         if (plan) *plan = d.plan;
@@ -58,6 +58,11 @@ static int run(int n, int mode, int s, int batch, double *err, lr_rot_plan *plan
     }
     lr_rot_free(&r);
     return rc;
+}
+
+static int run(int n, int mode, int s, int batch, double *err, lr_rot_plan *plan)
+{
+    return run_shape(n, mode, (lr_rot_shape){ s, 0, 0 }, batch, err, plan);
 }
 
 static int test_every_width(void)
@@ -156,7 +161,7 @@ static int test_graph_replay(void)
     lr_rot r;
     lr_rot_dev d;
     T_OK(lr_rot_init(&r, n, 5));
-    T_OK(lr_rot_dev_create(&d, &r, LR_ROT_AUTO, 0, 0));
+    T_OK(lr_rot_dev_create(&d, &r, LR_ROT_AUTO, 0, 0, 0));
     float *x = malloc(4 * n), *a = malloc(4 * n), *b = malloc(4 * n);
     lr_rng g;
     lr_rng_seed(&g, 9);
@@ -343,7 +348,7 @@ static int test_xform_norm(void)
                 int rc = xcase_check(&c, 3e-7, "host reference", &worst_host);
                 for (int mode = LR_ROT_SINGLE; gpu && rc == T_PASS && mode <= LR_ROT_SLAB; mode++) {
                     lr_rot_dev d;
-                    int r2 = lr_rot_dev_create(&d, &c.r, mode, 0, 0);
+                    int r2 = lr_rot_dev_create(&d, &c.r, mode, 0, 0, 0);
                     if (r2 == LR_ERANGE && mode == LR_ROT_SINGLE) { lr_clear_error(); continue; }
                     if (!r2) r2 = lr_rot_dev_enable(&d, xform);
                     lr_verify_report rep;
@@ -383,7 +388,7 @@ static int test_xform_launch(void)
             xcase c;
             if (xcase_make(&c, n, 1, 1, 99 + (uint64_t)n) != T_PASS) { xcase_free(&c); return T_FAIL; }
             lr_rot_dev d;
-            T_OK(lr_rot_dev_create(&d, &c.r, LR_ROT_AUTO, 0, 0));
+            T_OK(lr_rot_dev_create(&d, &c.r, LR_ROT_AUTO, 0, 0, 0));
             CUdeviceptr dx, dadd, dw, dxs, dy;
             CUstream s;
             CUgraphExec ge;
@@ -427,41 +432,49 @@ static int test_xform_launch(void)
     return T_PASS;
 }
 
-/* Slab widths other than the default (LEECHRT_ROT_SLAB, measured in the 14B
- * step): the plain rotation and the one with the residual add + RMSNorm,
- * every output against the f64 references. */
+/* Shapes other than the default (LEECHRT_ROT_SLAB, measured in the 14B
+ * step): slab widths, and CTAs of few threads under a register cap (to fit
+ * beside a GEMV CTA), some with more items than threads; the plain rotation
+ * and the one with the residual add + RMSNorm, every output against the f64
+ * references. */
 static int test_slab_widths(void)
 {
     T_SKIP_IF(no_gpu(), "no GPU");
     lr_cu_set_smem_budget(0);
-    static const int cand[][2] = { { 5120, 64 }, { 5120, 128 }, { 5120, 512 }, { 17408, 32 }, { 17408, 128 } };
+    static const int cand[][4] = { { 5120, 64, 0, 0 },     { 5120, 128, 0, 0 },   { 5120, 512, 0, 0 },
+                                   { 17408, 32, 0, 0 },    { 17408, 128, 0, 0 },  { 17408, 128, 128, 32 },
+                                   { 17408, 64, 128, 32 }, { 5120, 256, 64, 64 }, { 5120, 256, 128, 32 } };
+    const int ncand = (int)(sizeof cand / sizeof cand[0]);
     double worst = 0, worst_x = 0;
-    for (int i = 0; i < 5; i++) {
-        const int n = cand[i][0], sl = cand[i][1];
+    for (int i = 0; i < ncand; i++) {
+        const int n = cand[i][0];
+        const lr_rot_shape sh = { cand[i][1], cand[i][2], cand[i][3] };
         lr_rot_dev d;
         lr_rot_plan p;
         double err = 0;
-        int rc = run(n, LR_ROT_SLAB, sl, 1, &err, &p);
-        T_ASSERT(rc == LR_OK && p.s == sl, "n=%d slab %d (plan %d): %s", n, sl, p.s, lr_errmsg());
+        int rc = run_shape(n, LR_ROT_SLAB, sh, 1, &err, &p);
+        T_ASSERT(rc == LR_OK && p.s == sh.s && (!sh.threads || p.threads == sh.threads) && p.regs == sh.regs,
+                 "n=%d slab %d threads %d regs %d (plan %d %d %d): %s", n, sh.s, sh.threads, sh.regs, p.s, p.threads,
+                 p.regs, lr_errmsg());
         if (err > worst) worst = err;
         xcase c;
-        if (xcase_make(&c, n, 1, 1, 29 * (uint64_t)n + (uint64_t)sl) != T_PASS) {
+        if (xcase_make(&c, n, 1, 1, 29 * (uint64_t)n + (uint64_t)sh.s + (uint64_t)sh.threads) != T_PASS) {
             xcase_free(&c);
             return T_FAIL;
         }
-        rc = lr_rot_dev_create(&d, &c.r, LR_ROT_SLAB, sl, 0);
+        rc = lr_rot_dev_create(&d, &c.r, LR_ROT_SLAB, sh.s, sh.threads, sh.regs);
         if (!rc) rc = lr_rot_dev_enable(&d, LR_ROT_X_NORM);
         lr_verify_report rep;
         if (!rc)
             rc = lr_call_verify(&lr_rotate_norm_desc, d.fx[LR_ROT_X_NORM], c.a,
                                 lr_rot_xform_geom(&d.plan, LR_ROT_X_NORM, 1), XTOL, &rep);
         int trc = rc ? T_FAIL : xcase_check(&c, XTOL, "slab", &worst_x);
-        if (rc) fprintf(stderr, "    norm n=%d slab %d: %s\n", n, sl, lr_errmsg());
+        if (rc) fprintf(stderr, "    norm n=%d slab %d threads %d regs %d: %s\n", n, sh.s, sh.threads, sh.regs, lr_errmsg());
         lr_rot_dev_destroy(&d);
         xcase_free(&c);
         if (trc != T_PASS) return trc;
     }
-    printf("    5 slab plans: worst rel err %.3g plain, %.3g with the norm\n", worst, worst_x);
+    printf("    %d slab plans: worst rel err %.3g plain, %.3g with the norm\n", ncand, worst, worst_x);
     return T_PASS;
 }
 

@@ -70,9 +70,28 @@ int lr_rot_unroll_max = 16;
 int lr_rot_unroll_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 16, &lr_rot_unroll_max); }
 
 static struct {
-    int n, s;
+    int n;
+    lr_rot_shape sh;
 } g_slab[LR_ROT_SLAB_MAX];
 static int g_nslab;
+
+/* One "WIDTH:SLAB[:THREADS[:REGS]]" item (NUL-terminated, ':' separated). */
+static int parse_item(char *item, int *n, lr_rot_shape *sh)
+{
+    char *f[4] = { item, NULL, NULL, NULL };
+    int nf = 1;
+    for (char *c = item; *c; c++)
+        if (*c == ':') {
+            if (nf == 4) return -1;
+            *c = 0, f[nf++] = c + 1;
+        }
+    if (nf < 2 || lr_parse_int(f[0], 1, 1 << 20, n) || lr_parse_int(f[1], 0, 32768, &sh->s) ||
+        (sh->s && (sh->s < 4 || (sh->s & (sh->s - 1)))))
+        return -1;
+    if (nf > 2 && (lr_parse_int(f[2], 32, 1024, &sh->threads) || sh->threads % 32)) return -1;
+    if (nf > 3 && lr_parse_int(f[3], 16, 255, &sh->regs)) return -1;
+    return 0;
+}
 
 int lr_rot_slab_set(const char *what, const char *v)
 {
@@ -82,15 +101,12 @@ int lr_rot_slab_set(const char *what, const char *v)
     for (const char *p = v;;) {
         const char *c = p;
         while (*c && *c != ';') c++;
-        char item[40];
+        char item[48];
         const size_t len = (size_t)(c - p);
-        const char *colon = memchr(p, ':', len);
-        if (n == LR_ROT_SLAB_MAX || !len || len >= sizeof item || !colon) goto bad;
+        if (n == LR_ROT_SLAB_MAX || !len || len >= sizeof item) goto bad;
         memcpy(item, p, len), item[len] = 0;
-        item[colon - p] = 0;
-        if (lr_parse_int(item, 1, 1 << 20, &g_slab[n].n) || lr_parse_int(item + (colon - p) + 1, 4, 32768, &g_slab[n].s) ||
-            (g_slab[n].s & (g_slab[n].s - 1)))
-            goto bad;
+        memset(&g_slab[n], 0, sizeof g_slab[n]);
+        if (parse_item(item, &g_slab[n].n, &g_slab[n].sh)) goto bad;
         for (int i = 0; i < n; i++)
             if (g_slab[i].n == g_slab[n].n) goto bad;
         n++;
@@ -100,15 +116,30 @@ int lr_rot_slab_set(const char *what, const char *v)
     g_nslab = n;
     return LR_OK;
 bad:
-    return LR_FAIL(LR_EINVAL, "%s=%s: want up to %d distinct WIDTH:SLAB pairs separated by ';', SLAB a power of two in "
-                   "[4, 32768]", what, v, LR_ROT_SLAB_MAX);
+    return LR_FAIL(LR_EINVAL, "%s=%s: want up to %d distinct WIDTH:SLAB[:THREADS[:REGS]] items separated by ';', SLAB "
+                   "0 (the default) or a power of two in [4, 32768], THREADS a multiple of 32 in [32, 1024], REGS in "
+                   "[16, 255]", what, v, LR_ROT_SLAB_MAX);
 }
 
-int lr_rot_slab_for(int n)
+lr_rot_shape lr_rot_shape_for(int n)
 {
     for (int i = 0; i < g_nslab; i++)
-        if (g_slab[i].n == n) return g_slab[i].s;
-    return 0;
+        if (g_slab[i].n == n) return g_slab[i].sh;
+    return (lr_rot_shape){ 0, 0, 0 };
+}
+
+int lr_rot_slab_for(int n) { return lr_rot_shape_for(n).s; }
+
+int lr_rot_plan_cap_regs(lr_rot_plan *p, int regs)
+{
+    if (!regs) return p->regs = 0, LR_OK;
+    /* the template asks __launch_bounds__ for 65536 / (threads * regs) CTAs per SM: 1..32 */
+    const long per = (long)p->threads * regs;
+    if (regs < 16 || regs > 255 || per > 65536 || 65536 / per > 32)
+        return LR_FAIL(LR_EINVAL, "rotation %d: %d registers at %d threads (want 16..255 and threads x registers in "
+                       "[2048, 65536])", p->n, regs, p->threads);
+    p->regs = regs;
+    return LR_OK;
 }
 
 int lr_rot_plan_make(int n, int budget, int mode, int s, int threads, lr_rot_plan *p)
@@ -161,6 +192,7 @@ int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s)
     lr_jit_spec_set(s, "s", p->s);
     lr_jit_spec_set(s, "threads", p->threads);
     lr_jit_spec_set(s, "unroll", p->unroll);
+    if (p->regs) lr_jit_spec_set(s, "regs", p->regs);
     return LR_OK;
 }
 

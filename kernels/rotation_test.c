@@ -6,6 +6,7 @@
  * under each budget; every planned specialization compiles (NVRTC). */
 #include "jit/jit.h"
 #include "jit/nvrtc.h"
+#include "jit/sass.h"
 #include "kernels/rotation.h"
 #include "test/t.h"
 #include "util/err.h"
@@ -433,11 +434,18 @@ static int test_slab_setting(void)
     T_OK(lr_rot_slab_set("LEECHRT_ROT_SLAB", "5120:128;17408:32"));
     T_ASSERT(lr_rot_slab_for(5120) == 128 && lr_rot_slab_for(17408) == 32 && lr_rot_slab_for(4096) == 0,
              "lookup %d %d %d", lr_rot_slab_for(5120), lr_rot_slab_for(17408), lr_rot_slab_for(4096));
+    T_OK(lr_rot_slab_set("LEECHRT_ROT_SLAB", "5120:0:64:64;17408:128:128;4096:8"));
+    lr_rot_shape a = lr_rot_shape_for(5120), b = lr_rot_shape_for(17408), c = lr_rot_shape_for(4096);
+    T_ASSERT(a.s == 0 && a.threads == 64 && a.regs == 64 && b.s == 128 && b.threads == 128 && b.regs == 0 &&
+                 c.s == 8 && c.threads == 0 && c.regs == 0 && lr_rot_shape_for(2560).s == 0,
+             "shapes %d:%d:%d %d:%d:%d %d:%d:%d", a.s, a.threads, a.regs, b.s, b.threads, b.regs, c.s, c.threads, c.regs);
     T_OK(lr_rot_slab_set("X", NULL));
     T_ASSERT(lr_rot_slab_for(5120) == 0, "unset kept %d", lr_rot_slab_for(5120));
     const char *bad[] = { "", "5120", "5120:", ":128", "5120:100", "5120:128;", ";5120:128", "a:128", "5120:12x",
                           "5120:128;5120:64", "5120:2", "5120:65536", "0:128", "5120:128,17408:32",
-                          "1:4;2:4;3:4;4:4;5:4;6:4;7:4;8:4;9:4" };
+                          "1:4;2:4;3:4;4:4;5:4;6:4;7:4;8:4;9:4", "5120:128:100", "5120:128:2048", "5120:128:0",
+                          "5120:128:128:8", "5120:128:128:256", "5120:128::32", "5120:128:128:32:1", "5120:128:128:",
+                          "5120:-4" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_OK(lr_rot_slab_set("X", "5120:256"));
         T_ASSERT(lr_rot_slab_set("LEECHRT_ROT_SLAB", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
@@ -448,6 +456,18 @@ static int test_slab_setting(void)
     T_ASSERT(lr_rot_slab_for(8) == 4, "eighth pair");
     lr_rot_slab_set("X", NULL);
     lr_rot_plan p;
+    /* a register cap the template's __launch_bounds__ can express: 1..32 CTAs per SM */
+    T_OK(lr_rot_plan_make(17408, 232448, LR_ROT_SLAB, 128, 128, &p));
+    T_OK(lr_rot_plan_cap_regs(&p, 32));
+    T_ASSERT(p.regs == 32 && p.threads == 128 && p.ctas == 8, "17408:128:128:32: regs %d threads %d CTAs %d", p.regs,
+             p.threads, p.ctas);
+    T_OK(lr_rot_plan_make(5120, 232448, LR_ROT_SLAB, 256, 1024, &p));
+    T_ASSERT(lr_rot_plan_cap_regs(&p, 72) == LR_EINVAL && p.regs == 0, "1024 threads x 72 registers taken");
+    T_OK(lr_rot_plan_make(5120, 232448, LR_ROT_SLAB, 256, 32, &p));
+    T_ASSERT(lr_rot_plan_cap_regs(&p, 32) == LR_EINVAL, "32 threads x 32 registers (64 CTAs per SM) taken");
+    T_OK(lr_rot_plan_cap_regs(&p, 64));
+    T_OK(lr_rot_plan_cap_regs(&p, 0));
+    T_ASSERT(p.regs == 0, "cap 0 kept %d", p.regs);
     T_ASSERT(lr_rot_plan_make(5120, 232448, LR_ROT_SLAB, 2048, 0, &p) == LR_EINVAL, "slab 2048 of m 1024 taken");
     T_OK(lr_rot_plan_make(5120, 232448, LR_ROT_SLAB, 128, 0, &p));
     T_ASSERT(p.ctas == 8 && p.threads == 160 && p.unroll == 8, "5120 at 128: %d CTAs %d threads unroll %d", p.ctas,
@@ -461,16 +481,25 @@ static int test_slab_setting(void)
     char dir[] = "/tmp/lrrotslab.XXXXXX";
     T_ASSERT(mkdtemp(dir), "mkdtemp");
     lr_jit_set_cache_dir(dir);
-    static const int cand[][2] = { { 5120, 64 }, { 5120, 128 }, { 5120, 512 }, { 17408, 32 }, { 17408, 128 } };
-    for (int i = 0; i < 5; i++)
+    /* (with a register cap, the cubin must keep to it: what lets the CTA fit beside a GEMV CTA) */
+    static const int cand[][4] = { { 5120, 64, 0, 0 },     { 5120, 128, 0, 0 },   { 5120, 512, 0, 0 },
+                                   { 17408, 32, 0, 0 },    { 17408, 128, 0, 0 },  { 17408, 128, 128, 32 },
+                                   { 17408, 64, 128, 32 }, { 5120, 256, 64, 64 }, { 5120, 256, 128, 32 } };
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
         for (int xf = LR_ROT_X_PLAIN; xf <= LR_ROT_X_NORM; xf++) {
-            T_OK(lr_rot_plan_make(cand[i][0], 232448, LR_ROT_SLAB, cand[i][1], 0, &p));
+            T_OK(lr_rot_plan_make(cand[i][0], 232448, LR_ROT_SLAB, cand[i][1], cand[i][2], &p));
+            T_OK(lr_rot_plan_cap_regs(&p, cand[i][3]));
             lr_jit_spec sp;
             T_OK(lr_rot_plan_spec_xform(&p, xf, &sp));
             void *cubin;
             size_t len;
             T_OK(lr_jit_cubin(&sp, "sm_90", 13000, &cubin, &len, NULL));
+            int regs = 0;
+            const int rc = lr_cubin_regcount(cubin, len, &regs);
             free(cubin);
+            T_OK(rc);
+            T_ASSERT(regs > 0 && (!cand[i][3] || regs <= cand[i][3]), "n=%d slab %d threads %d xform %d: %d registers, cap %d",
+                     cand[i][0], cand[i][1], cand[i][2], xf, regs, cand[i][3]);
         }
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -168,10 +168,12 @@ static int rotation_for(gpu_engine *e, const lr_tensor_view *t, int *idx)
     rotation *r = &e->rots[e->nrots];
     lr_rot host;
     int rc = lr_rot_init(&host, (int)t->cols, t->u.leech.rot_seed);
-    const int slab = lr_rot_slab_for((int)t->cols);
-    if (!rc) rc = lr_rot_dev_create(&r->dev, &host, LR_ROT_AUTO, slab, 0);
+    const lr_rot_shape sh = lr_rot_shape_for((int)t->cols);
+    if (!rc) rc = lr_rot_dev_create(&r->dev, &host, LR_ROT_AUTO, sh.s, sh.threads, sh.regs);
     lr_rot_free(&host);
-    if (rc) return lr_wrap(rc, slab ? "tensor %s: rotation (LEECHRT_ROT_SLAB)" : "tensor %s: rotation", t->name);
+    if (rc)
+        return lr_wrap(rc, sh.s || sh.threads || sh.regs ? "tensor %s: rotation (LEECHRT_ROT_SLAB)" : "tensor %s: rotation",
+                       t->name);
     r->n = (int)t->cols;
     r->seed = t->u.leech.rot_seed;
     *idx = e->nrots++;

@@ -302,14 +302,15 @@ static int test_gate_c3(void)
     return gate_setting("LEECHRT_GEMV_C3", "1", "x");
 }
 
-/* Slab widths other than the default plan's (LEECHRT_ROT_SLAB): narrower
+/* Rotation shapes other than the default plan's (LEECHRT_ROT_SLAB): narrower
  * on the tiny model's 256 and 768 and the 4B's 2560 and 9728 (more CTAs,
  * each gathering the whole vector); a slab wider than the width's power of
  * two is refused at open, naming the setting. */
 static int test_gate_rot_slab(void)
 {
     NEED_GPU();
-    return gate_setting("LEECHRT_ROT_SLAB", "256:64;768:32;2560:128;9728:32", "256:512");
+    /* slabs, and CTAs of few threads under a register cap (some with more items than threads) */
+    return gate_setting("LEECHRT_ROT_SLAB", "256:64:64:64;768:32;2560:0:64:64;9728:32:128:32", "256:512");
 }
 
 /* A process-wide setting an open took from the environment is back to its

@@ -5,8 +5,10 @@
 // Shared memory: K*S + K*K floats, dynamic (+ 32 for LR_XFORM 1).
 // Specialization: LR_N (width; M and K derive from it), LR_S (columns per
 // CTA, a power of two in [4, M]), LR_THREADS, LR_UNROLL (16-byte loads in
-// flight per thread while gathering, at most the CTAs: kernels/rotation.h), LR_XFORM (the input transform fused
-// into the gather, absent = 0):
+// flight per thread while gathering, at most the CTAs: kernels/rotation.h), LR_REGS (absent: the
+// compiler's choice; else a cap on registers per thread, so a CTA fits beside
+// the GEMV CTA that PDL launches early on its SM: docs/rotation.md), LR_XFORM
+// (the input transform fused into the gather, absent = 0):
 //   0: the input is x.
 //   1: residual add + RMSNorm, the op before q|k|v and gate|up:
 //      v = x + add (add may be null), written to xsum (never x: other CTAs
@@ -28,6 +30,12 @@
 // @spec rotate n=12 s=4 threads=32 unroll=1 xform=1
 #include "rotate_block.cuh"
 
+#ifdef LR_REGS
+// __launch_bounds__'s second argument caps registers at 65536 / (T * B)
+#define LR_ROT_BOUNDS __launch_bounds__(LR_THREADS, 65536 / (LR_THREADS * LR_REGS))
+#else
+#define LR_ROT_BOUNDS __launch_bounds__(LR_THREADS)
+#endif
 #define RM (LR_N & -LR_N)
 #define RK (LR_N / RM)
 #ifndef LR_XFORM
@@ -36,7 +44,7 @@
 
 #if LR_XFORM == 0
 
-extern "C" __global__ void __launch_bounds__(LR_THREADS)
+extern "C" __global__ void LR_ROT_BOUNDS
 LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restrict__ dbits,
           const float *__restrict__ q, int n_, int batch_)
 {
@@ -91,7 +99,7 @@ struct lr_rot_src_norm {
     }
 };
 
-extern "C" __global__ void __launch_bounds__(LR_THREADS)
+extern "C" __global__ void LR_ROT_BOUNDS
 LR_KERNEL(const float *__restrict__ x, const float *__restrict__ add, const float *__restrict__ w,
           float *__restrict__ xsum, float *__restrict__ y, const u32 *__restrict__ dbits,
           const float *__restrict__ q, int n_, int batch_, float eps)

@@ -200,7 +200,7 @@ int main(int argc, char **argv)
                 lr_rot r;
                 lr_rot_dev dev;
                 if ((rc = lr_rot_init(&r, n, 1000 + (uint64_t)n))) { printf("%s %d: %s\n", arm, n, lr_errmsg()); failures++; continue; }
-                rc = lr_rot_dev_create(&dev, &r, mode, mode == LR_ROT_SLAB ? s_over : 0, t_over);
+                rc = lr_rot_dev_create(&dev, &r, mode, mode == LR_ROT_SLAB ? s_over : 0, t_over, 0);
                 /* does not fit this budget, or --s does not suit this width */
                 if (rc == LR_ERANGE || (rc == LR_EINVAL && s_over)) {
                     if (rc == LR_EINVAL) printf("%-10s %7d %6d skipped: %s\n", arm, budget, n, lr_errmsg());
