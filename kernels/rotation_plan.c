@@ -50,7 +50,9 @@ static int default_threads(int k, int s)
  * small; at least 32 columns where m allows (whole 128-byte rows). Then
  * wider while that leaves more than 8 CTAs and a CTA stays within 640 items.
  * Why: in the engine's step each rotation CTA holds an SM that the GEMV
- * after it, launched early by PDL, could already use. Measured in one
+ * after it, launched early by PDL, could already use (a 2x2 with a down
+ * GEMV that leaves room for a rotation CTA put about half of the gain on
+ * that, one run each: docs/engine.md, thirty-fourth session). Measured in one
  * process each (h200_engine_variants.csv): the 14B 17408 at 8 CTAs of 544
  * threads ran the step's graph in 2904-2916 µs against 2930 at 16 CTAs
  * (346.2-346.3 against 342.3-343.3 tok/s, 71cb3d0), but the 32B 25600 at 8
