@@ -68,6 +68,7 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
+    int xdigp;    /* exp35 timing proxy (wrong results): x's digits copied from x's bytes */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -219,6 +220,7 @@ int lr_gemv_p14s_i8_set(const char *what, const char *s);
 /* The same for the 3-bit form (geometry c3, which implies i8):
  * LEECHRT_GEMV_C3 through lr_gemv_p14s_c3_set (0 or 1). */
 extern int lr_gemv_p14s_c3;
+extern int lr_gemv_p14s_xdigp; /* exp35: LEECHRT_XDIG_PROXY */
 int lr_gemv_p14s_c3_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */

@@ -298,6 +298,9 @@
 #ifndef LR_XROT
 #define LR_XROT 0
 #endif
+#ifndef LR_XDIGP
+#define LR_XDIGP 0
+#endif
 #ifndef LR_I8
 #define LR_I8 0
 #endif
@@ -633,6 +636,22 @@ LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory")
 template <bool TABLE>
 LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict__ gtab, const float *__restrict__ x)
 {
+#if LR_XDIGP
+    // timing proxy, not a GEMV: x's first SC * 384 bytes copied as if they
+    // were the digits a rotation handed over (the cost of that copy); the
+    // staging below stays compiled (an opaque branch) so that the main
+    // loop's code stays the same. 3: never taken (the GEMV, this code present)
+    if (lr_opaque(LR_XDIGP == 3 ? 0u : 1u)) {
+        const u32 d = lr_smem_u32(xs8);
+        for (int i = threadIdx.x; LR_XDIGP == 1 && i < SC * 24; i += LR_THREADS) // 2: no copy (the bound)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d + 16 * i), "l"((const u8 *)x + 16 * i) : "memory");
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        if (TABLE) stage_table(tab, gtab);
+        for (int i = threadIdx.x; i < SC; i += LR_THREADS) xsc[i] = 1.f / 16384.f;
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        return;
+    }
+#endif
     constexpr int NW = LR_THREADS / 32, NPW = (SC + NW - 1) / NW;
     const int wa = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (int p0 = 0; p0 < NPW; p0 += 4) {
