@@ -301,6 +301,15 @@
 #ifndef LR_XDIGP
 #define LR_XDIGP 0
 #endif
+// LR_NX1 (exp35): the walk's second segment (+4: and third) prefetched
+// into L2 before x's staging (bits 0-1 = 1: after the PDL wait, 2: after
+// x's loads are issued, 3: before the wait, beside the first's load)
+#ifndef LR_NX1
+#define LR_NX1 0
+#endif
+#if LR_NX1 && (!LR_BAL || !LR_ILV || LR_LOADONLY || LR_DECODEONLY || LR_RG != 1 || !LR_I8 || LR_PRO || LR_XW)
+#error "LR_NX1: the int8 mode's balanced round-robin walk (bal, ilv, rg 1, no pro, xw or controls)"
+#endif
 #ifndef LR_I8
 #define LR_I8 0
 #endif
@@ -633,8 +642,12 @@ LR_DEV void lr_cp_table_wait() { asm volatile("cp.async.wait_all;" ::: "memory")
 // LR_I8's x in the prologue: warp w quantizes super-chunks w, w + warps, ...;
 // up to four pieces' loads in flight at a time, the first batch's beside the
 // class-table loop (TABLE: stage it here too).
-template <bool TABLE>
-LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict__ gtab, const float *__restrict__ x)
+struct lr_no_hook {
+    __device__ __forceinline__ void operator()() const {}
+};
+template <bool TABLE, class Hook = lr_no_hook>
+LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict__ gtab, const float *__restrict__ x,
+                              Hook hook = Hook())
 {
 #if LR_XDIGP
     // timing proxy, not a GEMV: x's first SC * 384 bytes copied as if they
@@ -662,6 +675,7 @@ LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict
             if (sc < SC) load_xpiece(v[p], x, sc, lane);
         }
         if (TABLE && p0 == 0) stage_table(tab, gtab);
+        if (p0 == 0) hook();
 #pragma unroll
         for (int p = 0; p < 4; p++) {
             const int sc = wa + (p0 + p) * NW;
@@ -919,6 +933,19 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     seg_regs cur[LR_RG];
     load_all(cur, b, sc);
+#if LR_NX1
+    // into L2 only (one bulk prefetch per segment by lane 0): the loop's
+    // own load then finds it there, and the loop's code stays as it is
+    auto load_nx1 = [&]() {
+        if (lane == 0)
+            for (int d = 1; d <= 1 + (LR_NX1 >> 2); d++)
+                if (t0 + d * WARPS < off + bS)
+                    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(W + ((size_t)rgA * SC + t0 + d * WARPS) * SEG),
+                                 "n"(SEG)
+                                 : "memory");
+    };
+    if ((LR_NX1 & 3) == 3) load_nx1();
+#endif
 #if LR_DECODEONLY == 2
     store_seg_shared(cur[0], seg_sm, lane); // each lane reads back only its own bytes
     primed = true;
@@ -941,6 +968,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
     lr_pdl_wait();
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
+#if (LR_NX1 & 3) == 1
+    load_nx1();
+#endif
 #if LR_XROT
     xrot_prologue(zs, qs, rq, xs, x, rdbits);
     x = zs;
@@ -978,7 +1008,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
 #elif !LR_PRO && !LR_XROT && LR_I8
+#if (LR_NX1 & 3) == 2
+    if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x, load_nx1);
+#else
     if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x);
+#endif
 #elif !LR_PRO && !LR_XROT
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
