@@ -70,6 +70,7 @@ typedef struct lr_leech_geom {
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
     int xdigp;    /* exp35 timing proxy (wrong results): x's digits copied from x's bytes */
     int nx1;      /* exp35: the second segment loaded before x's staging (1-3, LR_NX1) */
+    int pd;       /* exp35: the first segment decoded while x's loads are in flight (LR_PD) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -223,6 +224,7 @@ int lr_gemv_p14s_i8_set(const char *what, const char *s);
 extern int lr_gemv_p14s_c3;
 extern int lr_gemv_p14s_xdigp; /* exp35: LEECHRT_XDIG_PROXY */
 extern int lr_gemv_p14s_nx1;   /* exp35: LEECHRT_GEMV_NX1 */
+extern int lr_gemv_p14s_pd;    /* exp35: LEECHRT_GEMV_PD */
 int lr_gemv_p14s_c3_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */

@@ -253,6 +253,7 @@ int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int
 int lr_gemv_p14s_c3 = 0;
 int lr_gemv_p14s_xdigp = 0;
 int lr_gemv_p14s_nx1 = 0;
+int lr_gemv_p14s_pd = 0;
 
 int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_c3); }
 
@@ -261,7 +262,8 @@ static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
                                 .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3,
-                                .xdigp = lr_gemv_p14s_xdigp, .nx1 = lr_gemv_p14s_nx1 };
+                                .xdigp = lr_gemv_p14s_xdigp, .nx1 = lr_gemv_p14s_nx1,
+                                .pd = lr_gemv_p14s_pd };
     int t[LR_TUNE_KNOBS];
     *g = base;
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
@@ -420,6 +422,9 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xdigp && geom.i8 && !geom.xw) lr_jit_spec_set(s, "xdigp", geom.xdigp);
     if (geom.nx1 && geom.i8 && geom.bal && geom.ilv && geom.rg == 1 && !geom.pro && !geom.xw)
         lr_jit_spec_set(s, "nx1", geom.nx1);
+    if (geom.pd && geom.c3 && geom.bal && geom.ilv && geom.rg == 1 && !geom.pro && !geom.xw && geom.early == 1 && !epf &&
+        groups == 1 && !geom.nx1 && !geom.xdigp)
+        lr_jit_spec_set(s, "pd", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

@@ -307,6 +307,17 @@
 #ifndef LR_NX1
 #define LR_NX1 0
 #endif
+// LR_PD (exp35): the walk's first segment decoded into its A fragments and
+// scales while x's loads are in flight (the table staged and published
+// before the PDL wait); the first step's IMMAs after x's barrier, the loop
+// from the second step
+#ifndef LR_PD
+#define LR_PD 0
+#endif
+#if LR_PD && (!LR_C3 || !LR_BAL || !LR_ILV || LR_LOADONLY || LR_DECODEONLY || LR_RG != 1 || LR_PRO || LR_XW || \
+              LR_EARLY != 1 || LR_EPF || LR_NX1 || LR_XDIGP || LR_GROUPS != 1)
+#error "LR_PD: the 3-bit form's balanced round-robin walk (bal, ilv, rg 1, early 1; no pro, xw, epf or controls)"
+#endif
 #if LR_NX1 && (!LR_BAL || !LR_ILV || LR_LOADONLY || LR_DECODEONLY || LR_RG != 1 || !LR_I8 || LR_PRO || LR_XW)
 #error "LR_NX1: the int8 mode's balanced round-robin walk (bal, ilv, rg 1, no pro, xw or controls)"
 #endif
@@ -563,6 +574,28 @@ LR_DEV void stage_x8(u8 *xs8, float *xsc, int sc, const float (&v)[6], int lane)
         *(u16 *)(o + 2 * j) = (u16)((ha & 255) | (hb & 255) << 8);
         *(u16 *)(o + 48 + 2 * j) = (u16)(((a - 256 * ha) & 255) | ((b - 256 * hb) & 255) << 8);
     }
+}
+#endif
+
+#if LR_C3
+// The 3-bit form's four entries of a segment (by the 12-bit fields of H, H2)
+// and its int8-form word t (0..11) from the nine stored ones (per triple
+// three ANDs, and the fourth word gathered from the triple's spare nibble
+// bits): stored word S_i is w[i / 4] component i % 4 (S8 = w[2].x).
+LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab);
+LR_DEV void c3_entries(uint4 (&e)[2][2], const seg_regs &C, const u8 *tab)
+{
+    const u32 H = C.w[2].y, H2 = C.w[2].z;
+    const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
+    load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
+}
+LR_DEV u32 c3_word(const seg_regs &C, int t)
+{
+    const int G = t >> 2, m = t & 3, i = 3 * G + (m < 3 ? m : 0);
+    const u32 A = word_of(C.w[i >> 2], i & 3);
+    if (m < 3) return A & 0x77777777u;
+    const u32 B = word_of(C.w[(i + 1) >> 2], (i + 1) & 3), Cw = word_of(C.w[(i + 2) >> 2], (i + 2) & 3);
+    return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
 }
 #endif
 
@@ -966,6 +999,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #else
     if (!NO_TAB_STAGE) stage_table(tab, gtab);
 #endif
+#if LR_PD
+    CTA_SYNC(); // the table, for the first segment's decode before x's barrier
+#endif
     lr_pdl_wait();
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
 #if (LR_NX1 & 3) == 1
@@ -1008,7 +1044,28 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float xr[6]; // the x piece of the next super-chunk this warp stages
     if (sc < SC) load_xpiece(xr, x, sc, lane);
 #elif !LR_PRO && !LR_XROT && LR_I8
-#if (LR_NX1 & 3) == 2
+#if LR_PD
+    u32 pa[2][3][4]; // the first segment's A fragments [u][T] and scales [row half][u]
+    float ps[2][2];
+    auto decode_a = [&]() {
+        uint4 e[2][2];
+        c3_entries(e, cur[0], tab);
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+#pragma unroll
+            for (int T = 0; T < 3; T++) {
+                const int t0 = 6 * u + 2 * T;
+                const u32 w0 = c3_word(cur[0], t0), w1 = c3_word(cur[0], t0 + 1);
+                pa[u][T][0] = lr_prmt(e[0][u].x, e[0][u].y, w0);
+                pa[u][T][1] = lr_prmt(e[1][u].x, e[1][u].y, shr<16>(w0, m16));
+                pa[u][T][2] = lr_prmt(e[0][u].x, e[0][u].y, w1);
+                pa[u][T][3] = lr_prmt(e[1][u].x, e[1][u].y, shr<16>(w1, m16));
+            }
+            ps[0][u] = __uint_as_float(e[0][u].w), ps[1][u] = __uint_as_float(e[1][u].w);
+        }
+    };
+    if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x, decode_a);
+#elif (LR_NX1 & 3) == 2
     if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x, load_nx1);
 #else
     if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x);
@@ -1056,22 +1113,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         for (int r = 0; r < LR_RG; r++) {
             uint4 e[2][2]; // [row half][block 2q + u]
 #if LR_C3
-            // the 3-bit form: four entries' byte offsets from the 12-bit
-            // fields of H, H2, and the twelve int8-form words from the nine
-            // stored ones (per triple three ANDs, and the fourth word
-            // gathered from the triple's spare nibble bits)
-            const u32 H = C[r].w[2].y, H2 = C[r].w[2].z;
-            const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
-            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
-            // word t at its use (each is used once): stored word S_i is
-            // w[i / 4] component i % 4 (S8 = w[2].x)
-            auto V = [&](int t) -> u32 {
-                const int G = t >> 2, m = t & 3, i = 3 * G + (m < 3 ? m : 0);
-                const u32 A = word_of(C[r].w[i >> 2], i & 3);
-                if (m < 3) return A & 0x77777777u;
-                const u32 B = word_of(C[r].w[(i + 1) >> 2], (i + 1) & 3), Cw = word_of(C[r].w[(i + 2) >> 2], (i + 2) & 3);
-                return ((A >> 3) & 0x11111111u) | ((B >> 2) & 0x22222222u) | ((Cw >> 1) & 0x44444444u);
-            };
+            // the 3-bit form: the entries and the words (each used once) at their use
+            c3_entries(e, C[r], tab);
+            auto V = [&](int t) -> u32 { return c3_word(C[r], t); };
 #else
             load_entries(e, C[r].h, tab);
 #endif
@@ -1184,7 +1228,49 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
+#if LR_PD
+        // the first step (the loop's body with the decode split around x's
+        // barrier): its IMMAs over the A fragments decode_a left
+        if (t0 < off + bS) {
+            int nsc = sc + WARPS, nb = b;
+            if (WARPS < SC) {
+                if (nsc >= SC) nsc -= SC, nb++;
+            } else
+                nb += nsc / SC, nsc %= SC;
+            if (t0 + WARPS < off + bS) load_seg(nxt[0], wnext, lane);
+            wnext += (size_t)WARPS * SEG;
+            {
+                const uint4 *xv = xact ? (const uint4 *)(xl8 + sc * 384) : xz;
+                const uint4 xd[3] = { xv[0], xv[1], xv[2] };
+                const float xsf = xsc[sc];
+                float f0 = 0.f, f1 = 0.f;
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    int c[4];
+#pragma unroll
+                    for (int T = 0; T < 3; T++) {
+                        const int ta = 6 * u + 2 * T, tb = ta + 1;
+                        imma(c, pa[u][T][0], pa[u][T][1], pa[u][T][2], pa[u][T][3], word_of(xd[ta >> 2], ta & 3),
+                             word_of(xd[tb >> 2], tb & 3), T == 0);
+                    }
+                    f0 += (float)(c[0] * 256 + c[1]) * ps[0][u];
+                    f1 += (float)(c[2] * 256 + c[3]) * ps[1][u];
+                }
+                yacc[0][0] += f0 * xsf;
+                yacc[0][1] += f1 * xsf;
+            }
+            if (nb != b || t0 + WARPS >= off + bS) {
+                const float v = quad_sum_pair(yacc[0][0], yacc[0][1], q & 1);
+                yacc[0][0] = yacc[0][1] = 0.f;
+                if (q < 2) red_g[(b - k0) * 16] = v;
+            }
+            cur[0] = nxt[0];
+            b = nb, sc = nsc;
+        }
+        for (int t = t0 + WARPS; t < off + bS; t += WARPS) {
+#else
         for (int t = t0; t < off + bS; t += WARPS) {
+#endif
             int nsc = sc + WARPS, nb = b;
             if (WARPS < SC) { // (compile time) at most one row group on
                 if (nsc >= SC) nsc -= SC, nb++;
