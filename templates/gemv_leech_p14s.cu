@@ -705,14 +705,14 @@ LR_DEV void stage_x8_prologue(u8 *tab, u8 *xs8, float *xsc, const u8 *__restrict
 #pragma unroll
         for (int p = 0; p < 4; p++) {
             const int sc = wa + (p0 + p) * NW;
-            if (sc < SC) load_xpiece(v[p], x, sc, lane);
+            if (p0 + p < NPW && sc < SC) load_xpiece(v[p], x, sc, lane);
         }
         if (TABLE && p0 == 0) stage_table(tab, gtab);
         if (p0 == 0) hook();
 #pragma unroll
         for (int p = 0; p < 4; p++) {
             const int sc = wa + (p0 + p) * NW;
-            if (sc < SC) stage_x8(xs8, xsc, sc, v[p], lane);
+            if (p0 + p < NPW && sc < SC) stage_x8(xs8, xsc, sc, v[p], lane);
         }
     }
 }
@@ -1045,9 +1045,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     if (sc < SC) load_xpiece(xr, x, sc, lane);
 #elif !LR_PRO && !LR_XROT && LR_I8
 #if LR_PD
-    u32 pa[2][3][4]; // the first segment's A fragments [u][T] and scales [row half][u]
-    float ps[2][2];
+    u32 pa[2][3][4]; // the first segment's A fragments [u][T]; its headers (the scales
+    u32 pH, pH2;     // are read again after x's barrier: two registers, not four)
     auto decode_a = [&]() {
+        pH = cur[0].w[2].y, pH2 = cur[0].w[2].z;
         uint4 e[2][2];
         c3_entries(e, cur[0], tab);
 #pragma unroll
@@ -1061,7 +1062,6 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 pa[u][T][2] = lr_prmt(e[0][u].x, e[0][u].y, w1);
                 pa[u][T][3] = lr_prmt(e[1][u].x, e[1][u].y, shr<16>(w1, m16));
             }
-            ps[0][u] = __uint_as_float(e[0][u].w), ps[1][u] = __uint_as_float(e[1][u].w);
         }
     };
     if (!NO_X_STAGE) stage_x8_prologue<false>(tab, xs8, xsc, gtab, x, decode_a);
@@ -1243,6 +1243,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                 const uint4 *xv = xact ? (const uint4 *)(xl8 + sc * 384) : xz;
                 const uint4 xd[3] = { xv[0], xv[1], xv[2] };
                 const float xsf = xsc[sc];
+                const u32 o11 = ((pH & 0xfu) << 4) | ((pH >> 8) & 0xf00u) | ((pH2 & 0xfu) << 12);
+                const u32 hx = pH & 0xfff0fff0u, hy = (pH2 & 0xfff0u) | o11 << 16;
+                float ps[2][2]; // (load_entries' offsets: [row half][u])
+                ps[0][0] = *(const float *)(tab + (hx & 0xffffu) + 12), ps[0][1] = *(const float *)(tab + (hx >> 16) + 12);
+                ps[1][0] = *(const float *)(tab + (hy & 0xffffu) + 12), ps[1][1] = *(const float *)(tab + (hy >> 16) + 12);
                 float f0 = 0.f, f1 = 0.f;
 #pragma unroll
                 for (int u = 0; u < 2; u++) {
