@@ -422,8 +422,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.xdigp && geom.i8 && !geom.xw) lr_jit_spec_set(s, "xdigp", geom.xdigp);
     if (geom.nx1 && geom.i8 && geom.bal && geom.ilv && geom.rg == 1 && !geom.pro && !geom.xw)
         lr_jit_spec_set(s, "nx1", geom.nx1);
-    /* (exp35: pd bit 0 = shapes with cols > rows (down), bit 1 = the others) */
-    if ((geom.pd & (cols > rows ? 1 : 2)) && geom.c3 && geom.bal && geom.ilv && geom.rg == 1 && !geom.pro && !geom.xw && geom.early == 1 && !epf &&
+    /* (exp35: pd bit 0 = shapes with cols > rows (down), bit 1 = the others, bit 2 = rows >= 4 cols (gate|up)) */
+    if ((geom.pd & (cols > rows ? 1 : rows >= 4 * cols ? 6 : 2)) && geom.c3 && geom.bal && geom.ilv && geom.rg == 1 && !geom.pro && !geom.xw && geom.early == 1 && !epf &&
         groups == 1 && !geom.nx1 && !geom.xdigp)
         lr_jit_spec_set(s, "pd", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;

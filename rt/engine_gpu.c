@@ -572,7 +572,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_gemv_p14s_c3_set("GPU engine: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3"));
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_XDIG_PROXY", getenv("LEECHRT_XDIG_PROXY"), 0, 3, &lr_gemv_p14s_xdigp);
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_NX1", getenv("LEECHRT_GEMV_NX1"), 0, 7, &lr_gemv_p14s_nx1);
-    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_PD", getenv("LEECHRT_GEMV_PD"), 0, 3, &lr_gemv_p14s_pd);
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_PD", getenv("LEECHRT_GEMV_PD"), 0, 7, &lr_gemv_p14s_pd);
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
     /* the rotations' slab width per vector width (kernels/rotation.h; unset: the default plan) */

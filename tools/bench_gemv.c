@@ -96,7 +96,7 @@ int main(int argc, char **argv)
         lr_gemv_p14s_side_set("bench_gemv: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE")) ||
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
-        lr_setting_int("bench_gemv: LEECHRT_GEMV_PD", getenv("LEECHRT_GEMV_PD"), 0, 3, &lr_gemv_p14s_pd) ||
+        lr_setting_int("bench_gemv: LEECHRT_GEMV_PD", getenv("LEECHRT_GEMV_PD"), 0, 7, &lr_gemv_p14s_pd) ||
         lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
         fprintf(stderr, "%s\n", lr_errmsg());
         return 2;
