@@ -81,11 +81,12 @@ int lr_rot_slab_set(const char *what, const char *v)
     g_nslab = 0; /* until the whole list parses: garbage leaves it empty */
     if (!v) return LR_OK;
     int n = 0;
-    for (const char *p = v;;) {
-        const char *c = p;
-        while (*c && *c != ';') c++;
+    const size_t vlen = strlen(v);
+    if (!vlen || v[vlen - 1] == ';') goto bad; /* no empty list, no empty last item */
+    const char *p;
+    size_t len;
+    for (const char *cur = v; lr_setting_next(&cur, &p, &len);) {
         char item[40];
-        const size_t len = (size_t)(c - p);
         const char *colon = memchr(p, ':', len);
         if (n == LR_ROT_SLAB_MAX || !len || len >= sizeof item || !colon) goto bad;
         memcpy(item, p, len), item[len] = 0;
@@ -96,8 +97,6 @@ int lr_rot_slab_set(const char *what, const char *v)
         for (int i = 0; i < n; i++)
             if (g_slab[i].n == g_slab[n].n) goto bad;
         n++;
-        if (!*c) break;
-        p = c + 1;
     }
     g_nslab = n;
     return LR_OK;

@@ -3,6 +3,7 @@
  * empty; what it takes, lr_rot_slab_for returns for the first pair's width:
  * a power of two in [4, 32768]. */
 #include "kernels/rotation.h"
+#include "test/fuzz_cstr.h"
 #include "util/err.h"
 
 #include <stdint.h>
@@ -12,10 +13,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = malloc(size + 1);
+    char *s = lr_fuzz_cstr(data, size);
     if (!s) return 0;
-    memcpy(s, data, size);
-    s[size] = 0;
     /* a known list first: a refusal must clear it */
     if (lr_rot_slab_set("LEECHRT_ROT_SLAB", "5120:128") != LR_OK) __builtin_trap();
     int rc = lr_rot_slab_set("LEECHRT_ROT_SLAB", s);

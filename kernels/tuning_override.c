@@ -5,6 +5,7 @@
  * LEECHRT_TUNE=... times candidates inside the step, in one process. */
 #include "kernels/tuning.h"
 #include "util/err.h"
+#include "util/setting.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,14 +66,13 @@ int lr_tuning_override_set(const char *what, const char *s)
 {
     ovr tmp[MAX_OVR];
     int n = 0;
-    while (s && *s) {
-        const char *semi = strchr(s, ';');
-        size_t len = semi ? (size_t)(semi - s) : strlen(s);
+    const char *item;
+    size_t len;
+    for (const char *cur = s; lr_setting_next(&cur, &item, &len);) {
         if (n == MAX_OVR) return LR_FAIL(LR_EINVAL, "%s: more than %d entries", what, MAX_OVR);
-        int rc = parse_entry(what, s, len, &tmp[n]);
+        int rc = parse_entry(what, item, len, &tmp[n]);
         if (rc) return rc; /* nothing changed */
         n++;
-        s = semi ? semi + 1 : s + len;
     }
     memcpy(g_ovr, tmp, (size_t)n * sizeof tmp[0]);
     g_novr = n;

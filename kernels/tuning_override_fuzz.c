@@ -3,6 +3,7 @@
  * overrides it had; what it takes, lr_tuning_override_lookup returns for the
  * first entry's shape, with the knobs as written. */
 #include "kernels/tuning.h"
+#include "test/fuzz_cstr.h"
 #include "util/err.h"
 
 #include <stdint.h>
@@ -12,10 +13,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = malloc(size + 1);
+    char *s = lr_fuzz_cstr(data, size);
     if (!s) return 0;
-    memcpy(s, data, size);
-    s[size] = 0;
     /* a known override first: a refusal must leave it */
     if (lr_tuning_override_set("LEECHRT_TUNE", "keep:3x5=1,2,3,4,5,6,7,8,9,10") != LR_OK) __builtin_trap();
     int k[LR_TUNE_KNOBS];

@@ -8,4 +8,12 @@
  * what names the setting in the message ("GPU engine: LEECHRT_X"). */
 int lr_setting_int(const char *what, const char *s, long lo, long hi, int *out);
 
+#include <stddef.h>
+
+/* The items of a ';'-separated list setting, one per call: *item and *len
+ * the next one, *cur moved past it; 0 when none is left. "" has no items, a
+ * trailing ';' ends the list ("a;" is one item), ";a" is two ("" and "a"):
+ * callers refuse empty items themselves. */
+int lr_setting_next(const char **cur, const char **item, size_t *len);
+
 #endif
