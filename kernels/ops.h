@@ -36,8 +36,10 @@ void lr_op_head_mma_host(const int8_t *q, const uint16_t *sb, const float *x, fl
 /* Threads of op_rope_attention's CTA (one per q head): its warps split the
  * positions, 4 in flight per warp, so more warps take a longer context in
  * one memory round trip. At least 2 * head_dim (q and k threads); default
- * 1024; the GPU engine takes LEECHRT_ATT_THREADS (a multiple of 32,
- * 64..1024) through lr_op_att_threads_set (garbage refused, naming what). */
+ * LR_ATT_THREADS_DEFAULT; the GPU engine takes LEECHRT_ATT_THREADS (a
+ * multiple of 32, 64..1024) through lr_op_att_threads_set (garbage refused,
+ * naming what). */
+#define LR_ATT_THREADS_DEFAULT 512
 extern int lr_op_att_threads;
 /* CTAs per q head of op_rope_attention (its grid's y, the spec's splits):
  * a context longer than one CTA's round trip (threads / 32 * 4 positions)

@@ -177,7 +177,7 @@ static int test_rope_attention(void)
                     rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, g, 2e-3);
                 rope_in_free(&in), free(out);
                 lr_op_attention_head_dim = 128;
-                lr_op_att_threads = 1024, lr_op_att_splits = 1;
+                lr_op_att_threads = LR_ATT_THREADS_DEFAULT, lr_op_att_splits = 1;
                 if (rc != T_PASS) {
                     fprintf(stderr, "    head_dim %d pos %d norm %d threads %s splits %s\n", hd, pos, norm, threads[ti],
                             splits[ti]);
@@ -389,11 +389,11 @@ static int test_att_threads_setting(void)
     lr_op_att_splits = 1;
     lr_op_spec(&sp, "op_rope_attention", 128);
     T_ASSERT(spec_param(&sp, "splits") == -1, "splits %lld at 1", spec_param(&sp, "splits"));
-    T_ASSERT(lr_op_att_threads == 1024, "default %d", lr_op_att_threads);
+    T_ASSERT(lr_op_att_threads == LR_ATT_THREADS_DEFAULT, "default %d", lr_op_att_threads);
     static const char *bad[] = { "", "100", "32", "2048", "x", "512k" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_ASSERT(lr_op_att_threads_set("LEECHRT_ATT_THREADS", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
-        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_ATT_THREADS") && lr_op_att_threads == 1024, "'%s': %s", bad[i], lr_errmsg());
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_ATT_THREADS") && lr_op_att_threads == LR_ATT_THREADS_DEFAULT, "'%s': %s", bad[i], lr_errmsg());
     }
     T_OK(lr_op_att_threads_set("X", NULL));
     T_OK(lr_op_att_threads_set("X", "1024"));
@@ -405,7 +405,7 @@ static int test_att_threads_setting(void)
     lr_op_spec(&s, "op_rope_attention", 128);
     T_ASSERT(spec_param(&s, "threads") == 256 && lr_op_rope_attention_threads(128) == 256, "threads %lld",
              spec_param(&s, "threads"));
-    lr_op_att_threads = 1024;
+    lr_op_att_threads = LR_ATT_THREADS_DEFAULT;
     lr_clear_error();
     return T_PASS;
 }
