@@ -219,6 +219,7 @@ int lr_gemv_p14s_i8_set(const char *what, const char *s);
 /* The same for the 3-bit form (geometry c3, which implies i8):
  * LEECHRT_GEMV_C3 through lr_gemv_p14s_c3_set (0 or 1). */
 extern int lr_gemv_p14s_c3;
+extern int lr_gemv_p14s_wev; /* exp36: LEECHRT_GEMV_WEV (templates/lr_common.cuh LR_WEV) */
 int lr_gemv_p14s_c3_set(const char *what, const char *s);
 /* A tuning row's or sweep candidate's knobs onto g (kernels/gemv_leech_p14s.c
  * says which knob is which). */

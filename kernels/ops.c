@@ -1,4 +1,5 @@
 #include "kernels/ops.h"
+#include "kernels/gemv_leech.h"
 #include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
@@ -99,6 +100,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
             if (!strcmp(op, "op_head_int8g_mma")) {
                 lr_jit_spec_set(s, "hidden", head_dim);
                 if (lr_op_head_mma > 1) lr_jit_spec_set(s, "rb", lr_op_head_mma);
+                if (lr_gemv_p14s_wev & 4) lr_jit_spec_set(s, "wev", lr_gemv_p14s_wev & 3); /* exp36 */
             }
             if (!strcmp(op, "op_rope_attention")) {
                 lr_op_rope_attention_spec(s, head_dim, (int)lr_op_rope_attention_threads(head_dim), lr_op_att_splits);

@@ -55,11 +55,28 @@ LR_DEV u32 lr_warp_sum_u32(u32 v)
 
 // 16-byte streaming load through the read-only path, not kept in L1: weights
 // are read once per token.
+// exp36 LR_WEV: the weights marked evict-first in L2 too, so the small data
+// read every token (tables, row scales, KV cache) stays there. 1: .cs
+// (LDG.E.EF, no extra instruction); 2: an L2 cache-policy descriptor
+// (createpolicy evict_first) on the L1::no_allocate load.
+#ifndef LR_WEV
+#define LR_WEV 0
+#endif
 LR_DEV uint4 lr_ld_stream16(const void *p)
 {
     uint4 v;
+#if LR_WEV == 1
+    asm volatile("ld.global.cs.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#elif LR_WEV == 2
+    u64 pol;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+#else
     asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#endif
     return v;
 }
 
