@@ -120,11 +120,12 @@ int lr_op_head_mma = 1; /* 226-229 us of the 14B step against 259 for the scalar
 int lr_op_head_mma_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_op_head_mma); }
 
 /* 16 warps x 4 positions: a 64-position context in one round trip. 1024 was
- * the default until the GEMVs shrank: 512-thread CTAs now fit beside the
- * q|k|v GEMV's last CTAs and start sooner. Graph at positions 8-72, one
- * process per model: 14B 2909-2916 us against 2923-2932 at 1024 (4 pairs),
- * 8B 1972 against 1979, 4B 1700 against 1712; 14B over 224 steps 3026
- * against 3036 (h200_engine_variants.csv, d7299aa). */
+ * the default until the GEMVs shrank; at 512 the q|k|v GEMV costs the chain
+ * 327-336 us per 14B token against 354-358 (inferred: the smaller CTAs fit
+ * beside the GEMV's last ones and start sooner). Graph at positions 8-72:
+ * 14B 2909-2916 us against 2923-2932 at 1024 (4 pairs, 2 processes), 8B
+ * 1972 against 1979, 4B 1700 against 1712; 14B over 224 steps 3026 against
+ * 3036 (h200_engine_variants.csv, d762822 and d7299aa). */
 int lr_op_att_threads = LR_ATT_THREADS_DEFAULT;
 
 int lr_op_att_threads_set(const char *what, const char *s)
