@@ -211,6 +211,13 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
+/* Experiment (LEECHRT_GEMV_LATE=25-100, LEECHRT_GEMV_LATE_N=0-64): with the
+ * split over segments (bal 2) the grid's last late_n CTAs (0: as many as
+ * the rotation of the GEMV's input width has) get late % of another CTA's
+ * share; 100 (default) = equal shares. */
+extern int lr_gemv_p14s_late, lr_gemv_p14s_late_n;
+int lr_gemv_p14s_late_set(const char *what, const char *s);
+int lr_gemv_p14s_late_n_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */
