@@ -396,14 +396,17 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
                     late_n = (int)lr_rot_plan_geom(&p, 1).grid.x;
                 if (late_n >= (int)bal_grid) late_n = 0;
             }
+            /* every CTA keeps at least a row group's segments (a row group
+             * spans at most two CTAs), else equal shares */
+            for (unsigned c = 0; late_n && c < bal_grid; c++)
+                if (split_start((int)c + 1, (int)bal_grid, late_n, lr_gemv_p14s_late, T) -
+                        split_start((int)c, (int)bal_grid, late_n, lr_gemv_p14s_late, T) < sc)
+                    late_n = 0;
             const int pct = late_n ? lr_gemv_p14s_late : 100;
             bal_rg = 0;
             for (unsigned c = 0; c < bal_grid; c++) {
                 const long long tA = split_start((int)c, (int)bal_grid, late_n, pct, T),
                                 tB = split_start((int)c + 1, (int)bal_grid, late_n, pct, T);
-                if (tB - tA < sc)
-                    return LR_FAIL(LR_EINVAL, "gemv_leech_p14s %dx%d: late CTAs at %d%% get %lld segments, fewer than a "
-                                   "row group's %d", rows, cols, pct, tB - tA, sc);
                 const int n = (int)((tB - 1) / sc + 1 - tA / sc);
                 if (n > bal_rg) bal_rg = n;
             }

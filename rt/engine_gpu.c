@@ -566,7 +566,8 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     /* Planes14S GEMVs with 1-4 side warps making the row ends' values, or
        none (0), where the tuning table does not say (kernels/gemv_leech.h) */
     if (!rc) rc = lr_gemv_p14s_side_set("GPU engine: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE"));
-    /* the split's last CTAs lighter (experiment; kernels/gemv_leech.h) */
+    /* the split GEMVs' last CTAs lighter, at 70 % of a share (kernels/gemv_leech.h) */
+    lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
