@@ -25,7 +25,8 @@
 // the dense f16 tail.
 // LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
 // the grid): the balanced split, below at its loop; LR_SPLIT: over
-// segments, a row group shared by two CTAs; LR_ILV: the CTA's segments
+// segments, a row group shared by two CTAs (LR_LATE, LR_LATEW: the grid's
+// last CTAs a smaller share, split_start); LR_ILV: the CTA's segments
 // dealt round-robin to its warps instead of in contiguous runs. (Nsight
 // Compute at a791320 has the split drawing less from DRAM than warp groups
 // with every SM busy and balanced. Not the cure, measured and removed: a
