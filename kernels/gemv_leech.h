@@ -211,6 +211,19 @@ int lr_gemv_p14s_early_set(const char *what, const char *s);
  * garbage refused, NULL or "" leaves it). */
 extern int lr_gemv_p14s_side;
 int lr_gemv_p14s_side_set(const char *what, const char *s);
+/* With the split over segments (bal 2) the grid's last late_n CTAs (0: as
+ * many as the rotation of the GEMV's input width has) get late % (25-100)
+ * of another CTA's share, where every CTA keeps at least a row group's
+ * segments (else equal shares). Why: in the engine's step the rotation
+ * before each GEMV holds that many SMs when the GEMV launches under PDL,
+ * so its last CTAs (blockIdx order) start after the others have their
+ * class table and first segments. 100 here (equal shares: a GEMV after
+ * a GEMV, as bench_gemv chains them); the GPU engine sets
+ * LR_ENGINE_GEMV_LATE unless LEECHRT_GEMV_LATE / LEECHRT_GEMV_LATE_N say. */
+extern int lr_gemv_p14s_late, lr_gemv_p14s_late_n;
+#define LR_ENGINE_GEMV_LATE 70
+int lr_gemv_p14s_late_set(const char *what, const char *s);
+int lr_gemv_p14s_late_n_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

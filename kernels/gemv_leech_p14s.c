@@ -6,6 +6,7 @@
 #include "util/setting.h"
 #include "kernels/leech_arm_img.h"
 #include "kernels/leech_arm_model.h"
+#include "kernels/rotation.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/p14s_c3.h"
@@ -246,6 +247,24 @@ int lr_gemv_p14s_side = 0;
 
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
+int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0;
+
+int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
+
+int lr_gemv_p14s_late_n_set(const char *what, const char *s)
+{
+    return lr_setting_int(what, s, 0, 64, &lr_gemv_p14s_late_n);
+}
+
+/* The split's CTA c share start under the late weighting (the template's
+ * split_start): the last late_n of G CTAs weigh pct % of the others. */
+static long long split_start(int c, int G, int late_n, int pct, long long T)
+{
+    const int e = G - late_n;
+    const long long w = c <= e ? 100LL * c : 100LL * e + (long long)pct * (c - e);
+    return T * w / (100LL * e + (long long)pct * late_n);
+}
+
 int lr_gemv_p14s_i8 = 0;
 
 int lr_gemv_p14s_i8_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_i8); }
@@ -358,7 +377,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * group, double-buffered. */
     const int warps = geom.threads / 32;
     unsigned bal_grid = 0;
-    int bal_rg = 0;
+    int bal_rg = 0, late_n = 0;
     size_t red = 2 * (size_t)warps * geom.rg * 16 * 4;
     if (geom.bal) {
         bal_grid = lr_leech_batch_grid(rgn, 1);
@@ -368,9 +387,26 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
          * group spans at most two CTAs. bal_rg = the most it touches. */
         if (geom.bal == 2) {
             const long long T = (long long)rgn * sc;
+            /* the late weighting (lr_gemv_p14s_late): its CTA count is the
+             * rotation's at this width unless set */
+            if (lr_gemv_p14s_late < 100) {
+                late_n = lr_gemv_p14s_late_n;
+                lr_rot_plan p;
+                if (!late_n && !lr_rot_plan_make(cols, smem_budget, LR_ROT_AUTO, 0, 0, &p))
+                    late_n = (int)lr_rot_plan_geom(&p, 1).grid.x;
+                if (late_n >= (int)bal_grid) late_n = 0;
+            }
+            /* every CTA keeps at least a row group's segments (a row group
+             * spans at most two CTAs), else equal shares */
+            for (unsigned c = 0; late_n && c < bal_grid; c++)
+                if (split_start((int)c + 1, (int)bal_grid, late_n, lr_gemv_p14s_late, T) -
+                        split_start((int)c, (int)bal_grid, late_n, lr_gemv_p14s_late, T) < sc)
+                    late_n = 0;
+            const int pct = late_n ? lr_gemv_p14s_late : 100;
             bal_rg = 0;
             for (unsigned c = 0; c < bal_grid; c++) {
-                const long long tA = c * T / bal_grid, tB = (c + 1) * T / bal_grid;
+                const long long tA = split_start((int)c, (int)bal_grid, late_n, pct, T),
+                                tB = split_start((int)c + 1, (int)bal_grid, late_n, pct, T);
                 const int n = (int)((tB - 1) / sc + 1 - tA / sc);
                 if (n > bal_rg) bal_rg = n;
             }
@@ -408,6 +444,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (groups > 1) lr_jit_spec_set(s, "groups", groups);
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
+    if (late_n) lr_jit_spec_set(s, "late", late_n), lr_jit_spec_set(s, "latew", lr_gemv_p14s_late);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);

@@ -1071,7 +1071,68 @@ static int test_gpu_loads_prologue(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+/* The split's late weighting (an experiment, LEECHRT_GEMV_LATE): keys only
+ * under bal 2 below 100 %; the late CTAs as many as the rotation of the
+ * input width has (4 at 5120, 8 at 17408 under the H200's budget) unless
+ * set; every CTA still at least a row group of segments, else equal
+ * shares; the settings' range. */
+static int test_late_spec(void)
+{
+    lr_jit_spec s;
+    lr_launch_geom g;
+    const int save = lr_gemv_p14s_late, save_n = lr_gemv_p14s_late_n;
+    lr_leech_geom geom = { .threads = 768, .rg = 1, .prefetch = 1, .bal = 2, .ilv = 1 };
+    int rc = T_PASS;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448));
+    const long long most_equal = lr_jit_spec_get(&s, "bal", 0);
+    if (lr_jit_spec_get(&s, "late", 0) != 0) rc = T_FAIL;
+    lr_gemv_p14s_late = 60;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "late", 0) != 8 ||
+                lr_jit_spec_get(&s, "latew", 0) != 60 || lr_jit_spec_get(&s, "bal", 0) < most_equal))
+        rc = T_FAIL, printf("    down: late %lld latew %lld bal %lld\n", lr_jit_spec_get(&s, "late", 0),
+                            lr_jit_spec_get(&s, "latew", 0), lr_jit_spec_get(&s, "bal", 0));
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 34816, 5120, 603, geom, 232448) || lr_jit_spec_get(&s, "late", 0) != 4))
+        rc = T_FAIL, printf("    gate|up: late %lld\n", lr_jit_spec_get(&s, "late", 0));
+    geom.bal = 1;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 34816, 5120, 603, geom, 232448) || lr_jit_spec_get(&s, "late", 0) != 0))
+        rc = T_FAIL, printf("    bal 1 took late %lld\n", lr_jit_spec_get(&s, "late", 0));
+    geom.bal = 2, lr_gemv_p14s_late_n = 16;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "late", 0) != 16))
+        rc = T_FAIL, printf("    late_n 16: late %lld\n", lr_jit_spec_get(&s, "late", 0));
+    /* 29120 segments over 132 CTAs, 8 of them at 25 %: ~58 each, under 91:
+       equal shares instead */
+    lr_gemv_p14s_late = 25, lr_gemv_p14s_late_n = 8;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "late", 0) != 0 ||
+                lr_jit_spec_get(&s, "bal", 0) != most_equal))
+        rc = T_FAIL, printf("    a share under a row group: late %lld bal %lld\n", lr_jit_spec_get(&s, "late", 0),
+                            lr_jit_spec_get(&s, "bal", 0));
+    if (!rc && (lr_gemv_p14s_late_set("t", "24") == LR_OK || lr_gemv_p14s_late_set("t", "101") == LR_OK ||
+                lr_gemv_p14s_late_n_set("t", "65") == LR_OK || lr_gemv_p14s_late_set("t", "70") != LR_OK ||
+                lr_gemv_p14s_late != 70 || lr_gemv_p14s_late_set("t", NULL) != LR_OK || lr_gemv_p14s_late != 70))
+        rc = T_FAIL, printf("    settings: late %d\n", lr_gemv_p14s_late);
+    lr_gemv_p14s_late = save, lr_gemv_p14s_late_n = save_n;
+    return rc;
+}
+
+/* The 3-bit GEMV and its SwiGLU gate|up with the late weighting on the
+ * split geometries of mode_grid (the 14B down, gate|up, odd shapes), at the
+ * rotation's count and at 16 late CTAs at 50 % (equal shares on the shapes
+ * too small for it), against their references. */
+static int test_gpu_late(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    const int save = lr_gemv_p14s_late, save_n = lr_gemv_p14s_late_n, C3 = 1048576;
+    int rc = T_PASS;
+    for (int k = 0; k < 2 && !rc; k++) {
+        lr_gemv_p14s_late = k ? 50 : 70, lr_gemv_p14s_late_n = k ? 16 : 0;
+        rc = mode_grid(C3, &lr_arm_leech_p14s3, 7400 + 50 * (uint64_t)k);
+        if (!rc) rc = mode_swiglu(C3, &lr_arm_leech_p14s3_swiglu, 7490 + (uint64_t)k);
+    }
+    lr_gemv_p14s_late = save, lr_gemv_p14s_late_n = save_n;
+    return rc;
+}
+
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_late_spec), T_CASE(test_gpu_late), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -330,10 +330,14 @@ static int test_settings_reset(void)
     setenv("LEECHRT_GEMV_C3", c3 ? "0" : "1", 1);
     setenv("LEECHRT_GEMV_EARLY", "0", 1);
     setenv("LEECHRT_GEMV_SIDE", side ? "0" : "1", 1);
+    setenv("LEECHRT_GEMV_LATE", "50", 1);
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
-    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side && lr_gemv_p14s_c3 == !c3,
-             "settings not taken: %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side, lr_gemv_p14s_c3);
+    T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side && lr_gemv_p14s_c3 == !c3 &&
+                 lr_gemv_p14s_late == 50,
+             "settings not taken: %d %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
+             lr_gemv_p14s_c3, lr_gemv_p14s_late);
+    unsetenv("LEECHRT_GEMV_LATE");
     unsetenv("LEECHRT_ROT_UNROLL");
     unsetenv("LEECHRT_GEMV_C3");
     unsetenv("LEECHRT_GEMV_EARLY");
@@ -342,6 +346,8 @@ static int test_settings_reset(void)
     g->ops->close(g);
     lr_model_close(m);
     unlink(path);
+    T_ASSERT(lr_gemv_p14s_late == LR_ENGINE_GEMV_LATE, "the engine's late weighting %d after an unset open",
+             lr_gemv_p14s_late);
     T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early && lr_gemv_p14s_side == side && lr_gemv_p14s_c3 == c3,
              "unset kept %d %d %d %d (defaults %d %d %d %d)", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
              lr_gemv_p14s_c3, rot, early, side, c3);

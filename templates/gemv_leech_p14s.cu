@@ -25,7 +25,8 @@
 // the dense f16 tail.
 // LR_BAL (the most row groups a CTA gets; one CTA per SM, the host plans
 // the grid): the balanced split, below at its loop; LR_SPLIT: over
-// segments, a row group shared by two CTAs; LR_ILV: the CTA's segments
+// segments, a row group shared by two CTAs (LR_LATE, LR_LATEW: the grid's
+// last CTAs a smaller share, split_start); LR_ILV: the CTA's segments
 // dealt round-robin to its warps instead of in contiguous runs. (Nsight
 // Compute at a791320 has the split drawing less from DRAM than warp groups
 // with every SM busy and balanced. Not the cure, measured and removed: a
@@ -175,6 +176,7 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 decodeonly=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=2 ntab=603 prefetch=2 i8=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=640 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 c3=1 late=4 latew=70
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 c3=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4 i8=1 c3=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 i8=1 c3=1 loadonly=1
@@ -286,6 +288,13 @@
 #ifndef LR_SPLIT
 #define LR_SPLIT 0
 #endif
+// LR_LATE, LR_LATEW (with LR_SPLIT): split_start
+#ifndef LR_LATE
+#define LR_LATE 0
+#endif
+#ifndef LR_LATEW
+#define LR_LATEW 100
+#endif
 #ifndef LR_ILV
 #define LR_ILV 0
 #endif
@@ -328,6 +337,9 @@
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
+#endif
+#if LR_LATE && !LR_SPLIT
+#error "LR_LATE weighs the split over segments (LR_SPLIT)"
 #endif
 #if LR_BAL && (LR_GROUPS > 1 || LR_RG != 1 || LR_PREFETCH != 1 || LR_XW)
 #error "LR_BAL: one row group per segment, one segment ahead, x staged in the prologue"
@@ -776,13 +788,31 @@ template <> __device__ __forceinline__ u32 lr_from_bits<u32>(u32 v) { return v; 
 #endif
 
 #if LR_BAL
+#if LR_SPLIT
+// The first segment of CTA c's share (c = gridDim.x: all RGN * SC). With
+// LR_LATE the grid's last LR_LATE CTAs get LR_LATEW % of another's share:
+// under PDL the op before the GEMV holds that many SMs, so those CTAs are
+// dispatched (blockIdx order) when it exits, after the others have fetched
+// their class table and first segments.
+LR_DEV int split_start(int c)
+{
+#if LR_LATE
+    const int e = (int)gridDim.x - LR_LATE;
+    const long long w = c <= e ? 100LL * c : 100LL * e + (long long)LR_LATEW * (c - e);
+    const long long wn = 100LL * e + (long long)LR_LATEW * LR_LATE;
+    return (int)((long long)(RGN * SC) * w / wn);
+#else
+    return (int)((long long)c * (RGN * SC) / gridDim.x);
+#endif
+}
+#endif
+
 // CTA blockIdx.x's row groups [rgA, rgB) of the balanced split (for the
 // side warp: the same bounds the kernel's main path computes below)
 LR_DEV void cta_rgs(int &rgA, int &rgB)
 {
 #if LR_SPLIT
-    const int tA = (int)((long long)blockIdx.x * (RGN * SC) / gridDim.x);
-    const int tB = (int)((long long)(blockIdx.x + 1) * (RGN * SC) / gridDim.x);
+    const int tA = split_start(blockIdx.x), tB = split_start(blockIdx.x + 1);
     rgA = tA / SC, rgB = (tB - 1) / SC + 1;
 #else
     rgA = (int)((long long)blockIdx.x * RGN / gridDim.x);
@@ -879,8 +909,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     // order, so its first and last row groups may be shared with its
     // neighbours (the host plans at least SC segments per CTA: never more
     // than two CTAs per row group)
-    const int tA = (int)((long long)blockIdx.x * (RGN * SC) / gridDim.x);
-    const int tB = (int)((long long)(blockIdx.x + 1) * (RGN * SC) / gridDim.x);
+    const int tA = split_start(blockIdx.x), tB = split_start(blockIdx.x + 1);
     const int rgA = tA / SC, rgB = (tB - 1) / SC + 1, off = tA - rgA * SC, bS = tB - tA;
 #else
     const int rgA = (int)((long long)blockIdx.x * RGN / gridDim.x);

@@ -95,7 +95,19 @@ static void *worker(void *arg)
  * and v each have their own), for 1 and 2 gain bits: every count from one
  * table to one per part; xrot: also with the rotation in the prologue (o,
  * down). Each with the geometry lr_leech_dev_upload gives it. */
+static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, int budget);
+
+/* (with the split's late weighting the engine sets: kernels/gemv_leech.h) */
 static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budget)
+{
+    const int late = lr_gemv_p14s_late;
+    lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
+    const int rc = plan_leech_engine_at(rows, cols, nparts, xrot, budget);
+    lr_gemv_p14s_late = late;
+    return rc;
+}
+
+static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, int budget)
 {
     const int c3 = lr_leech_dev_default_layout(rows, cols) == LR_LEECH_DEV_P14S3;
     for (int gb = 1; gb <= 2; gb++) {

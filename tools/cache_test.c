@@ -96,7 +96,8 @@ static int output_has(const char *cmd, const char *want)
 /* `cache warm --dry-run` plans the engine's kernels in the layout the
  * engine picks per shape: on the H200's 14B shapes the 3-bit form (its
  * q|k|v with three class tables, its gate|up as the SwiGLU pair, with the
- * geometries lr_leech_dev_upload gives them), none of it for 4B, whose
+ * geometries lr_leech_dev_upload gives them, the split's last 4 CTAs at
+ * the engine's 70 %), none of it for 4B, whose
  * shapes keep Planes14S. Compiles nothing (no NVRTC needed). */
 static int test_dry_run_plans_default_layouts(void)
 {
@@ -111,13 +112,19 @@ static int test_dry_run_plans_default_layouts(void)
     lr_jit_spec s;
     lr_launch_geom g;
     char qkv[512], gu[512], cmd[1200];
+    /* (with the engine's late weighting of the split, as it opens them) */
+    const int late = lr_gemv_p14s_late;
+    lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, lr_gemv_leech_p14s3_default_geom(7168, 5120), 232448));
     T_OK(lr_jit_kernel_name(&s, qkv, sizeof qkv));
     T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120),
                                         232448));
     T_OK(lr_jit_kernel_name(&s, gu, sizeof gu));
+    lr_gemv_p14s_late = late;
     lr_tuning_set_target(NULL, 0);
-    T_ASSERT(strstr(qkv, "c3_1") && strstr(gu, "c3_1") && strstr(gu, "swiglu_1"), "names %s, %s", qkv, gu);
+    T_ASSERT(strstr(qkv, "c3_1") && strstr(gu, "c3_1") && strstr(gu, "swiglu_1") && strstr(qkv, "late_4__latew_70") &&
+                 strstr(gu, "late_4__latew_70"),
+             "names %s, %s", qkv, gu);
     snprintf(cmd, sizeof cmd, "%s warm --models 14B --dry-run", g_bin);
     T_ASSERT(output_has(cmd, qkv), "14B plan lacks %s", qkv);
     T_ASSERT(output_has(cmd, gu), "14B plan lacks %s", gu);
