@@ -1114,6 +1114,29 @@ static int test_late_spec(void)
     return rc;
 }
 
+/* The trigger after the main loop (an experiment, LEECHRT_GEMV_TRIGGER):
+ * the key only with the balanced split and the setting on; its range. */
+static int test_trig_spec(void)
+{
+    lr_jit_spec s;
+    lr_launch_geom g;
+    const int save = lr_gemv_p14s_trig;
+    lr_leech_geom geom = { .threads = 768, .rg = 1, .prefetch = 1, .bal = 2, .ilv = 1 };
+    int rc = T_PASS;
+    lr_gemv_p14s_trig = 0;
+    if (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 0) rc = T_FAIL;
+    lr_gemv_p14s_trig = 1;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 1))
+        rc = T_FAIL;
+    geom = (lr_leech_geom){ .threads = 672, .rg = 1, .prefetch = 1, .groups = 3 };
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 0))
+        rc = T_FAIL;
+    if (!rc && (lr_gemv_p14s_trig_set("t", "2") == LR_OK || lr_gemv_p14s_trig_set("t", "0") != LR_OK || lr_gemv_p14s_trig))
+        rc = T_FAIL;
+    lr_gemv_p14s_trig = save;
+    return rc;
+}
+
 /* The 3-bit GEMV and its SwiGLU gate|up with the late weighting on the
  * split geometries of mode_grid (the 14B down, gate|up, odd shapes), at the
  * rotation's count and at 16 late CTAs at 50 % (equal shares on the shapes
@@ -1132,7 +1155,7 @@ static int test_gpu_late(void)
     return rc;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_late_spec), T_CASE(test_gpu_late), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_late_spec), T_CASE(test_trig_spec), T_CASE(test_gpu_late), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))
