@@ -1071,7 +1071,7 @@ static int test_gpu_loads_prologue(void)
     return T_PASS;
 }
 
-/* The split's late weighting (an experiment, LEECHRT_GEMV_LATE): keys only
+/* The split's late weighting (LEECHRT_GEMV_LATE; the engine sets 70): keys only
  * under bal 2 below 100 %; the late CTAs as many as the rotation of the
  * input width has (4 at 5120, 8 at 17408 under the H200's budget) unless
  * set; every CTA still at least a row group of segments, else equal
