@@ -83,15 +83,19 @@ LR_DEV u32 lr_ld_stream4(const void *p)
 // each CTA notes the global timer at entry, after the PDL wait and at its
 // exit, and appends one record (rt/timeline.h's lr_tl_rec, 32 bytes) to the
 // buffer the host puts in lr_tl. The entry and wait times wait in shared
-// memory, not registers, so the probe costs the kernel's loops nothing; the
-// one atomic is taken at exit. Thread 0's exit stands for the CTA's.
+// memory, not registers, so the main loops compile as without the probe
+// (taking the slot at entry instead kept it in a register: +8 instructions
+// in a GEMV's loop, and the step no faster, 3057 against 3037-3047 us on
+// 14B). Thread 0's exit stands for the CTA's. The probe's step runs ~7%
+// longer than the real one (~0.6 us per launch): read its times as the
+// shape of the chain, not as the real durations.
 #ifdef LR_TIMELINE
 struct lr_tl_cfg {
     u32 *count;   // records appended so far (may pass cap: the rest are dropped)
     u64 *recs;    // 4 u64 per record
     u32 cap, mod; // capacity; this module's id (the host's twin table)
 };
-__device__ lr_tl_cfg lr_tl;
+__constant__ lr_tl_cfg lr_tl; // (constant: cached, no round trip at entry after the first)
 LR_DEV u64 lr_tl_now()
 {
     u64 t;
