@@ -16,7 +16,8 @@ static int g_cache_open;
 static char g_cache_dir[4096];
 static lr_jit_stats g_stats;
 
-typedef struct { lr_key key; CUmodule mod; CUfunction fn; } loaded;
+/* spec: how it was asked for, its strings the entry's own (lr_jit_lookup) */
+typedef struct { lr_key key; CUmodule mod; CUfunction fn; lr_jit_spec spec; } loaded;
 static loaded *g_loaded;
 static int g_nloaded, g_caploaded;
 
@@ -226,7 +227,12 @@ int lr_jit_get(const lr_jit_spec *s, CUfunction *f)
         g_loaded = nl;
         g_caploaded = cap;
     }
-    g_loaded[g_nloaded++] = (loaded){ key, m, fn };
+    loaded *e = &g_loaded[g_nloaded++];
+    *e = (loaded){ key, m, fn, *s };
+    e->spec.tmpl = strdup(s->tmpl), e->spec.kernel = strdup(s->kernel);
+    e->spec.arch = s->arch ? strdup(s->arch) : NULL;
+    e->spec.nopts = 0; /* (the options' strings are the caller's; lr_jit_lookup says so) */
+    if (s->nopts) e->spec.nopts = -1;
     *f = fn;
     pthread_mutex_unlock(&g_lock);
     return LR_OK;
@@ -242,7 +248,26 @@ void lr_jit_stats_get(lr_jit_stats *st)
 void lr_jit_unload_all(void)
 {
     pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < g_nloaded; i++) lr_cu_module_unload(g_loaded[i].mod);
+    for (int i = 0; i < g_nloaded; i++) {
+        lr_cu_module_unload(g_loaded[i].mod);
+        free((char *)g_loaded[i].spec.tmpl), free((char *)g_loaded[i].spec.kernel), free((char *)g_loaded[i].spec.arch);
+    }
     g_nloaded = 0;
     pthread_mutex_unlock(&g_lock);
+}
+
+int lr_jit_lookup(CUfunction f, lr_jit_spec *spec, CUmodule *mod)
+{
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < g_nloaded; i++)
+        if (g_loaded[i].fn == f) {
+            const loaded e = g_loaded[i];
+            pthread_mutex_unlock(&g_lock);
+            if (e.spec.nopts < 0) return LR_FAIL(LR_EUNSUPPORTED, "kernel %s was compiled with NVRTC options", e.spec.kernel);
+            if (spec) *spec = e.spec;
+            if (mod) *mod = e.mod;
+            return LR_OK;
+        }
+    pthread_mutex_unlock(&g_lock);
+    return LR_FAIL(LR_EINVAL, "not a kernel the JIT loaded");
 }

@@ -31,6 +31,11 @@ int lr_jit_cubin(const lr_jit_spec *s, const char *arch, int driver_version, voi
 /* Loaded function on the current device (spec->arch or the device's). */
 int lr_jit_get(const lr_jit_spec *s, CUfunction *f);
 
+/* The spec a loaded function was asked for (its strings live until
+ * lr_jit_unload_all) and its module; an error for a function the JIT did
+ * not load or one compiled with NVRTC options. */
+int lr_jit_lookup(CUfunction f, lr_jit_spec *spec, CUmodule *mod);
+
 void lr_jit_stats_get(lr_jit_stats *st);
 /* Drops every loaded module (tests; before the context goes away). */
 void lr_jit_unload_all(void);

@@ -250,6 +250,12 @@ int lr_cu_module_function(CUfunction *f, CUmodule m, const char *name)
     return rc ? lr_wrap(rc, "kernel %s", name) : rc;
 }
 
+int lr_cu_module_global(CUmodule m, const char *name, CUdeviceptr *p, size_t *size)
+{
+    int rc = LR_CU(LRCU(cuModuleGetGlobal)(p, size, m, name));
+    return rc ? lr_wrap(rc, "module variable %s", name) : rc;
+}
+
 int lr_cu_param_info(CUfunction f, int i, size_t *off, size_t *size)
 {
     if (!LRCU(cuFuncGetParamInfo)) return LR_FAIL(LR_EUNSUPPORTED, "driver lacks cuFuncGetParamInfo");
@@ -329,9 +335,15 @@ CUfunction lr_cu_set_stand_in(CUfunction f)
     return was;
 }
 
+static _Thread_local lr_cu_launch_map g_map;
+static _Thread_local void *g_map_user;
+
+void lr_cu_set_launch_map(lr_cu_launch_map map, void *user) { g_map = map, g_map_user = user; }
+
 int lr_cu_launch_ex(CUfunction f, lr_dim3 g, lr_dim3 b, lr_dim3 cl, unsigned smem, CUstream s, void **args)
 {
     if (g_stand_in) f = g_stand_in, args = NULL; /* (it takes no parameters) */
+    else if (g_map && !(f = g_map(f, g_map_user))) return lr_wrap(LR_EINVAL, "launch map");
     int rc = ensure_smem(f, smem);
     if (rc) return rc;
     if (cl.x == 0 && !g_pdl)

@@ -104,6 +104,16 @@ int lr_cu_launch_ex(CUfunction f, lr_dim3 grid, lr_dim3 block, lr_dim3 cluster, 
  * previous stand-in. */
 CUfunction lr_cu_set_stand_in(CUfunction f);
 
+/* From now on (this thread) every launch runs map(f, user) instead of f, at
+ * the same grid, block, shared memory and parameters (the timeline probe's
+ * twins, rt/timeline.h); map returns NULL, with the message recorded, when
+ * it has none, and the launch fails. NULL ends it. */
+typedef CUfunction (*lr_cu_launch_map)(CUfunction f, void *user);
+void lr_cu_set_launch_map(lr_cu_launch_map map, void *user);
+
+/* A module's __device__ variable: its address and size. */
+int lr_cu_module_global(CUmodule m, const char *name, CUdeviceptr *p, size_t *size);
+
 /* Checks a driver result, recording "cuX failed: NAME (text)" at file:line. */
 int lr_cu_check(CUresult r, const char *call, const char *file, int line);
 #define LR_CU(call) lr_cu_check((call), #call, __FILE__, __LINE__)
@@ -124,7 +134,7 @@ int lr_cu_check(CUresult r, const char *call, const char *file, int line);
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)            \
     X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx)               \
     X(cuFuncGetParamInfo) X(cuMemAllocHost) X(cuMemFreeHost)                  \
-    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)
+    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuModuleGetGlobal)
 
 struct lr_cu_api {
 #define LR_CU_MEMBER(name) __typeof__(&name) p_##name;

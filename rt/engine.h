@@ -91,6 +91,15 @@ int lr_engine_gpu_graph_greedy_us(lr_engine *e, int reps, double *us);
  * step's launch structure costs by itself, in us per step. */
 int lr_engine_gpu_graph_floor_us(lr_engine *e, int reps, double *us);
 int lr_engine_gpu_graph_without_us(lr_engine *e, int phase, int reps, double *us);
+/* The timeline probe (rt/timeline.h): the greedy step's graph captured with
+ * every kernel's timeline twin (jit/timeline.h), replayed once to warm up and
+ * once recorded. *raw (malloc'd, LR_TL_WORDS u64 per CTA) gets that replay's
+ * *n records; *phases (malloc'd) the phase of each kernel launch in the
+ * step's order, *nlaunch of them; *us the twins' graph replayed back to back
+ * reps times (what the probe costs: compare lr_engine_gpu_graph_greedy_us).
+ * The cache stays valid as for graph_us. */
+int lr_engine_gpu_timeline(lr_engine *e, int reps, uint64_t **raw, size_t *n, int **phases, size_t *nlaunch,
+                           double *us);
 
 /* The backends: rt/engine_cpu.c, rt/engine_gpu.c. */
 extern const lr_engine_ops lr_engine_cpu_ops;

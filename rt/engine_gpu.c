@@ -29,6 +29,7 @@
  * long-context attention kernel, taken by the steps from position
  * LEECHRT_ATT_LONG on (default 256; 0 turns it off). */
 #include "jit/jit.h"
+#include "jit/timeline.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
@@ -37,6 +38,7 @@
 #include "loader/arch.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
+#include "rt/timeline.h"
 #include "util/err.h"
 #include "util/half.h"
 #include "util/setting.h"
@@ -834,6 +836,66 @@ int lr_engine_gpu_graph_floor_us(lr_engine *b, int reps, double *us)
     if (!rc) rc = time_graph(e, g, reps, us);
     lr_cu_graph_destroy(g);
     return rc;
+}
+
+/* lr_cu_launch_map for the timeline's capture: the twin, and the phase of
+ * each launch in enqueue order (the step's order). */
+typedef struct { gpu_engine *e; int *ph; size_t n, cap; } tl_capture;
+
+static CUfunction tl_map(CUfunction f, void *user)
+{
+    tl_capture *t = user;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 512;
+        int *p = realloc(t->ph, sizeof *p * cap);
+        if (!p) return LR_FAIL(LR_ENOMEM, "out of memory"), NULL;
+        t->ph = p, t->cap = cap;
+    }
+    t->ph[t->n++] = t->e->phase;
+    return lr_jit_timeline_map(f, NULL);
+}
+
+/* Records the timeline buffer holds (32 B each): a 32B step is ~80k CTAs. */
+#define TL_CAP (1u << 20)
+
+int lr_engine_gpu_timeline(lr_engine *b, int reps, uint64_t **raw, size_t *n, int **phases, size_t *nlaunch, double *us)
+{
+    *raw = NULL, *n = 0, *phases = NULL, *nlaunch = 0;
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "the timeline needs the GPU engine");
+    gpu_engine *e = (gpu_engine *)b;
+    CUdeviceptr cnt = 0, recs = 0;
+    CUgraphExec g = NULL;
+    tl_capture t = { e, NULL, 0, 0 };
+    uint32_t got = 0;
+    int rc = lr_cu_alloc(&cnt, 16);
+    if (!rc) rc = lr_cu_alloc(&recs, (size_t)TL_CAP * LR_TL_WORDS * 8);
+    if (!rc) rc = lr_jit_timeline_buffer(cnt, recs, TL_CAP);
+    if (!rc) {
+        lr_cu_set_launch_map(tl_map, &t);
+        rc = capture(e, 1, att_long_at(e, e->h_io[1]), ~0u, &g, NULL);
+        lr_cu_set_launch_map(NULL, NULL);
+    }
+    if (!rc) rc = lr_cu_graph_launch(g, e->s); /* warm: the twins' first run */
+    if (!rc) rc = lr_cu_stream_sync(e->s);
+    if (!rc) rc = lr_cu_memset8(cnt, 0, 16);
+    if (!rc) rc = lr_cu_graph_launch(g, e->s);
+    if (!rc) rc = lr_cu_stream_sync(e->s);
+    if (!rc) rc = lr_cu_d2h(&got, cnt, 4);
+    if (!rc && got > TL_CAP) rc = LR_FAIL(LR_ERANGE, "timeline: %u CTAs in a step, the buffer holds %u", got, TL_CAP);
+    if (!rc && !(*raw = malloc((size_t)got * LR_TL_WORDS * 8 + 1))) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    if (!rc) rc = lr_cu_d2h(*raw, recs, (size_t)got * LR_TL_WORDS * 8);
+    if (!rc) rc = time_graph(e, g, reps, us);
+    int r2 = lr_jit_timeline_buffer(0, 0, 0); /* the twins stop writing before the buffer goes */
+    if (!rc) rc = r2;
+    lr_cu_graph_destroy(g);
+    lr_cu_free(cnt), lr_cu_free(recs);
+    if (rc) {
+        free(*raw), free(t.ph);
+        *raw = NULL;
+        return rc;
+    }
+    *n = got, *phases = t.ph, *nlaunch = t.n;
+    return LR_OK;
 }
 
 int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us)

@@ -2,15 +2,19 @@
  * models the GPU and CPU reference engines give identical greedy tokens for
  * 64+ steps, and the residual stream agrees layer by layer within a stated
  * tolerance. Also: graph replay equals eager stepping, reset, context limit. */
+#include "jit/timeline.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/rotation.h"
 #include "rt/engine.h"
+#include "rt/timeline.h"
 #include "test/t.h"
 #include "util/err.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define NEED_GPU() T_SKIP_IF(lr_cu_init(0) != LR_OK, lr_errmsg())
@@ -393,6 +397,77 @@ static int test_launch_floor(void)
     return T_PASS;
 }
 
+/* The timeline probe: the greedy step with every kernel's timeline twin
+ * records each CTA once; grouped back by time, the launches come out in the
+ * step's order (each launch's kernel is its phase's: the order the engine
+ * enqueued them), with sane times; and the twins computed the step: the
+ * next real step still gives the CPU engine's token. */
+static int test_timeline(void)
+{
+    NEED_GPU();
+    static const struct { const char *cfg; int layers; } m_[] = { { "tiny", 0 }, { "4B", 2 } };
+    for (int k = 0; k < 2; k++) {
+        char path[256];
+        lr_model *m;
+        if (make_model(m_[k].cfg, m_[k].layers, path, sizeof path, &m) != T_PASS) return T_FAIL;
+        lr_engine_opts o = { .max_context = 16 };
+        lr_engine *g = NULL, *cpu = NULL;
+        T_OK(lr_engine_gpu_ops.open(m, &o, &g));
+        T_OK(lr_engine_cpu_ops.open(m, &o, &cpu));
+        int32_t tg = -1;
+        const float *lc;
+        T_OK(g->ops->step_greedy(g, 1, &tg));
+        T_OK(cpu->ops->step(cpu, 1, &lc));
+        uint64_t *raw;
+        size_t n, nph, nl;
+        int *ph;
+        double us = 0, graph = 0;
+        T_OK(lr_engine_gpu_graph_greedy_us(g, 5, &graph));
+        T_OK(lr_engine_gpu_timeline(g, 5, &raw, &n, &ph, &nph, &us));
+        lr_tl_cta *c = malloc(sizeof *c * n);
+        lr_tl_launch *L;
+        T_ASSERT(c, "out of memory");
+        lr_tl_unpack(raw, n, c);
+        T_OK(lr_tl_launches(c, n, &L, &nl));
+        printf("    %s: %zu launches, %zu CTAs, graph %.1f us, with the probe %.1f\n", m_[k].cfg, nl, n, graph, us);
+        T_ASSERT(nl == nph && nl >= 6, "%zu launches recorded, %zu captured", nl, nph);
+        size_t ctas = 0;
+        double span = 0;
+        for (size_t i = 0; i < nl; i++) {
+            const lr_tl_launch *l = &L[i];
+            const char *pn = lr_engine_gpu_phase_name(ph[i]), *kn = lr_jit_timeline_name(l->mod);
+            T_ASSERT(pn && kn, "launch %zu: phase %d, kernel %u", i, ph[i], l->mod);
+            ctas += l->grid, span += l->exposed;
+            T_ASSERT(l->entry0 >= 0 && l->entry0 <= l->entry1 && l->wait >= l->entry0 && l->wait <= l->exit1 &&
+                         l->exit_med <= l->exit1 && l->exit1 > l->entry0 && l->exposed >= 0,
+                     "launch %zu (%s): entries %.3f %.3f wait %.3f exits %.3f %.3f", i, kn, l->entry0, l->entry1, l->wait,
+                     l->exit_med, l->exit1);
+            /* the launch at position i by time is the i-th the engine enqueued */
+            /* (the head phase starts with the final norm when it is not fused) */
+            const char *want = !strncmp(pn, "gemv", 4) ? "gemv" : !strcmp(pn, "head") ? (strstr(kn, "norm") ? "norm" : "head")
+                             : !strcmp(pn, "rope_attention") ? "rope_attention" : !strcmp(pn, "argmax") ? "argmax"
+                             : !strcmp(pn, "embed") ? "embed" : strstr(pn, "rotation") ? "rotate" : "";
+            T_ASSERT(strstr(kn, want), "launch %zu: phase %s but kernel %s", i, pn, kn);
+        }
+        T_ASSERT(ctas == n, "%zu CTAs in the launches, %zu records", ctas, n);
+        T_ASSERT(!strcmp(lr_engine_gpu_phase_name(ph[0]), "embed") && !strcmp(lr_engine_gpu_phase_name(ph[nl - 1]), "argmax"),
+                 "the step runs %s .. %s", lr_engine_gpu_phase_name(ph[0]), lr_engine_gpu_phase_name(ph[nl - 1]));
+        T_ASSERT(span > 0 && span < 20 * graph + 100, "span %.1f us against the graph's %.1f", span, graph);
+        free(L), free(c), free(raw), free(ph);
+        /* the twins' replay rewrote the cache slot: the next step is still the CPU's */
+        int32_t tg2 = -1;
+        T_OK(g->ops->step_greedy(g, tg, &tg2));
+        T_OK(cpu->ops->step(cpu, tg, &lc));
+        const lr_model_config *mc = lr_model_cfg(m);
+        T_ASSERT(tg2 == argmax(lc, (int)mc->vocab), "after the timeline: token %d, CPU %d", tg2, argmax(lc, (int)mc->vocab));
+        g->ops->close(g);
+        cpu->ops->close(cpu);
+        lr_model_close(m);
+        unlink(path);
+    }
+    return T_PASS;
+}
+
 static int test_context_limit(void)
 {
     NEED_GPU();
@@ -415,4 +490,4 @@ static int test_context_limit(void)
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
-       T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_context_limit))
+       T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

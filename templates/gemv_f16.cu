@@ -22,6 +22,7 @@
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     extern __shared__ float xs_dyn[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int group = warp / LR_KSPLIT, kw = warp % LR_KSPLIT;

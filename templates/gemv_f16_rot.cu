@@ -23,6 +23,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const u16 *__restrict__ W, const float *__restrict__ x, float *__restrict__ y,
           const u32 *__restrict__ dbits, const float *__restrict__ q, int rows_, int cols_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     // Inputs come from the previous kernel; dependents launch when this
     // grid ends (a big grid's waiting dependents would take its SMs).
     lr_pdl_wait();

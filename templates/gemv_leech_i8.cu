@@ -131,6 +131,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
           const float *__restrict__ exc_dw, const float *__restrict__ x, const u8 *__restrict__ xq, float *__restrict__ y,
           int rows_, int cols_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     // Inputs come from the previous kernel; dependents launch when this
     // grid ends (a big grid's waiting dependents would take its SMs).
     lr_pdl_wait();

@@ -11,6 +11,7 @@
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ x, u8 *__restrict__ xq, int cols_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     const int lane = threadIdx.x & 31, sc = blockIdx.x * (LR_THREADS / 32) + (threadIdx.x >> 5);
     if (sc < SC) lr_i8_prep_x(x, xq, (float *)(xq + SC * 512), sc, lane);

@@ -119,6 +119,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     extern __shared__ __align__(16) u8 smem[];
 #if LR_TABG
     const u8 *tab = gtab;

@@ -149,6 +149,7 @@ LR_KERNEL(const u8 *__restrict__ W, const u32 *__restrict__ bases, const u32 *__
           const float *__restrict__ gscale, const float *__restrict__ row_scale, const u16 *__restrict__ tail,
           const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     // Inputs come from the previous kernel; dependents launch when this
     // grid ends (a big grid's waiting dependents would take its SMs).
     lr_pdl_wait();

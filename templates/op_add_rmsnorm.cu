@@ -7,6 +7,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(float *__restrict__ x, const float *__restrict__ y, const float *__restrict__ w, float *__restrict__ out,
           int n, float eps)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ float red[32];
     float ss = 0.f;

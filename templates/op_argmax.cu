@@ -10,6 +10,7 @@
 // of a 152K vocab in one round trip (one CTA looping took 15 us of the 14B
 // step, bench_engine at 8ab327f). logits 16-byte aligned.
 // @spec op_argmax threads=256
+// @spec op_argmax threads=256 timeline=1
 #include "lr_common.cuh"
 
 LR_DEV u64 argmax_key(float x, int i)
@@ -23,6 +24,7 @@ LR_DEV u64 argmax_key(float x, int i)
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ logits, int n, u64 *__restrict__ best)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ u64 red[LR_THREADS / 32];
     const int i4 = blockIdx.x * LR_THREADS + threadIdx.x, i = 4 * i4;

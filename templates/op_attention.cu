@@ -14,6 +14,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ q, const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
           float *__restrict__ out, const int *__restrict__ pos_p, int n_heads, int n_kv, float scale)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     const int h = blockIdx.x, lane = threadIdx.x & 31;
     float qv[EPL];

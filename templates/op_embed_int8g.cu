@@ -2,12 +2,14 @@
 // out[i] = q[tok][i] * s + b, (s, b) = sb[tok][i / group]. The token is read
 // from device memory so a captured step graph replays for every token.
 // @spec op_embed_int8g threads=256
+// @spec op_embed_int8g threads=256 timeline=1
 #include "lr_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const int *__restrict__ tok, float *__restrict__ out,
           int hidden, int group)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     const u64 t = (u64)tok[0];
     const int ng = hidden / group;

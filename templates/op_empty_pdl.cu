@@ -8,4 +8,4 @@
 // @spec op_empty_pdl threads=1024
 #include "lr_common.cuh"
 
-extern "C" __global__ void __launch_bounds__(1024) LR_KERNEL() { lr_pdl_enter(); }
+extern "C" __global__ void __launch_bounds__(1024) LR_KERNEL() { LR_TL_SCOPE(); lr_pdl_enter(); }

@@ -18,6 +18,7 @@
 // bench/results/h200_ncu_head_o.csv).
 // @spec op_head_int8g threads=256 rpw=2 group=64
 // @spec op_head_int8g threads=256 rpw=2 group=64 unroll=4
+// @spec op_head_int8g threads=256 rpw=2 group=64 timeline=1
 #include "lr_common.cuh"
 
 #ifndef LR_UNROLL
@@ -29,6 +30,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
           int vocab, int hidden)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     // Inputs come from the previous kernel; dependents launch when this
     // grid ends (a big grid's waiting dependents would take its SMs).
     lr_pdl_wait();

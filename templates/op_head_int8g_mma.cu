@@ -56,6 +56,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
           int vocab, int hidden_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     __shared__ float part[WARPS][16 * LR_RB];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, qd = lane & 3;
     const int row0 = blockIdx.x * 16 * LR_RB;

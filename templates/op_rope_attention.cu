@@ -24,6 +24,7 @@
 // @spec op_rope_attention threads=512 head_dim=256 splits=16
 // @spec op_rope_attention threads=256 head_dim=96
 // @spec op_rope_attention threads=256 head_dim=96 splits=4
+// @spec op_rope_attention threads=512 head_dim=128 timeline=1
 #include "engine_ops.cuh"
 
 #define HD LR_HEAD_DIM
@@ -51,6 +52,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
           u16 *__restrict__ kcache, u16 *__restrict__ vcache, float *__restrict__ out, const int *__restrict__ pos_p,
           const double *__restrict__ rope, int n_heads, int n_kv, float eps, float theta, float scale)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     static_assert(HD % 32 == 0 && 2 * HD <= LR_THREADS, "threads 0..HD-1 take q, HD..2HD-1 take k");
     __shared__ float red[LR_THREADS / 32], raw[2][HD], qs[HD], ks[HD], vs[HD];
     const int h = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;

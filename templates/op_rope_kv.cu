@@ -12,6 +12,7 @@ LR_KERNEL(float *__restrict__ qkv, const float *__restrict__ qn, const float *__
           u16 *__restrict__ kcache, u16 *__restrict__ vcache, const int *__restrict__ pos_p, int n_heads, int n_kv,
           int head_dim, float eps, float theta)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     lr_pdl_enter(); // inputs come from the previous kernel (lr_common.cuh)
     __shared__ float red[32];
     __shared__ float v_s[LR_THREADS];

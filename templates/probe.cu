@@ -17,6 +17,7 @@
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const uint4 *__restrict__ buf, u64 n16, u32 *__restrict__ out, u32 nblocks_, u32 threads_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
 #if LR_RANGES
     const u64 stride = LR_THREADS, end = (u64)(blockIdx.x + 1) * n16 / gridDim.x;
     u64 i = (u64)blockIdx.x * n16 / gridDim.x + threadIdx.x;

@@ -26,6 +26,8 @@
 // @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1
 // @spec rotate n=2560 s=512 threads=640 unroll=1 xform=1
 // @spec rotate n=12 s=4 threads=32 unroll=1 xform=1
+// @spec rotate n=5120 s=256 threads=320 unroll=4 timeline=1
+// @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1 timeline=1
 #include "rotate_block.cuh"
 
 #define RM (LR_N & -LR_N)
@@ -40,6 +42,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restrict__ dbits,
           const float *__restrict__ q, int n_, int batch_)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     extern __shared__ float4 smem4[];
     float *zs = (float *)smem4, *qs = zs + RK * LR_S;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
@@ -96,6 +99,7 @@ LR_KERNEL(const float *__restrict__ x, const float *__restrict__ add, const floa
           float *__restrict__ xsum, float *__restrict__ y, const u32 *__restrict__ dbits,
           const float *__restrict__ q, int n_, int batch_, float eps)
 {
+    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     extern __shared__ float4 smem4[];
     float *zs = (float *)smem4, *qs = zs + RK * LR_S, *red = qs + RK * RK;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];

@@ -1,12 +1,14 @@
 /* bench_engine: decode tokens/s of the GPU engine on synthetic Qwen3 models
  * (or a given artifact), greedy, batch 1, step graph replayed per token.
  * Writes CSV rows with the common columns plus tok_s. */
+#include "jit/timeline.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/read_bound.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
 #include "rt/sampler.h"
+#include "rt/timeline.h"
 #include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
@@ -35,10 +37,74 @@ static void usage(FILE *f)
                "               Given up to 4 times: every combination (e.g. --env LEECHRT_ATT_THREADS=256,1024\n"
                "               --env LEECHRT_ATT_SPLITS=1,16 runs 4 variants). A value - leaves NAME unset\n"
                "               (its default)\n"
+               "  --timeline FILE  also run the timeline probe (rt/timeline.h): the greedy step's graph with\n"
+               "               every kernel's timeline twin, one replay recorded per CTA; one row per kernel\n"
+               "               launch appended to FILE (when its first CTA entered, when the PDL wait let it\n"
+               "               go, when its last CTA left, how much it moved the step's end)\n"
+               "  --timeline-ctas FILE  with --timeline: one row per CTA appended to FILE\n"
                "  -h, --help\n");
 }
 
 static double g_bound; /* GB/s, measured in this process */
+static lr_csv g_tl, g_tl_ctas; /* --timeline, --timeline-ctas (f NULL: off) */
+
+#define TL_HEADER "date,commit,device,arm,model,variant,seq,phase,kernel,grid,entry0_us,entry1_us,wait_us,exit_med_us,exit1_us,exposed_us,late_ctas"
+#define TL_CTAS_HEADER "date,commit,device,arm,model,variant,seq,block,smid,entry_us,wait_us,exit_us"
+
+/* The timeline probe on e's greedy step (--timeline): rows per launch (and
+ * per CTA), and per phase on stdout: the time it moved the step's end, the
+ * handoff (its first CTA past the wait after the launch before it ended)
+ * and its CTAs that entered after that. vq: the variant, quoted, or "". */
+static int timeline(lr_engine *e, const char *arm, const char *label, const char *vq, double graph_us)
+{
+    uint64_t *raw;
+    size_t n, nph, nl = 0;
+    int *ph;
+    double us = 0;
+    int rc = lr_engine_gpu_timeline(e, 20, &raw, &n, &ph, &nph, &us);
+    if (rc) return rc;
+    lr_tl_cta *c = malloc(sizeof *c * (n + 1));
+    lr_tl_launch *L = NULL;
+    if (!c) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    if (!rc) lr_tl_unpack(raw, n, c), rc = lr_tl_launches(c, n, &L, &nl);
+    if (!rc && nl != nph) rc = LR_FAIL(LR_EINVAL, "timeline: %zu launches recorded, %zu captured", nl, nph);
+    if (!rc) {
+        double exp_ph[32] = { 0 }, hand[32] = { 0 }, span = 0;
+        unsigned cnt[32] = { 0 }, late[32] = { 0 };
+        for (size_t i = 0; i < nl; i++) {
+            const int p = ph[i] >= 0 && ph[i] < 32 ? ph[i] : 31;
+            const char *pn = lr_engine_gpu_phase_name(p);
+            const double hd = i ? L[i].wait - L[i - 1].exit1 : 0;
+            exp_ph[p] += L[i].exposed, hand[p] += hd, cnt[p]++, late[p] += L[i].late, span += L[i].exposed;
+            lr_csv_row(&g_tl, "%s,%s,%s,%zu,%s,%s,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%u", arm, label, vq, i, pn ? pn : "?",
+                       lr_jit_timeline_name(L[i].mod), L[i].grid, L[i].entry0, L[i].entry1, L[i].wait, L[i].exit_med,
+                       L[i].exit1, L[i].exposed, L[i].late);
+        }
+        if (g_tl_ctas.f) {
+            uint64_t t_start = c[0].t0;
+            for (size_t j = 0; j < n; j++) t_start = c[j].t0 < t_start ? c[j].t0 : t_start;
+            for (size_t i = 0; i < nl; i++)
+                for (size_t j = L[i].first; j < L[i].first + L[i].grid; j++) {
+                    const double t = 1e-3 * (double)(c[j].t0 - t_start);
+                    lr_csv_row(&g_tl_ctas, "%s,%s,%s,%zu,%u,%u,%.3f,%.3f,%.3f", arm, label, vq, i, c[j].block, c[j].smid, t,
+                               c[j].dwait == LR_TL_NO_WAIT ? t : t + 1e-3 * c[j].dwait, t + 1e-3 * c[j].dexit);
+                }
+        }
+        printf("  timeline (one greedy step, every kernel's CTAs timed; the probe's graph %.1f us against %.1f): "
+               "%zu launches, %zu CTAs, %.1f us from the first CTA in to the last out\n",
+               us, graph_us, nl, n, span);
+        printf("  per phase: us the step's end moved / us from the launch before ending to the first CTA past "
+               "the wait (sum) / CTAs in after that:\n   ");
+        for (int p = 0; p < 32; p++)
+            if (cnt[p]) {
+                const char *pn = lr_engine_gpu_phase_name(p);
+                printf(" %s %.0f/%.0f/%u", pn ? pn : "?", exp_ph[p], hand[p], late[p]);
+            }
+        printf("\n");
+    }
+    free(L), free(c), free(raw), free(ph);
+    return rc;
+}
 
 
 /* vc: the variant column (",\"NAME=V\"" under --env), or "" */
@@ -89,6 +155,14 @@ static int run(const char *path, const char *label, const char *arm, int layout,
                    "steps add %.1f / %.1f us of host work)\n", gus, gus2, us - gus, us2 - gus2);
             lr_csv_row(csv, "%s,%s,graph,,,,%.1f,,,,%s", arm, label, gus, vc);
             lr_csv_row(csv, "%s,%s,graph_logits,,,,%.1f,,,,%s", arm, label, gus2, vc);
+        }
+        if (!rc && g_tl.f) {
+            char vq[1200] = "";
+            if (vc[0]) snprintf(vq, sizeof vq, "%s", vc + 1); /* (vc: ,"NAME=V") */
+            if ((rc = timeline(e, arm, label, vq, gus))) {
+                printf("  timeline: not measured: %s\n", lr_errmsg());
+                lr_clear_error(), rc = 0;
+            }
         }
         /* the launch floor: the same graph with every kernel an empty one of
            its shape (a failure here is reported, not fatal: it is a control) */
@@ -183,7 +257,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-    const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both", *layouts = "planes14s";
+    const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both", *layouts = "planes14s", *tlp = NULL, *tlcp = NULL;
     int n = 128;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -194,6 +268,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-n")) { if (lr_arg_int("bench_engine", a, v, 1, 1048576, &n)) return 2; }
         else if (!strcmp(a, "--csv")) csvp = v;
+        else if (!strcmp(a, "--timeline")) tlp = v;
+        else if (!strcmp(a, "--timeline-ctas")) tlcp = v;
         else if (!strcmp(a, "--env")) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v || !eq[1] || strlen(v) >= sizeof g_env[0] || (size_t)(eq - v) >= 128) {
@@ -233,6 +309,9 @@ int main(int argc, char **argv)
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
     if (lr_csv_open(&csv, csvp, g_nenv ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    if (tlcp && !tlp) { fprintf(stderr, "bench_engine: --timeline-ctas needs --timeline\n"); return 2; }
+    if (tlp && lr_csv_open(&g_tl, tlp, TL_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    if (tlcp && lr_csv_open(&g_tl_ctas, tlcp, TL_CTAS_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;
     static const struct { const char *name, *arm; int layout; } lays[] = {
         { "planes14s3", "engine_leech_p14s3", LR_LEECH_DEV_P14S3 },
@@ -274,6 +353,8 @@ int main(int argc, char **argv)
         }
     }
     lr_csv_close(&csv);
+    if (tlp) lr_csv_close(&g_tl);
+    if (tlcp) lr_csv_close(&g_tl_ctas);
     if (rc) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     return 0;
 }
