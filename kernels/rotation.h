@@ -119,6 +119,11 @@ const char *lr_rot_mode_name(int mode);
  * through lr_rot_unroll_set (garbage refused, naming what; unset keeps it).
  * Process-wide, read by lr_rot_plan_make. */
 extern int lr_rot_unroll_max;
+/* Experiment (LEECHRT_ROT_TRIG=1, spec trig): the rotation lets the kernel
+ * after it launch once its gather is back instead of at entry. 0 or 1;
+ * garbage refused, NULL or "" leaves it. */
+extern int lr_rot_trig;
+int lr_rot_trig_set(const char *what, const char *s);
 int lr_rot_unroll_set(const char *what, const char *s);
 /* Slab widths per vector width ahead of the default plan, for measuring them
  * inside the engine's step: "WIDTH:SLAB[;WIDTH:SLAB...]" (the engine reads

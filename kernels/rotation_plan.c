@@ -70,6 +70,8 @@ static int default_slab(int m, int k)
 int lr_rot_unroll_max = 16;
 
 int lr_rot_unroll_set(const char *what, const char *s) { return lr_setting_int(what, s, 1, 16, &lr_rot_unroll_max); }
+int lr_rot_trig;
+int lr_rot_trig_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_rot_trig); }
 
 static struct {
     int n, s;
@@ -162,6 +164,7 @@ int lr_rot_plan_spec(const lr_rot_plan *p, lr_jit_spec *s)
     lr_jit_spec_set(s, "s", p->s);
     lr_jit_spec_set(s, "threads", p->threads);
     lr_jit_spec_set(s, "unroll", p->unroll);
+    if (lr_rot_trig) lr_jit_spec_set(s, "trig", 1);
     return LR_OK;
 }
 

@@ -515,17 +515,19 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n;
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n, rot_trig;
     if (!saved) {
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
+        rot_trig = lr_rot_trig;
         saved = 1;
         return;
     }
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
+    lr_rot_trig = rot_trig;
 }
 
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
@@ -581,6 +583,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_gemv_p14s_c3_set("GPU engine: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3"));
     /* the rotations' gather: 16-byte loads in flight per thread (kernels/rotation.h) */
     if (!rc) rc = lr_rot_unroll_set("GPU engine: LEECHRT_ROT_UNROLL", getenv("LEECHRT_ROT_UNROLL"));
+    if (!rc) rc = lr_rot_trig_set("GPU engine: LEECHRT_ROT_TRIG", getenv("LEECHRT_ROT_TRIG"));
     /* the rotations' slab width per vector width (kernels/rotation.h; unset: the default plan) */
     if (!rc) rc = lr_rot_slab_set("GPU engine: LEECHRT_ROT_SLAB", getenv("LEECHRT_ROT_SLAB"));
     /* launch geometries ahead of the tuning table (kernels/tuning.h; unset: none) */

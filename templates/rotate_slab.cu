@@ -28,8 +28,25 @@
 // @spec rotate n=12 s=4 threads=32 unroll=1 xform=1
 // @spec rotate n=5120 s=256 threads=320 unroll=4 timeline=1
 // @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1 timeline=1
+// @spec rotate n=5120 s=256 threads=320 unroll=4 xform=1 trig=1
+// @spec rotate n=17408 s=128 threads=544 unroll=8 trig=1
 #include "rotate_block.cuh"
 
+// LR_TRIG 1 (experiment, LEECHRT_ROT_TRIG): the kernel after this one (a
+// GEMV) may launch only once this CTA's gather is back, not at entry, so its
+// CTAs' pre-wait loads do not compete with the gather (the timeline probe
+// saw the rotations run 2.1-2.6 us past their wait with them, 4.0 when they
+// came in earlier still).
+#ifndef LR_TRIG
+#define LR_TRIG 0
+#endif
+#if LR_TRIG
+#define LR_ROT_ENTER() lr_pdl_wait()
+#define LR_ROT_GATHERED() lr_pdl_launch_dependents()
+#else
+#define LR_ROT_ENTER() lr_pdl_enter()
+#define LR_ROT_GATHERED() ((void)0)
+#endif
 #define RM (LR_N & -LR_N)
 #define RK (LR_N / RM)
 #ifndef LR_XFORM
@@ -46,11 +63,12 @@ LR_KERNEL(const float *__restrict__ x, float *__restrict__ y, const u32 *__restr
     extern __shared__ float4 smem4[];
     float *zs = (float *)smem4, *qs = zs + RK * LR_S;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
-    lr_pdl_enter(); // q is immutable; x comes from the previous kernel
+    LR_ROT_ENTER(); // q is immutable; x comes from the previous kernel
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)
     const int j = blockIdx.x;
     const u64 row = (u64)blockIdx.y * LR_N;
     lr_rot_gather<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, x + row, dbits, j);
+    LR_ROT_GATHERED();
     lr_rot_passes<RK, LR_S, LR_THREADS, 5>(zs);
     __syncthreads();
     lr_rot_mix_out<RK, RM, LR_S, LR_THREADS>(zs, qs, y + row, j);
@@ -103,12 +121,13 @@ LR_KERNEL(const float *__restrict__ x, const float *__restrict__ add, const floa
     extern __shared__ float4 smem4[];
     float *zs = (float *)smem4, *qs = zs + RK * LR_S, *red = qs + RK * RK;
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] = q[i];
-    lr_pdl_enter(); // q, w are immutable; x and add come from earlier kernels
+    LR_ROT_ENTER(); // q, w are immutable; x and add come from earlier kernels
     x = lr_after_wait(x), add = lr_after_wait(add);
     const int j = blockIdx.x;
     const u64 row = (u64)blockIdx.y * LR_N;
     lr_rot_src_norm src{ x + row, add ? add + row : nullptr, w, xsum + row, 0.f };
     lr_rot_gather_src<RK, RM, LR_S, LR_THREADS, LR_UNROLL>(zs, src, dbits, j);
+    LR_ROT_GATHERED();
     const float r = rsqrtf(lr_block_sum(src.ss, red) / LR_N + eps);
     for (int i = threadIdx.x; i < RK * RK; i += LR_THREADS) qs[i] *= r; // the entries this thread loaded
     lr_rot_passes<RK, LR_S, LR_THREADS, 5>(zs);
