@@ -81,17 +81,18 @@ LR_DEV u32 lr_ld_stream4(const void *p)
 // The timeline probe (spec `timeline=1`, rt/timeline.h; never in the
 // kernels the engine runs normally, where LR_TL_SCOPE is empty): thread 0 of
 // each CTA notes the global timer at entry, after the PDL wait and at its
-// exit, and appends one record (rt/timeline.h's lr_tl_rec, 32 bytes) to the
-// buffer the host puts in lr_tl. The entry and wait times wait in shared
-// memory, not registers, so the probe costs the kernel's loops nothing; the
-// one atomic is taken at exit. Thread 0's exit stands for the CTA's.
+// exit, and writes one record (rt/timeline.h's lr_tl_rec, 32 bytes) to the
+// buffer the host puts in lr_tl. The record's slot is taken at entry (the
+// atomic's answer is needed only at exit), so the exit is four stores and
+// no round trip; the entry and wait times wait in shared memory. Thread 0's
+// exit stands for the CTA's.
 #ifdef LR_TIMELINE
 struct lr_tl_cfg {
     u32 *count;   // records appended so far (may pass cap: the rest are dropped)
     u64 *recs;    // 4 u64 per record
     u32 cap, mod; // capacity; this module's id (the host's twin table)
 };
-__device__ lr_tl_cfg lr_tl;
+__constant__ lr_tl_cfg lr_tl; // (constant: cached, no round trip at entry after the first)
 LR_DEV u64 lr_tl_now()
 {
     u64 t;
@@ -105,18 +106,20 @@ LR_DEV u64 *lr_tl_slots()
 }
 LR_DEV bool lr_tl_thread0() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
 struct lr_tl_scope {
-    __device__ lr_tl_scope()
+    u32 i; // the record's slot (thread 0)
+    __device__ lr_tl_scope() : i(0xffffffffu)
     {
-        if (lr_tl_thread0()) lr_tl_slots()[0] = lr_tl_now(), lr_tl_slots()[1] = 0;
+        if (lr_tl_thread0()) {
+            lr_tl_slots()[0] = lr_tl_now(), lr_tl_slots()[1] = 0;
+            if (lr_tl.recs) i = atomicAdd(lr_tl.count, 1u);
+        }
     }
     __device__ ~lr_tl_scope()
     {
-        if (!lr_tl_thread0() || !lr_tl.recs) return;
+        if (!lr_tl_thread0() || i >= lr_tl.cap) return;
         u32 smid;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
         const u64 t2 = lr_tl_now(), t0 = lr_tl_slots()[0], t1 = lr_tl_slots()[1];
-        const u32 i = atomicAdd(lr_tl.count, 1u);
-        if (i >= lr_tl.cap) return;
         u64 *r = lr_tl.recs + 4 * (u64)i;
         r[0] = t0;
         r[1] = (u64)(u32)(t1 ? t1 - t0 : 0xffffffffull) | (u64)(u32)(t2 - t0) << 32;
