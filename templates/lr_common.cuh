@@ -81,11 +81,14 @@ LR_DEV u32 lr_ld_stream4(const void *p)
 // The timeline probe (spec `timeline=1`, rt/timeline.h; never in the
 // kernels the engine runs normally, where LR_TL_SCOPE is empty): thread 0 of
 // each CTA notes the global timer at entry, after the PDL wait and at its
-// exit, and writes one record (rt/timeline.h's lr_tl_rec, 32 bytes) to the
-// buffer the host puts in lr_tl. The record's slot is taken at entry (the
-// atomic's answer is needed only at exit), so the exit is four stores and
-// no round trip; the entry and wait times wait in shared memory. Thread 0's
-// exit stands for the CTA's.
+// exit, and appends one record (rt/timeline.h's lr_tl_rec, 32 bytes) to the
+// buffer the host puts in lr_tl. The entry and wait times wait in shared
+// memory, not registers, so the main loops compile as without the probe
+// (taking the slot at entry instead kept it in a register: +8 instructions
+// in a GEMV's loop, and the step no faster, 3057 against 3037-3047 us on
+// 14B). Thread 0's exit stands for the CTA's. The probe's step runs ~7%
+// longer than the real one (~0.6 us per launch): read its times as the
+// shape of the chain, not as the real durations.
 #ifdef LR_TIMELINE
 struct lr_tl_cfg {
     u32 *count;   // records appended so far (may pass cap: the rest are dropped)
@@ -106,20 +109,18 @@ LR_DEV u64 *lr_tl_slots()
 }
 LR_DEV bool lr_tl_thread0() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
 struct lr_tl_scope {
-    u32 i; // the record's slot (thread 0)
-    __device__ lr_tl_scope() : i(0xffffffffu)
+    __device__ lr_tl_scope()
     {
-        if (lr_tl_thread0()) {
-            lr_tl_slots()[0] = lr_tl_now(), lr_tl_slots()[1] = 0;
-            if (lr_tl.recs) i = atomicAdd(lr_tl.count, 1u);
-        }
+        if (lr_tl_thread0()) lr_tl_slots()[0] = lr_tl_now(), lr_tl_slots()[1] = 0;
     }
     __device__ ~lr_tl_scope()
     {
-        if (!lr_tl_thread0() || i >= lr_tl.cap) return;
+        if (!lr_tl_thread0() || !lr_tl.recs) return;
         u32 smid;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
         const u64 t2 = lr_tl_now(), t0 = lr_tl_slots()[0], t1 = lr_tl_slots()[1];
+        const u32 i = atomicAdd(lr_tl.count, 1u);
+        if (i >= lr_tl.cap) return;
         u64 *r = lr_tl.recs + 4 * (u64)i;
         r[0] = t0;
         r[1] = (u64)(u32)(t1 ? t1 - t0 : 0xffffffffull) | (u64)(u32)(t2 - t0) << 32;
