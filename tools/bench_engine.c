@@ -55,7 +55,8 @@ static lr_csv g_tl, g_tl_ctas; /* --timeline, --timeline-ctas (f NULL: off) */
  * per CTA), and per phase on stdout: the time it moved the step's end, the
  * handoff (its first CTA past the wait after the launch before it ended)
  * and its CTAs that entered after that. vq: the variant, quoted, or "". */
-static int timeline(lr_engine *e, const char *arm, const char *label, const char *vq, double graph_us)
+static int timeline(lr_engine *e, const char *arm, const char *label, const char *vq, double graph_us, lr_csv *csv,
+                    const char *vc)
 {
     uint64_t *raw;
     size_t n, nph, nl = 0;
@@ -90,6 +91,8 @@ static int timeline(lr_engine *e, const char *arm, const char *label, const char
                                c[j].dwait == LR_TL_NO_WAIT ? t : t + 1e-3 * c[j].dwait, t + 1e-3 * c[j].dexit);
                 }
         }
+        /* the probe's own graph, replayed like the real one: what it costs */
+        lr_csv_row(csv, "%s,%s,graph_timeline,,,,%.1f,,,,%s", arm, label, us, vc);
         printf("  timeline (one greedy step, every kernel's CTAs timed; the probe's graph %.1f us against %.1f): "
                "%zu launches, %zu CTAs, %.1f us from the first CTA in to the last out\n",
                us, graph_us, nl, n, span);
@@ -159,7 +162,7 @@ static int run(const char *path, const char *label, const char *arm, int layout,
         if (!rc && g_tl.f) {
             char vq[1200] = "";
             if (vc[0]) snprintf(vq, sizeof vq, "%s", vc + 1); /* (vc: ,"NAME=V") */
-            if ((rc = timeline(e, arm, label, vq, gus))) {
+            if ((rc = timeline(e, arm, label, vq, gus, csv, vc))) {
                 printf("  timeline: not measured: %s\n", lr_errmsg());
                 lr_clear_error(), rc = 0;
             }

@@ -173,6 +173,9 @@ static int test_h200_tune_engine_form(void)
     /* and controls its model */
     rc = run_h200("controls 7B", err, sizeof err);
     T_ASSERT(rc == 2 && strstr(err, "not 7B"), "controls 7B: exit %d, %s", rc, err);
+    /* and timeline its model */
+    rc = run_h200("timeline 7B", err, sizeof err);
+    T_ASSERT(rc == 2 && strstr(err, "not 7B"), "timeline 7B: exit %d, %s", rc, err);
     return T_PASS;
 }
 

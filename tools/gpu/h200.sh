@@ -10,6 +10,10 @@
 #   tools/gpu/h200.sh engine [MODELS] [LAYOUTS]
 #                                           the decode benchmark (default 4B,8B,14B,32B at
 #                                           default,planes14s) into $OUT/h200_engine.csv
+#   tools/gpu/h200.sh timeline [MODEL]     the timeline probe on the model's synthetic step (default
+#                                           14B; docs/engine.md, "The timeline probe"): a row per
+#                                           launch into $OUT/h200_timeline.csv, the engine's rows
+#                                           (graph_timeline too) into $OUT/timeline_engine.csv
 #   tools/gpu/h200.sh tune-engine MODEL [p14s|p14s3]
 #                                           the tuning table's geometry of each fused shape with 0-4
 #                                           side warps, on the model's synthetic weights as a PDL
@@ -103,6 +107,13 @@ case $cmd in
       "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
         tee -a "$OUT/engine_$m.log" | grep -E 'tok/s'
     done ;;
+  timeline)
+    m=${1:-14B}
+    known_model timeline "$m"
+    M=/tmp/engine_$m.lrt
+    [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
+    "$B/bin/bench_engine" -m "$M" -n 32 --layout default --timeline "$OUT/h200_timeline.csv" \
+      --csv "$OUT/timeline_engine.csv" 2>&1 | tee -a "$OUT/timeline_$m.log" | grep -E 'tok/s|timeline|per phase|^    ' ;;
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
