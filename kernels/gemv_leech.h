@@ -224,6 +224,13 @@ extern int lr_gemv_p14s_late, lr_gemv_p14s_late_n;
 #define LR_ENGINE_GEMV_LATE 70
 int lr_gemv_p14s_late_set(const char *what, const char *s);
 int lr_gemv_p14s_late_n_set(const char *what, const char *s);
+/* Experiment (LEECHRT_GEMV_TRIGE=1, spec trige): a Planes14S GEMV whose grid
+ * is smaller than the SM count lets the kernel after it launch at its entry,
+ * so that kernel's CTAs wait on the free SMs instead of launching when the
+ * GEMV exits (the timeline probe: ~1.4 us from the 14B o GEMV's exit to the
+ * norm + rotation's first CTA past its wait). 0 or 1. */
+extern int lr_gemv_p14s_trige;
+int lr_gemv_p14s_trige_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

@@ -250,6 +250,8 @@ int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_i
 int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0;
 
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
+int lr_gemv_p14s_trige;
+int lr_gemv_p14s_trige_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_trige); }
 
 int lr_gemv_p14s_late_n_set(const char *what, const char *s)
 {
@@ -453,6 +455,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
+    if (lr_gemv_p14s_trige) { /* (a grid of one CTA per SM at most, leaving some free) */
+        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
+        const unsigned sms = d && d->sm_count > 0 ? (unsigned)d->sm_count : 132;
+        if (g->grid.x < sms) lr_jit_spec_set(s, "trige", 1);
+    }
     g->cluster = (lr_dim3){ 0, 0, 0 };
     g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side), 1, 1 };
     g->smem = (unsigned)smem;

@@ -515,17 +515,19 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n;
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n, trige;
     if (!saved) {
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
+        trige = lr_gemv_p14s_trige;
         saved = 1;
         return;
     }
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
+    lr_gemv_p14s_trige = trige;
 }
 
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
@@ -572,6 +574,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
+    if (!rc) rc = lr_gemv_p14s_trige_set("GPU engine: LEECHRT_GEMV_TRIGE", getenv("LEECHRT_GEMV_TRIGE"));
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
      * table does not say (LEECHRT_GEMV_I8=1; 0 the default) */
     if (!rc) rc = lr_gemv_p14s_i8_set("GPU engine: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8"));

@@ -241,6 +241,7 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 groups=3 pro=1 early=1 xrot=47728
 // @spec gemv_leech_p14s rows=77 cols=320 threads=128 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xrot=12992
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 i8=1 timeline=1
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1 trige=1
 #include "gemv_leech.cuh"
 #include "gemv_rows_epilogue.cuh"
 #include "gemv_leech_i8.cuh" // x's power-of-two scale per super-chunk (LR_I8)
@@ -829,6 +830,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
           LR_XROT_PARAMS)
 {
     LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
+#ifdef LR_TRIGE
+    // (experiment) the grid leaves SMs free: the next kernel's CTAs wait
+    // there from the start (they pass their own wait only once this grid is
+    // done)
+    lr_pdl_launch_dependents();
+#endif
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
     u32 *xs = (u32 *)(smem + TAB_BYTES);
