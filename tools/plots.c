@@ -240,10 +240,83 @@ static int plot_side(lr_canvas *c)
     return rc;
 }
 
+/* One 14B layer of the engine's greedy step as the timeline probe saw it
+ * (h200_timeline.csv, the newest run without a variant): a row per launch,
+ * from its first CTA in to the first past the PDL wait (resident, waiting),
+ * to the median CTA out, to the last out. Layer 20 (of 40), from its first
+ * norm + rotation to the next layer's. */
+static int plot_timeline(lr_canvas *c)
+{
+    lr_rcsv f;
+    int rc = load("h200_timeline.csv", &f);
+    if (rc) return rc;
+    const char *commit = NULL;
+    for (int r = 0; r < f.n; r++)
+        if (!strcmp(lr_rcsv_get(&f, r, "model"), "qwen3-14B-synthetic") && !*lr_rcsv_get(&f, r, "variant"))
+            commit = lr_rcsv_get(&f, r, "commit");
+    int first = -1, last = -1, k = 0;
+    for (int r = 0; commit && r < f.n; r++) {
+        if (strcmp(lr_rcsv_get(&f, r, "model"), "qwen3-14B-synthetic") || *lr_rcsv_get(&f, r, "variant") ||
+            strcmp(lr_rcsv_get(&f, r, "commit"), commit) || strcmp(lr_rcsv_get(&f, r, "phase"), "norm_rotation"))
+            continue;
+        if (k == 40) first = r;
+        if (k++ == 42) { last = r; break; }
+    }
+    if (first < 0 || last < 0) {
+        lr_rcsv_free(&f);
+        return LR_FAIL(LR_EINVAL, "h200_timeline.csv: no 14B step without a variant, 21 layers long");
+    }
+    static const struct { const char *phase, *label; } names[] = {
+        { "norm_rotation", "norm + rotation" }, { "gemv_qkv", "q|k|v GEMV" }, { "rope_attention", "RoPE + attention" },
+        { "rotation", "rotation" }, { "gemv_o", "o GEMV" }, { "gemv_gateup", "gate|up GEMV" }, { "gemv_down", "down GEMV" } };
+    const int n = last - first + 1, row = 26, top = 84, lw0 = 12, lw = 250, x0 = lw0 + lw, x1 = W - 40;
+    const double t0 = atof(lr_rcsv_get(&f, first, "entry0_us"));
+    const double span = atof(lr_rcsv_get(&f, last, "exit1_us")) - t0, vmax = ceil(span / 10) * 10, sx = (x1 - x0) / vmax;
+    if ((rc = lr_canvas_init(c, W, top + n * row + 44, 0xffffffu))) { lr_rcsv_free(&f); return rc; }
+    char src[400];
+    source_line(src, sizeof src, "bench/results/h200_timeline.csv", &f, 1);
+    char title[160];
+    snprintf(title, sizeof title, "One 14B layer inside the greedy step (H200, timeline probe @%s, us)", commit);
+    lr_canvas_text(c, 12, 10, 2, INK, title);
+    lr_canvas_text(c, 12, 36, 1, 0x606060u, src);
+    lr_canvas_rect(c, 12, 56, 14, 10, 0xb8cde3u);
+    lr_canvas_text(c, 30, 56, 1, INK, "in, waiting for the kernel before");
+    lr_canvas_rect(c, 300, 56, 14, 10, BEST);
+    lr_canvas_text(c, 318, 56, 1, INK, "past the wait, to the median CTA out");
+    lr_canvas_rect(c, 600, 56, 14, 10, TARGET);
+    lr_canvas_text(c, 618, 56, 1, INK, "to the last CTA out");
+    for (double t = 0; t <= vmax + 1e-9; t += 10) {
+        int x = x0 + (int)lround(t * sx);
+        lr_canvas_rect(c, x, top - 4, 1, n * row + 4, GRID);
+        char s[32];
+        snprintf(s, sizeof s, "%g", t);
+        lr_canvas_text(c, x - lr_canvas_text_width(1, s) / 2, top + n * row + 6, 1, 0x606060u, s);
+    }
+    for (int i = 0; i < n; i++) {
+        const int r = first + i, y = top + i * row;
+        const char *ph = lr_rcsv_get(&f, r, "phase"), *lab = ph;
+        for (size_t j = 0; j < sizeof names / sizeof names[0]; j++)
+            if (!strcmp(ph, names[j].phase)) lab = names[j].label;
+        char l[96];
+        snprintf(l, sizeof l, "%s (%s)", lab, lr_rcsv_get(&f, r, "grid"));
+        lr_canvas_text(c, lw0, y + 4, 2, INK, l);
+        const double e = atof(lr_rcsv_get(&f, r, "entry0_us")) - t0, w = atof(lr_rcsv_get(&f, r, "wait_us")) - t0,
+                     m = atof(lr_rcsv_get(&f, r, "exit_med_us")) - t0, x = atof(lr_rcsv_get(&f, r, "exit1_us")) - t0;
+        const int pe = x0 + (int)lround(e * sx), pw = x0 + (int)lround(w * sx), pm = x0 + (int)lround(m * sx),
+                  px = x0 + (int)lround(x * sx);
+        lr_canvas_rect(c, pe, y + 2, pw - pe > 0 ? pw - pe : 1, row - 6, 0xb8cde3u);
+        lr_canvas_rect(c, pw, y + 2, pm - pw > 0 ? pm - pw : 1, row - 6, BEST);
+        if (px > pm) lr_canvas_rect(c, pm, y + 2, px - pm, row - 6, TARGET);
+    }
+    lr_rcsv_free(&f);
+    return LR_OK;
+}
+
 static const struct { const char *file; int (*draw)(lr_canvas *); } g_plots[] = {
     { "gemv_14b.png", plot_gemv },
     { "engine_tok_s.png", plot_engine },
     { "p14s_side.png", plot_side },
+    { "timeline_14b_layer.png", plot_timeline },
 };
 
 int main(int argc, char **argv)
