@@ -358,6 +358,46 @@ static int test_settings_reset(void)
     return T_PASS;
 }
 
+/* A GPU and a CPU engine over one synthetic model, one greedy step taken
+ * (token 1): for the tests that replay the step's graph in another form
+ * (empty kernels, timeline twins) and then check that the next real step is
+ * still the CPU engine's. */
+typedef struct {
+    char path[256];
+    lr_model *m;
+    lr_engine *g, *cpu;
+    int32_t tok;
+} engine_pair;
+
+static int pair_open(engine_pair *p, const char *cfg, int layers, int layout)
+{
+    memset(p, 0, sizeof *p);
+    if (make_model(cfg, layers, p->path, sizeof p->path, &p->m) != T_PASS) return T_FAIL;
+    lr_engine_opts o = { .max_context = 16, .leech_layout = layout };
+    const float *lc;
+    T_OK(lr_engine_gpu_ops.open(p->m, &o, &p->g));
+    T_OK(lr_engine_cpu_ops.open(p->m, &o, &p->cpu));
+    T_OK(p->g->ops->step_greedy(p->g, 1, &p->tok));
+    T_OK(p->cpu->ops->step(p->cpu, 1, &lc));
+    return T_PASS;
+}
+
+/* The next real greedy step gives the CPU engine's token; then closes. */
+static int pair_next_and_close(engine_pair *p, const char *after)
+{
+    int32_t t = -1;
+    const float *lc;
+    T_OK(p->g->ops->step_greedy(p->g, p->tok, &t));
+    T_OK(p->cpu->ops->step(p->cpu, p->tok, &lc));
+    const int want = argmax(lc, (int)lr_model_cfg(p->m)->vocab);
+    T_ASSERT(t == want, "after %s: token %d, CPU %d", after, t, want);
+    p->g->ops->close(p->g);
+    p->cpu->ops->close(p->cpu);
+    lr_model_close(p->m);
+    unlink(p->path);
+    return T_PASS;
+}
+
 /* The launch floor (the greedy graph with every kernel an empty one of its
  * shape) is a positive time below the real graph's, on the tiny model and
  * on two 4B layers, and the stand-in is off again afterwards: the next
@@ -367,32 +407,15 @@ static int test_launch_floor(void)
     NEED_GPU();
     static const struct { const char *cfg; int layers; } m_[] = { { "tiny", 0 }, { "4B", 2 } };
     for (int k = 0; k < 2; k++) {
-        char path[256];
-        lr_model *m;
-        if (make_model(m_[k].cfg, m_[k].layers, path, sizeof path, &m) != T_PASS) return T_FAIL;
-        lr_engine_opts o = { .max_context = 16, .leech_layout = LR_LEECH_DEV_P14S };
-        lr_engine *g = NULL, *cpu = NULL;
-        T_OK(lr_engine_gpu_ops.open(m, &o, &g));
-        T_OK(lr_engine_cpu_ops.open(m, &o, &cpu));
-        int32_t tg = -1;
-        const float *lc;
-        T_OK(g->ops->step_greedy(g, 1, &tg));
-        T_OK(cpu->ops->step(cpu, 1, &lc));
+        engine_pair p;
+        if (pair_open(&p, m_[k].cfg, m_[k].layers, LR_LEECH_DEV_P14S) != T_PASS) return T_FAIL;
         double graph = 0, floor_us = 0;
-        T_OK(lr_engine_gpu_graph_greedy_us(g, 5, &graph));
-        T_OK(lr_engine_gpu_graph_floor_us(g, 5, &floor_us));
+        T_OK(lr_engine_gpu_graph_greedy_us(p.g, 5, &graph));
+        T_OK(lr_engine_gpu_graph_floor_us(p.g, 5, &floor_us));
         printf("    %s: graph %.1f us, launch floor %.1f us\n", m_[k].cfg, graph, floor_us);
         T_ASSERT(floor_us > 0 && floor_us < graph, "floor %.1f us against the graph's %.1f", floor_us, graph);
         /* the stand-in is gone: the next step is real */
-        int32_t tg2 = -1;
-        T_OK(g->ops->step_greedy(g, tg, &tg2));
-        T_OK(cpu->ops->step(cpu, tg, &lc));
-        const lr_model_config *c = lr_model_cfg(m);
-        T_ASSERT(tg2 == argmax(lc, (int)c->vocab), "after the floor: token %d, CPU %d", tg2, argmax(lc, (int)c->vocab));
-        g->ops->close(g);
-        cpu->ops->close(cpu);
-        lr_model_close(m);
-        unlink(path);
+        if (pair_next_and_close(&p, "the floor") != T_PASS) return T_FAIL;
     }
     return T_PASS;
 }
@@ -407,17 +430,9 @@ static int test_timeline(void)
     NEED_GPU();
     static const struct { const char *cfg; int layers; } m_[] = { { "tiny", 0 }, { "4B", 2 } };
     for (int k = 0; k < 2; k++) {
-        char path[256];
-        lr_model *m;
-        if (make_model(m_[k].cfg, m_[k].layers, path, sizeof path, &m) != T_PASS) return T_FAIL;
-        lr_engine_opts o = { .max_context = 16 };
-        lr_engine *g = NULL, *cpu = NULL;
-        T_OK(lr_engine_gpu_ops.open(m, &o, &g));
-        T_OK(lr_engine_cpu_ops.open(m, &o, &cpu));
-        int32_t tg = -1;
-        const float *lc;
-        T_OK(g->ops->step_greedy(g, 1, &tg));
-        T_OK(cpu->ops->step(cpu, 1, &lc));
+        engine_pair p;
+        if (pair_open(&p, m_[k].cfg, m_[k].layers, LR_LEECH_DEV_DEFAULT) != T_PASS) return T_FAIL;
+        lr_engine *g = p.g;
         uint64_t *raw;
         size_t n, nph, nl;
         int *ph;
@@ -455,15 +470,7 @@ static int test_timeline(void)
         T_ASSERT(span > 0 && span < 20 * graph + 100, "span %.1f us against the graph's %.1f", span, graph);
         free(L), free(c), free(raw), free(ph);
         /* the twins' replay rewrote the cache slot: the next step is still the CPU's */
-        int32_t tg2 = -1;
-        T_OK(g->ops->step_greedy(g, tg, &tg2));
-        T_OK(cpu->ops->step(cpu, tg, &lc));
-        const lr_model_config *mc = lr_model_cfg(m);
-        T_ASSERT(tg2 == argmax(lc, (int)mc->vocab), "after the timeline: token %d, CPU %d", tg2, argmax(lc, (int)mc->vocab));
-        g->ops->close(g);
-        cpu->ops->close(cpu);
-        lr_model_close(m);
-        unlink(path);
+        if (pair_next_and_close(&p, "the timeline") != T_PASS) return T_FAIL;
     }
     return T_PASS;
 }
