@@ -1,6 +1,7 @@
 #include "jit/jit.h"
 #include "jit/embedded.h"
 #include "jit/nvrtc.h"
+#include "jit/timeline.h"
 #include "util/err.h"
 #include "util/progress.h"
 
@@ -254,6 +255,7 @@ void lr_jit_unload_all(void)
     }
     g_nloaded = 0;
     pthread_mutex_unlock(&g_lock);
+    lr_jit_timeline_reset(); /* its twins were among them, and their originals */
 }
 
 int lr_jit_lookup(CUfunction f, lr_jit_spec *spec, CUmodule *mod)

@@ -21,7 +21,8 @@ int lr_jit_timeline_count(void);
 /* lr_cu_launch_map for lr_cu_set_launch_map: the twin, NULL (message
  * recorded) when it cannot be had. user is unused. */
 CUfunction lr_jit_timeline_map(CUfunction f, void *user);
-/* Forgets the twins (their modules stay with the JIT's, lr_jit_unload_all). */
+/* Forgets the twins (their modules are the JIT's: lr_jit_unload_all drops
+ * them and calls this). Not thread-safe, like the probe's one capture. */
 void lr_jit_timeline_reset(void);
 
 #endif

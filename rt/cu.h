@@ -111,7 +111,7 @@ CUfunction lr_cu_set_stand_in(CUfunction f);
 typedef CUfunction (*lr_cu_launch_map)(CUfunction f, void *user);
 void lr_cu_set_launch_map(lr_cu_launch_map map, void *user);
 
-/* A module's __device__ variable: its address and size. */
+/* A module's __device__ or __constant__ variable: its address and size. */
 int lr_cu_module_global(CUmodule m, const char *name, CUdeviceptr *p, size_t *size);
 
 /* Checks a driver result, recording "cuX failed: NAME (text)" at file:line. */
