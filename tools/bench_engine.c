@@ -302,6 +302,7 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "bench_engine: unknown option %s\n", a); usage(stderr); return 2; }
     }
     if (n < 1) n = 1;
+    if (tlcp && !tlp) { fprintf(stderr, "bench_engine: --timeline-ctas needs --timeline\n"); return 2; }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     if (lr_cu_init(0)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
@@ -312,7 +313,6 @@ int main(int argc, char **argv)
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
     if (lr_csv_open(&csv, csvp, g_nenv ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
-    if (tlcp && !tlp) { fprintf(stderr, "bench_engine: --timeline-ctas needs --timeline\n"); return 2; }
     if (tlp && lr_csv_open(&g_tl, tlp, TL_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     if (tlcp && lr_csv_open(&g_tl_ctas, tlcp, TL_CTAS_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;

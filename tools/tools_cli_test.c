@@ -94,6 +94,7 @@ static int test_bad_numbers_refused(void)
         { "bench_engine", "--env =4", "--env" },
         { "bench_engine", "--env LEECHRT_FUSE=", "--env" },
         { "bench_engine", "--env A=1 --env B=1 --env C=1 --env D=1 --env E=1", "--env" }, /* at most 4 */
+        { "bench_engine", "--timeline-ctas c.csv", "--timeline" }, /* the per-CTA rows need the per-launch ones */
     };
     int tested = 0;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
