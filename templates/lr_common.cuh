@@ -81,8 +81,8 @@ LR_DEV u32 lr_ld_stream4(const void *p)
 // The timeline probe (spec `timeline=1`, rt/timeline.h; never in the
 // kernels the engine runs normally, where LR_TL_SCOPE is empty): thread 0 of
 // each CTA notes the global timer at entry, after the PDL wait and at its
-// exit, and appends one record (rt/timeline.h's lr_tl_rec, 32 bytes) to the
-// buffer the host puts in lr_tl. The entry and wait times wait in shared
+// exit, and appends one record (4 u64; rt/timeline.h's lr_tl_unpack reads
+// it) to the buffer the host puts in lr_tl. The entry and wait times wait in shared
 // memory, not registers, so the main loops compile as without the probe
 // (taking the slot at entry instead kept it in a register: +8 instructions
 // in a GEMV's loop, and the step no faster, 3057 against 3037-3047 us on
