@@ -74,8 +74,6 @@ int lr_jit_timeline_twin(CUfunction f, CUfunction *out)
 
 const char *lr_jit_timeline_name(unsigned id) { return id >= 1 && (int)id <= g_ntw ? g_tw[id - 1].name : NULL; }
 
-int lr_jit_timeline_count(void) { return g_ntw; }
-
 CUfunction lr_jit_timeline_map(CUfunction f, void *user)
 {
     (void)user;

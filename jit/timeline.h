@@ -12,12 +12,11 @@
  * stops them recording. */
 int lr_jit_timeline_buffer(CUdeviceptr count, CUdeviceptr recs, unsigned cap);
 /* f's twin (compiled or loaded on first use); f must be a kernel the JIT
- * loaded. Its records carry the twin's id, 1..lr_jit_timeline_count(). */
+ * loaded. Its records carry the twin's id (1, 2, ... in the order twins were made). */
 int lr_jit_timeline_twin(CUfunction f, CUfunction *twin);
 /* The kernel name behind twin id (the original's, without timeline), or
  * NULL for an id no twin has. */
 const char *lr_jit_timeline_name(unsigned id);
-int lr_jit_timeline_count(void);
 /* lr_cu_launch_map for lr_cu_set_launch_map: the twin, NULL (message
  * recorded) when it cannot be had. user is unused. */
 CUfunction lr_jit_timeline_map(CUfunction f, void *user);

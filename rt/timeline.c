@@ -13,6 +13,14 @@ void lr_tl_unpack(const uint64_t *raw, size_t n, lr_tl_cta *out)
     }
 }
 
+uint64_t lr_tl_start(const lr_tl_cta *c, size_t n)
+{
+    uint64_t t = c[0].t0;
+    for (size_t i = 1; i < n; i++)
+        if (c[i].t0 < t) t = c[i].t0;
+    return t;
+}
+
 static int by_mod_entry(const void *a, const void *b)
 {
     const lr_tl_cta *x = a, *y = b;
@@ -39,9 +47,7 @@ int lr_tl_launches(lr_tl_cta *c, size_t n, lr_tl_launch **out, size_t *nl)
     *out = NULL, *nl = 0;
     if (!n) return LR_OK;
     qsort(c, n, sizeof *c, by_mod_entry);
-    uint64_t t_start = c[0].t0;
-    for (size_t i = 0; i < n; i++)
-        if (c[i].t0 < t_start) t_start = c[i].t0;
+    const uint64_t t_start = lr_tl_start(c, n);
     lr_tl_launch *L = malloc(sizeof *L * n); /* at most one per record */
     double *ex = malloc(sizeof *ex * n);
     unsigned char *seen = NULL;

@@ -23,6 +23,9 @@ typedef struct lr_tl_cta {
 } lr_tl_cta;
 
 void lr_tl_unpack(const uint64_t *raw, size_t n, lr_tl_cta *out);
+/* The step's start: the earliest entry of n > 0 records (the zero of every
+ * time lr_tl_launches reports). */
+uint64_t lr_tl_start(const lr_tl_cta *c, size_t n);
 
 typedef struct lr_tl_launch {
     uint32_t mod, grid;

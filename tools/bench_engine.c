@@ -82,8 +82,7 @@ static int timeline(lr_engine *e, const char *arm, const char *label, const char
                        L[i].exit1, L[i].exposed, L[i].late);
         }
         if (g_tl_ctas.f) {
-            uint64_t t_start = c[0].t0;
-            for (size_t j = 0; j < n; j++) t_start = c[j].t0 < t_start ? c[j].t0 : t_start;
+            const uint64_t t_start = lr_tl_start(c, n);
             for (size_t i = 0; i < nl; i++)
                 for (size_t j = L[i].first; j < L[i].first + L[i].grid; j++) {
                     const double t = 1e-3 * (double)(c[j].t0 - t_start);
