@@ -1,4 +1,5 @@
 #include "kernels/ops.h"
+#include "kernels/rotation.h"
 #include "util/args.h"
 #include "util/err.h"
 #include "util/half.h"
@@ -23,7 +24,7 @@ static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc
 static void silu_mag(const float *gu, float *h, int32_t n);
 static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
                                float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
-                               float eps, float theta, float scale);
+                               float eps, float theta, float scale, const uint32_t *odbits, const float *oq);
 static void head_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab, int32_t hidden);
 static void head_mma_mag(const int8_t *q, const uint16_t *sb, const float *x, float *logits, int32_t vocab,
                          int32_t hidden);
@@ -54,11 +55,12 @@ const lr_kernel_desc lr_op_attention_desc = {
     (lr_host_fn)lr_op_attention_host, (lr_host_fn)attention_mag,
 };
 const lr_kernel_desc lr_op_rope_attention_desc = {
-    "op_rope_attention", 13,
+    "op_rope_attention", 15,
     { B("qkv", LR_E_F32, LR_IN), B("qn", LR_E_F32, LR_IN), B("kn", LR_E_F32, LR_IN), B("kcache", LR_E_F16, LR_INOUT),
       B("vcache", LR_E_F16, LR_INOUT), B("out", LR_E_F32, LR_OUT), B("pos", LR_E_I32, LR_IN),
       B("rope", LR_E_F64, LR_IN), P("n_heads", LR_T_I32),
-      P("n_kv", LR_T_I32), P("eps", LR_T_F32), P("theta", LR_T_F32), P("scale", LR_T_F32) },
+      P("n_kv", LR_T_I32), P("eps", LR_T_F32), P("theta", LR_T_F32), P("scale", LR_T_F32),
+      B("odbits", LR_E_U32, LR_IN), B("oq", LR_E_F32, LR_IN) },
     (lr_host_fn)lr_op_rope_attention_host, (lr_host_fn)rope_attention_mag,
 };
 const lr_kernel_desc lr_op_silu_mul_desc = {
@@ -326,20 +328,34 @@ static void rope_attention(const float *qkv, const float *qn, const float *kn, u
     attention(q, kc, vc, out, pos, n_heads, n_kv, scale, mag);
     free(q);
 }
+/* Each head's row of out through the per-head rotation (value or, with mag,
+ * the l2 size of its terms: lr_rotate_row_f64). */
+static void rotate_heads(float *out, int32_t n_heads, const uint32_t *odbits, const float *oq, int mag)
+{
+    const int hd = lr_op_attention_head_dim;
+    double x[1024], y[1024];
+    for (int h = 0; h < n_heads; h++) {
+        for (int i = 0; i < hd; i++) x[i] = out[(size_t)h * hd + i];
+        lr_rotate_row_f64(x, y, odbits + (size_t)h * hd / 32, oq, hd, mag);
+        for (int i = 0; i < hd; i++) out[(size_t)h * hd + i] = (float)y[i];
+    }
+}
 void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
                                float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
-                               float eps, float theta, float scale)
+                               float eps, float theta, float scale, const uint32_t *odbits, const float *oq)
 {
     (void)rope; /* the reference takes its own angles (head_norm_rope) */
     rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 0);
+    if (odbits) rotate_heads(out, n_heads, odbits, oq, 0);
 }
 /* Scales: attention's for out; rope's for the cache (the row written). */
 static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
                                float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
-                               float eps, float theta, float scale)
+                               float eps, float theta, float scale, const uint32_t *odbits, const float *oq)
 {
     (void)rope;
     rope_attention(qkv, qn, kn, kc, vc, out, pos, n_heads, n_kv, eps, theta, scale, 1);
+    if (odbits) rotate_heads(out, n_heads, odbits, oq, 1);
     cache_mag(kc, vc, (size_t)(pos[0] + 1) * n_kv * lr_op_attention_head_dim);
 }
 

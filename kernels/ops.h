@@ -18,10 +18,13 @@ void lr_op_rope_kv_host(float *qkv, const float *qn, const float *kn, uint16_t *
                         int32_t n_heads, int32_t n_kv, int32_t head_dim, float eps, float theta);
 void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
                           int32_t n_heads, int32_t n_kv, float scale);
-/* op_rope_kv then op_attention in one (the engine's): qkv is read only. */
+/* op_rope_kv then op_attention in one (the engine's): qkv is read only.
+ * odbits / oq non-null: each head's output then rotated per head (rotation
+ * kind 2, kernels/rotation.h: the head's signs from bit h * head_dim of
+ * odbits, oq its lr_rot_qtable). */
 void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
                                float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
-                               float eps, float theta, float scale);
+                               float eps, float theta, float scale, const uint32_t *odbits, const float *oq);
 /* RoPE's angles at pos as op_rope_attention's `rope` table: head_dim / 2
  * pairs (cos, sin) of pos * theta^(-2j / head_dim), in f64 (the engine fills
  * it on the host for each step and copies it in with the token; a null

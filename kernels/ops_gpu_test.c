@@ -3,6 +3,7 @@
  * inputs, outputs poisoned, every element compared. */
 #include "jit/jit.h"
 #include "kernels/ops.h"
+#include "kernels/rotation.h"
 #include "rt/sampler.h"
 #include "rt/cu.h"
 #include "test/t.h"
@@ -134,7 +135,9 @@ static int test_rope_kv(void)
  * dims 128 and 64, the first position, a few, hundreds and thousands; at
  * 256, 512 and 1024 threads (LEECHRT_ATT_THREADS) and split over positions
  * (LEECHRT_ATT_SPLITS), with the angles from the host table (the engine's
- * way, on the cases with norms) or taken in the kernel. */
+ * way, on the cases with norms) or taken in the kernel; with o's per-head
+ * rotation (rotation kind 2) applied to the heads' outputs at positions
+ * 1, 300 and 2047. */
 static int test_rope_attention(void)
 {
     NEED_GPU();
@@ -152,7 +155,7 @@ static int test_rope_attention(void)
                 if (rope_in_make(&in, nh, nkv, hd, pos, 30 + (uint64_t)k + 10 * (uint64_t)hdi)) return T_FAIL;
                 float *out = malloc(4u * nh * hd);
                 int32_t p = pos;
-                lr_arg a[13] = { 0 };
+                lr_arg a[15] = { 0 };
                 a[0].host = in.qkv, a[0].count = in.nq;
                 if (norm) a[1].host = in.qn, a[1].count = (size_t)hd, a[2].host = in.kn, a[2].count = (size_t)hd;
                 a[3].host = in.kc, a[3].count = in.nc;
@@ -166,6 +169,13 @@ static int test_rope_attention(void)
                 if (norm) a[7].host = rope, a[7].count = (size_t)hd;
                 a[8].v.i32 = nh, a[9].v.i32 = nkv, a[10].v.f32 = 1e-6f, a[11].v.f32 = 1e6f;
                 a[12].v.f32 = (float)(1.0 / sqrt(hd));
+                lr_rot hr;
+                float hq[LR_ROT_MAX_K * LR_ROT_MAX_K];
+                const int rot = k != 0 && k != 2;
+                T_OK(lr_rot_init_blocks(&hr, nh * hd, hd, 50 + (uint64_t)k));
+                lr_rot_qtable(&hr, hq);
+                if (rot) a[13].host = hr.dbits, a[13].count = (size_t)nh * hd / 32, a[14].host = hq,
+                    a[14].count = (size_t)hr.k * hr.k;
                 lr_op_attention_head_dim = hd;
                 T_OK(lr_op_att_threads_set("X", threads[ti]));
                 T_OK(lr_op_att_splits_set("X", splits[ti]));
@@ -175,12 +185,12 @@ static int test_rope_attention(void)
                 int rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, g, 2e-3);
                 if (rc == T_PASS && ti > 2) /* (the cache row pos it rewrote is not read: same inputs) */
                     rc = run(&lr_op_rope_attention_desc, "op_rope_attention", hd, a, g, 2e-3);
-                rope_in_free(&in), free(out);
+                rope_in_free(&in), free(out), lr_rot_free(&hr);
                 lr_op_attention_head_dim = 128;
                 lr_op_att_threads = LR_ATT_THREADS_DEFAULT, lr_op_att_splits = 1;
                 if (rc != T_PASS) {
-                    fprintf(stderr, "    head_dim %d pos %d norm %d threads %s splits %s\n", hd, pos, norm, threads[ti],
-                            splits[ti]);
+                    fprintf(stderr, "    head_dim %d pos %d norm %d threads %s splits %s rotation %d\n", hd, pos, norm,
+                            threads[ti], splits[ti], rot);
                     return rc;
                 }
             }

@@ -43,12 +43,17 @@ static int gram_schmidt(double *g, int k)
     return LR_OK;
 }
 
-int lr_rot_init(lr_rot *r, int n, uint64_t seed)
+int lr_rot_init(lr_rot *r, int n, uint64_t seed) { return lr_rot_init_blocks(r, n, n, seed); }
+
+int lr_rot_init_blocks(lr_rot *r, int n, int block, uint64_t seed)
 {
     memset(r, 0, sizeof *r);
-    int rc = lr_rot_factor(n, &r->m, &r->k);
+    if (block <= 0 || n <= 0 || n % block)
+        return LR_FAIL(LR_EINVAL, "rotation: block %d does not divide width %d", block, n);
+    int rc = lr_rot_factor(block, &r->m, &r->k);
     if (rc) return rc;
     r->n = n;
+    r->block = block;
     r->seed = seed;
     size_t words = ((size_t)n + 63) / 64 * 2;
     r->dbits = calloc(words, 4);
@@ -104,38 +109,43 @@ static void mix_rows(const double *q, int k, int m, int transpose, const double 
 
 int lr_rot_apply(const lr_rot *r, const double *x, double *y)
 {
-    double *t = malloc(sizeof(double) * (size_t)r->n);
+    double *t = malloc(sizeof(double) * (size_t)r->block);
     if (!t) return LR_FAIL(LR_ENOMEM, "out of memory");
     double sc = 1.0 / sqrt((double)r->m);
-    for (int i = 0; i < r->n; i++) t[i] = lr_rot_sign(r, i) * x[i];
-    for (int row = 0; row < r->k; row++) {
-        lr_fwht(t + (size_t)row * r->m, r->m);
-        for (int c = 0; c < r->m; c++) t[(size_t)row * r->m + c] *= sc;
+    for (int b0 = 0; b0 < r->n; b0 += r->block) { /* one diagonal block (the whole vector for kind 1) */
+        for (int i = 0; i < r->block; i++) t[i] = lr_rot_sign(r, b0 + i) * x[b0 + i];
+        for (int row = 0; row < r->k; row++) {
+            lr_fwht(t + (size_t)row * r->m, r->m);
+            for (int c = 0; c < r->m; c++) t[(size_t)row * r->m + c] *= sc;
+        }
+        mix_rows(r->qodd, r->k, r->m, 0, t, y + b0);
     }
-    mix_rows(r->qodd, r->k, r->m, 0, t, y);
     free(t);
     return LR_OK;
 }
 
 int lr_rot_apply_t(const lr_rot *r, const double *x, double *y)
 {
-    double *t = malloc(sizeof(double) * (size_t)r->n);
+    double *t = malloc(sizeof(double) * (size_t)r->block);
     if (!t) return LR_FAIL(LR_ENOMEM, "out of memory");
     double sc = 1.0 / sqrt((double)r->m);
-    mix_rows(r->qodd, r->k, r->m, 1, x, t);
-    for (int row = 0; row < r->k; row++) lr_fwht(t + (size_t)row * r->m, r->m);
-    for (int i = 0; i < r->n; i++) y[i] = lr_rot_sign(r, i) * t[i] * sc;
+    for (int b0 = 0; b0 < r->n; b0 += r->block) {
+        mix_rows(r->qodd, r->k, r->m, 1, x + b0, t);
+        for (int row = 0; row < r->k; row++) lr_fwht(t + (size_t)row * r->m, r->m);
+        for (int i = 0; i < r->block; i++) y[b0 + i] = lr_rot_sign(r, b0 + i) * t[i] * sc;
+    }
     free(t);
     return LR_OK;
 }
 
 int lr_rot_dense(const lr_rot *r, double *q)
 {
-    int n = r->n, m = r->m;
+    int n = r->n, m = r->m, bl = r->block;
     double sc = 1.0 / sqrt((double)m);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
-            int ri = i / m, ci = i % m, rj = j / m, cj = j % m;
+            if (i / bl != j / bl) { q[(size_t)i * n + j] = 0.0; continue; }
+            int ri = i % bl / m, ci = i % m, rj = j % bl / m, cj = j % m;
             double h = (__builtin_popcount((unsigned)(ci & cj)) & 1) ? -sc : sc;
             q[(size_t)i * n + j] = r->qodd[ri * r->k + rj] * h * lr_rot_sign(r, j);
         }

@@ -31,7 +31,8 @@
 
 /* ---- host reference (f64) ---- */
 typedef struct lr_rot {
-    int n, m, k;
+    int n, m, k;     /* m, k: the factors of block */
+    int block;       /* n (the whole vector) or the width of each diagonal block */
     uint64_t seed;
     uint32_t *dbits; /* ceil(n/32) words: bit i of word w set = element 32w+i negated */
     double *qodd;    /* k*k, row-major, orthogonal */
@@ -45,6 +46,15 @@ int lr_rot_factor(int n, int *m, int *k);
  * share an input (q|k|v, gate|up) share one rotation and can be fused. */
 uint64_t lr_rot_seed_for_width(uint64_t model_seed, uint64_t width);
 int lr_rot_init(lr_rot *r, int n, uint64_t seed);
+/* The per-head rotation (artifact rotation kind 2): Q = (I_{n/block} kron
+ * (Q_odd kron H_m)) D, block = k*m. D is drawn over all n exactly as
+ * lr_rot_init draws it (so the signs are kind 1's for the same seed and n),
+ * then Q_odd for block's k. Every block is mixed only within itself, so a
+ * kernel that holds one attention head can apply it (op_rope_attention).
+ * lr_rot_apply, _apply_t and _dense serve both; lr_rot_qtable gives the
+ * block's table. LR_EINVAL unless block divides n; block's factors as
+ * lr_rot_factor. */
+int lr_rot_init_blocks(lr_rot *r, int n, int block, uint64_t seed);
 void lr_rot_free(lr_rot *r);
 /* -1 or +1 for element i. */
 static inline int lr_rot_sign(const lr_rot *r, int i) { return (r->dbits[i >> 5] >> (i & 31)) & 1 ? -1 : 1; }

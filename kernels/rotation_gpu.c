@@ -16,6 +16,8 @@ static size_t dbit_words(int n) { return ((size_t)n + 63) / 64 * 2; }
 int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads)
 {
     memset(d, 0, sizeof *d);
+    if (r->block != r->n) /* the per-head rotation runs inside op_rope_attention */
+        return LR_FAIL(LR_EUNSUPPORTED, "rotation kernel: width %d in blocks of %d", r->n, r->block);
     int rc = lr_rot_plan_make(r->n, lr_cu_smem_budget(), mode, s, threads, &d->plan);
     if (rc) return rc;
     lr_jit_spec spec;

@@ -130,6 +130,66 @@ static int test_dense(void)
     return T_PASS;
 }
 
+/* The per-head rotation (kind 2): block-diagonal, orthogonal, each block
+ * the rotation of its own signs (kind 1's signs for the same seed, the
+ * block's Q_odd), apply_t its inverse, aliasing allowed; a block that does
+ * not divide the width or is not served is refused. */
+static int test_blocks(void)
+{
+    static const int cases[][2] = { { 40 * 128, 128 }, { 9 * 64, 64 }, { 6 * 96, 96 }, { 3 * 12, 12 }, { 20, 20 } };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        int n = cases[t][0], bl = cases[t][1];
+        lr_rot r, full;
+        T_OK(lr_rot_init_blocks(&r, n, bl, 11 + t));
+        T_OK(lr_rot_init(&full, n, 11 + t));
+        T_ASSERT(!memcmp(r.dbits, full.dbits, (size_t)(n + 31) / 32 * 4), "n=%d: signs differ from kind 1's", n);
+        double *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n), *z = malloc(sizeof(double) * n),
+               *one = malloc(sizeof(double) * bl);
+        rand_vec(x, n, 3 + t);
+        T_OK(lr_rot_apply(&r, x, y));
+        for (int b0 = 0; b0 < n; b0 += bl) { /* block b0 alone = the full rotation of its signs and width */
+            lr_rot blk;
+            T_OK(lr_rot_init(&blk, bl, 11 + t));
+            memcpy(blk.qodd, r.qodd, sizeof(double) * r.k * r.k);
+            for (int i = 0; i < bl; i++) {
+                blk.dbits[i >> 5] &= ~(1u << (i & 31));
+                if (lr_rot_sign(&r, b0 + i) < 0) blk.dbits[i >> 5] |= 1u << (i & 31);
+            }
+            T_OK(lr_rot_apply(&blk, x + b0, one));
+            for (int i = 0; i < bl; i++)
+                T_ASSERT(fabs(one[i] - y[b0 + i]) <= 1e-13, "n=%d block %d: element %d %.17g against %.17g", n, b0 / bl, i,
+                         y[b0 + i], one[i]);
+            lr_rot_free(&blk);
+        }
+        double nx = 0, ny = 0;
+        for (int i = 0; i < n; i++) nx += x[i] * x[i], ny += y[i] * y[i];
+        T_ASSERT(fabs(nx - ny) <= 1e-12 * nx, "n=%d: norm %.17g -> %.17g", n, nx, ny);
+        memcpy(z, y, sizeof(double) * n);
+        T_OK(lr_rot_apply_t(&r, z, z)); /* aliased */
+        for (int i = 0; i < n; i++) T_ASSERT(fabs(z[i] - x[i]) <= 1e-12, "n=%d: Q^T Q x [%d] = %.17g, x %.17g", n, i, z[i], x[i]);
+        if (n <= 1024) {
+            double *q = malloc(sizeof(double) * n * n);
+            T_OK(lr_rot_dense(&r, q));
+            for (int i = 0; i < n; i++) {
+                double s = 0;
+                for (int j = 0; j < n; j++) {
+                    if (i / bl != j / bl) T_ASSERT(q[i * n + j] == 0.0, "n=%d: dense (%d, %d) off the blocks", n, i, j);
+                    s += q[i * n + j] * x[j];
+                }
+                T_ASSERT(fabs(s - y[i]) <= 1e-13, "n=%d: row %d dense %.17g fast %.17g", n, i, s, y[i]);
+            }
+            free(q);
+        }
+        free(x), free(y), free(z), free(one);
+        lr_rot_free(&r), lr_rot_free(&full);
+    }
+    lr_rot r;
+    T_ASSERT(lr_rot_init_blocks(&r, 100, 24, 1) == LR_EINVAL, "a block that does not divide the width");
+    T_ASSERT(lr_rot_init_blocks(&r, 66, 33, 1) == LR_EUNSUPPORTED, "an odd block");
+    T_ASSERT(lr_rot_init_blocks(&r, 64, 0, 1) == LR_EINVAL, "block 0");
+    return T_PASS;
+}
+
 /* Same seed, same rotation; another seed, another one. Golden values pin
  * the generation order (docs/rotation.md): changing it silently would
  * invalidate every quantized model. */
@@ -547,7 +607,7 @@ static int test_planned_specs_compile(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_factor), T_CASE(test_orthogonal), T_CASE(test_dense), T_CASE(test_deterministic),
+T_MAIN(T_CASE(test_factor), T_CASE(test_orthogonal), T_CASE(test_dense), T_CASE(test_blocks), T_CASE(test_deterministic),
        T_CASE(test_host_kernel_reference), T_CASE(test_emulated_error), T_CASE(test_xform_emulated_error),
        T_CASE(test_planner), T_CASE(test_slab_setting),
        T_CASE(test_planned_specs_compile))

@@ -274,6 +274,30 @@ static int test_codec_sizes(void)
     return T_PASS;
 }
 
+/* Rotation kinds: 2 (per head) is read on attn_output and refused on any
+ * other projection (its input does not come in heads); 3 is unknown. */
+static int test_rotation_kinds(void)
+{
+    T_ASSERT(!setup(), "setup");
+    COPY(b);
+    lra_wr32(tl_record(b, "blk.0.attn_output") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_HEADS);
+    tl_refresh(b, g_micro_n);
+    lr_model *m;
+    T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+    T_ASSERT(lr_model_tensor(m, "blk.0.attn_output")->u.leech.rot_kind == LR_ROT_HEADS, "kind 2 not read back");
+    lr_model_close(m);
+    memcpy(b, g_micro, g_micro_n);
+    lra_wr32(tl_record(b, "blk.0.attn_q") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_HEADS);
+    tl_refresh(b, g_micro_n);
+    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.attn_q", "only for attn_output");
+    memcpy(b, g_micro, g_micro_n);
+    lra_wr32(tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, 3);
+    tl_refresh(b, g_micro_n);
+    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_down", "unknown rotation kind 3");
+    free(b);
+    return T_PASS;
+}
+
 static int test_alignment(void)
 {
     T_ASSERT(!setup(), "setup");
@@ -504,6 +528,6 @@ static int test_sections(void)
 }
 
 T_MAIN(T_CASE(test_valid_baseline), T_CASE(test_bad_magic_and_version), T_CASE(test_truncated_everywhere),
-       T_CASE(test_each_checksum), T_CASE(test_offsets_out_of_bounds), T_CASE(test_overlaps), T_CASE(test_codec_sizes),
+       T_CASE(test_each_checksum), T_CASE(test_offsets_out_of_bounds), T_CASE(test_overlaps), T_CASE(test_codec_sizes), T_CASE(test_rotation_kinds),
        T_CASE(test_alignment), T_CASE(test_absurd_dims), T_CASE(test_tensor_set), T_CASE(test_payload),
        T_CASE(test_sections))

@@ -3,6 +3,7 @@
  * file, the tensor when there is one, and the problem; nothing here reads a
  * byte it has not bounds-checked first. The data pass (tensor checksums and
  * payload checks) is in artifact_verify.c. */
+#include "kernels/rotation.h" /* lr_rot_factor: which head widths the per-head rotation serves */
 #include "loader/arch.h"
 #include "loader/artifact_format.h"
 #include "loader/codec.h"
@@ -361,6 +362,15 @@ static int check_tensor_set(lr_model *m)
             rc = BADT(m, w->name, "a norm must be f32, f16 or bf16, not %s", lr_codec_name(t->codec));
         } else if (w->kind == LR_KIND_EMBED && !dense && t->codec != LR_CODEC_INT8G) {
             rc = BADT(m, w->name, "the embedding must be f32, f16, bf16 or int8g, not %s", lr_codec_name(t->codec));
+        } else if (t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind == LR_ROT_HEADS) {
+            /* per head: only the input that comes in heads, in blocks the rotation serves */
+            const size_t nl = strlen(w->name), sl = strlen(".attn_output");
+            int fm, fk;
+            if (nl < sl || strcmp(w->name + nl - sl, ".attn_output"))
+                rc = BADT(m, w->name, "rotation kind 2 (per head) is only for attn_output");
+            else if (lr_rot_factor((int)m->cfg.head_dim, &fm, &fk))
+                rc = BADT(m, w->name, "rotation kind 2 (per head): head_dim %u is not a width the rotation serves "
+                          "(odd factor <= 31 times a power of two >= 4)", m->cfg.head_dim);
         }
     }
     if (!rc && m->n != nwant) {

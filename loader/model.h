@@ -34,7 +34,11 @@ enum lr_codec {
 };
 const char *lr_codec_name(int codec); /* "f32", "leech", ...; "?" if unknown */
 
-enum lr_rotation { LR_ROT_NONE = 0, LR_ROT_HADAMARD = 1 /* (Q_odd kron H_m) D from rot_seed */ };
+enum lr_rotation {
+    LR_ROT_NONE = 0,
+    LR_ROT_HADAMARD = 1, /* (Q_odd kron H_m) D from rot_seed */
+    LR_ROT_HEADS = 2     /* the same per head_dim block (attn_output only; docs/format.md) */
+};
 
 typedef struct lr_leech_params {
     int max_shell;           /* 12 */

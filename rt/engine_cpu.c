@@ -185,6 +185,10 @@ static int init_mat(const lr_model *md, const char *name, uint64_t rows, uint64_
     if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind == LR_ROT_HADAMARD) {
         int rc = lr_rot_init(&m->rot, (int)cols, m->t->u.leech.rot_seed);
         if (rc) return lr_wrap(rc, "tensor %s", name);
+    } else if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind == LR_ROT_HEADS) {
+        /* per head (the reader allows it on attn_output only): blocks of head_dim */
+        int rc = lr_rot_init_blocks(&m->rot, (int)cols, (int)lr_model_cfg(md)->head_dim, m->t->u.leech.rot_seed);
+        if (rc) return lr_wrap(rc, "tensor %s", name);
     } else if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind != LR_ROT_NONE) {
         return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: rotation kind %d", name, m->t->u.leech.rot_kind);
     }

@@ -18,19 +18,19 @@
 #include <unistd.h>
 
 static char g_dir[] = "/tmp/lr-engine-test-XXXXXX";
-static char g_path[256], g_llama[256];
+static char g_path[256], g_llama[256], g_heads[256];
 
 /* A synthetic model (config name), generated once per run. */
-static const char *synth_path(const char *name, char *g_path)
+static const char *synth_path_o(const char *name, char *g_path, int o_heads)
 {
     if (g_path[0]) return g_path;
     /* once: mkdtemp's random suffix may itself contain an 'X' */
     static int made;
     if (!made && !mkdtemp(g_dir)) return NULL;
     made = 1;
-    snprintf(g_path, 256, "%s/%s.lrt", g_dir, name);
+    snprintf(g_path, 256, "%s/%s%s.lrt", g_dir, name, o_heads ? "-o-heads" : "");
     lr_model_config cfg;
-    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1 };
+    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_heads = o_heads };
     if (lr_synth_config(name, &cfg) || lr_synth_write(g_path, &cfg, &o)) {
         fprintf(stderr, "    %s model: %s\n", name, lr_errmsg());
         g_path[0] = 0;
@@ -39,6 +39,7 @@ static const char *synth_path(const char *name, char *g_path)
     return g_path;
 }
 
+static const char *synth_path(const char *name, char *g_path) { return synth_path_o(name, g_path, 0); }
 static const char *tiny_path(void) { return synth_path("tiny", g_path); }
 
 /* ---- the f64 reference ---- */
@@ -70,11 +71,13 @@ static int dense(const lr_model *m, const char *name, dmat *d)
     int rc = lr_tensor_dequant_rows(t, 0, (uint64_t)rows, f);
     for (size_t i = 0; !rc && i < (size_t)rows * cols; i++) w[i] = f[i];
     free(f);
-    if (!rc && t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind == LR_ROT_HADAMARD) {
-        /* y = W (Q x) = (W Q) x: fold the dense Q into the rows. */
+    if (!rc && t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind != LR_ROT_NONE) {
+        /* y = W (Q x) = (W Q) x: fold the dense Q into the rows (per head: block-diagonal). */
         lr_rot r;
         double *q = malloc((size_t)cols * cols * 8), *row = malloc((size_t)cols * 8);
-        rc = lr_rot_init(&r, cols, t->u.leech.rot_seed);
+        rc = t->u.leech.rot_kind == LR_ROT_HEADS
+                 ? lr_rot_init_blocks(&r, cols, (int)lr_model_cfg(m)->head_dim, t->u.leech.rot_seed)
+                 : lr_rot_init(&r, cols, t->u.leech.rot_seed);
         if (!rc) rc = lr_rot_dense(&r, q);
         for (int i = 0; !rc && i < rows; i++) {
             for (int j = 0; j < cols; j++) {
@@ -287,6 +290,12 @@ static int matches_f64_reference(const char *path)
 static int test_matches_f64_reference(void) { return matches_f64_reference(tiny_path()); }
 /* The Llama path: no per-head q/k norms. */
 static int test_llama_matches_f64_reference(void) { return matches_f64_reference(synth_path("tiny-llama", g_llama)); }
+/* attn_output rotated per head (rotation kind 2): the engine rotates each
+ * head with the host rotation, the reference folds the block-diagonal Q. */
+static int test_o_heads_matches_f64_reference(void)
+{
+    return matches_f64_reference(synth_path_o("tiny", g_heads, 1));
+}
 
 static int run_steps(lr_engine *e, const int32_t *tok, int n, float *last)
 {
@@ -397,13 +406,12 @@ static int test_layer_hook(void)
 
 static int cleanup(void)
 {
-    if (g_path[0]) {
-        unlink(g_path);
-        if (g_llama[0]) unlink(g_llama);
-        rmdir(g_dir);
-    }
+    if (g_path[0]) unlink(g_path);
+    if (g_llama[0]) unlink(g_llama);
+    if (g_heads[0]) unlink(g_heads);
+    if (g_path[0] || g_llama[0] || g_heads[0]) rmdir(g_dir);
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
+T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_o_heads_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
        T_CASE(test_context_and_token_limits), T_CASE(test_layer_hook), T_CASE(cleanup))

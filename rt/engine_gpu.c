@@ -65,6 +65,8 @@ typedef struct proj {
     int leech;             /* 1: Leech layout; 0: f16 */
     int swiglu;            /* gate|up whose GEMV ends in SwiGLU: it writes h, no op_silu_mul */
     int xrot;              /* the GEMV rotates its input in its prologue: no rotation launch */
+    CUdeviceptr hdbits, hq; /* rotation kind 2 (per head, o only): its signs and Q_odd table, applied
+                               by op_rope_attention to each head's output; 0 for none */
     lr_leech_dev *ld;
     CUdeviceptr w16;       /* f16 rows x cols */
     CUfunction f16fn;
@@ -158,10 +160,30 @@ static int upload_int8g(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *q, 
     return rc;
 }
 
+/* Rotation kind 2 (per head; the reader allows it on attn_output only): no
+ * launch of its own, op_rope_attention applies it to each head it writes, so
+ * the step has one launch fewer per layer (docs/engine.md). */
+static int heads_rotation(gpu_engine *e, const lr_tensor_view *t, proj *p)
+{
+    if (!e->fuse)
+        return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a per-head rotation needs the fused attention (not LEECHRT_FUSE=0)",
+                       t->name);
+    lr_rot host;
+    int rc = lr_rot_init_blocks(&host, (int)t->cols, (int)e->c.head_dim, t->u.leech.rot_seed);
+    if (rc) return lr_wrap(rc, "tensor %s: per-head rotation", t->name);
+    float q[LR_ROT_MAX_K * LR_ROT_MAX_K];
+    lr_rot_qtable(&host, q);
+    rc = upload(&p->hdbits, host.dbits, (size_t)(host.n + 31) / 32 * 4, NULL);
+    if (!rc) rc = upload(&p->hq, q, sizeof(float) * (size_t)host.k * host.k, NULL);
+    lr_rot_free(&host);
+    return rc;
+}
+
 static int rotation_for(gpu_engine *e, const lr_tensor_view *t, int *idx)
 {
     *idx = -1;
-    if (t->codec != LR_CODEC_LEECH || t->u.leech.rot_kind == LR_ROT_NONE) return LR_OK;
+    if (t->codec != LR_CODEC_LEECH || t->u.leech.rot_kind == LR_ROT_NONE || t->u.leech.rot_kind == LR_ROT_HEADS)
+        return LR_OK;
     if (t->u.leech.rot_kind != LR_ROT_HADAMARD)
         return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: rotation kind %d", t->name, t->u.leech.rot_kind);
     for (int i = 0; i < e->nrots; i++)
@@ -199,6 +221,9 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
     p->cols = (int)parts[0]->cols;
     for (int i = 0; i < n; i++) p->rows += (int)parts[i]->rows;
     int rc = rotation_for(e, parts[0], &p->rot);
+    if (!rc && parts[0]->codec == LR_CODEC_LEECH && parts[0]->u.leech.rot_kind == LR_ROT_HEADS)
+        rc = n == 1 ? heads_rotation(e, parts[0], p)
+                    : LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a per-head rotation on a fused input", parts[0]->name);
     if (rc) return rc;
     if (parts[0]->codec == LR_CODEC_LEECH) {
         p->leech = 1;
@@ -444,7 +469,9 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
         if ((rc = norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count))) return rc;
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
-            void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps, &theta, &scale };
+            /* o's per-head rotation (0: none, the rotation before o runs in run_proj) */
+            void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps,
+                          &theta, &scale, &L->p[PROJ_O].hdbits, &L->p[PROJ_O].hq };
             rc = e->att_long ? L2(e, e->f_rope_att_long, (unsigned)nh, LR_ATT_LONG_SPLITS, att_long_threads(hd), a, count)
                              : L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, lr_op_rope_attention_threads(hd),
                                   a, count);
@@ -946,6 +973,7 @@ static void gpu_close(lr_engine *b)
             for (int k = 0; k < NPROJ; k++) {
                 if (L->p[k].ld) lr_leech_dev_free(L->p[k].ld);
                 lr_cu_free(L->p[k].w16);
+                lr_cu_free(L->p[k].hdbits), lr_cu_free(L->p[k].hq);
             }
         }
     for (int i = 0; i < e->nrots; i++) lr_rot_dev_destroy(&e->rots[i].dev);

@@ -197,3 +197,48 @@ LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache
     lr_attend_range<HD, THREADS, U>(qv, kcache, vcache, kvh, n_kv, 0, T, T, cur_k, cur_v, M, L, o);
     if (threadIdx.x < HD) out[threadIdx.x] = o / L;
 }
+
+// Rotation kind 2 on one head (the rotation before o, per head): y = (q kron
+// Hu_m) D v over the head's HD = K*M elements, thread i < HD holding element
+// i (dbits: the head's signs, bit i; q: the K x K table with 1/sqrt(M) in it,
+// kernels/rotation.h's lr_rot_qtable). Every thread of the CTA calls it (it
+// has barriers); buf: HD floats of shared memory nothing else uses across
+// the call. Returns element i of y (threads i >= HD: 0).
+template <int HD> LR_DEV float lr_head_rotate(float v, const u32 *__restrict__ dbits, const float *__restrict__ q, float *buf)
+{
+    constexpr int M = HD & -HD, K = HD / M, LB = M < 32 ? M : 32;
+    const int i = threadIdx.x;
+    const bool act = i < HD; // (HD is a multiple of 32: warps are wholly in or out)
+    if (act && ((dbits[i >> 5] >> (i & 31)) & 1)) v = -v;
+    // the Hadamard's low bits inside the warp (i % 32 is the lane)
+#pragma unroll
+    for (int b = 1; b < LB; b <<= 1) {
+        const float o = __shfl_xor_sync(0xffffffffu, v, b);
+        v = (i & b) ? o - v : v + o;
+    }
+    if (M > 32) { // its bits 5.. over the row's M / 32 warps, through shared memory
+        if (act) buf[i] = v;
+        __syncthreads();
+        if (act) {
+            const int c = i % M, base = i - c, hi = c >> 5, lo = c & 31;
+            float s = 0.f;
+#pragma unroll
+            for (int a = 0; a < M / 32; a++) {
+                const float t = buf[base + (a << 5) + lo];
+                s += (__popc(a & hi) & 1) ? -t : t;
+            }
+            v = s;
+        }
+        __syncthreads();
+    }
+    if (K == 1) return act ? v * q[0] : 0.f;
+    if (act) buf[i] = v; // the K rows mixed by q
+    __syncthreads();
+    float s = 0.f;
+    if (act) {
+        const int r = i / M, c = i % M;
+#pragma unroll
+        for (int p = 0; p < K; p++) s += q[r * K + p] * buf[p * M + c];
+    }
+    return s;
+}

@@ -9,6 +9,9 @@
 // Threads (lr_op_rope_attention_threads): 1024 by default, 32 warps of 4
 // positions each, so a context up to 128 is one round trip to the cache
 // (14B step's graph 3735 us against 3803 at 256 threads, e491c38).
+// odbits / oq (null: none): o's per-head input rotation (artifact rotation
+// kind 2) applied to each head's output before it is written, so the step
+// has no rotation launch before o (lr_head_rotate, engine_ops.cuh).
 // @spec op_rope_attention threads=256 head_dim=128
 // @spec op_rope_attention threads=512 head_dim=128
 // @spec op_rope_attention threads=1024 head_dim=128
@@ -50,7 +53,8 @@ __device__ unsigned att_count[MAX_HEADS];
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const float *__restrict__ kn,
           u16 *__restrict__ kcache, u16 *__restrict__ vcache, float *__restrict__ out, const int *__restrict__ pos_p,
-          const double *__restrict__ rope, int n_heads, int n_kv, float eps, float theta, float scale)
+          const double *__restrict__ rope, int n_heads, int n_kv, float eps, float theta, float scale,
+          const u32 *__restrict__ odbits, const float *__restrict__ oq)
 {
     LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
     static_assert(HD % 32 == 0 && 2 * HD <= LR_THREADS, "threads 0..HD-1 take q, HD..2HD-1 take k");
@@ -124,7 +128,9 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     float M, L, o;
     lr_attend_range<HD, LR_THREADS, 4>(qv, kcache, vcache, kvh, n_kv, tb, te, T, ks, vs, M, L, o, &pre);
     if (ns == 1) {
-        if (tid < HD) out[(u64)h * HD + tid] = o / L;
+        float r = tid < HD ? o / L : 0.f;
+        if (odbits) r = lr_head_rotate<HD>(r, odbits + h * (HD / 32), oq, raw[0]); // (raw is dead here)
+        if (tid < HD) out[(u64)h * HD + tid] = r;
         return;
     }
 #if LR_SPLITS > 1
@@ -137,6 +143,7 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
     __syncthreads();
     if (!last_s) return;
     __threadfence();
+    float r = 0.f;
     if (tid < HD) {
         const float *p0 = att_part + (u64)h * LR_SPLITS * (HD + 2);
         float Mx = -INFINITY;
@@ -149,8 +156,10 @@ LR_KERNEL(const float *__restrict__ qkv, const float *__restrict__ qn, const flo
             Ls += __ldcg(p0 + s * (HD + 2) + HD + 1) * c;
             os += __ldcg(p0 + s * (HD + 2) + tid) * c;
         }
-        out[(u64)h * HD + tid] = os / Ls;
+        r = os / Ls;
     }
+    if (odbits) r = lr_head_rotate<HD>(r, odbits + h * (HD / 32), oq, raw[0]);
+    if (tid < HD) out[(u64)h * HD + tid] = r;
     if (tid == 0) att_count[h] = 0u;
 #endif
 }

@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gen_synthetic -c CONFIG -o OUT.lrt [--seed N] [--tokenizer PATH] [--threads N]\n"
-            "                     [--gain-bits G] [--proj f16] [--align 64|4096] [--help]\n"
+            "                     [--gain-bits G] [--proj f16] [--o-rotation heads|full] [--align 64|4096] [--help]\n"
             "Writes a synthetic leechrt model artifact (docs/format.md): Leech-archive projections\n"
             "(random valid indices, lognormal row scales, G gain bits, default 1), int8 embedding\n"
             "and head (groups of 64, f16 scale+bias), f32 norms near 1.\n"
@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  --seed N          random seed (default 1); same seed, same bytes\n"
             "  --tokenizer PATH  tokenizer.json or tokenizer.json.gz to embed (optional)\n"
             "  --threads N       generator threads (default: all cores)\n"
+            "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
+            "                    kernel; rotation kind 2) or full (the whole width, its own launch; default)\n"
             "  --align A         alignment of every tensor (default: 4096 for >= 1 MiB, else 64)\n",
             lr_synth_config_names());
 }
@@ -44,6 +46,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--proj")) {
             if (strcmp(v, "f16") && strcmp(v, "leech")) { fprintf(stderr, "gen_synthetic: --proj takes f16 or leech\n"); return 2; }
             o.proj_f16 = !strcmp(v, "f16");
+        }
+        else if (!strcmp(a, "--o-rotation")) {
+            if (strcmp(v, "heads") && strcmp(v, "full")) {
+                fprintf(stderr, "gen_synthetic: --o-rotation takes heads or full\n");
+                return 2;
+            }
+            o.o_rot_heads = !strcmp(v, "heads");
         }
         else if (!strcmp(a, "--align")) {
             int al;

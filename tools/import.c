@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
+            "              [--no-rotate] [--o-rotation heads|full] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
             "              [--gptq-damp D]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
@@ -26,6 +26,9 @@ static void usage(FILE *f)
             "  --keep f16        store the projections as f16 instead of Leech (side-by-side runs)\n"
             "  --embed f16       store token_embd and output as f16 instead of int8 groups\n"
             "  --no-rotate       quantize without the input rotation (ablation)\n"
+            "  --o-rotation R    attn_output's input rotation: heads (per head, applied inside the attention\n"
+            "                    kernel: one launch fewer per layer; rotation kind 2) or full (the whole\n"
+            "                    width; default)\n"
             "  --quant-layers A:B  Leech only for layers A..B-1, the other projections f16\n"
             "                    (sensitivity studies)\n"
             "  --gptq CALIB.txt  quantize with GPTQ: Hessians of each projection's input from the model\n"
@@ -76,6 +79,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "import: --gptq-damp %s (a number in (0, 10])\n", v);
                 return 2;
             }
+        }
+        else if (!strcmp(a, "--o-rotation")) {
+            if (strcmp(v, "heads") && strcmp(v, "full")) {
+                fprintf(stderr, "import: --o-rotation %s (heads or full)\n", v);
+                return 2;
+            }
+            o.o_rot_heads = !strcmp(v, "heads");
         }
         else if (!strcmp(a, "--refit")) {
             if (strcmp(v, "scales") && strcmp(v, "all")) {

@@ -80,6 +80,8 @@ static int test_bad_numbers_refused(void)
         { "cache", "warm --threads many", "--threads" },
         { "cache", "warm --smem-budget 99999999999", "--smem-budget" },
         { "gen_synthetic", "--gain-bits 7", "--gain-bits" },
+        { "gen_synthetic", "-c tiny -o t.lrt --o-rotation half", "--o-rotation" },
+        { "import", "--gguf m.gguf -o o.lrt --o-rotation heads2", "--o-rotation" },
         { "inspect", "--threads x model.lrt", "--threads" },
         { "leech_encode_bench", "--threads 0", "--threads" },
         { "leech_mse_bench", "--gain-bits 5", "--gain-bits" },

@@ -266,9 +266,11 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
     lr_rot rot;
     memset(&rot, 0, sizeof rot);
     int rotate = !o->no_rotate, rc = LR_OK;
+    const int heads = o->o_rot_heads && !strcmp(role, "attn_output");
     if (rotate) {
         d.leech.rot_seed = lr_import_rot_seed(o->seed, t->cols);
-        rc = lr_rot_init(&rot, (int)t->cols, d.leech.rot_seed);
+        rc = heads ? lr_rot_init_blocks(&rot, (int)t->cols, (int)src->cfg.head_dim, d.leech.rot_seed)
+                   : lr_rot_init(&rot, (int)t->cols, d.leech.rot_seed);
         if (rc == LR_EUNSUPPORTED) {
             lr_warn("tensor %s: input width %llu has no rotation (%s); stored unrotated", t->name,
                     (unsigned long long)t->cols, lr_errmsg());
@@ -277,7 +279,7 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
             return lr_wrap(rc, "tensor %s", t->name);
         }
     }
-    d.leech.rot_kind = rotate ? LR_ROT_HADAMARD : LR_ROT_NONE;
+    d.leech.rot_kind = !rotate ? LR_ROT_NONE : heads ? LR_ROT_HEADS : LR_ROT_HADAMARD;
     float *W = malloc(t->rows * t->cols * sizeof *W);
     if (!W) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory for %llu x %llu", t->name, (unsigned long long)t->rows,
                          (unsigned long long)t->cols);
