@@ -289,6 +289,10 @@
 #ifndef LR_SPLIT
 #define LR_SPLIT 0
 #endif
+// LR_TRIG (experiment, with LR_BAL): the dependents launched after the main loop
+#ifndef LR_TRIG
+#define LR_TRIG 0
+#endif
 // LR_LATE, LR_LATEW (with LR_SPLIT): split_start
 #ifndef LR_LATE
 #define LR_LATE 0
@@ -1214,6 +1218,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             b = nb, sc = nsc;
         }
         CTA_SYNC();
+#if LR_TRIG
+        // (experiment) every weight of this CTA read: the next kernel may
+        // launch (the first invocation in a CTA counts)
+        lr_pdl_launch_dependents();
+#endif
         // row i of the CTA's rows: the partials of the warps whose runs
         // touched its row group j, in warp order
         float *tot = red + WARPS * KMAX * 16;
