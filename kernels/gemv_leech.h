@@ -224,10 +224,12 @@ extern int lr_gemv_p14s_late, lr_gemv_p14s_late_n;
 #define LR_ENGINE_GEMV_LATE 70
 int lr_gemv_p14s_late_set(const char *what, const char *s);
 int lr_gemv_p14s_late_n_set(const char *what, const char *s);
-/* Experiment (LEECHRT_GEMV_TRIGGER=1): balanced-split GEMVs let their
- * dependents launch after their main loop instead of at exit. */
+/* 1: a balanced-split GEMV (bal, spec `trig`) lets its dependents launch
+ * after its main loop instead of at exit, so the op after it (attention,
+ * the norm and rotation) is resident by the time its last rows are summed.
+ * 0 by default; the GPU engine sets it around the uploads of the
+ * projections LEECHRT_GEMV_TRIGGER names (rt/engine_gpu.c, docs/engine.md). */
 extern int lr_gemv_p14s_trig;
-int lr_gemv_p14s_trig_set(const char *what, const char *s);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */

@@ -249,7 +249,6 @@ int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_i
 
 int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0, lr_gemv_p14s_trig = 0;
 
-int lr_gemv_p14s_trig_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 7, &lr_gemv_p14s_trig); }
 
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
 
@@ -447,9 +446,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (late_n) lr_jit_spec_set(s, "late", late_n), lr_jit_spec_set(s, "latew", lr_gemv_p14s_late);
-    /* (experiment) bit 0: q|k|v (cols < rows < 4 cols), 1: gate|up (rows >= 4 cols), 2: down */
-    const int trig_bit = rows < cols ? 4 : rows < 4 * cols ? 1 : 2;
-    if (geom.bal && (lr_gemv_p14s_trig & trig_bit)) lr_jit_spec_set(s, "trig", 1);
+    if (geom.bal && lr_gemv_p14s_trig) lr_jit_spec_set(s, "trig", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);

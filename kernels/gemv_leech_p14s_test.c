@@ -1106,6 +1106,16 @@ static int test_late_spec(void)
                 lr_jit_spec_get(&s, "bal", 0) != most_equal))
         rc = T_FAIL, printf("    a share under a row group: late %lld bal %lld\n", lr_jit_spec_get(&s, "late", 0),
                             lr_jit_spec_get(&s, "bal", 0));
+    /* the trigger after the main loop: only on split geometries */
+    lr_gemv_p14s_trig = 1;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 1))
+        rc = T_FAIL, printf("    trig not in a split spec\n");
+    lr_leech_geom plain = { .threads = 768, .rg = 1, .prefetch = 1, .groups = 3 };
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, plain, 232448) || lr_jit_spec_get(&s, "trig", 0) != 0))
+        rc = T_FAIL, printf("    trig in a spec without bal\n");
+    lr_gemv_p14s_trig = 0;
+    if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 0))
+        rc = T_FAIL, printf("    trig without the setting\n");
     if (!rc && (lr_gemv_p14s_late_set("t", "24") == LR_OK || lr_gemv_p14s_late_set("t", "101") == LR_OK ||
                 lr_gemv_p14s_late_n_set("t", "65") == LR_OK || lr_gemv_p14s_late_set("t", "70") != LR_OK ||
                 lr_gemv_p14s_late != 70 || lr_gemv_p14s_late_set("t", NULL) != LR_OK || lr_gemv_p14s_late != 70))

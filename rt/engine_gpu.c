@@ -81,6 +81,12 @@ typedef struct layer {
 
 typedef struct rotation { int n; uint64_t seed; lr_rot_dev dev; } rotation;
 
+/* LEECHRT_GEMV_TRIGGER's default: q|k|v and down let the op after them
+ * launch after their main loop; gate|up at exit (its rotation then shares SMs
+ * with its last CTAs and runs slower). 14B graph 2815-2826 against 2848-2856
+ * us per token, 8B unchanged; 7 (gate|up too) 2871 (h200_engine_variants.csv). */
+#define LR_ENGINE_GEMV_TRIGGER 5
+
 typedef struct gpu_engine {
     lr_engine base;
     lr_model_config c;
@@ -93,6 +99,8 @@ typedef struct gpu_engine {
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
     int swiglu;            /* LEECHRT_SWIGLU: gate|up in Planes14S end in SwiGLU (default 1) */
+    int trig;              /* LEECHRT_GEMV_TRIGGER: which split GEMVs let their dependents launch
+                              after their main loop (bit 0 q|k|v, 1 gate|up, 2 down) */
     int xrot;              /* LEECHRT_XROT: which Planes14S GEMVs rotate their input in their prologue
                               (bit 0: o, bit 1: down) */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
@@ -599,8 +607,10 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
-    lr_gemv_p14s_trig = 0; /* (experiment) */
-    if (!rc) rc = lr_gemv_p14s_trig_set("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"));
+    /* which split GEMVs let their dependents launch after their main loop
+       (bit 0 q|k|v, 1 gate|up, 2 down; lr_gemv_p14s_trig around their uploads) */
+    e->trig = LR_ENGINE_GEMV_TRIGGER;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 7, &e->trig);
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
      * table does not say (LEECHRT_GEMV_I8=1; 0 the default) */
     if (!rc) rc = lr_gemv_p14s_i8_set("GPU engine: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8"));
@@ -657,9 +667,17 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_q_norm"), &L->q_norm)) ||
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_k_norm"), &L->k_norm)))
             break;
-        if ((rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV])) || (rc = build_proj(e, &ao, 1, &L->p[PROJ_O])) ||
-            (rc = build_gate_up(e, gu, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN])))
-            break;
+        lr_gemv_p14s_trig = e->trig & 1;
+        if (!(rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV]))) {
+            lr_gemv_p14s_trig = 0;
+            rc = build_proj(e, &ao, 1, &L->p[PROJ_O]);
+        }
+        lr_gemv_p14s_trig = (e->trig >> 1) & 1;
+        if (!rc) rc = build_gate_up(e, gu, &L->p[PROJ_GU]);
+        lr_gemv_p14s_trig = (e->trig >> 2) & 1;
+        if (!rc) rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN]);
+        lr_gemv_p14s_trig = 0; /* (the spec of anything else built later: at exit) */
+        if (rc) break;
         /* (SwiGLU stays a launch of its own: fused into the rotation before
            down it measured slower on the H200; docs/engine.md) */
         if ((rc = want_fused(e, &L->p[PROJ_QKV], LR_ROT_X_NORM)) || (rc = want_fused(e, &L->p[PROJ_GU], LR_ROT_X_NORM)))

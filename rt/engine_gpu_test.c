@@ -234,6 +234,24 @@ static int test_gate_o_heads(void)
     return rc;
 }
 
+/* LEECHRT_GEMV_TRIGGER: the split GEMVs that let the op after them launch
+ * after their main loop (default q|k|v and down; the gates above run it).
+ * Every one of them (7) and none (0) give the same gate; 8 is refused by
+ * name. */
+static int refuses_setting(const char *name);
+static int test_gate_trigger(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_GEMV_TRIGGER", "7", 1);
+    int rc = gate("tiny", 0, 32, 2e-2);
+    setenv("LEECHRT_GEMV_TRIGGER", "0", 1);
+    if (rc == T_PASS) rc = gate("tiny", 0, 32, 2e-2);
+    setenv("LEECHRT_GEMV_TRIGGER", "8", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_TRIGGER");
+    unsetenv("LEECHRT_GEMV_TRIGGER");
+    return rc;
+}
+
 /* Opening the tiny model's GPU engine with the environment variable `name`
  * set to garbage (by the caller) fails with LR_EINVAL naming it. */
 static int refuses_setting(const char *name)
@@ -269,6 +287,7 @@ static int test_gate_att_long(void)
     setenv("LEECHRT_ATT_LONG", "later", 1);
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_ATT_LONG");
     unsetenv("LEECHRT_ATT_LONG");
+
     return rc;
 }
 
@@ -547,5 +566,5 @@ static int test_context_limit(void)
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
-       T_CASE(test_gate_o_heads),
+       T_CASE(test_gate_o_heads), T_CASE(test_gate_trigger),
        T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))
