@@ -347,6 +347,9 @@ int lr_leech_dev_default_layout(int rows, int cols);
 const char *lr_leech_dev_layout_name(int layout);
 int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
 int lr_leech_dev_layout(const lr_leech_dev *m);
+/* 1: its GEMV lets its dependents launch after its main loop (spec `trig`:
+ * a split geometry uploaded under lr_gemv_p14s_trig). */
+int lr_leech_dev_trig(const lr_leech_dev *m);
 /* gate and up (equal rows) as one Planes14S pair (lr_p14s.pair) whose GEMV
  * writes h = silu(gate x) (up x), rows / 2 values: the engine's SwiGLU
  * without a launch of its own (kernels/gemv_leech_p14s_swiglu.c), in layout

@@ -109,6 +109,9 @@ int lr_engine_gpu_swiglu_layers(const lr_engine *e);
 /* Projections (o, down) whose Planes14S GEMV rotates its input in its
  * prologue (LEECHRT_XROT; no rotation launch for them). */
 int lr_engine_gpu_xrot_projs(const lr_engine *e);
+/* Projections whose GEMV lets the op after it launch after its main loop
+ * (LEECHRT_GEMV_TRIGGER). */
+int lr_engine_gpu_trig_projs(const lr_engine *e);
 extern const lr_engine_ops lr_engine_gpu_ops;
 
 #endif

@@ -966,6 +966,16 @@ int lr_engine_gpu_xrot_projs(const lr_engine *b)
     return n;
 }
 
+int lr_engine_gpu_trig_projs(const lr_engine *b)
+{
+    if (b->ops != &lr_engine_gpu_ops) return 0;
+    const gpu_engine *e = (const gpu_engine *)b;
+    int n = 0;
+    for (uint32_t l = 0; l < e->c.n_layers; l++)
+        for (int k = 0; k < NPROJ; k++) n += e->L[l].p[k].ld && lr_leech_dev_trig(e->L[l].p[k].ld);
+    return n;
+}
+
 int lr_engine_gpu_swiglu_layers(const lr_engine *b)
 {
     if (b->ops != &lr_engine_gpu_ops) return 0;

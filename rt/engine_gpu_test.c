@@ -68,6 +68,7 @@ static int want_launches(int layers)
 }
 
 static int g_xrot_projs; /* the last gate's engine: GEMVs rotating their input */
+static int g_trig_projs; /* the last gate's engine: GEMVs letting the next op launch after their main loop */
 
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 {
@@ -88,6 +89,7 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     const int swl = lr_engine_gpu_swiglu_layers(gpu), xrp = lr_engine_gpu_xrot_projs(gpu);
     const int want = want_launches((int)c->n_layers) - swl - xrp;
     g_xrot_projs = xrp;
+    g_trig_projs = lr_engine_gpu_trig_projs(gpu);
     if ((g_layout == LR_LEECH_DEV_P14S || g_layout == LR_LEECH_DEV_P14S3) && !g_proj_f16)
         T_ASSERT(swl == (sw && !strcmp(sw, "0") ? 0 : (int)c->n_layers), "%d of %d layers end gate|up in SwiGLU", swl,
                  (int)c->n_layers);
@@ -236,16 +238,20 @@ static int test_gate_o_heads(void)
 
 /* LEECHRT_GEMV_TRIGGER: the split GEMVs that let the op after them launch
  * after their main loop (default q|k|v and down; the gates above run it).
- * Every one of them (7) and none (0) give the same gate; 8 is refused by
- * name. */
+ * Every one of them (7; on the 4B widths, whose tuned geometries split, at
+ * least one GEMV per layer takes it) and none (0: none does) give the same
+ * gate; 8 is refused by name. */
 static int refuses_setting(const char *name);
 static int test_gate_trigger(void)
 {
     NEED_GPU();
     setenv("LEECHRT_GEMV_TRIGGER", "7", 1);
-    int rc = gate("tiny", 0, 32, 2e-2);
+    int rc = gate("4B", 2, 12, 2e-2);
+    printf("    all: %d of 8 projections trigger after their main loop\n", g_trig_projs);
+    if (rc == T_PASS && g_trig_projs < 2) rc = T_FAIL;
     setenv("LEECHRT_GEMV_TRIGGER", "0", 1);
-    if (rc == T_PASS) rc = gate("tiny", 0, 32, 2e-2);
+    if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
+    if (rc == T_PASS && g_trig_projs != 0) rc = T_FAIL;
     setenv("LEECHRT_GEMV_TRIGGER", "8", 1);
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_TRIGGER");
     unsetenv("LEECHRT_GEMV_TRIGGER");
