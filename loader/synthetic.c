@@ -89,7 +89,7 @@ static void make_desc(const lr_arch_tensor *a, int index, const lr_synth_opts *o
         d->codec = LR_CODEC_LEECH;
         d->leech.max_shell = 12;
         d->leech.gain_bits = o->gain_bits;
-        d->leech.rot_kind = o->o_rot_heads && !strcmp(a->role, "attn_output") ? LR_ROT_HEADS : LR_ROT_HADAMARD;
+        d->leech.rot_kind = !o->o_rot_full && !strcmp(a->role, "attn_output") ? LR_ROT_HEADS : LR_ROT_HADAMARD;
         /* one seed per input width: q|k|v and gate|up share a rotation and fuse */
         d->leech.rot_seed = lr_rot_seed_for_width(o->seed, a->dims[1]);
         memcpy(d->leech.centroid, k_centroids[o->gain_bits], sizeof d->leech.centroid);

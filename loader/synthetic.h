@@ -24,7 +24,8 @@ typedef struct lr_synth_opts {
     uint32_t align;              /* 0 = automatic (see lr_writer_set_default_align) */
     int gain_bits;               /* Leech gain bits, 0..2 (the tool uses 1) */
     int proj_f16;                /* 1: projections as f16 (the dense arm beside Leech), not Leech */
-    int o_rot_heads;             /* 1: attn_output rotated per head (rotation kind 2), as import --o-rotation heads */
+    int o_rot_full;              /* 1: attn_output rotated over its whole width (rotation kind 1); 0: per
+                                    head (kind 2), as import's default */
     struct lr_progress *progress;/* may be NULL; started here with the payload bytes */
 } lr_synth_opts;
 

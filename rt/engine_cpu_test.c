@@ -18,19 +18,19 @@
 #include <unistd.h>
 
 static char g_dir[] = "/tmp/lr-engine-test-XXXXXX";
-static char g_path[256], g_llama[256], g_heads[256];
+static char g_path[256], g_llama[256], g_full[256]; /* g_full: attn_output rotated over its whole width */
 
 /* A synthetic model (config name), generated once per run. */
-static const char *synth_path_o(const char *name, char *g_path, int o_heads)
+static const char *synth_path_o(const char *name, char *g_path, int o_full)
 {
     if (g_path[0]) return g_path;
     /* once: mkdtemp's random suffix may itself contain an 'X' */
     static int made;
     if (!made && !mkdtemp(g_dir)) return NULL;
     made = 1;
-    snprintf(g_path, 256, "%s/%s%s.lrt", g_dir, name, o_heads ? "-o-heads" : "");
+    snprintf(g_path, 256, "%s/%s%s.lrt", g_dir, name, o_full ? "-o-full" : "");
     lr_model_config cfg;
-    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_heads = o_heads };
+    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full };
     if (lr_synth_config(name, &cfg) || lr_synth_write(g_path, &cfg, &o)) {
         fprintf(stderr, "    %s model: %s\n", name, lr_errmsg());
         g_path[0] = 0;
@@ -290,11 +290,13 @@ static int matches_f64_reference(const char *path)
 static int test_matches_f64_reference(void) { return matches_f64_reference(tiny_path()); }
 /* The Llama path: no per-head q/k norms. */
 static int test_llama_matches_f64_reference(void) { return matches_f64_reference(synth_path("tiny-llama", g_llama)); }
-/* attn_output rotated per head (rotation kind 2): the engine rotates each
- * head with the host rotation, the reference folds the block-diagonal Q. */
-static int test_o_heads_matches_f64_reference(void)
+/* attn_output rotated over its whole width (rotation kind 1; the synthetic
+ * default is per head, kind 2, which the tests above run: the engine
+ * rotates each head with the host rotation, the reference folds the
+ * block-diagonal Q). */
+static int test_o_full_matches_f64_reference(void)
 {
-    return matches_f64_reference(synth_path_o("tiny", g_heads, 1));
+    return matches_f64_reference(synth_path_o("tiny", g_full, 1));
 }
 
 static int run_steps(lr_engine *e, const int32_t *tok, int n, float *last)
@@ -408,10 +410,10 @@ static int cleanup(void)
 {
     if (g_path[0]) unlink(g_path);
     if (g_llama[0]) unlink(g_llama);
-    if (g_heads[0]) unlink(g_heads);
-    if (g_path[0] || g_llama[0] || g_heads[0]) rmdir(g_dir);
+    if (g_full[0]) unlink(g_full);
+    if (g_path[0] || g_llama[0] || g_full[0]) rmdir(g_dir);
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_o_heads_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
+T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_o_full_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
        T_CASE(test_context_and_token_limits), T_CASE(test_layer_hook), T_CASE(cleanup))

@@ -24,7 +24,7 @@ static void usage(FILE *f)
             "  --tokenizer PATH  tokenizer.json or tokenizer.json.gz to embed (optional)\n"
             "  --threads N       generator threads (default: all cores)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
-            "                    kernel; rotation kind 2) or full (the whole width, its own launch; default)\n"
+            "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
             "  --align A         alignment of every tensor (default: 4096 for >= 1 MiB, else 64)\n",
             lr_synth_config_names());
 }
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gen_synthetic: --o-rotation takes heads or full\n");
                 return 2;
             }
-            o.o_rot_heads = !strcmp(v, "heads");
+            o.o_rot_full = !strcmp(v, "full");
         }
         else if (!strcmp(a, "--align")) {
             int al;

@@ -27,8 +27,8 @@ static void usage(FILE *f)
             "  --embed f16       store token_embd and output as f16 instead of int8 groups\n"
             "  --no-rotate       quantize without the input rotation (ablation)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied inside the attention\n"
-            "                    kernel: one launch fewer per layer; rotation kind 2) or full (the whole\n"
-            "                    width; default)\n"
+            "                    kernel: one launch fewer per layer; rotation kind 2; default) or full\n"
+            "                    (the whole width, kind 1)\n"
             "  --quant-layers A:B  Leech only for layers A..B-1, the other projections f16\n"
             "                    (sensitivity studies)\n"
             "  --gptq CALIB.txt  quantize with GPTQ: Hessians of each projection's input from the model\n"
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "import: --o-rotation %s (heads or full)\n", v);
                 return 2;
             }
-            o.o_rot_heads = !strcmp(v, "heads");
+            o.o_rot_full = !strcmp(v, "full");
         }
         else if (!strcmp(a, "--refit")) {
             if (strcmp(v, "scales") && strcmp(v, "all")) {

@@ -266,7 +266,7 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
     lr_rot rot;
     memset(&rot, 0, sizeof rot);
     int rotate = !o->no_rotate, rc = LR_OK;
-    const int heads = o->o_rot_heads && !strcmp(role, "attn_output");
+    const int heads = !o->o_rot_full && !strcmp(role, "attn_output");
     if (rotate) {
         d.leech.rot_seed = lr_import_rot_seed(o->seed, t->cols);
         rc = heads ? lr_rot_init_blocks(&rot, (int)t->cols, (int)src->cfg.head_dim, d.leech.rot_seed)

@@ -20,8 +20,9 @@ typedef struct lr_import_opts {
     int keep_f16;        /* projections as f16 instead of Leech */
     int embed_f16;       /* token_embd and output as f16 instead of int8 groups */
     int no_rotate;       /* Leech without the input rotation (ablation) */
-    int o_rot_heads;     /* attn_output's rotation per head (rotation kind 2: the attention kernel
-                            applies it, no rotation launch before o); 0 = over the whole width */
+    int o_rot_full;      /* attn_output's rotation over the whole width (rotation kind 1); 0 = per
+                            head (kind 2: the attention kernel applies it, no rotation launch
+                            before o; SmolLM2 GPTQ perplexity 52.3 against 54.1, docs/import.md) */
     int nthreads;        /* 0 = all cores */
     int max_layers;      /* 0 = all; else only the first N layers (a smaller, different model: tests) */
     int quant_lo, quant_hi; /* quant_hi > 0: only layers [quant_lo, quant_hi) get Leech, the

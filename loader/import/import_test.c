@@ -528,12 +528,15 @@ static int test_import_f16(void)
     return T_PASS;
 }
 
-/* y = W x against the artifact's (rotated) W' applied to Q x. */
-static int check_projection(const lr_tensor_view *v, const tm_tensor *t, double *rel)
+/* y = W x against the artifact's (rotated) W' applied to Q x (kind 2: Q per
+ * head_dim block). */
+static int check_projection(const lr_tensor_view *v, const tm_tensor *t, int head_dim, double *rel)
 {
     const lr_leech_params *L = &v->u.leech;
     lr_rot r;
-    int rc = L->rot_kind == LR_ROT_HADAMARD ? lr_rot_init(&r, (int)t->cols, L->rot_seed) : LR_OK;
+    int rc = L->rot_kind == LR_ROT_HADAMARD ? lr_rot_init(&r, (int)t->cols, L->rot_seed)
+             : L->rot_kind == LR_ROT_HEADS  ? lr_rot_init_blocks(&r, (int)t->cols, head_dim, L->rot_seed)
+                                            : LR_OK;
     if (rc) return rc;
     float *w = malloc(t->rows * t->cols * sizeof *w);
     double *x = malloc(t->cols * sizeof *x), *qx = malloc(t->cols * sizeof *qx), *row = malloc(t->cols * sizeof *row);
@@ -541,7 +544,7 @@ static int check_projection(const lr_tensor_view *v, const tm_tensor *t, double 
     lr_rng g;
     lr_rng_seed(&g, 99);
     for (uint64_t i = 0; i < t->cols; i++) x[i] = lr_rng_signed(&g);
-    if (!rc && L->rot_kind == LR_ROT_HADAMARD) rc = lr_rot_apply(&r, x, qx);
+    if (!rc && L->rot_kind != LR_ROT_NONE) rc = lr_rot_apply(&r, x, qx);
     else memcpy(qx, x, t->cols * sizeof *x);
     /* Weights: undo the rotation of each row (W = W' Q) and compare. */
     double e = 0, n = 0, ye = 0, yn = 0;
@@ -554,7 +557,7 @@ static int check_projection(const lr_tensor_view *v, const tm_tensor *t, double 
         }
         ye += (y - yq) * (y - yq);
         yn += y * y;
-        if (L->rot_kind == LR_ROT_HADAMARD) rc = lr_rot_apply_t(&r, row, row);
+        if (L->rot_kind != LR_ROT_NONE) rc = lr_rot_apply_t(&r, row, row);
         for (uint64_t k = 0; k < t->cols; k++) {
             double d = row[k] - t->v[i * t->cols + k];
             e += d * d;
@@ -567,7 +570,7 @@ static int check_projection(const lr_tensor_view *v, const tm_tensor *t, double 
     free(x);
     free(qx);
     free(row);
-    if (L->rot_kind == LR_ROT_HADAMARD) lr_rot_free(&r);
+    if (L->rot_kind != LR_ROT_NONE) lr_rot_free(&r);
     return rc;
 }
 
@@ -582,9 +585,10 @@ static int test_import_leech(void)
     snprintf(hf, sizeof hf, "%s/hf", dir);
     snprintf(out, sizeof out, "%s/m.lrt", dir);
     for (int variant = 0; variant < 3; variant++) {
-        /* 0: 1 gain bit, rotated; 1: 2 gain bits; 2: 0 gain bits, no rotation */
+        /* 0: 1 gain bit, rotated (o per head, the default); 1: 2 gain bits, o over
+           its whole width; 2: 0 gain bits, no rotation */
         lr_import_opts o = { .gain_bits = variant == 0 ? 1 : variant == 1 ? 2 : 0, .no_rotate = variant == 2,
-                             .nthreads = 2, .seed = 1 + (uint64_t)variant };
+                             .o_rot_full = variant == 1, .nthreads = 2, .seed = 1 + (uint64_t)variant };
         lr_import_stats st;
         T_OK(import_hf(&m, hf, out, &o, &st));
         T_ASSERT(st.leech == 14 && st.int8g == 1 && st.rel_err > 0.01 && st.rel_err < 0.2, "stats: %d leech, err %g", st.leech,
@@ -617,7 +621,10 @@ static int test_import_leech(void)
             }
             const lr_leech_params *L = &v->u.leech;
             T_ASSERT(v->codec == LR_CODEC_LEECH && L->gain_bits == o.gain_bits && L->max_shell == 12, "%s leech", t->name);
-            T_ASSERT(L->rot_kind == (variant == 2 ? LR_ROT_NONE : LR_ROT_HADAMARD), "%s rotation kind", t->name);
+            const int want_kind = variant == 2                                  ? LR_ROT_NONE
+                                  : variant == 0 && !strcmp(t->role, "attn_output") ? LR_ROT_HEADS
+                                                                                    : LR_ROT_HADAMARD;
+            T_ASSERT(L->rot_kind == want_kind, "%s rotation kind %d, want %d", t->name, L->rot_kind, want_kind);
             if (variant != 2) {
                 T_ASSERT(L->rot_seed == lr_import_rot_seed(o.seed, t->cols), "%s seed", t->name);
                 /* One rotation per input width: q/k/v/gate/up (hidden) share it. */
@@ -629,7 +636,7 @@ static int test_import_leech(void)
                 }
             }
             double rel[2];
-            T_OK(check_projection(v, t, rel));
+            T_OK(check_projection(v, t, (int)cfg.head_dim, rel));
             /* Gaussian weights at ~2 bits/weight: about 0.07-0.1 relative squared error. */
             double lim = o.gain_bits == 0 ? 0.15 : 0.12;
             T_ASSERT(rel[0] > 0.005 && rel[0] < lim && rel[1] < 3 * lim, "%s (gain %d): weight err %g, output err %g",
