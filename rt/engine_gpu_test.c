@@ -98,7 +98,8 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
              gpu->launches_per_step, want, swl, xrp);
     int L = (int)c->n_layers, H = (int)c->hidden;
     rec rc_cpu = { 0, L, calloc((size_t)(L + 2) * H, 4) }, rc_gpu = { 0, L, calloc((size_t)(L + 2) * H, 4) };
-    int tok = 1 % (int)c->vocab, agree = 0;
+    int tok = 1 % (int)c->vocab, agree = 0, ties = 0;
+    double tie_gap = 0;
     double worst_layer = 0, worst_logit = 0;
     for (int s = 0; s < steps; s++) {
         int hooks = s < 3 || s == steps - 1; /* layer by layer on a few steps; graph replay otherwise */
@@ -129,11 +130,25 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
             if (sqrt(d / r) > worst_logit) worst_logit = sqrt(d / r);
             tg = argmax(lg, (int)c->vocab);
         }
-        T_ASSERT(tc == tg, "step %d: CPU picks %d, GPU picks %d (after %d identical tokens)", s, tc, tg, agree);
-        agree++;
+        if (tc != tg) {
+            /* A near tie: the CPU's own logits put the GPU's pick within
+               TIE of its best (relative to max |logit|), below the GPU
+               paths' logit error (~1e-3 for the int8 forms). Both engines
+               go on with the CPU's token; one such step per gate at most. */
+            double mx = 0;
+            for (uint32_t i = 0; i < c->vocab; i++) mx = fmax(mx, fabs(lc[i]));
+            const double gap = (lc[tc] - lc[tg]) / (mx > 0 ? mx : 1), TIE = 2e-3;
+            T_ASSERT(gap <= TIE && ties == 0, "step %d: CPU picks %d, GPU picks %d (CPU gap %.2e of max |logit|; after %d "
+                     "identical tokens, %d near ties)", s, tc, tg, gap, agree, ties);
+            ties++, tie_gap = gap;
+        } else {
+            agree++;
+        }
         tok = tc;
     }
-    printf("    %d identical greedy tokens; worst residual rel err %.2e, logits %.2e\n", agree, worst_layer, worst_logit);
+    printf("    %d identical greedy tokens", agree);
+    if (ties) printf(" and %d near tie (the CPU's top two %.2e of max |logit| apart)", ties, tie_gap);
+    printf("; worst residual rel err %.2e, logits %.2e\n", worst_layer, worst_logit);
     /* reset: the same first step again */
     const float *l1;
     T_OK(gpu->ops->reset(gpu));
