@@ -6,7 +6,8 @@
  *
  * Per layer: [residual add +] RMSNorm -> rotation -> fused q|k|v GEMV ->
  * q/k norm + RoPE + KV write + attention (one kernel; LEECHRT_FUSE=0: two)
- * -> rotation -> o GEMV -> residual
+ * -> rotation (none when o's is per head, rotation kind 2: the attention
+ * kernel applies it to each head it writes) -> o GEMV -> residual
  * add + RMSNorm -> rotation -> fused gate|up GEMV -> SwiGLU -> rotation ->
  * down GEMV. Then the final norm and the int8 head read in place.
  * A Planes14S gate|up is uploaded as a pair (gate and up rows interleaved)
@@ -18,7 +19,8 @@
  * An op feeding a rotated projection runs inside its rotation kernel
  * (rotate_slab.cu LR_XFORM; LEECHRT_FUSE=0 keeps them separate): residual
  * add + RMSNorm before q|k|v and gate|up: with the fused RoPE + attention,
- * 10 launches per layer instead of 13 (9 with the SwiGLU end). The fused norm's CTAs all read the residual
+ * 10 launches per layer instead of 13 (9 with the SwiGLU end, 8 with o's
+ * rotation per head). The fused norm's CTAs all read the residual
  * stream while it is being updated, so the stream lives in two buffers: a
  * fused norm reads xb[cur] (+ the pending add) and writes the sum to
  * xb[cur ^ 1]; the separate norm kernel (one CTA) updates xb[cur] in place.
