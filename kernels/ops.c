@@ -20,7 +20,7 @@ static void rmsnorm_mag(float *x, const float *y, const float *w, float *out, in
 static void rope_mag(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
                      int32_t n_heads, int32_t n_kv, int32_t head_dim, float eps, float theta);
 static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
-                          int32_t n_heads, int32_t n_kv, float scale);
+                          int32_t n_heads, int32_t n_kv, float scale, const uint32_t *odbits, const float *oq);
 static void silu_mag(const float *gu, float *h, int32_t n);
 static void rope_attention_mag(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
                                float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,
@@ -49,9 +49,10 @@ const lr_kernel_desc lr_op_rope_kv_desc = {
     (lr_host_fn)lr_op_rope_kv_host, (lr_host_fn)rope_mag,
 };
 const lr_kernel_desc lr_op_attention_desc = {
-    "op_attention", 8,
+    "op_attention", 10,
     { B("q", LR_E_F32, LR_IN), B("kcache", LR_E_F16, LR_IN), B("vcache", LR_E_F16, LR_IN), B("out", LR_E_F32, LR_OUT),
-      B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32), P("n_kv", LR_T_I32), P("scale", LR_T_F32) },
+      B("pos", LR_E_I32, LR_IN), P("n_heads", LR_T_I32), P("n_kv", LR_T_I32), P("scale", LR_T_F32),
+      B("odbits", LR_E_U32, LR_IN), B("oq", LR_E_F32, LR_IN) },
     (lr_host_fn)lr_op_attention_host, (lr_host_fn)attention_mag,
 };
 const lr_kernel_desc lr_op_rope_attention_desc = {
@@ -302,15 +303,18 @@ static void attention(const float *q, const uint16_t *kc, const uint16_t *vc, fl
         }
     }
 }
+static void rotate_heads(float *out, int32_t n_heads, const uint32_t *odbits, const float *oq, int mag);
 void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
-                          int32_t n_heads, int32_t n_kv, float scale)
+                          int32_t n_heads, int32_t n_kv, float scale, const uint32_t *odbits, const float *oq)
 {
     attention(q, kc, vc, out, pos, n_heads, n_kv, scale, 0);
+    if (odbits) rotate_heads(out, n_heads, odbits, oq, 0);
 }
 static void attention_mag(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
-                          int32_t n_heads, int32_t n_kv, float scale)
+                          int32_t n_heads, int32_t n_kv, float scale, const uint32_t *odbits, const float *oq)
 {
     attention(q, kc, vc, out, pos, n_heads, n_kv, scale, 1);
+    if (odbits) rotate_heads(out, n_heads, odbits, oq, 1);
 }
 
 /* The composition it fuses: RoPE (and the cache write) on a copy of qkv,

@@ -17,7 +17,7 @@ void lr_op_add_rmsnorm_host(float *x, const float *y, const float *w, float *out
 void lr_op_rope_kv_host(float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc, const int32_t *pos,
                         int32_t n_heads, int32_t n_kv, int32_t head_dim, float eps, float theta);
 void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
-                          int32_t n_heads, int32_t n_kv, float scale);
+                          int32_t n_heads, int32_t n_kv, float scale, const uint32_t *odbits, const float *oq);
 /* op_rope_kv then op_attention in one (the engine's): qkv is read only.
  * odbits / oq non-null: each head's output then rotated per head (rotation
  * kind 2, kernels/rotation.h: the head's signs from bit h * head_dim of

@@ -197,12 +197,15 @@ static int test_rope_attention(void)
     return T_PASS;
 }
 
+/* op_attention against its host reference; with o's per-head rotation
+ * (rotation kind 2) at positions 1 and 300 (head dims 128 and 96: one and
+ * three Hadamard rows per head). */
 static int test_attention(void)
 {
     NEED_GPU();
     const int positions[] = { 0, 1, 7, 300, 2047 };
-    for (int k = 0; k < 5; k++) {
-        int nh = 32, nkv = 8, hd = 128, pos = positions[k];
+    for (int k = 0; k < 6; k++) {
+        int nh = 32, nkv = 8, hd = k == 5 ? 96 : 128, pos = positions[k % 5];
         size_t nc = (size_t)(pos + 1) * nkv * hd;
         float *q = malloc(4u * nh * hd), *out = malloc(4u * nh * hd);
         uint16_t *kc = malloc(2 * nc), *vc = malloc(2 * nc);
@@ -212,17 +215,25 @@ static int test_attention(void)
         lr_fill_random(LR_E_F16, kc, nc, &r, 1);
         lr_fill_random(LR_E_F16, vc, nc, &r, 1);
         int32_t p = pos;
-        lr_arg a[8] = { 0 };
+        lr_arg a[10] = { 0 };
         a[0].host = q, a[0].count = (size_t)nh * hd;
         a[1].host = kc, a[1].count = nc;
         a[2].host = vc, a[2].count = nc;
         a[3].host = out, a[3].count = (size_t)nh * hd;
         a[4].host = &p, a[4].count = 1;
         a[5].v.i32 = nh, a[6].v.i32 = nkv, a[7].v.f32 = (float)(1.0 / sqrt(hd));
+        lr_rot hr;
+        float hq[LR_ROT_MAX_K * LR_ROT_MAX_K];
+        const int rot = k == 1 || k == 3 || k == 5;
+        T_OK(lr_rot_init_blocks(&hr, nh * hd, hd, 70 + (uint64_t)k));
+        lr_rot_qtable(&hr, hq);
+        if (rot) a[8].host = hr.dbits, a[8].count = (size_t)nh * hd / 32, a[9].host = hq, a[9].count = (size_t)hr.k * hr.k;
         lr_op_attention_head_dim = hd;
         int rc = run(&lr_op_attention_desc, "op_attention", hd, a, geom((unsigned)nh, 256), 1e-5);
         free(q); free(out); free(kc); free(vc);
-        if (rc != T_PASS) { fprintf(stderr, "    pos %d\n", pos); return rc; }
+        lr_rot_free(&hr);
+        lr_op_attention_head_dim = 128;
+        if (rc != T_PASS) { fprintf(stderr, "    head_dim %d pos %d rotation %d\n", hd, pos, rot); return rc; }
     }
     return T_PASS;
 }

@@ -171,13 +171,11 @@ static int upload_int8g(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *q, 
 }
 
 /* Rotation kind 2 (per head; the reader allows it on attn_output only): no
- * launch of its own, op_rope_attention applies it to each head it writes, so
- * the step has one launch fewer per layer (docs/engine.md). */
+ * launch of its own, the attention (op_rope_attention, or op_attention under
+ * LEECHRT_FUSE=0) applies it to each head it writes, so the step has one
+ * launch fewer per layer (docs/engine.md). */
 static int heads_rotation(gpu_engine *e, const lr_tensor_view *t, proj *p)
 {
-    if (!e->fuse)
-        return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a per-head rotation needs the fused attention (not LEECHRT_FUSE=0)",
-                       t->name);
     lr_rot host;
     int rc = lr_rot_init_blocks(&host, (int)t->cols, (int)e->c.head_dim, t->u.leech.rot_seed);
     if (rc) return lr_wrap(rc, "tensor %s: per-head rotation", t->name);
@@ -491,7 +489,8 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->d_pos, &nh, &nkv, &hd, &eps, &theta };
             if ((rc = L1(e, e->f_rope, (unsigned)(nh + nkv), hd > 128 ? (unsigned)hd : 128, a, count))) return rc;
             e->phase = PH_ATT;
-            void *b[] = { &e->qkv, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &scale };
+            void *b[] = { &e->qkv, &L->kc, &L->vc, &e->att, &e->d_pos, &nh, &nkv, &scale,
+                          &L->p[PROJ_O].hdbits, &L->p[PROJ_O].hq };
             if ((rc = L1(e, e->f_att, (unsigned)nh, 256, b, count))) return rc;
         }
         e->phase = PH_O;
