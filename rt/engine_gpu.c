@@ -68,7 +68,7 @@ typedef struct proj {
     int swiglu;            /* gate|up whose GEMV ends in SwiGLU: it writes h, no op_silu_mul */
     int xrot;              /* the GEMV rotates its input in its prologue: no rotation launch */
     CUdeviceptr hdbits, hq; /* rotation kind 2 (per head, o only): its signs and Q_odd table, applied
-                               by op_rope_attention to each head's output; 0 for none */
+                               by the attention kernel to each head's output; 0 for none */
     lr_leech_dev *ld;
     CUdeviceptr w16;       /* f16 rows x cols */
     CUfunction f16fn;
