@@ -303,7 +303,18 @@ static void attention(const float *q, const uint16_t *kc, const uint16_t *vc, fl
         }
     }
 }
-static void rotate_heads(float *out, int32_t n_heads, const uint32_t *odbits, const float *oq, int mag);
+/* Each head's row of out through the per-head rotation (value or, with mag,
+ * the l2 size of its terms: lr_rotate_row_f64). */
+static void rotate_heads(float *out, int32_t n_heads, const uint32_t *odbits, const float *oq, int mag)
+{
+    const int hd = lr_op_attention_head_dim;
+    double x[1024], y[1024];
+    for (int h = 0; h < n_heads; h++) {
+        for (int i = 0; i < hd; i++) x[i] = out[(size_t)h * hd + i];
+        lr_rotate_row_f64(x, y, odbits + (size_t)h * hd / 32, oq, hd, mag);
+        for (int i = 0; i < hd; i++) out[(size_t)h * hd + i] = (float)y[i];
+    }
+}
 void lr_op_attention_host(const float *q, const uint16_t *kc, const uint16_t *vc, float *out, const int32_t *pos,
                           int32_t n_heads, int32_t n_kv, float scale, const uint32_t *odbits, const float *oq)
 {
@@ -331,18 +342,6 @@ static void rope_attention(const float *qkv, const float *qn, const float *kn, u
     lr_op_rope_kv_host(q, qn, kn, kc, vc, pos, n_heads, n_kv, hd, eps, theta);
     attention(q, kc, vc, out, pos, n_heads, n_kv, scale, mag);
     free(q);
-}
-/* Each head's row of out through the per-head rotation (value or, with mag,
- * the l2 size of its terms: lr_rotate_row_f64). */
-static void rotate_heads(float *out, int32_t n_heads, const uint32_t *odbits, const float *oq, int mag)
-{
-    const int hd = lr_op_attention_head_dim;
-    double x[1024], y[1024];
-    for (int h = 0; h < n_heads; h++) {
-        for (int i = 0; i < hd; i++) x[i] = out[(size_t)h * hd + i];
-        lr_rotate_row_f64(x, y, odbits + (size_t)h * hd / 32, oq, hd, mag);
-        for (int i = 0; i < hd; i++) out[(size_t)h * hd + i] = (float)y[i];
-    }
 }
 void lr_op_rope_attention_host(const float *qkv, const float *qn, const float *kn, uint16_t *kc, uint16_t *vc,
                                float *out, const int32_t *pos, const double *rope, int32_t n_heads, int32_t n_kv,

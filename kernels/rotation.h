@@ -168,6 +168,11 @@ typedef struct lr_rot_dev {
     CUfunction fn;
     CUfunction fx[LR_ROT_NX]; /* input-transform variants, once enabled (fx[0] unused) */
 } lr_rot_dev;
+/* r's tables on the device as the kernels take them: dbits (its sign words)
+ * and q (lr_rot_qtable, k*k floats); freed with lr_cu_free. For the
+ * per-head rotation the attention kernels apply (no kernel plan serves
+ * blocks), and for lr_rot_dev_create. */
+int lr_rot_dev_tables(const lr_rot *r, CUdeviceptr *dbits, CUdeviceptr *q);
 /* Uploads r's tables and gets the kernel for the current device under the
  * current lr_cu_smem_budget(). */
 int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads);

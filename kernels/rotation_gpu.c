@@ -13,23 +13,31 @@
 
 static size_t dbit_words(int n) { return ((size_t)n + 63) / 64 * 2; }
 
+int lr_rot_dev_tables(const lr_rot *r, CUdeviceptr *dbits, CUdeviceptr *q)
+{
+    *dbits = *q = 0;
+    float qt[LR_ROT_MAX_K * LR_ROT_MAX_K];
+    lr_rot_qtable(r, qt);
+    size_t qb = sizeof(float) * (size_t)r->k * r->k, db = 4 * dbit_words(r->n);
+    int rc = lr_cu_alloc(q, qb);
+    if (!rc) rc = lr_cu_alloc(dbits, db);
+    if (!rc) rc = lr_cu_h2d(*q, qt, qb);
+    if (!rc) rc = lr_cu_h2d(*dbits, r->dbits, db);
+    if (rc) lr_cu_free(*q), lr_cu_free(*dbits), *dbits = *q = 0;
+    return rc;
+}
+
 int lr_rot_dev_create(lr_rot_dev *d, const lr_rot *r, int mode, int s, int threads)
 {
     memset(d, 0, sizeof *d);
-    if (r->block != r->n) /* the per-head rotation runs inside op_rope_attention */
+    if (r->block != r->n) /* the per-head rotation runs inside the attention kernels (lr_rot_dev_tables) */
         return LR_FAIL(LR_EUNSUPPORTED, "rotation kernel: width %d in blocks of %d", r->n, r->block);
     int rc = lr_rot_plan_make(r->n, lr_cu_smem_budget(), mode, s, threads, &d->plan);
     if (rc) return rc;
     lr_jit_spec spec;
     lr_rot_plan_spec(&d->plan, &spec);
     if ((rc = lr_jit_get(&spec, &d->fn))) return rc;
-    float q[LR_ROT_MAX_K * LR_ROT_MAX_K];
-    lr_rot_qtable(r, q);
-    size_t qb = sizeof(float) * (size_t)r->k * r->k, db = 4 * dbit_words(r->n);
-    rc = lr_cu_alloc(&d->q, qb);
-    if (!rc) rc = lr_cu_alloc(&d->dbits, db);
-    if (!rc) rc = lr_cu_h2d(d->q, q, qb);
-    if (!rc) rc = lr_cu_h2d(d->dbits, r->dbits, db);
+    rc = lr_rot_dev_tables(r, &d->dbits, &d->q);
     if (rc) lr_rot_dev_destroy(d);
     return rc;
 }

@@ -179,10 +179,7 @@ static int heads_rotation(gpu_engine *e, const lr_tensor_view *t, proj *p)
     lr_rot host;
     int rc = lr_rot_init_blocks(&host, (int)t->cols, (int)e->c.head_dim, t->u.leech.rot_seed);
     if (rc) return lr_wrap(rc, "tensor %s: per-head rotation", t->name);
-    float q[LR_ROT_MAX_K * LR_ROT_MAX_K];
-    lr_rot_qtable(&host, q);
-    rc = upload(&p->hdbits, host.dbits, (size_t)(host.n + 31) / 32 * 4, NULL);
-    if (!rc) rc = upload(&p->hq, q, sizeof(float) * (size_t)host.k * host.k, NULL);
+    rc = lr_rot_dev_tables(&host, &p->hdbits, &p->hq);
     lr_rot_free(&host);
     return rc;
 }

@@ -188,15 +188,6 @@ LR_DEV void lr_attend_range(const float (&qv)[HD / 32], const u16 *__restrict__ 
     }
 }
 
-// The whole context 0..T-1 in one CTA: out[0..HD) normalised.
-template <int HD, int THREADS, int U>
-LR_DEV void lr_attend(const float (&qv)[HD / 32], const u16 *__restrict__ kcache, const u16 *__restrict__ vcache,
-                      int kvh, int n_kv, int T, const float *cur_k, const float *cur_v, float *__restrict__ out)
-{
-    float M, L, o;
-    lr_attend_range<HD, THREADS, U>(qv, kcache, vcache, kvh, n_kv, 0, T, T, cur_k, cur_v, M, L, o);
-    if (threadIdx.x < HD) out[threadIdx.x] = o / L;
-}
 
 // Rotation kind 2 on one head (the rotation before o, per head): y = (q kron
 // Hu_m) D v over the head's HD = K*M elements, thread i < HD holding element

@@ -3,7 +3,7 @@
 // walks a strided subset of positions with an online softmax (running max and
 // sum), four positions per step with their loads in flight together; lanes
 // hold head_dim/32 elements of q and of the output; warps combine through
-// shared memory (lr_attend, engine_ops.cuh). Positions 0..*pos inclusive.
+// shared memory (lr_attend_range, engine_ops.cuh). Positions 0..*pos inclusive.
 // odbits / oq (null: none): o's per-head rotation (rotation kind 2) on each
 // head's output, as op_rope_attention does it.
 // @spec op_attention threads=256 head_dim=128
