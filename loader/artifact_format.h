@@ -57,10 +57,12 @@ enum lra_section_type {
 #define LRA_C_BOS 128         /* u32, 0xffffffff = none */
 #define LRA_C_EOS 132
 #define LRA_C_TIED 136        /* u32 0 or 1 */
-#define LRA_C_FLAGS 140       /* u32 = 0 */
+#define LRA_C_FLAGS 140       /* u32: LRA_CFG_* bits, the rest 0 */
 #define LRA_C_ROPE_THETA 144  /* f64 */
 #define LRA_C_NORM_EPS 152    /* f64 */
-/* 160..256 reserved, zero */
+#define LRA_C_RESID_SEED 160  /* u64: the residual rotation's seed (0 without the flag) */
+/* 168..256 reserved, zero */
+#define LRA_CFG_ROTATED_RESIDUAL 1u /* config flag: the residual stream is held rotated */
 #define LRA_ARCH_LEN 32
 #define LRA_MODEL_NAME_LEN 64
 

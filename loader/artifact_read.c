@@ -136,8 +136,11 @@ static int parse_config(lr_model *m, const section *s)
         return BAD(m, "config section is %llu bytes, expected %d", (ull)s->len, LRA_CONFIG_BYTES);
     const uint8_t *c = m->base + s->off;
     if (!checksum_ok(m, c, LRA_CONFIG_BYTES, s->sum)) return BAD(m, "config section checksum mismatch");
-    if (!all_zero(c + 160, LRA_CONFIG_BYTES - 160) || lra_rd32(c + LRA_C_FLAGS))
-        return BAD(m, "config: flags or reserved bytes are not zero");
+    const uint32_t flags = lra_rd32(c + LRA_C_FLAGS);
+    if (!all_zero(c + 168, LRA_CONFIG_BYTES - 168) || (flags & ~LRA_CFG_ROTATED_RESIDUAL))
+        return BAD(m, "config: unknown flags or reserved bytes are not zero");
+    if (!(flags & LRA_CFG_ROTATED_RESIDUAL) && lra_rd64(c + LRA_C_RESID_SEED))
+        return BAD(m, "config: a residual rotation seed without the rotated-residual flag");
     lr_model_config *k = &m->cfg;
     memcpy(k->arch, c + LRA_C_ARCH, LRA_ARCH_LEN);
     memcpy(k->name, c + LRA_C_NAME, LRA_MODEL_NAME_LEN);
@@ -155,6 +158,8 @@ static int parse_config(lr_model *m, const section *s)
     k->tied_head = tied > 1 ? 2 : (int)tied; /* 2 = invalid, reported by the check */
     k->rope_theta = lra_rdf64(c + LRA_C_ROPE_THETA);
     k->norm_eps = lra_rdf64(c + LRA_C_NORM_EPS);
+    k->rotated_residual = (flags & LRA_CFG_ROTATED_RESIDUAL) != 0;
+    k->residual_seed = lra_rd64(c + LRA_C_RESID_SEED);
     int rc = lr_arch_check_config(k, m->label);
     /* A non-terminated string must not reach callers who print it. */
     k->arch[sizeof k->arch - 1] = 0;
@@ -341,11 +346,28 @@ static void sort_indices(lr_model *m, int *idx, int (*cmp)(const void *, const v
 
 /* The tensors must be exactly the architecture's set, with its shapes and
  * codecs the engines can use for each role. */
+/* Whether a tensor name is a projection reading the residual stream (its
+ * normed form): the ones a rotated residual feeds already rotated. */
+int lr_reads_residual(const char *name)
+{
+    static const char *const roles[] = { ".attn_q", ".attn_k", ".attn_v", ".ffn_gate", ".ffn_up" };
+    const size_t nl = strlen(name);
+    for (size_t i = 0; i < sizeof roles / sizeof *roles; i++) {
+        const size_t sl = strlen(roles[i]);
+        if (nl > sl && !strcmp(name + nl - sl, roles[i])) return 1;
+    }
+    return 0;
+}
+
 static int check_tensor_set(lr_model *m)
 {
     lr_arch_tensor *want;
     int nwant, rc = lr_arch_tensors(&m->cfg, &want, &nwant);
     if (rc) return lr_wrap(rc, "%s", m->label);
+    int fm, fk;
+    if (m->cfg.rotated_residual && lr_rot_factor((int)m->cfg.hidden, &fm, &fk))
+        rc = BAD(m, "config: rotated residual, but hidden %u is not a width the rotation serves "
+                 "(odd factor <= 31 times a power of two >= 4)", m->cfg.hidden);
     for (int i = 0; i < nwant && !rc; i++) {
         const lr_arch_tensor *w = &want[i];
         const lr_tensor_view *t = lr_model_tensor(m, w->name);
@@ -365,13 +387,19 @@ static int check_tensor_set(lr_model *m)
         } else if (t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind == LR_ROT_HEADS) {
             /* per head: only the input that comes in heads, in blocks the rotation serves */
             const size_t nl = strlen(w->name), sl = strlen(".attn_output");
-            int fm, fk;
             if (nl < sl || strcmp(w->name + nl - sl, ".attn_output"))
                 rc = BADT(m, w->name, "rotation kind 2 (per head) is only for attn_output");
             else if (lr_rot_factor((int)m->cfg.head_dim, &fm, &fk))
                 rc = BADT(m, w->name, "rotation kind 2 (per head): head_dim %u is not a width the rotation serves "
                           "(odd factor <= 31 times a power of two >= 4)", m->cfg.head_dim);
         }
+        /* a rotated residual arrives rotated by R: a Leech reader of it must be
+         * stored against R itself (kind 1, the residual's seed) */
+        if (!rc && m->cfg.rotated_residual && t->codec == LR_CODEC_LEECH && lr_reads_residual(w->name) &&
+            (t->u.leech.rot_kind != LR_ROT_HADAMARD || t->u.leech.rot_seed != m->cfg.residual_seed))
+            rc = BADT(m, w->name, "the residual is rotated (seed %llu), but this reader's rotation is kind %d, "
+                      "seed %llu (must be kind 1 with the residual's seed)", (ull)m->cfg.residual_seed,
+                      t->u.leech.rot_kind, (ull)t->u.leech.rot_seed);
     }
     if (!rc && m->n != nwant) {
         /* Names are unique and every wanted one is present: find the extra. */

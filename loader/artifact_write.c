@@ -83,6 +83,10 @@ static void encode_config(uint8_t c[LRA_CONFIG_BYTES], const lr_model_config *k)
     lra_wr32(c + LRA_C_TIED, (uint32_t)k->tied_head);
     lra_wrf64(c + LRA_C_ROPE_THETA, k->rope_theta);
     lra_wrf64(c + LRA_C_NORM_EPS, k->norm_eps);
+    if (k->rotated_residual) {
+        lra_wr32(c + LRA_C_FLAGS, LRA_CFG_ROTATED_RESIDUAL);
+        lra_wr64(c + LRA_C_RESID_SEED, k->residual_seed);
+    }
 }
 
 int lr_writer_open(const char *path, const lr_model_config *cfg, int tok_kind, const void *tok, size_t tok_bytes,

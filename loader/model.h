@@ -19,6 +19,11 @@ typedef struct lr_model_config {
     uint32_t bos_id, eos_id; /* LR_NO_TOKEN when absent */
     int tied_head;           /* 1: the head is token_embd, no "output" tensor */
     double rope_theta, norm_eps;
+    /* 1: the residual stream is held rotated, h' = R h with R = lr_rot_init(hidden,
+     * residual_seed) (docs/format.md, "Rotated residual"): the projections reading it
+     * take the normed stream as it is, no rotation launch before q|k|v or gate|up */
+    int rotated_residual;
+    uint64_t residual_seed;
 } lr_model_config;
 
 /* Tensor codecs. Numbers are the on-disk ids (never renumber). */
@@ -97,6 +102,10 @@ enum {
 };
 
 typedef struct lr_model lr_model;
+
+/* 1 if the tensor name is one of the projections that read the residual stream
+ * (attn_q/k/v, ffn_gate/up). */
+int lr_reads_residual(const char *name);
 
 /* Maps and validates path. Every problem is LR_EFORMAT (LR_EUNSUPPORTED for
  * a well-formed file using something not implemented yet, LR_EIO for the

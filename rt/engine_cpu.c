@@ -6,7 +6,10 @@
  *   logits = head( final_norm(x) )
  *
  * A projection of a rotated (Leech) tensor first rotates its input with the
- * tensor's own seed (kernels/rotation.h): the stored rows live in that basis. */
+ * tensor's own seed (kernels/rotation.h): the stored rows live in that basis;
+ * except, in a model whose residual stream is held rotated (config
+ * rotated_residual, docs/format.md), the projections reading that stream: their
+ * input already is in the basis (the reader checked the seeds agree). */
 #include "rt/engine_cpu.h"
 #include "rt/sampler.h"
 #include "kernels/rotation.h"
@@ -182,7 +185,9 @@ static int init_mat(const lr_model *md, const char *name, uint64_t rows, uint64_
         return LR_FAIL(LR_EFORMAT, "%s: tensor %s is %llux%llu, expected %llux%llu", lr_model_path(md), name,
                        (unsigned long long)m->t->rows, (unsigned long long)m->t->cols, (unsigned long long)rows,
                        (unsigned long long)cols);
-    if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind == LR_ROT_HADAMARD) {
+    if (lr_model_cfg(md)->rotated_residual && lr_reads_residual(name)) {
+        /* stored against R, which the residual stream carries: nothing to apply */
+    } else if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind == LR_ROT_HADAMARD) {
         int rc = lr_rot_init(&m->rot, (int)cols, m->t->u.leech.rot_seed);
         if (rc) return lr_wrap(rc, "tensor %s", name);
     } else if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind == LR_ROT_HEADS) {

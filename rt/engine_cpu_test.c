@@ -19,18 +19,19 @@
 
 static char g_dir[] = "/tmp/lr-engine-test-XXXXXX";
 static char g_path[256], g_llama[256], g_full[256]; /* g_full: attn_output rotated over its whole width */
+static char g_rres[256];                            /* the residual stream held rotated */
 
 /* A synthetic model (config name), generated once per run. */
-static const char *synth_path_o(const char *name, char *g_path, int o_full)
+static const char *synth_path_or(const char *name, char *g_path, int o_full, int rres)
 {
     if (g_path[0]) return g_path;
     /* once: mkdtemp's random suffix may itself contain an 'X' */
     static int made;
     if (!made && !mkdtemp(g_dir)) return NULL;
     made = 1;
-    snprintf(g_path, 256, "%s/%s%s.lrt", g_dir, name, o_full ? "-o-full" : "");
+    snprintf(g_path, 256, "%s/%s%s%s.lrt", g_dir, name, o_full ? "-o-full" : "", rres ? "-rres" : "");
     lr_model_config cfg;
-    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full };
+    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full, .rotated_residual = rres };
     if (lr_synth_config(name, &cfg) || lr_synth_write(g_path, &cfg, &o)) {
         fprintf(stderr, "    %s model: %s\n", name, lr_errmsg());
         g_path[0] = 0;
@@ -39,6 +40,10 @@ static const char *synth_path_o(const char *name, char *g_path, int o_full)
     return g_path;
 }
 
+static const char *synth_path_o(const char *name, char *g_path, int o_full)
+{
+    return synth_path_or(name, g_path, o_full, 0);
+}
 static const char *synth_path(const char *name, char *g_path) { return synth_path_o(name, g_path, 0); }
 static const char *tiny_path(void) { return synth_path("tiny", g_path); }
 
@@ -71,7 +76,9 @@ static int dense(const lr_model *m, const char *name, dmat *d)
     int rc = lr_tensor_dequant_rows(t, 0, (uint64_t)rows, f);
     for (size_t i = 0; !rc && i < (size_t)rows * cols; i++) w[i] = f[i];
     free(f);
-    if (!rc && t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind != LR_ROT_NONE) {
+    /* a rotated residual's readers take it as it is: W is already against its basis */
+    const int as_is = lr_model_cfg(m)->rotated_residual && lr_reads_residual(name);
+    if (!rc && t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind != LR_ROT_NONE && !as_is) {
         /* y = W (Q x) = (W Q) x: fold the dense Q into the rows (per head: block-diagonal). */
         lr_rot r;
         double *q = malloc((size_t)cols * cols * 8), *row = malloc((size_t)cols * 8);
@@ -299,6 +306,20 @@ static int test_o_full_matches_f64_reference(void)
     return matches_f64_reference(synth_path_o("tiny", g_full, 1));
 }
 
+/* The residual stream held rotated (config flag): q|k|v and gate|up take the
+ * normed stream with no rotation, their stored rows already against it; the
+ * reference multiplies them as stored. */
+static int test_rotated_residual_matches_f64_reference(void)
+{
+    const char *p = synth_path_or("tiny", g_rres, 0, 1);
+    lr_model *m;
+    if (!p || lr_model_open(p, 0, &m)) return T_FAIL;
+    const int flag = lr_model_cfg(m)->rotated_residual;
+    lr_model_close(m);
+    T_ASSERT(flag == 1, "the synthetic model lacks the rotated-residual flag");
+    return matches_f64_reference(p);
+}
+
 static int run_steps(lr_engine *e, const int32_t *tok, int n, float *last)
 {
     const float *l = NULL;
@@ -411,9 +432,11 @@ static int cleanup(void)
     if (g_path[0]) unlink(g_path);
     if (g_llama[0]) unlink(g_llama);
     if (g_full[0]) unlink(g_full);
-    if (g_path[0] || g_llama[0] || g_full[0]) rmdir(g_dir);
+    if (g_rres[0]) unlink(g_rres);
+    if (g_path[0] || g_llama[0] || g_full[0] || g_rres[0]) rmdir(g_dir);
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_o_full_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
+T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_o_full_matches_f64_reference),
+       T_CASE(test_rotated_residual_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
        T_CASE(test_context_and_token_limits), T_CASE(test_layer_hook), T_CASE(cleanup))

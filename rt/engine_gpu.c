@@ -225,7 +225,9 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
                            "fuses them", parts[0]->name, parts[i]->name);
     p->cols = (int)parts[0]->cols;
     for (int i = 0; i < n; i++) p->rows += (int)parts[i]->rows;
-    int rc = rotation_for(e, parts[0], &p->rot);
+    /* a rotated residual (docs/format.md) arrives in its readers' basis: no rotation */
+    int rc = e->c.rotated_residual && lr_reads_residual(parts[0]->name) ? (p->rot = -1, LR_OK)
+                                                                          : rotation_for(e, parts[0], &p->rot);
     if (!rc && parts[0]->codec == LR_CODEC_LEECH && parts[0]->u.leech.rot_kind == LR_ROT_HEADS)
         rc = n == 1 ? heads_rotation(e, parts[0], p)
                     : LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a per-head rotation on a fused input", parts[0]->name);

@@ -14,7 +14,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gen_synthetic -c CONFIG -o OUT.lrt [--seed N] [--tokenizer PATH] [--threads N]\n"
-            "                     [--gain-bits G] [--proj f16] [--o-rotation heads|full] [--align 64|4096] [--help]\n"
+            "                     [--gain-bits G] [--proj f16] [--o-rotation heads|full] [--residual plain|rotated]\n"
+            "                     [--align 64|4096] [--help]\n"
             "Writes a synthetic leechrt model artifact (docs/format.md): Leech-archive projections\n"
             "(random valid indices, lognormal row scales, G gain bits, default 1), int8 embedding\n"
             "and head (groups of 64, f16 scale+bias), f32 norms near 1.\n"
@@ -25,6 +26,8 @@ static void usage(FILE *f)
             "  --threads N       generator threads (default: all cores)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
             "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
+"  --residual K      plain (default) or rotated: the residual stream held rotated, so no\n"
+            "                    rotation runs before q|k|v or gate|up (docs/format.md, \"Rotated residual\")\n"
             "  --align A         alignment of every tensor (default: 4096 for >= 1 MiB, else 64)\n",
             lr_synth_config_names());
 }
@@ -53,6 +56,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             o.o_rot_full = !strcmp(v, "full");
+        }
+        else if (!strcmp(a, "--residual")) {
+            if (strcmp(v, "plain") && strcmp(v, "rotated")) {
+                fprintf(stderr, "gen_synthetic: --residual takes plain or rotated\n");
+                return 2;
+            }
+            o.rotated_residual = !strcmp(v, "rotated");
         }
         else if (!strcmp(a, "--align")) {
             int al;
