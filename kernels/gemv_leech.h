@@ -230,6 +230,29 @@ int lr_gemv_p14s_late_n_set(const char *what, const char *s);
  * 0 by default; the GPU engine sets it around the uploads of the
  * projections LEECHRT_GEMV_TRIGGER names (rt/engine_gpu.c, docs/engine.md). */
 extern int lr_gemv_p14s_trig;
+/* The rotated residual's GEMV ends (docs/format.md, docs/engine.md): with
+ * lr_gemv_p14s_norm_eps > 0 a GEMV takes x un-normed and scales each output
+ * by rsqrt(mean(x^2) + eps) (spec `norm`: y = rmsnorm(x) with unit gain, then
+ * W); with lr_gemv_p14s_res 1 it adds its output into y (spec `res`: y += W x,
+ * the residual add). 0 by default; the GPU engine sets them around the
+ * uploads of a rotated-residual model's projections (lr_leech_dev_mode says
+ * what an upload got). */
+extern float lr_gemv_p14s_norm_eps;
+extern int lr_gemv_p14s_res;
+/* Their references (kernels/gemv_leech_p14s_resid.c): norm (eps from
+ * lr_gemv_p14s_norm_eps), res (y read and written), SwiGLU with the norm;
+ * per form: f16, _i8, _c3. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_norm_desc, lr_gemv_leech_p14s_norm_i8_desc,
+    lr_gemv_leech_p14s_norm_c3_desc, lr_gemv_leech_p14s_res_desc, lr_gemv_leech_p14s_res_i8_desc,
+    lr_gemv_leech_p14s_res_c3_desc, lr_gemv_leech_p14s_swiglu_norm_desc, lr_gemv_leech_p14s_swiglu_norm_i8_desc,
+    lr_gemv_leech_p14s_swiglu_norm_c3_desc;
+/* 1 / sqrt(mean(x^2) + eps) in f64 */
+double lr_gemv_p14s_norm_scale_ref(const float *x, int cols, double eps);
+/* The SwiGLU reference of form 0 (f16), 1 (int8), 2 (3-bit): gate and up times
+ * ns, then silu(g) u (mag 1: its error scale). */
+void lr_gemv_leech_p14s_swiglu_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                   const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                                   const float *x, float *h, int rows, int cols, int mag, int form, double ns);
 /* default_geom's i8 (see lr_leech_geom) where the tuning table does not set
  * it: 0 unless set by lr_gemv_p14s_i8_set (LEECHRT_GEMV_I8, 0 or 1; garbage
  * refused, NULL or "" leaves it). */
@@ -350,6 +373,9 @@ int lr_leech_dev_layout(const lr_leech_dev *m);
 /* 1: its GEMV lets its dependents launch after its main loop (spec `trig`:
  * a split geometry uploaded under lr_gemv_p14s_trig). */
 int lr_leech_dev_trig(const lr_leech_dev *m);
+/* Its GEMV's end: bit 0 the norm (spec `norm`), bit 1 the residual add (spec
+ * `res`); 0 for the plain end and for layouts without them (Planes14). */
+int lr_leech_dev_mode(const lr_leech_dev *m);
 /* gate and up (equal rows) as one Planes14S pair (lr_p14s.pair) whose GEMV
  * writes h = silu(gate x) (up x), rows / 2 values: the engine's SwiGLU
  * without a launch of its own (kernels/gemv_leech_p14s_swiglu.c), in layout

@@ -25,6 +25,7 @@ struct lr_leech_dev {
     lr_launch_geom g;
     lr_leech_geom geom;
     int rot_rc, rot_kind;
+    int mode;               /* bit 0 the norm end, bit 1 the residual add (lr_leech_dev_mode) */
     int trig;               /* its GEMV lets its dependents launch after the main loop (lr_gemv_p14s_trig) */
     uint64_t rot_seed;
     char rot_msg[512];
@@ -95,6 +96,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
                        : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, d->ntab, d->geom, lr_cu_smem_budget());
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     if (!rc) d->trig = (int)lr_jit_spec_get(&spec, "trig", 0);
+    if (!rc) d->mode = (lr_jit_spec_get(&spec, "norm", 0) != 0) | (lr_jit_spec_get(&spec, "res", 0) != 0) << 1;
     /* the int8 mode reads the layout's int8 form (converted in place: L is
      * only uploaded from here on), or the 3-bit form (its own segments,
      * table and exception lists; L's row scales and tail) */
@@ -221,6 +223,7 @@ int lr_leech_dev_rows(const lr_leech_dev *m) { return m->rows; }
 int lr_leech_dev_cols(const lr_leech_dev *m) { return m->cols; }
 int lr_leech_dev_layout(const lr_leech_dev *m) { return m->layout; }
 int lr_leech_dev_trig(const lr_leech_dev *m) { return m->trig; }
+int lr_leech_dev_mode(const lr_leech_dev *m) { return m->mode; }
 lr_leech_geom lr_leech_dev_geom(const lr_leech_dev *m) { return m->geom; }
 
 int lr_leech_dev_part_row(const lr_leech_dev *m, int i)

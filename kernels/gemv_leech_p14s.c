@@ -248,6 +248,8 @@ int lr_gemv_p14s_side = 0;
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
 int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0, lr_gemv_p14s_trig = 0;
+float lr_gemv_p14s_norm_eps = 0.f;
+int lr_gemv_p14s_res = 0;
 
 
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
@@ -369,8 +371,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s side=%d needs %d threads in all and at most 6 groups (threads=%d groups=%d)",
                        geom.side, geom.threads + 32 * geom.side, geom.threads, groups);
     if (geom.side) geom.epf = 0;
-    /* the balanced split stages x in the prologue */
-    if (geom.bal) geom.xw = 0;
+    /* the balanced split stages x in the prologue; so does the norm's sum of squares */
+    if (geom.bal || lr_gemv_p14s_norm_eps > 0) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
      * groups a CTA gets; a warp's run of at most btw segments touches at most
      * kmax row groups (one partial each), then the CTA's row sums (the
@@ -427,9 +429,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * batch) and 1024 exception products per side warp (the template's
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
-    if (smem > (size_t)smem_budget)
+    /* (the norm's 32 warp sums are static shared memory, beside the dynamic) */
+    const size_t stat = lr_gemv_p14s_norm_eps > 0 ? 128 : 0;
+    if (smem + stat > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
-                       smem, smem_budget);
+                       smem + stat, smem_budget);
     lr_jit_spec_init(s, "gemv_leech_p14s.cu", "gemv_leech_p14s");
     lr_jit_spec_set(s, "rows", rows);
     lr_jit_spec_set(s, "cols", cols);
@@ -453,6 +457,13 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    if (lr_gemv_p14s_norm_eps > 0) {
+        /* the eps as its f32 bits: the template takes __int_as_float of it */
+        uint32_t b;
+        memcpy(&b, &lr_gemv_p14s_norm_eps, 4);
+        lr_jit_spec_set(s, "norm", (long long)b);
+    }
+    if (lr_gemv_p14s_res) lr_jit_spec_set(s, "res", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

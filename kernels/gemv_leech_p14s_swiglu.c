@@ -34,10 +34,11 @@ const lr_kernel_desc lr_gemv_leech_p14s_swiglu_i8_desc = {
 static double silu(double g) { return g / (1.0 + exp(-g)); }
 
 /* mag 0: h = silu(g) u; 1: the error scale |silu'(g)| |u| m_g + |silu(g)| m_u
- * from the GEMV's magnitudes m (first-order propagation of each row's). */
-static void swiglu(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
-                   const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw, const float *x, float *h,
-                   int rows, int cols, int mag, int form)
+ * from the GEMV's magnitudes m (first-order propagation of each row's); g
+ * and u (and their magnitudes) times ns first (the norm end: lr_norm_scale). */
+void lr_gemv_leech_p14s_swiglu_ref(const uint8_t *W, const uint8_t *tab, const float *row_scale, const uint16_t *tail,
+                                   const uint32_t *exc_ptr, const uint32_t *exc_col, const float *exc_dw,
+                                   const float *x, float *h, int rows, int cols, int mag, int form, double ns)
 {
     /* form: 0 the f16 form, 1 the int8 form, 2 the 3-bit form */
     typedef void (*host)(const uint8_t *, const uint8_t *, const float *, const uint16_t *, const uint32_t *,
@@ -53,9 +54,9 @@ static void swiglu(const uint8_t *W, const uint8_t *tab, const float *row_scale,
     val[form](W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, y, rows, cols);
     if (mag) mg[form](W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, m, rows, cols);
     for (int i = 0; i < rows / 2; i++) {
-        const double g = y[2 * i], u = y[2 * i + 1], sg = 1.0 / (1.0 + exp(-g));
+        const double g = ns * y[2 * i], u = ns * y[2 * i + 1], sg = 1.0 / (1.0 + exp(-g));
         if (!mag) h[i] = (float)(silu(g) * u);
-        else h[i] = (float)(fabs(sg * (1.0 + g * (1.0 - sg)) * u) * m[2 * i] + fabs(silu(g)) * m[2 * i + 1]);
+        else h[i] = (float)(ns * (fabs(sg * (1.0 + g * (1.0 - sg)) * u) * m[2 * i] + fabs(silu(g)) * m[2 * i + 1]));
     }
     free(y), free(m);
 }
@@ -64,14 +65,14 @@ void lr_gemv_leech_p14s_swiglu_host(const uint8_t *W, const uint8_t *tab, const 
                                     const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                     const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 0);
+    lr_gemv_leech_p14s_swiglu_ref(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 0, 1.0);
 }
 
 void lr_gemv_leech_p14s_swiglu_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                         const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                         const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 0);
+    lr_gemv_leech_p14s_swiglu_ref(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 0, 1.0);
 }
 
 int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab,
@@ -100,26 +101,26 @@ void lr_gemv_leech_p14s_swiglu_i8_host(const uint8_t *W, const uint8_t *tab, con
                                        const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                        const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 1);
+    lr_gemv_leech_p14s_swiglu_ref(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 1, 1.0);
 }
 
 void lr_gemv_leech_p14s_swiglu_i8_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                            const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                            const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 1);
+    lr_gemv_leech_p14s_swiglu_ref(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 1, 1.0);
 }
 
 void lr_gemv_leech_p14s_swiglu_c3_host(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                        const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                        const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 2);
+    lr_gemv_leech_p14s_swiglu_ref(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 0, 2, 1.0);
 }
 
 void lr_gemv_leech_p14s_swiglu_c3_host_mag(const uint8_t *W, const uint8_t *tab, const float *row_scale,
                                            const uint16_t *tail, const uint32_t *exc_ptr, const uint32_t *exc_col,
                                            const float *exc_dw, const float *x, float *h, int32_t rows, int32_t cols)
 {
-    swiglu(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 2);
+    lr_gemv_leech_p14s_swiglu_ref(W, tab, row_scale, tail, exc_ptr, exc_col, exc_dw, x, h, rows, cols, 1, 2, 1.0);
 }

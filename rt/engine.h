@@ -112,6 +112,9 @@ int lr_engine_gpu_xrot_projs(const lr_engine *e);
 /* Projections whose GEMV lets the op after it launch after its main loop
  * (LEECHRT_GEMV_TRIGGER). */
 int lr_engine_gpu_trig_projs(const lr_engine *e);
+/* Projections of a rotated-residual model whose GEMV takes the norm (q|k|v,
+ * gate|up) or the residual add (o, down) itself (LEECHRT_RRES_ENDS). */
+int lr_engine_gpu_rres_ends(const lr_engine *e);
 extern const lr_engine_ops lr_engine_gpu_ops;
 
 #endif

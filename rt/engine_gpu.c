@@ -105,6 +105,9 @@ typedef struct gpu_engine {
                               after their main loop (bit 0 q|k|v, 1 gate|up, 2 down) */
     int xrot;              /* LEECHRT_XROT: which Planes14S GEMVs rotate their input in their prologue
                               (bit 0: o, bit 1: down) */
+    int rres_ends;         /* LEECHRT_RRES_ENDS (default 1): in a rotated-residual model, Planes14S
+                              GEMVs take the norm (q|k|v, gate|up; unit gains) and the residual add
+                              (o, down) themselves (lr_gemv_p14s_norm_eps, _res) */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
@@ -142,10 +145,12 @@ static int upload(CUdeviceptr *d, const void *src, size_t n, size_t *acc)
     return rc;
 }
 
-/* A 1-D norm weight as f32 on the device (f32/f16/bf16 in the file). */
-static int upload_norm(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *d)
+/* A 1-D norm weight as f32 on the device (f32/f16/bf16 in the file); *unit
+ * (may be NULL): whether every gain is exactly 1. */
+static int upload_norm_unit(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *d, int *unit)
 {
     *d = 0;
+    if (unit) *unit = 0;
     if (!t) return LR_OK;
     float *v = malloc(sizeof(float) * t->nelem);
     if (!v) return LR_FAIL(LR_ENOMEM, "out of memory");
@@ -155,10 +160,16 @@ static int upload_norm(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *d)
         else if (t->codec == LR_CODEC_BF16) v[i] = lr_bf16_to_float(((const uint16_t *)t->u.dense)[i]);
         else { free(v); return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: norm codec %s", t->name, lr_codec_name(t->codec)); }
     }
+    if (unit) {
+        *unit = 1;
+        for (uint64_t i = 0; i < t->nelem; i++) *unit &= v[i] == 1.f;
+    }
     int rc = upload(d, v, sizeof(float) * t->nelem, &e->bytes_weights);
     free(v);
     return rc;
 }
+
+static int upload_norm(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *d) { return upload_norm_unit(e, t, d, NULL); }
 
 static int upload_int8g(gpu_engine *e, const lr_tensor_view *t, CUdeviceptr *q, CUdeviceptr *sb)
 {
@@ -302,7 +313,9 @@ static int want_fused(gpu_engine *e, const proj *p, int xform)
 static int want_xrot(gpu_engine *e, proj *p)
 {
     p->xrot = 0;
-    if (!e->fuse || p->rot < 0 || !p->leech || p->swiglu || lr_leech_dev_layout(p->ld) != LR_LEECH_DEV_P14S)
+    /* (the prologue-rotation kernel has the plain end: not for a GEMV ending in the residual add) */
+    if (!e->fuse || p->rot < 0 || !p->leech || p->swiglu || lr_leech_dev_layout(p->ld) != LR_LEECH_DEV_P14S ||
+        lr_leech_dev_mode(p->ld))
         return LR_OK;
     int rc = lr_leech_dev_enable_rot(p->ld);
     if (rc == LR_ERANGE || rc == LR_EUNSUPPORTED) return lr_clear_error(), LR_OK;
@@ -438,6 +451,39 @@ static int norm_proj(gpu_engine *e, CUdeviceptr add, CUdeviceptr w, const proj *
     return run_gemv(e, p, e->xr, out, count);
 }
 
+/* What a projection's Planes14S GEMV ends in: bit 0 the norm, bit 1 the
+ * residual add (lr_leech_dev_mode; 0 for f16 and Planes14). */
+static int proj_mode(const proj *p) { return p->leech && p->ld ? lr_leech_dev_mode(p->ld) : 0; }
+
+/* A rotated residual's reader (q|k|v, gate|up; no rotation: the stream
+ * already carries it): its GEMV takes the stream itself when it ends in the
+ * norm, else the norm kernel makes xn. An output still pending (*pending:
+ * the o or down before could not add itself) goes into the stream through
+ * the norm kernel first. */
+static int rres_read(gpu_engine *e, CUdeviceptr *pending, CUdeviceptr w, const proj *p, CUdeviceptr out,
+                     int gemv_phase, int *count)
+{
+    int rc;
+    const int fused = proj_mode(p) & 1;
+    if (!fused || *pending) {
+        e->phase = PH_NORM;
+        if ((rc = norm(e, *pending, w, count))) return rc;
+        *pending = 0;
+    }
+    e->phase = gemv_phase;
+    return run_proj(e, p, fused ? e->xb[e->cur] : e->xn, out, count);
+}
+
+/* A rotated residual's writer (o, down): its GEMV adds into the stream when
+ * it ends in the residual add, else its output (in scratch) stays pending. */
+static int rres_write(gpu_engine *e, CUdeviceptr *pending, const proj *p, CUdeviceptr x, CUdeviceptr scratch,
+                      int *count)
+{
+    const int res = (proj_mode(p) >> 1) & 1;
+    *pending = res ? 0 : scratch;
+    return run_proj(e, p, x, res ? e->xb[e->cur] : scratch, count);
+}
+
 static int layer_hook(gpu_engine *e, int l, int with_down)
 {
     /* The stream after layer l is x (+ the pending down output); after the
@@ -471,9 +517,14 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, -1, 0))) return rc;
     int nh = (int)c->n_heads, nkv = (int)c->n_kv_heads, hd = (int)c->head_dim, inter = (int)c->intermediate;
     float eps = (float)c->norm_eps, theta = (float)c->rope_theta, scale = (float)(1.0 / sqrt((double)hd));
+    /* a rotated residual (docs/format.md): the step reads and adds in place, xb[0] */
+    const int rr = c->rotated_residual;
+    CUdeviceptr pend = 0; /* rr: an output still to be added to the stream */
     for (uint32_t l = 0; l < c->n_layers; l++) {
         layer *L = &e->L[l];
-        if ((rc = norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count))) return rc;
+        rc = rr ? rres_read(e, &pend, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count)
+                : norm_proj(e, l ? e->down : 0, L->attn_norm, &L->p[PROJ_QKV], e->qkv, PH_QKV, count);
+        if (rc) return rc;
         if (e->fuse) { /* q/k norm + RoPE + KV write + attention in one launch */
             e->phase = PH_ROPE_ATT;
             /* o's per-head rotation (0: none, the rotation before o runs in run_proj) */
@@ -493,20 +544,25 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
             if ((rc = L1(e, e->f_att, (unsigned)nh, 256, b, count))) return rc;
         }
         e->phase = PH_O;
-        if ((rc = run_proj(e, &L->p[PROJ_O], e->att, e->o, count))) return rc;
+        rc = rr ? rres_write(e, &pend, &L->p[PROJ_O], e->att, e->o, count) : run_proj(e, &L->p[PROJ_O], e->att, e->o, count);
+        if (rc) return rc;
         const int sw = L->p[PROJ_GU].swiglu; /* the GEMV writes h itself */
-        if ((rc = norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], sw ? e->h : e->gu, PH_GU, count))) return rc;
+        rc = rr ? rres_read(e, &pend, L->ffn_norm, &L->p[PROJ_GU], sw ? e->h : e->gu, PH_GU, count)
+                : norm_proj(e, e->o, L->ffn_norm, &L->p[PROJ_GU], sw ? e->h : e->gu, PH_GU, count);
+        if (rc) return rc;
         e->phase = PH_SILU;
         if (!sw) {
             void *a[] = { &e->gu, &e->h, &inter };
             if ((rc = L1(e, e->f_silu, cdiv((unsigned)inter, 256), 256, a, count))) return rc;
         }
         e->phase = PH_DOWN;
-        if ((rc = run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count))) return rc;
-        if (hooks && (rc = layer_hook(e, (int)l, 1))) return rc;
+        rc = rr ? rres_write(e, &pend, &L->p[PROJ_DOWN], e->h, e->down, count)
+                : run_proj(e, &L->p[PROJ_DOWN], e->h, e->down, count);
+        if (rc) return rc;
+        if (hooks && (rc = layer_hook(e, (int)l, rr ? pend != 0 : 1))) return rc;
     }
     e->phase = PH_HEAD; /* the final norm: the head reads xn in place, no rotation to fuse into */
-    if ((rc = norm(e, e->down, e->out_norm, count))) return rc;
+    if ((rc = norm(e, rr ? pend : e->down, e->out_norm, count))) return rc;
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
@@ -611,6 +667,10 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
        (bit 0 q|k|v, 1 gate|up, 2 down; lr_gemv_p14s_trig around their uploads) */
     e->trig = LR_ENGINE_GEMV_TRIGGER;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 7, &e->trig);
+    /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
+       launches (0: the norm kernel, the add pending into it) */
+    e->rres_ends = 1;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_RRES_ENDS", getenv("LEECHRT_RRES_ENDS"), 0, 1, &e->rres_ends);
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
      * table does not say (LEECHRT_GEMV_I8=1; 0 the default) */
     if (!rc) rc = lr_gemv_p14s_i8_set("GPU engine: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8"));
@@ -662,21 +722,33 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         const lr_tensor_view *gu[2] = { need(m, (int)l, "ffn_gate", &rc), need(m, (int)l, "ffn_up", &rc) };
         const lr_tensor_view *dn = need(m, (int)l, "ffn_down", &rc);
         if (rc) break;
-        if ((rc = upload_norm(e, need(m, (int)l, "attn_norm", &rc), &L->attn_norm)) ||
-            (rc = upload_norm(e, need(m, (int)l, "ffn_norm", &rc), &L->ffn_norm)) ||
+        int unit_a, unit_f;
+        if ((rc = upload_norm_unit(e, need(m, (int)l, "attn_norm", &rc), &L->attn_norm, &unit_a)) ||
+            (rc = upload_norm_unit(e, need(m, (int)l, "ffn_norm", &rc), &L->ffn_norm, &unit_f)) ||
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_q_norm"), &L->q_norm)) ||
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_k_norm"), &L->k_norm)))
             break;
+        /* a rotated residual's ends in the GEMVs: the norm (unit gains only: the
+           GEMV scales its sums, it does not weigh x) and the residual add; an
+           upload that cannot take them (another layout, f16) reports mode 0 and
+           its step keeps the norm launch / the pending add (proj_mode) */
+        const int ends = e->rres_ends && c->rotated_residual && e->fuse;
+        const float eps = (float)c->norm_eps;
         lr_gemv_p14s_trig = e->trig & 1;
+        lr_gemv_p14s_norm_eps = ends && unit_a ? eps : 0.f;
         if (!(rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV]))) {
             lr_gemv_p14s_trig = 0;
+            lr_gemv_p14s_norm_eps = 0.f, lr_gemv_p14s_res = ends;
             rc = build_proj(e, &ao, 1, &L->p[PROJ_O]);
         }
+        lr_gemv_p14s_norm_eps = ends && unit_f ? eps : 0.f, lr_gemv_p14s_res = 0;
         lr_gemv_p14s_trig = (e->trig >> 1) & 1;
         if (!rc) rc = build_gate_up(e, gu, &L->p[PROJ_GU]);
+        lr_gemv_p14s_norm_eps = 0.f, lr_gemv_p14s_res = ends;
         lr_gemv_p14s_trig = (e->trig >> 2) & 1;
         if (!rc) rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN]);
-        lr_gemv_p14s_trig = 0; /* (the spec of anything else built later: at exit) */
+        /* (the spec of anything else built later: at exit, plain ends) */
+        lr_gemv_p14s_trig = 0, lr_gemv_p14s_res = 0;
         if (rc) break;
         /* (SwiGLU stays a launch of its own: fused into the rotation before
            down it measured slower on the H200; docs/engine.md) */
@@ -973,6 +1045,16 @@ int lr_engine_gpu_trig_projs(const lr_engine *b)
     int n = 0;
     for (uint32_t l = 0; l < e->c.n_layers; l++)
         for (int k = 0; k < NPROJ; k++) n += e->L[l].p[k].ld && lr_leech_dev_trig(e->L[l].p[k].ld);
+    return n;
+}
+
+int lr_engine_gpu_rres_ends(const lr_engine *b)
+{
+    if (b->ops != &lr_engine_gpu_ops) return 0;
+    const gpu_engine *e = (const gpu_engine *)b;
+    int n = 0;
+    for (uint32_t l = 0; l < e->c.n_layers; l++)
+        for (int k = 0; k < NPROJ; k++) n += proj_mode(&e->L[l].p[k]) != 0;
     return n;
 }
 

@@ -29,6 +29,7 @@ static int argmax(const float *v, int n)
 
 static int g_proj_f16;
 static int g_o_full; /* attn_output rotated over its whole width (kind 1): a rotation launch before o */
+static int g_rres;   /* the residual stream held rotated (config flag): no rotation before q|k|v, gate|up */
 
 static int make_model(const char *cfgname, int layers, char *path, size_t n, lr_model **m)
 {
@@ -36,7 +37,8 @@ static int make_model(const char *cfgname, int layers, char *path, size_t n, lr_
     T_OK(lr_synth_config(cfgname, &c));
     if (layers) c.n_layers = (uint32_t)layers;
     snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d_%d.lrt", cfgname, layers, (int)getpid());
-    lr_synth_opts o = { .seed = 11, .gain_bits = 1, .proj_f16 = g_proj_f16, .o_rot_full = g_o_full };
+    lr_synth_opts o = { .seed = 11, .gain_bits = 1, .proj_f16 = g_proj_f16, .o_rot_full = g_o_full,
+                        .rotated_residual = g_rres };
     T_OK(lr_synth_write(path, &c, &o));
     T_OK(lr_model_open(path, 0, m));
     return T_PASS;
@@ -70,6 +72,7 @@ static int want_launches(int layers)
 
 static int g_xrot_projs; /* the last gate's engine: GEMVs rotating their input */
 static int g_trig_projs; /* the last gate's engine: GEMVs letting the next op launch after their main loop */
+static int g_rres_ends;  /* the last gate's engine: GEMVs taking the rotated residual's norm or add */
 
 static int gate(const char *cfgname, int layers, int steps, double layer_tol)
 {
@@ -88,9 +91,15 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     const char *sw = getenv("LEECHRT_SWIGLU");
     /* and o / down that rotate their input in their GEMV's prologue (LEECHRT_XROT): one less each */
     const int swl = lr_engine_gpu_swiglu_layers(gpu), xrp = lr_engine_gpu_xrot_projs(gpu);
-    const int want = want_launches((int)c->n_layers) - swl - xrp;
+    /* a rotated residual: the same count with the norm kernel in place of the norm + rotation, two
+       fewer per layer when all four GEMVs take the norm or the add themselves */
+    const int ends = lr_engine_gpu_rres_ends(gpu);
+    T_ASSERT(ends == 0 || (g_rres && ends == 4 * (int)c->n_layers), "%d GEMVs with the rotated residual's ends "
+             "(0 or all 4 per layer expected here)", ends);
+    const int want = want_launches((int)c->n_layers) - swl - xrp - ends / 2;
     g_xrot_projs = xrp;
     g_trig_projs = lr_engine_gpu_trig_projs(gpu);
+    g_rres_ends = ends;
     if ((g_layout == LR_LEECH_DEV_P14S || g_layout == LR_LEECH_DEV_P14S3) && !g_proj_f16)
         T_ASSERT(swl == (sw && !strcmp(sw, "0") ? 0 : (int)c->n_layers), "%d of %d layers end gate|up in SwiGLU", swl,
                  (int)c->n_layers);
@@ -223,12 +232,44 @@ static int test_gate_o_full(void)
     return rc;
 }
 
+static int refuses_setting(const char *name);
+/* The residual stream held rotated (gen_synthetic --residual rotated,
+ * docs/format.md): on tuned shapes (4B, 14B) every Planes14S GEMV takes the
+ * norm (q|k|v, gate|up) or the residual add (o, down) itself, two launches
+ * fewer per layer; on tiny's untuned shapes (Planes14) and under
+ * LEECHRT_RRES_ENDS=0 the norm kernel runs and the add stays pending into it;
+ * Planes14S named on tiny takes the ends. All against the CPU engine. */
+static int test_gate_rotated_residual(void)
+{
+    NEED_GPU();
+    g_rres = 1;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS && g_rres_ends) rc = T_FAIL;
+    g_layout = LR_LEECH_DEV_P14S;
+    if (rc == T_PASS) rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS && g_rres_ends != 8) rc = T_FAIL;
+    g_layout = 0;
+    if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
+    if (rc == T_PASS && g_rres_ends != 8) rc = T_FAIL;
+    printf("    4B: %d GEMVs with the rotated residual's ends\n", g_rres_ends);
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    if (rc == T_PASS && g_rres_ends != 4) rc = T_FAIL;
+    setenv("LEECHRT_RRES_ENDS", "0", 1);
+    if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
+    if (rc == T_PASS && g_rres_ends) rc = T_FAIL;
+    unsetenv("LEECHRT_RRES_ENDS");
+    g_rres = 0;
+    setenv("LEECHRT_RRES_ENDS", "2", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_RRES_ENDS");
+    unsetenv("LEECHRT_RRES_ENDS");
+    return rc;
+}
+
 /* LEECHRT_GEMV_TRIGGER: the split GEMVs that let the op after them launch
  * after their main loop (default q|k|v and down; the gates above run it).
  * Every one of them (7; on the 4B widths, whose tuned geometries split, at
  * least one GEMV per layer takes it) and none (0: none does) give the same
  * gate; 8 is refused by name. */
-static int refuses_setting(const char *name);
 static int test_gate_trigger(void)
 {
     NEED_GPU();
@@ -559,5 +600,5 @@ static int test_context_limit(void)
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
-       T_CASE(test_gate_o_full), T_CASE(test_gate_trigger),
+       T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_rotated_residual),
        T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

@@ -209,6 +209,16 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 side=1
+// the rotated residual's ends (norm: eps 1e-6 as f32 bits; res: y += W x)
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=1 norm=897988541
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=4 i8=1 norm=897988541
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 early=1 side=1 norm=897988541
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=3 split=1 early=1 pro=1 trig=1 i8=1 norm=897988541
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1 res=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=3 split=1 early=1 trig=1 i8=1 res=1
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 res=1
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 norm=897988541
+// @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 res=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=704 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=2
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=3
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4
@@ -342,6 +352,12 @@
 #endif
 #if LR_SWIGLU && (LR_LOADONLY || LR_DECODEONLY || LR_ROWS % 2)
 #error "LR_SWIGLU: a GEMV (no control) over an even number of interleaved gate/up rows"
+#endif
+#if (LR_NORM || LR_RES) && (LR_LOADONLY || LR_DECODEONLY || LR_XW || LR_XROT)
+#error "LR_NORM, LR_RES: a GEMV (no control) with x staged in the prologue, no xrot"
+#endif
+#if LR_RES && LR_SWIGLU
+#error "LR_RES: the residual add is the end of a plain GEMV (o, down), not of SwiGLU"
 #endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
@@ -1002,6 +1018,20 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     for (int i = threadIdx.x; i < SC * 96; i += LR_THREADS) {
         const int c = 2 * i;
         xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
+    }
+#endif
+#if LR_NORM
+    {
+        // the rotated residual's norm (gemv_rows_epilogue.cuh lr_norm_scale):
+        // this warp's sum of x^2, x back from L1 after the staging above
+        float sq = 0.f;
+        for (int i = threadIdx.x; i < LR_COLS; i += LR_THREADS) {
+            const float v = x[i];
+            sq = fmaf(v, v, sq);
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+        if ((threadIdx.x & 31) == 0) lr_norm_slot[threadIdx.x >> 5] = sq;
     }
 #endif
 #if LR_EARLY == 2

@@ -16,6 +16,30 @@
 #define LR_NOEPI 0
 #endif
 
+// LR_NORM (nonzero: the f32 bits of eps) and LR_RES, the rotated residual's
+// ends (kernels/gemv_leech.h lr_gemv_p14s_norm_eps, lr_gemv_p14s_res): every
+// row's value times rsqrt(mean(x^2) + eps), the GEMV's x being the
+// un-normed residual; or added into y (the residual add, in place).
+#ifndef LR_NORM
+#define LR_NORM 0
+#endif
+#ifndef LR_RES
+#define LR_RES 0
+#endif
+#if LR_NORM
+// warp w's sum of x^2 over its columns (the template's prologue writes it
+// before its first CTA-wide barrier); summed in warp order, so every thread
+// of every CTA gets the same scale
+__shared__ float lr_norm_slot[32];
+LR_DEV float lr_norm_scale()
+{
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < LR_THREADS / 32; w++) s += lr_norm_slot[w];
+    return rsqrtf(s * (1.f / LR_COLS) + __int_as_float(LR_NORM));
+}
+#endif
+
 template <int THREADS, int NR>
 struct lr_rows_geom {
     static constexpr int q = THREADS / NR;
@@ -40,6 +64,9 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
                           const float *__restrict__ x, float *__restrict__ y, float s0 = 0.f)
 {
     const int sub = threadIdx.x % TPR, lane = threadIdx.x & 31;
+#if LR_NORM
+    const float ns = lr_norm_scale();
+#endif
     // the lanes of this thread's row group (TPR consecutive lanes of one warp)
     const u32 gmask = TPR == 32 ? 0xffffffffu : ((1u << TPR) - 1) << (lane & ~(TPR - 1));
     float s = s0, t = 0.f;
@@ -56,10 +83,24 @@ LR_DEV void lr_row_finish(bool ok, int i, int row, u32 e0, u32 e1, float rs, Tai
     if constexpr (SWIGLU) {
         static_assert(TPR <= 16, "SwiGLU: a row pair's threads in one warp");
         const u32 pmask = 2 * TPR == 32 ? 0xffffffffu : ((1u << (2 * TPR)) - 1) << (lane & ~(2 * TPR - 1));
+#if LR_NORM
+        const float v = fmaf(s, rs, t) * ns, u = __shfl_xor_sync(pmask, v, TPR);
+#else
         const float v = fmaf(s, rs, t), u = __shfl_xor_sync(pmask, v, TPR);
+#endif
         if (ok && sub == 0 && !(row & 1)) y[row >> 1] = v / (1.f + __expf(-v)) * u;
-    } else if (ok && sub == 0)
-        y[row] = fmaf(s, rs, t);
+    } else if (ok && sub == 0) {
+#if LR_NORM
+        const float v = fmaf(s, rs, t) * ns;
+#else
+        const float v = fmaf(s, rs, t);
+#endif
+#if LR_RES
+        y[row] += v;
+#else
+        y[row] = v;
+#endif
+    }
 }
 
 // red[w * NR + i]: warp w's partial sum of row row0 + i (WARPS warps);

@@ -1,0 +1,174 @@
+/* The rotated residual's Planes14S GEMV ends (kernels/gemv_leech_p14s_resid.c):
+ * on the CPU, the references against the plain ones (the norm's scale, the
+ * residual add, SwiGLU with the norm: a wrong end fails here) and the
+ * specialization's keys; on a GPU, lr_call_verify of each end (every row
+ * against the f64 reference, outputs poisoned or, for the add, started from
+ * random values) at the 14B engine's shapes and tuned geometries, f16 and
+ * int8 forms. */
+#include "jit/jit.h"
+#include "kernels/gemv_leech.h"
+#include "layouts/leech_vram/p14s.h"
+#include "layouts/leech_vram/random.h"
+#include "rt/call.h"
+#include "rt/cu.h"
+#include "test/t.h"
+#include "util/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int make(int rows, int cols, uint64_t seed, lr_p14s *L)
+{
+    lr_leech_matrix m;
+    T_OK(lr_leech_random_matrix(rows, cols, 12, 1, 0, seed, &m));
+    int rc = lr_p14s_unfold(&m, 0, L);
+    lr_leech_random_free(&m);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static int make_pair(int R, int cols, uint64_t seed, lr_p14s *P)
+{
+    lr_leech_matrix m[2];
+    for (int p = 0; p < 2; p++) T_OK(lr_leech_random_matrix(R, cols, 12, 1, p, seed + (uint64_t)p, &m[p]));
+    const lr_leech_matrix *pp[2] = { &m[0], &m[1] };
+    int rc = lr_p14s_unfold_pair(pp, 0, P);
+    for (int p = 0; p < 2; p++) lr_leech_random_free(&m[p]);
+    T_OK(rc);
+    return T_PASS;
+}
+
+static double rel(double a, double b) { return fabs(a - b) / (fabs(b) > 1e-30 ? fabs(b) : 1e-30); }
+
+/* The references through the ffi path against the plain ones: norm = ns x
+ * plain with ns from x (x scaled by 3 so ns is far from 1), res = y0 + plain,
+ * SwiGLU-norm = silu(ns g) (ns u). */
+static int test_references(void)
+{
+    const int rows = 40, cols = 24 * 9 + 5;
+    lr_p14s L;
+    if (make(rows, cols, 71, &L)) return T_FAIL;
+    float *x = malloc(sizeof(float) * cols), *p = malloc(sizeof(float) * rows), *y = malloc(sizeof(float) * rows),
+          *y0 = malloc(sizeof(float) * rows);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, 72, 3.0);
+    lr_fill_random_seed(LR_E_F32, y0, (size_t)rows, 73, 1.0);
+    lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, p, rows, cols);
+    lr_gemv_p14s_norm_eps = 1e-6f;
+    double ss = 0;
+    for (int i = 0; i < cols; i++) ss += (double)x[i] * x[i];
+    const double ns = 1.0 / sqrt(ss / cols + 1e-6);
+    T_ASSERT(ns < 0.7, "x scaled by 3 should give ns well below 1 (%g)", ns);
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y, a);
+    T_OK(lr_call_host(&lr_gemv_leech_p14s_norm_desc, a));
+    for (int r = 0; r < rows; r++) T_ASSERT(rel(y[r], ns * p[r]) < 1e-6, "norm row %d: %g against %g", r, y[r], ns * p[r]);
+    memcpy(y, y0, sizeof(float) * rows);
+    T_OK(lr_call_host(&lr_gemv_leech_p14s_res_desc, a));
+    for (int r = 0; r < rows; r++)
+        T_ASSERT(fabs(y[r] - ((double)y0[r] + p[r])) < 1e-6 * (fabs(y0[r]) + fabs(p[r])), "res row %d", r);
+    lr_p14s_free(&L);
+    /* SwiGLU with the norm: the pair's rows are gate and up */
+    lr_p14s P;
+    if (make_pair(rows / 2, cols, 74, &P)) return T_FAIL;
+    lr_gemv_leech_p14s_host(P.data, P.tab, P.row_scale, P.tail_f16, P.exc_ptr, P.exc_col, P.exc_dw, x, p, rows, cols);
+    lr_gemv_leech_p14s_args(&P, x, y, a);
+    a[8].count = (size_t)rows / 2;
+    T_OK(lr_call_host(&lr_gemv_leech_p14s_swiglu_norm_desc, a));
+    for (int i = 0; i < rows / 2; i++) {
+        const double g = ns * p[2 * i], u = ns * p[2 * i + 1], want = g / (1 + exp(-g)) * u;
+        T_ASSERT(rel(y[i], want) < 1e-5 || fabs(y[i] - want) < 1e-9, "swiglu-norm %d: %g against %g", i, y[i], want);
+    }
+    lr_p14s_free(&P);
+    lr_gemv_p14s_norm_eps = 0;
+    free(x), free(p), free(y), free(y0);
+    return T_PASS;
+}
+
+/* The spec carries the ends as keys (so the cache keeps them apart), the
+ * norm forces x staged in the prologue, and a plain spec has neither. */
+static int test_spec_keys(void)
+{
+    lr_leech_geom g = { .threads = 128, .rg = 1, .prefetch = 1, .xw = 1 };
+    lr_jit_spec s;
+    lr_launch_geom lg;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
+    T_ASSERT(!lr_jit_spec_get(&s, "norm", 0) && !lr_jit_spec_get(&s, "res", 0), "plain spec has an end key");
+    lr_gemv_p14s_norm_eps = 1e-6f;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
+    lr_gemv_p14s_norm_eps = 0;
+    float eps;
+    const uint32_t b = (uint32_t)lr_jit_spec_get(&s, "norm", 0);
+    memcpy(&eps, &b, 4);
+    T_ASSERT(eps == 1e-6f && !lr_jit_spec_get(&s, "xw", 0), "norm key %g, xw %lld", eps, lr_jit_spec_get(&s, "xw", 0));
+    lr_gemv_p14s_res = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
+    lr_gemv_p14s_res = 0;
+    T_ASSERT(lr_jit_spec_get(&s, "res", 0) == 1, "res key missing");
+    return T_PASS;
+}
+
+/* ---- GPU ---- */
+
+enum { END_NORM, END_RES, END_SWIGLU_NORM };
+
+static int verify(int rows, int cols, int end, int i8, uint64_t seed)
+{
+    lr_p14s L;
+    if (end == END_SWIGLU_NORM ? make_pair(rows / 2, cols, seed, &L) : make(rows, cols, seed, &L)) return T_FAIL;
+    lr_leech_geom geom = end == END_SWIGLU_NORM ? lr_gemv_leech_p14s_default_geom_swiglu(rows, cols)
+                                                : lr_gemv_leech_p14s_default_geom(rows, cols);
+    geom.i8 = i8;
+    geom.early = 1;
+    if (i8) T_OK(lr_p14s_i8_form(&L, L.data, L.tab));
+    lr_gemv_p14s_norm_eps = end == END_RES ? 0.f : 1e-6f;
+    lr_gemv_p14s_res = end == END_RES;
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    int rc = end == END_SWIGLU_NORM
+                 ? lr_gemv_leech_p14s_spec_swiglu(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget())
+                 : lr_gemv_leech_p14s_spec(&spec, &g, rows, cols, L.nentries, geom, lr_cu_smem_budget());
+    CUfunction fn;
+    if (!rc) rc = lr_jit_get(&spec, &fn);
+    float *x = malloc(sizeof(float) * cols), *y = malloc(sizeof(float) * rows);
+    lr_fill_random_seed(LR_E_F32, x, (size_t)cols, seed * 3 + 1, 4.0);
+    lr_fill_random_seed(LR_E_F32, y, (size_t)rows, seed * 3 + 2, 2.0); /* the add's starting residual */
+    lr_arg a[11];
+    lr_gemv_leech_p14s_args(&L, x, y, a);
+    if (end == END_SWIGLU_NORM) a[8].count = (size_t)rows / 2;
+    const lr_kernel_desc *d[3][2] = { { &lr_gemv_leech_p14s_norm_desc, &lr_gemv_leech_p14s_norm_i8_desc },
+                                      { &lr_gemv_leech_p14s_res_desc, &lr_gemv_leech_p14s_res_i8_desc },
+                                      { &lr_gemv_leech_p14s_swiglu_norm_desc, &lr_gemv_leech_p14s_swiglu_norm_i8_desc } };
+    lr_verify_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (!rc) rc = lr_call_verify(d[end][i8], fn, a, g, LR_GEMV_LEECH_TOL, &rep);
+    static const char *const names[3] = { "norm", "res", "swiglu+norm" };
+    printf("    %5d x %5d %-11s i8=%d threads=%d bal=%d side=%d grid %u: max rel err %.2e\n", rows, cols, names[end], i8,
+           geom.threads, (int)lr_jit_spec_get(&spec, "bal", 0), geom.side, g.grid.x, rep.max_rel_err);
+    lr_gemv_p14s_norm_eps = 0, lr_gemv_p14s_res = 0;
+    free(x), free(y);
+    lr_p14s_free(&L);
+    T_OK(rc);
+    return T_PASS;
+}
+
+/* The engine's uses at 14B, 8B and 4B: q|k|v with the norm, o and down with
+ * the add, gate|up pairs with SwiGLU and the norm; plus odd shapes (a tail,
+ * rows past the last group). */
+static int test_gpu_ends(void)
+{
+    T_SKIP_IF(lr_cu_init(0) != LR_OK, "no GPU");
+    lr_cu_set_smem_budget(0);
+    static const struct { int rows, cols, end; } k[] = {
+        { 7168, 5120, END_NORM },  { 5120, 5120, END_RES },  { 5120, 17408, END_RES },  { 34816, 5120, END_SWIGLU_NORM },
+        { 6144, 4096, END_NORM },  { 4096, 4096, END_RES },  { 4096, 12288, END_RES },  { 24576, 4096, END_SWIGLU_NORM },
+        { 4096, 2560, END_NORM },  { 2560, 4096, END_RES },  { 2560, 9728, END_RES },   { 19456, 2560, END_SWIGLU_NORM },
+        { 45, 24 * 11 + 7, END_NORM }, { 45, 24 * 11 + 7, END_RES }, { 90, 24 * 11 + 7, END_SWIGLU_NORM },
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        for (int i8 = 0; i8 < 2; i8++)
+            if (verify(k[i].rows, k[i].cols, k[i].end, i8, 900 + 2 * i + (uint64_t)i8)) return T_FAIL;
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_references), T_CASE(test_spec_keys), T_CASE(test_gpu_ends))
