@@ -371,8 +371,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         return LR_FAIL(LR_EINVAL, "gemv_leech_p14s side=%d needs %d threads in all and at most 6 groups (threads=%d groups=%d)",
                        geom.side, geom.threads + 32 * geom.side, geom.threads, groups);
     if (geom.side) geom.epf = 0;
-    /* the balanced split stages x in the prologue; so does the norm's sum of squares */
-    if (geom.bal || lr_gemv_p14s_norm_eps > 0) geom.xw = 0;
+    /* the balanced split stages x in the prologue */
+    if (geom.bal) geom.xw = 0;
     /* bal: one CTA per SM (at most one per row group); bal_rg = the most row
      * groups a CTA gets; a warp's run of at most btw segments touches at most
      * kmax row groups (one partial each), then the CTA's row sums (the

@@ -218,6 +218,14 @@ static int rotation_for(gpu_engine *e, const lr_tensor_view *t, int *idx)
     return LR_OK;
 }
 
+/* The rotation a projection's input gets: rotation_for's, except that a
+ * rotated residual (docs/format.md) arrives in its readers' basis already. */
+static int input_rotation(gpu_engine *e, const lr_tensor_view *t, int *idx)
+{
+    if (e->c.rotated_residual && lr_reads_residual(t->name)) return *idx = -1, LR_OK;
+    return rotation_for(e, t, idx);
+}
+
 /* Same input treatment: fusable into one row-concatenated matrix. */
 static int same_input(const lr_tensor_view *a, const lr_tensor_view *b)
 {
@@ -236,9 +244,7 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
                            "fuses them", parts[0]->name, parts[i]->name);
     p->cols = (int)parts[0]->cols;
     for (int i = 0; i < n; i++) p->rows += (int)parts[i]->rows;
-    /* a rotated residual (docs/format.md) arrives in its readers' basis: no rotation */
-    int rc = e->c.rotated_residual && lr_reads_residual(parts[0]->name) ? (p->rot = -1, LR_OK)
-                                                                          : rotation_for(e, parts[0], &p->rot);
+    int rc = input_rotation(e, parts[0], &p->rot);
     if (!rc && parts[0]->codec == LR_CODEC_LEECH && parts[0]->u.leech.rot_kind == LR_ROT_HEADS)
         rc = n == 1 ? heads_rotation(e, parts[0], p)
                     : LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a per-head rotation on a fused input", parts[0]->name);
@@ -286,7 +292,7 @@ static int build_gate_up(gpu_engine *e, const lr_tensor_view *const gu[2], proj 
         return build_proj(e, gu, 2, p);
     memset(p, 0, sizeof *p);
     p->cols = cols, p->rows = rows, p->leech = 1, p->swiglu = 1;
-    int rc = rotation_for(e, gu[0], &p->rot);
+    int rc = input_rotation(e, gu[0], &p->rot);
     if (!rc) rc = lr_leech_dev_upload_swiglu(gu, 0, layout, &p->ld);
     if (rc == LR_EUNSUPPORTED) {
         lr_clear_error();

@@ -218,6 +218,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=1205 prefetch=1 shr=1 bal=3 split=1 early=1 trig=1 i8=1 res=1
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 res=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 norm=897988541
+// @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1 norm=897988541
+// @spec gemv_leech_p14s rows=4096 cols=4096 threads=256 rg=1 ntab=603 prefetch=1 nacc=3 shr=1 xw=1 early=1 side=2 res=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 res=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=704 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=2
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=3
@@ -353,8 +355,8 @@
 #if LR_SWIGLU && (LR_LOADONLY || LR_DECODEONLY || LR_ROWS % 2)
 #error "LR_SWIGLU: a GEMV (no control) over an even number of interleaved gate/up rows"
 #endif
-#if (LR_NORM || LR_RES) && (LR_LOADONLY || LR_DECODEONLY || LR_XW || LR_XROT)
-#error "LR_NORM, LR_RES: a GEMV (no control) with x staged in the prologue, no xrot"
+#if (LR_NORM || LR_RES) && (LR_LOADONLY || LR_DECODEONLY || LR_XROT)
+#error "LR_NORM, LR_RES: the ends of a GEMV (no control), without xrot"
 #endif
 #if LR_RES && LR_SWIGLU
 #error "LR_RES: the residual add is the end of a plain GEMV (o, down), not of SwiGLU"
@@ -1023,7 +1025,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #if LR_NORM
     {
         // the rotated residual's norm (gemv_rows_epilogue.cuh lr_norm_scale):
-        // this warp's sum of x^2, x back from L1 after the staging above
+        // this warp's sum of x^2 (x from L1 after the prologue's staging; with
+        // LR_XW, which stages x in the main loop, from L2)
         float sq = 0.f;
         for (int i = threadIdx.x; i < LR_COLS; i += LR_THREADS) {
             const float v = x[i];
