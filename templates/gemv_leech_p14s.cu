@@ -436,6 +436,41 @@
 #define CTA_SYNC() __syncthreads()
 #endif
 
+#if LR_NORM
+// The rotated residual's norm (gemv_rows_epilogue.cuh): one sum of x^2 per
+// warp of the threads that make it (the side warps, else every warp in the
+// prologue, before its first CTA-wide barrier), summed in warp order where
+// a row ends, after a barrier that follows their writes.
+#define NORM_SLOTS (LR_SIDE ? LR_SIDE : LR_THREADS / 32)
+__shared__ float lr_norm_slot[NORM_SLOTS];
+// thread t of n (whole warps) adds its columns; 16-byte loads where the
+// width allows (x is a whole vector the engine allocated, 256-aligned)
+LR_DEV void norm_sum(const float *x, int t, int n)
+{
+    float sq = 0.f;
+    if (LR_COLS % 4 == 0) {
+#pragma unroll 4
+        for (int i = t; i < LR_COLS / 4; i += n) {
+            const float4 v = ((const float4 *)x)[i];
+            sq = fmaf(v.x, v.x, fmaf(v.y, v.y, fmaf(v.z, v.z, fmaf(v.w, v.w, sq))));
+        }
+    } else {
+#pragma unroll 4
+        for (int i = t; i < LR_COLS; i += n) sq = fmaf(x[i], x[i], sq);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+    if ((t & 31) == 0) lr_norm_slot[t >> 5] = sq;
+}
+LR_DEV float lr_norm_scale()
+{
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < NORM_SLOTS; w++) s += lr_norm_slot[w];
+    return rsqrtf(s * (1.f / LR_COLS) + __int_as_float(LR_NORM));
+}
+#endif
+
 struct seg_regs {
     uint2 h;    // headers: (row g: blocks 2q, 2q+1), (row g+8: blocks 2q, 2q+1)
     uint4 w[3]; // code words of tiles 0..11
@@ -885,6 +920,11 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         lr_rows_side<SIDE_NR, TAIL, SIDE_PCAP>(sd, sd + 3 * SIDE_NR + sw * SIDE_PCAP, r0, r0 + sw * n / LR_SIDE,
                                                 r0 + (sw + 1) * n / LR_SIDE, exc_ptr, exc_col, exc_dw, tail, x,
                                                 NBLK * 24, row_scale);
+#if LR_NORM
+        // the side warps have slack beside the main loop: the norm's sum is
+        // theirs (lr_rows_side waited), read after the barrier below
+        norm_sum(lr_after_wait(x), threadIdx.x - LR_THREADS, 32 * LR_SIDE);
+#endif
         __syncwarp();
 #if LR_BAL
         lr_bar_arrive(8, LR_THREADS + 32 * LR_SIDE);
@@ -1022,20 +1062,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         xs[i] = lr_pack_h2(c < NBLK * 24 ? x[c] : 0.f, c + 1 < NBLK * 24 ? x[c + 1] : 0.f);
     }
 #endif
-#if LR_NORM
-    {
-        // the rotated residual's norm (gemv_rows_epilogue.cuh lr_norm_scale):
-        // this warp's sum of x^2 (x from L1 after the prologue's staging; with
-        // LR_XW, which stages x in the main loop, from L2)
-        float sq = 0.f;
-        for (int i = threadIdx.x; i < LR_COLS; i += LR_THREADS) {
-            const float v = x[i];
-            sq = fmaf(v, v, sq);
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
-        if ((threadIdx.x & 31) == 0) lr_norm_slot[threadIdx.x >> 5] = sq;
-    }
+#if LR_NORM && !LR_SIDE
+    norm_sum(x, threadIdx.x, LR_THREADS);
 #endif
 #if LR_EARLY == 2
     lr_cp_table_wait(); // this thread's table copies, before the barrier makes them everyone's

@@ -27,17 +27,9 @@
 #define LR_RES 0
 #endif
 #if LR_NORM
-// warp w's sum of x^2 over its columns (the template's prologue writes it
-// before its first CTA-wide barrier); summed in warp order, so every thread
-// of every CTA gets the same scale
-__shared__ float lr_norm_slot[32];
-LR_DEV float lr_norm_scale()
-{
-    float s = 0.f;
-#pragma unroll
-    for (int w = 0; w < LR_THREADS / 32; w++) s += lr_norm_slot[w];
-    return rsqrtf(s * (1.f / LR_COLS) + __int_as_float(LR_NORM));
-}
+// rsqrt(mean(x^2) + eps), the same in every thread of every CTA (defined by
+// the template that includes this: its warps' sums are its own)
+LR_DEV float lr_norm_scale();
 #endif
 
 template <int THREADS, int NR>

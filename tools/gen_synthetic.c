@@ -26,8 +26,8 @@ static void usage(FILE *f)
             "  --threads N       generator threads (default: all cores)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
             "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
-"  --residual K      plain (default) or rotated: the residual stream held rotated, so no\n"
-            "                    rotation runs before q|k|v or gate|up (docs/format.md, \"Rotated residual\")\n"
+"  --residual K      rotated (default: the residual stream held rotated, so no rotation runs\n"
+            "                    before q|k|v or gate|up; docs/format.md, \"Rotated residual\") or plain\n"
             "  --align A         alignment of every tensor (default: 4096 for >= 1 MiB, else 64)\n",
             lr_synth_config_names());
 }
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gen_synthetic: --residual takes plain or rotated\n");
                 return 2;
             }
-            o.rotated_residual = !strcmp(v, "rotated");
+            o.plain_residual = !strcmp(v, "plain");
         }
         else if (!strcmp(a, "--align")) {
             int al;
