@@ -77,7 +77,7 @@ case $cmd in
     # anything): the sequential run took ~320 s of a session's 1,800 device seconds, most of it
     # host references and NVRTC on one core each. Logs are appended to tests.log in this order.
     tests="api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test
-           gemv_leech_p14s_test gemv_leech_p14s_swiglu_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test
+           gemv_leech_p14s_test gemv_leech_p14s_swiglu_test gemv_leech_p14s_resid_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test
            cache_test leechrt_test gemv_arm_stream_test"
     L=$(mktemp -d)
     # shellcheck disable=SC2086
@@ -102,7 +102,7 @@ case $cmd in
       known_model engine "$m"
     done
     for m in ${models//,/ }; do
-      M=/tmp/engine_$m.lrt
+      M=/tmp/engine_${m}_rotres.lrt # (the synthetic default since the rotated residual)
       [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
       "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
         tee -a "$OUT/engine_$m.log" | grep -E 'tok/s'
@@ -110,7 +110,7 @@ case $cmd in
   timeline)
     m=${1:-14B}
     known_model timeline "$m"
-    M=/tmp/engine_$m.lrt
+    M=/tmp/engine_${m}_rotres.lrt # (the synthetic default since the rotated residual)
     [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
     "$B/bin/bench_engine" -m "$M" -n 32 --layout default --timeline "$OUT/h200_timeline.csv" \
       --csv "$OUT/timeline_engine.csv" 2>&1 | tee -a "$OUT/timeline_$m.log" | grep -E 'tok/s|timeline|per phase|^    ' ;;
