@@ -26,6 +26,14 @@
  * xb[cur ^ 1]; the separate norm kernel (one CTA) updates xb[cur] in place.
  * The step is a fixed sequence, so cur is known at enqueue time.
  *
+ * A rotated residual (config rotated_residual, docs/format.md): the stream
+ * is one buffer, xb[0], already in the readers' basis, so q|k|v and gate|up
+ * get no rotation; their Planes14S GEMVs take the norm (unit gains: a scale
+ * per vector, spec norm) and o and down add into the stream (spec res), so a
+ * layer is q|k|v, RoPE-attention, o, gate|up (SwiGLU), rotation, down: 6
+ * launches. A GEMV without those ends keeps the norm kernel before it and
+ * the add pending into that kernel (rres_read / rres_write).
+ *
  * Graphs: the step ending in the logits' copy, and the greedy step ending in
  * op_argmax and an 8-byte copy; and the same two again with the
  * long-context attention kernel, taken by the steps from position
