@@ -298,6 +298,55 @@ static int test_rotation_kinds(void)
     return T_PASS;
 }
 
+static int patch_config(uint8_t *b, size_t n, int field, uint32_t v);
+
+/* The rotated residual (config flag bit 0, docs/format.md): the synthetic
+ * micro model has it (the default) with its seed; the seed without the flag,
+ * a reader of the stream stored against another rotation (seed or kind) are
+ * refused by name; flag and seed cleared give a valid plain-residual file. */
+static int test_rotated_residual(void)
+{
+    T_ASSERT(!setup(), "setup");
+    lr_model *m;
+    T_OK(lr_model_open_mem(g_micro, g_micro_n, LABEL, 0, &m));
+    const lr_model_config c = *lr_model_cfg(m);
+    const lr_tensor_view *q = lr_model_tensor(m, "blk.0.attn_q");
+    T_ASSERT(c.rotated_residual == 1 && c.residual_seed != 0 && q->u.leech.rot_seed == c.residual_seed,
+             "flag %d seed %llu (attn_q's %llu)", c.rotated_residual, (unsigned long long)c.residual_seed,
+             (unsigned long long)q->u.leech.rot_seed);
+    lr_model_close(m);
+    COPY(b);
+    patch_config(b, g_micro_n, LRA_C_FLAGS, 0);
+    REFUSED(b, g_micro_n, LR_EFORMAT, "config", "seed without the rotated-residual flag");
+    lra_wr64(tl_section_bytes(b, LRA_SECT_CONFIG) + LRA_C_RESID_SEED, 0);
+    tl_refresh(b, g_micro_n);
+    T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+    T_ASSERT(!lr_model_cfg(m)->rotated_residual, "flag cleared but read as set");
+    lr_model_close(m);
+    static const char *const readers[] = { "blk.0.attn_k", "blk.0.ffn_up" };
+    for (int i = 0; i < 2; i++) {
+        memcpy(b, g_micro, g_micro_n);
+        uint8_t *r = tl_record(b, readers[i]) + LRA_T_PARAMS;
+        lra_wr64(r + LRA_P_LEECH_ROT_SEED, lra_rd64(r + LRA_P_LEECH_ROT_SEED) + 1);
+        tl_refresh(b, g_micro_n);
+        REFUSED(b, g_micro_n, LR_EFORMAT, readers[i], "must be kind 1 with the residual's seed");
+    }
+    memcpy(b, g_micro, g_micro_n);
+    lra_wr32(tl_record(b, "blk.0.ffn_gate") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_NONE);
+    lra_wr64(tl_record(b, "blk.0.ffn_gate") + LRA_T_PARAMS + LRA_P_LEECH_ROT_SEED, 0);
+    tl_refresh(b, g_micro_n);
+    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_gate", "kind 0");
+    /* a writer (down) keeps its own rotation: another seed there is valid */
+    memcpy(b, g_micro, g_micro_n);
+    uint8_t *r = tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS;
+    lra_wr64(r + LRA_P_LEECH_ROT_SEED, lra_rd64(r + LRA_P_LEECH_ROT_SEED) + 1);
+    tl_refresh(b, g_micro_n);
+    T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+    lr_model_close(m);
+    free(b);
+    return T_PASS;
+}
+
 static int test_alignment(void)
 {
     T_ASSERT(!setup(), "setup");
@@ -343,7 +392,7 @@ static int test_absurd_dims(void)
         { LRA_C_VOCAB, 0, "vocab = 0" },                  { LRA_C_VOCAB, 1u << 25, "vocab = 33554432" },
         { LRA_C_MAX_CTX, 0, "max_context" },              { LRA_C_BOS, 64, "bos id 64" },
         { LRA_C_EOS, 1000, "eos id 1000" },               { LRA_C_TIED, 7, "tied head flag" },
-        { LRA_C_FLAGS, 1, "reserved" },
+        { LRA_C_FLAGS, 2, "unknown flags" },
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         COPY(b);
@@ -528,6 +577,6 @@ static int test_sections(void)
 }
 
 T_MAIN(T_CASE(test_valid_baseline), T_CASE(test_bad_magic_and_version), T_CASE(test_truncated_everywhere),
-       T_CASE(test_each_checksum), T_CASE(test_offsets_out_of_bounds), T_CASE(test_overlaps), T_CASE(test_codec_sizes), T_CASE(test_rotation_kinds),
+       T_CASE(test_each_checksum), T_CASE(test_offsets_out_of_bounds), T_CASE(test_overlaps), T_CASE(test_codec_sizes), T_CASE(test_rotation_kinds), T_CASE(test_rotated_residual),
        T_CASE(test_alignment), T_CASE(test_absurd_dims), T_CASE(test_tensor_set), T_CASE(test_payload),
        T_CASE(test_sections))
