@@ -343,7 +343,8 @@ static int test_absurd_dims(void)
         { LRA_C_VOCAB, 0, "vocab = 0" },                  { LRA_C_VOCAB, 1u << 25, "vocab = 33554432" },
         { LRA_C_MAX_CTX, 0, "max_context" },              { LRA_C_BOS, 64, "bos id 64" },
         { LRA_C_EOS, 1000, "eos id 1000" },               { LRA_C_TIED, 7, "tied head flag" },
-        { LRA_C_FLAGS, 1, "reserved" },
+        { LRA_C_FLAGS, 2, "unknown flags" }, /* bit 0 is the rotated residual now */
+        { LRA_C_RESID_SEED, 1, "seed without" },
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         COPY(b);
