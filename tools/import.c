@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--o-rotation heads|full] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
+            "              [--no-rotate] [--o-rotation heads|full] [--residual plain|rotated] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
             "              [--gptq-damp D]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
@@ -29,6 +29,12 @@ static void usage(FILE *f)
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied inside the attention\n"
             "                    kernel: one launch fewer per layer; rotation kind 2; default) or full\n"
             "                    (the whole width, kind 1)\n"
+            "  --residual R      the residual stream as in the source (plain, default) or held rotated\n"
+            "                    (rotated: the same model with the norms' gains folded into the matrices\n"
+            "                    after them and the hidden width's rotation into every matrix writing or\n"
+            "                    reading the stream: no rotation launch before q|k|v and gate|up; a tied\n"
+            "                    head is written untied; not with --no-rotate; on SmolLM2 at 2 bits it\n"
+            "                    costs perplexity, docs/import.md)\n"
             "  --quant-layers A:B  Leech only for layers A..B-1, the other projections f16\n"
             "                    (sensitivity studies)\n"
             "  --gptq CALIB.txt  quantize with GPTQ: Hessians of each projection's input from the model\n"
@@ -87,6 +93,13 @@ int main(int argc, char **argv)
             }
             o.o_rot_full = !strcmp(v, "full");
         }
+        else if (!strcmp(a, "--residual")) {
+            if (strcmp(v, "plain") && strcmp(v, "rotated")) {
+                fprintf(stderr, "import: --residual %s (plain or rotated)\n", v);
+                return 2;
+            }
+            o.rotated_residual = !strcmp(v, "rotated");
+        }
         else if (!strcmp(a, "--refit")) {
             if (strcmp(v, "scales") && strcmp(v, "all")) {
                 fprintf(stderr, "import: --refit %s (scales or all)\n", v);
@@ -113,6 +126,10 @@ int main(int argc, char **argv)
     }
     if (!hf == !gguf || (!out && !list)) { usage(stderr); return 2; }
     if (o.gain_bits < 0 || o.gain_bits > 2) { fprintf(stderr, "import: --gain-bits %d (0..2)\n", o.gain_bits); return 2; }
+    if (o.rotated_residual && o.no_rotate) {
+        fprintf(stderr, "import: --residual rotated needs the rotation (not with --no-rotate)\n");
+        return 2;
+    }
     if (o.refit && !o.gptq_calib) {
         fprintf(stderr, "import: --refit needs --gptq\n");
         return 2;

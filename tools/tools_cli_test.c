@@ -82,6 +82,8 @@ static int test_bad_numbers_refused(void)
         { "gen_synthetic", "--gain-bits 7", "--gain-bits" },
         { "gen_synthetic", "-c tiny -o t.lrt --o-rotation half", "--o-rotation" },
         { "import", "--gguf m.gguf -o o.lrt --o-rotation heads2", "--o-rotation" },
+        { "import", "--gguf m.gguf -o o.lrt --residual twisted", "--residual" },
+        { "import", "--gguf m.gguf -o o.lrt --residual rotated --no-rotate", "--residual" },
         { "inspect", "--threads x model.lrt", "--threads" },
         { "leech_encode_bench", "--threads 0", "--threads" },
         { "leech_mse_bench", "--gain-bits 5", "--gain-bits" },

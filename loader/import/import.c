@@ -2,7 +2,14 @@
  * architecture's canonical order; dense and int8 tensors stream in row
  * chunks, a projection is held whole (the quantizer needs the matrix's gain
  * statistics). Bytes go to the writer in host order: the artifact is
- * little-endian and so is every host leechrt runs on. */
+ * little-endian and so is every host leechrt runs on.
+ *
+ * The rotated residual (docs/format.md): with R the hidden width's rotation,
+ * the stored model is the source's with h' = R h. Since rmsnorm(R h) =
+ * R rmsnorm(h), a reader of the stream W (g ⊙ rmsnorm(h)) becomes
+ * (W diag(g) R^T) rmsnorm(h'): rows w -> R (g ⊙ w), gain 1; attn_output and
+ * ffn_down add to the stream, so W -> R W (rows mixed); token_embd rows
+ * e -> R e; the head like a reader. */
 #include "loader/import/import.h"
 #include "loader/import/calib.h"
 #include "loader/import/gptq.h"
@@ -72,8 +79,37 @@ typedef struct {
     int codec;             /* output codec of this pass */
     void *out;             /* f32 / f16 / int8 chunk */
     uint16_t *sb;          /* int8g scale/bias of the chunk */
-    const lr_rot *rot;     /* rotate rows in place (leech) */
+    const float *gain;     /* multiply the columns by it before rotating (rotated residual); may be NULL */
+    const lr_rot *rot;     /* rotate rows in place (Leech's input rotation; R for the rotated residual) */
 } rows_job;
+
+/* n rows in place: w -> rot (gain ⊙ w), in f64; either may be NULL. */
+static int xform_rows(float *f, uint64_t n, uint64_t cols, const float *gain, const lr_rot *rot)
+{
+    if (!gain && !rot) return LR_OK;
+    double *d = malloc(cols * sizeof *d);
+    if (!d) return LR_FAIL(LR_ENOMEM, "out of memory");
+    int rc = LR_OK;
+    for (uint64_t r = 0; r < n && !rc; r++) {
+        float *row = f + r * cols;
+        for (uint64_t i = 0; i < cols; i++) d[i] = gain ? (double)row[i] * gain[i] : row[i];
+        if (rot) rc = lr_rot_apply(rot, d, d);
+        for (uint64_t i = 0; i < cols; i++) row[i] = (float)d[i];
+    }
+    free(d);
+    return rc;
+}
+
+static int to_f16(const lr_src *src, const lr_src_tensor *t, const float *f, uint64_t n, uint16_t *h)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (fabsf(f[i]) > 65504.0f)
+            return LR_FAIL(LR_EINVAL, "%s: tensor %s: weight %g is beyond the f16 range", src->label, t->origin,
+                           (double)f[i]);
+        h[i] = lr_float_to_half(f[i]);
+    }
+    return LR_OK;
+}
 
 static int rows_fn(void *ctx, int job)
 {
@@ -86,28 +122,13 @@ static int rows_fn(void *ctx, int job)
         if (!isfinite(f[i]))
             return LR_FAIL(LR_EINVAL, "%s: tensor %s: weight [%llu][%llu] is not finite", j->src->label, j->t->origin,
                            (unsigned long long)(j->r0 + a + i / cols), (unsigned long long)(i % cols));
+    if ((rc = xform_rows(f, b - a, cols, j->gain, j->rot))) return rc;
     if (j->codec == LR_CODEC_F16) {
-        uint16_t *h = (uint16_t *)j->out + a * cols;
-        for (uint64_t i = 0; i < (b - a) * cols; i++) {
-            if (fabsf(f[i]) > 65504.0f)
-                return LR_FAIL(LR_EINVAL, "%s: tensor %s: weight %g is beyond the f16 range", j->src->label,
-                               j->t->origin, (double)f[i]);
-            h[i] = lr_float_to_half(f[i]);
-        }
+        rc = to_f16(j->src, j->t, f, (b - a) * cols, (uint16_t *)j->out + a * cols);
     } else if (j->codec == LR_CODEC_INT8G) {
         for (uint64_t r = a; r < b; r++)
             if ((rc = lr_int8g_encode_row(j->f + r * cols, cols, 64, (int8_t *)j->out + r * cols, j->sb + r * (cols / 64) * 2)))
                 return lr_wrap(rc, "%s: tensor %s: row %llu", j->src->label, j->t->origin, (unsigned long long)(j->r0 + r));
-    } else if (j->rot) {
-        double *d = malloc(cols * sizeof *d);
-        if (!d) return LR_FAIL(LR_ENOMEM, "out of memory");
-        for (uint64_t r = a; r < b && !rc; r++) {
-            float *row = j->f + r * cols;
-            for (uint64_t i = 0; i < cols; i++) d[i] = row[i];
-            rc = lr_rot_apply(j->rot, d, d);
-            for (uint64_t i = 0; i < cols; i++) row[i] = (float)d[i];
-        }
-        free(d);
     }
     return rc;
 }
@@ -118,6 +139,40 @@ static int run_rows(rows_job *j, int nthreads)
     j->step = (j->n + (uint64_t)nt * 4 - 1) / ((uint64_t)nt * 4);
     if (j->step < 1) j->step = 1;
     return lr_parallel_for(nt, (int)((j->n + j->step - 1) / j->step), rows_fn, j);
+}
+
+typedef struct {
+    float *W;
+    uint64_t rows, cols, step; /* columns per job */
+    const lr_rot *R;
+    int transpose;
+} mix_job;
+
+static int mix_fn(void *ctx, int job)
+{
+    mix_job *j = ctx;
+    uint64_t a = (uint64_t)job * j->step, b = a + j->step < j->cols ? a + j->step : j->cols;
+    double *d = malloc(j->rows * sizeof *d);
+    if (!d) return LR_FAIL(LR_ENOMEM, "out of memory");
+    int rc = LR_OK;
+    for (uint64_t c = a; c < b && !rc; c++) {
+        for (uint64_t r = 0; r < j->rows; r++) d[r] = j->W[r * j->cols + c];
+        rc = j->transpose ? lr_rot_apply_t(j->R, d, d) : lr_rot_apply(j->R, d, d);
+        for (uint64_t r = 0; r < j->rows; r++) j->W[r * j->cols + c] = (float)d[r];
+    }
+    free(d);
+    return rc;
+}
+
+/* W <- R W (transpose: R^T W) for W rows x cols, rows = R's width: every
+ * column rotated, in f64 (a matrix whose output joins the rotated stream). */
+static int mix_cols(float *W, uint64_t rows, uint64_t cols, const lr_rot *R, int transpose, int nthreads)
+{
+    if ((uint64_t)R->n != rows) return LR_FAIL(LR_EINVAL, "%llu rows against a rotation of %d", (unsigned long long)rows, R->n);
+    int nt = nthreads > 0 ? nthreads : lr_cpu_count();
+    mix_job j = { W, rows, cols, (cols + (uint64_t)nt * 4 - 1) / ((uint64_t)nt * 4), R, transpose };
+    if (j.step < 1) j.step = 1;
+    return lr_parallel_for(nt, (int)((cols + j.step - 1) / j.step), mix_fn, &j);
 }
 
 /* ---- one tensor per codec ---- */
@@ -132,8 +187,10 @@ static void desc_init(lr_tensor_desc *d, const lr_src_tensor *t, int codec)
     d->dims[1] = t->ndim == 2 ? t->cols : 0;
 }
 
-/* f32, f16 or int8g, streamed in row chunks. */
-static int write_streamed(lr_writer *w, const lr_src *src, const lr_src_tensor *t, int codec, int nthreads)
+/* f32, f16 or int8g, streamed in row chunks; each row w stored as rot (gain ⊙ w)
+ * (gain, rot may be NULL: as it is). */
+static int write_streamed(lr_writer *w, const lr_src *src, const lr_src_tensor *t, int codec, const float *gain,
+                          const lr_rot *rot, int nthreads)
 {
     lr_tensor_desc d;
     desc_init(&d, t, codec);
@@ -148,8 +205,8 @@ static int write_streamed(lr_writer *w, const lr_src *src, const lr_src_tensor *
     if (!f || !out || (codec == LR_CODEC_INT8G && !sb)) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
     if (!rc) rc = lr_writer_begin(w, &d);
     for (uint64_t r0 = 0; r0 < t->rows && !rc; r0 += step) {
-        rows_job j = { src, t, r0, r0 + step < t->rows ? step : t->rows - r0, 0, f, codec, out,
-                       sb ? sb + r0 * (cols / 64) * 2 : NULL, NULL };
+        rows_job j = { .src = src, .t = t, .r0 = r0, .n = r0 + step < t->rows ? step : t->rows - r0, .f = f,
+                       .codec = codec, .out = out, .sb = sb ? sb + r0 * (cols / 64) * 2 : NULL, .gain = gain, .rot = rot };
         rc = run_rows(&j, nthreads);
         if (!rc) rc = lr_writer_write(w, out, (size_t)(j.n * cols * esize));
     }
@@ -158,6 +215,39 @@ static int write_streamed(lr_writer *w, const lr_src *src, const lr_src_tensor *
     if (out != f) free(out);
     free(f);
     free(sb);
+    return rc;
+}
+
+/* An f16 matrix writing to the rotated stream: R W, held whole (R mixes its rows). */
+static int write_f16_mixed(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const lr_rot *R, int nthreads)
+{
+    lr_tensor_desc d;
+    desc_init(&d, t, LR_CODEC_F16);
+    uint64_t n = t->rows * t->cols;
+    float *W = malloc(n * sizeof *W);
+    uint16_t *h = malloc(n * sizeof *h);
+    int rc = !W || !h ? LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name) : LR_OK;
+    rows_job j = { .src = src, .t = t, .n = t->rows, .f = W, .codec = LR_CODEC_F32 };
+    if (!rc) rc = run_rows(&j, nthreads);
+    if (!rc) rc = mix_cols(W, t->rows, t->cols, R, 0, nthreads);
+    if (!rc) rc = to_f16(src, t, W, n, h);
+    const void *parts[1] = { h };
+    if (!rc) rc = lr_writer_tensor(w, &d, parts);
+    free(W), free(h);
+    return rc;
+}
+
+/* A norm whose gain went into the matrices reading it: ones. */
+static int write_unit_norm(lr_writer *w, const lr_src_tensor *t)
+{
+    lr_tensor_desc d;
+    desc_init(&d, t, LR_CODEC_F32);
+    float *f = malloc(t->cols * sizeof *f);
+    if (!f) return LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
+    for (uint64_t i = 0; i < t->cols; i++) f[i] = 1.0f;
+    const void *parts[1] = { f };
+    int rc = lr_writer_tensor(w, &d, parts);
+    free(f);
     return rc;
 }
 
@@ -196,7 +286,14 @@ typedef struct {
     lr_import_stats *st;
     double err, ref; /* sampled Leech error and reference sums */
     lr_calib *calib; /* GPTQ: the calibration pass; NULL for plain quantization */
+    const lr_rot *res; /* the rotated residual's R; NULL for a plain residual */
 } acc;
+
+/* What one matrix folds in with the rotated residual (both NULL: nothing). */
+typedef struct {
+    const float *gain; /* a reader of the stream: its norm's gain, multiplied into its columns */
+    const lr_rot *mix; /* attn_output, ffn_down: R applied to the columns, W' = R W */
+} fold;
 
 /* Q H Q^T of a symmetric H (n x n): rotate the rows (H Q^T), then the rows
  * of its transpose (Q H). */
@@ -217,9 +314,29 @@ static int rotate_hessian(const lr_rot *rot, double *H, int n)
     return LR_OK;
 }
 
+/* G^-1 H G^-1, G = diag(g): the second moment of a reader's input with its
+ * norm's gain taken out (the gain went into W). Where g_i = 0, column i of
+ * W diag(g) is zero and the calibration input says nothing about the unit-gain
+ * component: its row and column are set to 0 and its diagonal to the mean of
+ * the others, a neutral variance that keeps H positive definite (after the
+ * rotation every weight sees a little of it). */
+static void unit_gain_hessian(double *H, int n, const float *g)
+{
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            H[(size_t)i * n + j] = g[i] != 0 && g[j] != 0 ? H[(size_t)i * n + j] / ((double)g[i] * g[j]) : 0;
+    for (int i = 0; i < n; i++)
+        if (g[i] != 0) sum += H[(size_t)i * n + i], k++;
+    for (int i = 0; i < n; i++)
+        if (g[i] == 0) H[(size_t)i * n + i] = k ? sum / k : 0;
+}
+
 /* GPTQ of the rotated W against its input's Hessian; the reconstruction,
- * rotated back, goes to the calibration pass for the layers after it. */
-static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *W, const lr_rot *rot,
+ * back in the source's basis, goes to the calibration pass (which runs the
+ * source model) for the layers after it. */
+static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *W, const lr_rot *rot, const fold *f,
                          const lr_import_opts *o, acc *a, lr_progress *p, lr_leech_matrix *m)
 {
     const double *H0;
@@ -234,6 +351,7 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     double *d = malloc((size_t)cols * sizeof *d);
     if (!H || !R || !d) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
     if (!rc) memcpy(H, H0, (size_t)n * n * sizeof *H);
+    if (!rc && f->gain) unit_gain_hessian(H, n, f->gain);
     if (!rc && rot) rc = rotate_hessian(rot, H, n);
     t0 = lr_now();
     if (!rc) rc = lr_gptq_leech(W, rows, cols, H, o->gptq_damp > 0 ? o->gptq_damp : LR_GPTQ_DAMP, o->gain_bits, o->nthreads,
@@ -248,13 +366,19 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
         rc = lr_rot_apply_t(rot, d, d);
         for (int i = 0; i < cols; i++) row[i] = (float)d[i];
     }
+    /* the gain out again (W_rec = W'_rec R G^-1; 0 where g = 0, as W diag(g) is there) */
+    for (size_t i = 0; i < (size_t)rows * cols && !rc && f->gain; i++) {
+        const float g = f->gain[i % (size_t)cols];
+        R[i] = g != 0 ? (float)((double)R[i] / g) : 0.0f;
+    }
+    if (!rc && f->mix) rc = mix_cols(R, (uint64_t)rows, (uint64_t)cols, f->mix, 1, o->nthreads);
     if (!rc) rc = lr_calib_set_weights(a->calib, t->layer, role, R);
     free(H), free(R), free(d);
     return rc ? lr_wrap(rc, "tensor %s: gptq", t->name) : LR_OK;
 }
 
-static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const char *role, const lr_import_opts *o,
-                       acc *a)
+static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const char *role, const fold *f,
+                       const lr_import_opts *o, acc *a)
 {
     if (t->rows > INT32_MAX || t->cols > INT32_MAX)
         return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: %llu x %llu is too large to quantize", t->name,
@@ -284,14 +408,17 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
     if (!W) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory for %llu x %llu", t->name, (unsigned long long)t->rows,
                          (unsigned long long)t->cols);
     if (!rc) {
-        rows_job j = { src, t, 0, t->rows, 0, W, LR_CODEC_LEECH, NULL, NULL, rotate ? &rot : NULL };
+        rows_job j = { .src = src, .t = t, .n = t->rows, .f = W, .codec = LR_CODEC_LEECH, .gain = f->gain,
+                       .rot = rotate ? &rot : NULL };
         rc = run_rows(&j, o->nthreads);
     }
+    /* R from the left commutes with the input rotation from the right */
+    if (!rc && f->mix) rc = mix_cols(W, t->rows, t->cols, f->mix, 0, o->nthreads);
     lr_leech_matrix m;
     memset(&m, 0, sizeof m);
     if (!rc && a->calib) {
         lr_progress p = { .label = t->name };
-        rc = quantize_gptq(t, role, W, rotate ? &rot : NULL, o, a, o->progress ? &p : NULL, &m);
+        rc = quantize_gptq(t, role, W, rotate ? &rot : NULL, f, o, a, o->progress ? &p : NULL, &m);
     } else if (!rc) {
         lr_progress p = { .label = t->name };
         double t0 = lr_now();
@@ -324,6 +451,66 @@ static int is_projection(const lr_arch_tensor *a)
     return a->kind == LR_KIND_MATRIX && strcmp(a->role, "output") != 0;
 }
 
+/* The norm in front of a matrix that reads the residual stream; NULL for
+ * the other roles. */
+static const char *reader_norm(const char *role)
+{
+    if (!strcmp(role, "attn_q") || !strcmp(role, "attn_k") || !strcmp(role, "attn_v")) return "attn_norm";
+    if (!strcmp(role, "ffn_gate") || !strcmp(role, "ffn_up")) return "ffn_norm";
+    if (!strcmp(role, "output")) return "output_norm";
+    return NULL;
+}
+
+static int is_stream_norm(const char *role)
+{
+    return !strcmp(role, "attn_norm") || !strcmp(role, "ffn_norm") || !strcmp(role, "output_norm");
+}
+
+static int writes_stream(const char *role) { return !strcmp(role, "attn_output") || !strcmp(role, "ffn_down"); }
+
+/* The gain of norm `role` in `layer` (-1: model level), n wide, checked finite. */
+static int read_gain(const lr_src *src, int layer, const char *role, uint64_t n, float **g)
+{
+    char name[64];
+    lr_tensor_name(name, layer, role);
+    const lr_src_tensor *t = lr_src_find(src, name);
+    *g = NULL;
+    if (!t || t->rows * t->cols != n)
+        return LR_FAIL(LR_EFORMAT, "%s: norm %s is missing or not %llu wide", src->label, name, (unsigned long long)n);
+    if (!(*g = malloc(n * sizeof **g))) return LR_FAIL(LR_ENOMEM, "out of memory");
+    int rc = lr_src_read(src, t, 0, 1, *g);
+    for (uint64_t i = 0; i < n && !rc; i++)
+        if (!isfinite((*g)[i]))
+            rc = LR_FAIL(LR_EINVAL, "%s: tensor %s: gain [%llu] is not finite", src->label, t->origin, (unsigned long long)i);
+    if (rc) free(*g), *g = NULL;
+    return rc;
+}
+
+/* One tensor in its codec; with the rotated residual (a->res) in R's basis:
+ * the stream's norms as ones, readers (and the head) rows w -> R (g ⊙ w),
+ * token_embd rows e -> R e, o and down R W. */
+static int write_tensor(lr_writer *w, const lr_src *src, const lr_src_tensor *t, const lr_arch_tensor *at, int codec,
+                        const lr_import_opts *o, acc *a)
+{
+    const lr_rot *R = a->res;
+    fold f = { NULL, NULL };
+    if (!R)
+        return codec == LR_CODEC_LEECH ? write_leech(w, src, t, at->role, &f, o, a)
+                                       : write_streamed(w, src, t, codec, NULL, NULL, o->nthreads);
+    if (at->kind == LR_KIND_NORM)
+        return is_stream_norm(at->role) ? write_unit_norm(w, t) : write_streamed(w, src, t, codec, NULL, NULL, o->nthreads);
+    const char *norm = reader_norm(at->role);
+    float *g = NULL;
+    int rc = norm ? read_gain(src, at->layer, norm, t->cols, &g) : LR_OK;
+    f.gain = g;
+    f.mix = writes_stream(at->role) ? R : NULL;
+    if (!rc && codec == LR_CODEC_LEECH) rc = write_leech(w, src, t, at->role, &f, o, a); /* a reader's input rotation is R */
+    else if (!rc && f.mix) rc = write_f16_mixed(w, src, t, R, o->nthreads);
+    else if (!rc) rc = write_streamed(w, src, t, codec, g, R, o->nthreads);
+    free(g);
+    return rc;
+}
+
 static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg, const lr_import_opts *o, acc *a)
 {
     lr_arch_tensor *list;
@@ -333,6 +520,16 @@ static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg
     for (int i = 0; i < n && !rc; i++) {
         const lr_arch_tensor *at = &list[i];
         const lr_src_tensor *t = lr_src_find(src, at->name);
+        lr_src_tensor head;
+        if (!t && a->res && src->cfg.tied_head && !strcmp(at->name, "output")) {
+            /* a tied head written untied: R (g ⊙ e) differs from the embedding's R e */
+            const lr_src_tensor *e = lr_src_find(src, "token_embd");
+            if (e) {
+                head = *e;
+                snprintf(head.name, sizeof head.name, "output");
+                t = &head;
+            }
+        }
         uint64_t rows = at->ndim == 2 ? at->dims[0] : 1, cols = at->ndim == 2 ? at->dims[1] : at->dims[0];
         if (!t) {
             rc = LR_FAIL(LR_EFORMAT, "%s: tensor %s is missing", src->label, at->name);
@@ -355,8 +552,7 @@ static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg
             int outside = o->quant_hi > 0 && (at->layer < o->quant_lo || at->layer >= o->quant_hi);
             codec = o->keep_f16 || outside ? LR_CODEC_F16 : LR_CODEC_LEECH;
         }
-        rc = codec == LR_CODEC_LEECH ? write_leech(w, src, t, at->role, o, a) : write_streamed(w, src, t, codec, o->nthreads);
-        if (rc) break;
+        if ((rc = write_tensor(w, src, t, at, codec, o, a))) break;
         st->tensors++;
         st->weights += rows * cols;
         if (codec == LR_CODEC_LEECH) st->leech++;
@@ -366,6 +562,21 @@ static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg
     }
     free(list);
     return rc;
+}
+
+/* The rotated residual's config (the flag, the seed the readers get anyway
+ * for their hidden input width, the head untied) and R; or why not. */
+static int residual_setup(const lr_src *src, const lr_import_opts *o, lr_model_config *cfg, lr_rot *R)
+{
+    if (o->no_rotate)
+        return LR_FAIL(LR_EINVAL, "%s: a rotated residual needs the rotation (its readers are stored against it); "
+                       "not with no-rotate", src->label);
+    int rc = lr_rot_factor((int)cfg->hidden, NULL, NULL);
+    if (rc) return lr_wrap(rc, "%s: hidden %u: no rotated residual", src->label, cfg->hidden);
+    cfg->rotated_residual = 1;
+    cfg->residual_seed = lr_import_rot_seed(o->seed, cfg->hidden);
+    cfg->tied_head = 0;
+    return lr_rot_init(R, (int)cfg->hidden, cfg->residual_seed);
 }
 
 int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o, lr_import_stats *stats)
@@ -382,11 +593,22 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
     if (!lr_arch_known(cfg.arch))
         return LR_FAIL(LR_EUNSUPPORTED, "%s: the artifact format has no tensor table for architecture \"%s\" yet "
                        "(loader/arch.c)", src->label, cfg.arch);
+    /* wcfg: the artifact's; cfg stays the source's, the model calibration runs */
+    lr_model_config wcfg = cfg;
+    lr_rot R;
+    memset(&R, 0, sizeof R);
+    int rc = o->rotated_residual ? residual_setup(src, o, &wcfg, &R) : LR_OK;
+    if (rc) {
+        lr_rot_free(&R);
+        return rc;
+    }
     double t0 = lr_now();
     lr_writer *w;
-    int rc = lr_writer_open(path, &cfg, src->tok_kind, src->tok, src->tok_bytes, &w);
-    if (rc) return rc;
-    acc a = { st, 0, 0, NULL };
+    if ((rc = lr_writer_open(path, &wcfg, src->tok_kind, src->tok, src->tok_bytes, &w))) {
+        lr_rot_free(&R);
+        return rc;
+    }
+    acc a = { st, 0, 0, NULL, o->rotated_residual ? &R : NULL };
     if (o->gptq_calib && !o->keep_f16) {
         double t1 = lr_now();
         rc = lr_calib_open(src, &cfg, o->gptq_calib, o->calib_tokens > 0 ? o->calib_tokens : LR_IMPORT_CALIB_TOKENS,
@@ -394,11 +616,13 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
         st->calib_seconds += lr_now() - t1;
         if (rc) {
             lr_writer_abort(w);
+            lr_rot_free(&R);
             return rc;
         }
         st->calib_tokens = lr_calib_tokens(a.calib);
     }
-    rc = write_all(w, src, &cfg, o, &a);
+    rc = write_all(w, src, &wcfg, o, &a);
+    lr_rot_free(&R);
     lr_calib_close(a.calib);
     st->payload_bytes = lr_writer_bytes(w);
     if (rc) lr_writer_abort(w);

@@ -8,7 +8,12 @@
  * share one rotation) and shape-gain quantized to the Leech archive
  * (layouts/leech/shapegain.h, max shell 12); or kept as f16. token_embd and
  * output are int8 in groups of 64 with an f16 scale and bias per group (or
- * f16); norms are f32. docs/import.md has the details. */
+ * f16); norms are f32. docs/import.md has the details.
+ *
+ * With rotated_residual the artifact holds the residual stream rotated, h' =
+ * R h (docs/format.md, "Rotated residual"): the same function, its readers'
+ * norm gains folded into them, R into every matrix that writes or reads the
+ * stream. */
 #ifndef LR_IMPORT_H
 #define LR_IMPORT_H
 #include "loader/import/source.h"
@@ -23,6 +28,10 @@ typedef struct lr_import_opts {
     int o_rot_full;      /* attn_output's rotation over the whole width (rotation kind 1); 0 = per
                             head (kind 2: the attention kernel applies it, no rotation launch
                             before o; SmolLM2 GPTQ perplexity 52.3 against 54.1, docs/import.md) */
+    int rotated_residual; /* 1: the residual stream held rotated by R = the hidden width's rotation
+                             (config flag): norms before q|k|v, gate|up and the head stored as 1,
+                             their gains folded into those matrices; o, down, token_embd and the
+                             head carry R; a tied head is written untied. Needs the rotation */
     int nthreads;        /* 0 = all cores */
     int max_layers;      /* 0 = all; else only the first N layers (a smaller, different model: tests) */
     int quant_lo, quant_hi; /* quant_hi > 0: only layers [quant_lo, quant_hi) get Leech, the

@@ -748,6 +748,276 @@ static int test_import_llama(void)
     return T_PASS;
 }
 
+/* ---- the rotated residual ---- */
+
+/* A copy of a dense (f32 / f16) artifact with the rows of tensor `name`
+ * changed by fn: a deliberately wrong model. */
+static int copy_tampered(const char *in, const char *out, const char *name, int (*fn)(float *row, void *u), void *u)
+{
+    lr_model *m;
+    int rc = lr_model_open(in, 0, &m);
+    if (rc) return rc;
+    int kind;
+    const void *blob;
+    size_t bn;
+    lr_writer *w = NULL;
+    if (!(rc = lr_model_tokenizer(m, &kind, &blob, &bn))) rc = lr_writer_open(out, lr_model_cfg(m), kind, blob, bn, &w);
+    for (int i = 0; i < lr_model_tensor_count(m) && !rc; i++) {
+        const lr_tensor_view *v = lr_model_tensor_at(m, i);
+        if (v->codec != LR_CODEC_F32 && v->codec != LR_CODEC_F16) {
+            rc = LR_FAIL(LR_EINVAL, "%s: codec %d is not dense", v->name, v->codec);
+            break;
+        }
+        lr_tensor_desc d;
+        memset(&d, 0, sizeof d);
+        snprintf(d.name, sizeof d.name, "%s", v->name);
+        d.codec = v->codec, d.ndim = v->ndim;
+        memcpy(d.dims, v->dims, sizeof d.dims);
+        float *f = malloc(v->nelem * sizeof *f);
+        uint16_t *h = malloc(v->nelem * sizeof *h);
+        rc = lr_tensor_dequant_rows(v, 0, v->rows, f);
+        for (uint64_t r = 0; r < v->rows && !rc && !strcmp(v->name, name); r++) rc = fn(f + r * v->cols, u);
+        for (uint64_t k = 0; k < v->nelem; k++) h[k] = lr_float_to_half(f[k]);
+        const void *parts[1] = { v->codec == LR_CODEC_F32 ? (void *)f : (void *)h };
+        if (!rc) rc = lr_writer_tensor(w, &d, parts);
+        free(f), free(h);
+    }
+    if (w && rc) lr_writer_abort(w);
+    else if (w) rc = lr_writer_finish(w);
+    lr_model_close(m);
+    return rc;
+}
+
+/* A stored embedding row R e -> R F e, F = element 0 negated: R with one
+ * sign flipped in this tensor only (flipping it everywhere would be another
+ * valid R). */
+static int flip_one_sign(float *row, void *u)
+{
+    const lr_rot *r = u;
+    double d[512];
+    for (int i = 0; i < r->n; i++) d[i] = row[i];
+    int rc = lr_rot_apply_t(r, d, d);
+    d[0] = -d[0];
+    if (!rc) rc = lr_rot_apply(r, d, d);
+    for (int i = 0; i < r->n; i++) row[i] = (float)d[i];
+    return rc;
+}
+
+/* The stream's norms are ones, the q/k norms (on heads) are the source's. */
+static int check_rres_norms(const lr_model *am, const tmodel *m, const char **bad)
+{
+    for (int i = 0; i < m->n; i++) {
+        const tm_tensor *t = &m->t[i];
+        if (t->ndim != 1) continue;
+        *bad = t->name;
+        const int unit = !strcmp(t->role, "attn_norm") || !strcmp(t->role, "ffn_norm") || !strcmp(t->role, "output_norm");
+        const lr_tensor_view *v = lr_model_tensor(am, t->name);
+        float f[512];
+        if (!v || v->codec != LR_CODEC_F32 || lr_tensor_dequant_rows(v, 0, 1, f)) return 0;
+        for (uint64_t k = 0; k < t->cols; k++)
+            if (f[k] != (unit ? 1.0f : t->v[k])) return 0;
+    }
+    return 1;
+}
+
+#define RRES_STEPS 12
+
+/* Rotated against plain, every weight f16 (keep + embed f16; the source's
+ * values are f16-exact, so the plain artifact is the source model): the same
+ * function. The tolerance: each stored rotated weight is its exact value
+ * rounded once to f16, a relative error <= 2^-11 (rms 2^-11/sqrt 3 ~ 2.8e-4)
+ * of independent sign; a logit goes through ~10 such matrices in series
+ * (embedding, 2 layers of q/k/v -> o and gate/up -> down, head), so ~
+ * sqrt(10) x 2.8e-4 ~ 1e-3 relative; the engine's own f32/f64 arithmetic
+ * is ~1e-7. Bound 4e-3 (the margin for the amplification through softmax,
+ * SiLU and the norms). A wrong fold is O(0.1): one sign of R flipped in the
+ * embedding alone must move the logits far past the bound. */
+static int test_rotated_residual_same_function(void)
+{
+    char dir[256], hf[300], plain[300], rot[300], bad[300];
+    tl_tmpdir(dir, sizeof dir, "rres");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_set_warn_handler(NULL);
+    static const struct { const char *arch; int tied; } cases[] = { { "qwen3", 1 }, { "llama", 0 } };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        lr_model_config cfg = tm_config(cases[c].arch, cases[c].tied);
+        tmodel m;
+        tm_make(&m, &cfg, 61 + c);
+        snprintf(hf, sizeof hf, "%s/hf%zu", dir, c);
+        snprintf(plain, sizeof plain, "%s/plain%zu.lrt", dir, c);
+        snprintf(rot, sizeof rot, "%s/rot%zu.lrt", dir, c);
+        snprintf(bad, sizeof bad, "%s/bad%zu.lrt", dir, c);
+        lr_import_opts o = { .keep_f16 = 1, .embed_f16 = 1, .nthreads = 2, .seed = 5 };
+        T_OK(import_hf(&m, hf, plain, &o, NULL));
+        o.rotated_residual = 1;
+        lr_import_stats st;
+        T_OK(import_hf(&m, hf, rot, &o, &st));
+        const uint64_t S = lr_import_rot_seed(o.seed, cfg.hidden);
+        lr_model *am;
+        T_OK(lr_model_open(rot, 0, &am));
+        const lr_model_config *k = lr_model_cfg(am);
+        const char *which = "";
+        T_ASSERT(k->rotated_residual == 1 && k->residual_seed == S && k->tied_head == 0 && lr_model_tensor(am, "output"),
+                 "%s: flag %d, seed %llu (want %llu), tied %d", cases[c].arch, k->rotated_residual,
+                 (unsigned long long)k->residual_seed, (unsigned long long)S, k->tied_head);
+        T_ASSERT(check_rres_norms(am, &m, &which), "%s: norm %s", cases[c].arch, which);
+        T_ASSERT(st.tensors == m.n + cases[c].tied, "%d tensors", st.tensors);
+        lr_model_close(am);
+
+        int32_t ids[RRES_STEPS];
+        lr_rng r;
+        lr_rng_seed(&r, 17 + c);
+        for (int i = 0; i < RRES_STEPS; i++) ids[i] = (int32_t)lr_rng_below(&r, cfg.vocab);
+        float *lp, *lr_, *lb;
+        T_OK(tl_logits(plain, ids, RRES_STEPS, &lp));
+        T_OK(tl_logits(rot, ids, RRES_STEPS, &lr_));
+        lr_rot R;
+        T_OK(lr_rot_init(&R, (int)cfg.hidden, S));
+        T_OK(copy_tampered(rot, bad, "token_embd", flip_one_sign, &R));
+        lr_rot_free(&R);
+        T_OK(tl_logits(bad, ids, RRES_STEPS, &lb));
+        const size_t n = (size_t)RRES_STEPS * cfg.vocab;
+        const double d = tl_rel_diff(lr_, lp, n), dbad = tl_rel_diff(lb, lp, n), tol = 4e-3;
+        printf("    %s: rotated vs plain logits %.2e, with one sign of R flipped in the embedding %.2e (bound %.0e)\n",
+               cases[c].arch, d, dbad, tol);
+        T_ASSERT(d < tol, "%s: rotated residual differs from plain by %g", cases[c].arch, d);
+        T_ASSERT(dbad > 10 * tol, "%s: a wrong fold moves the logits by only %g", cases[c].arch, dbad);
+        free(lp), free(lr_), free(lb);
+        tm_free(&m);
+    }
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
+/* A Leech import with the rotated residual: the config's flag and seed, the
+ * stream's norms 1, q/k/v and gate/up stored against R (kind 1, seed S), o
+ * per head and down with their own input rotation, a tied source untied; the
+ * sampled weight error and the logits' error against the source (the f16
+ * artifact) in the range of the plain-residual import's. */
+static int test_rotated_residual_leech(void)
+{
+    char dir[256], hf[300], ref[300], plain[300], rot[300];
+    tl_tmpdir(dir, sizeof dir, "rresl");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_set_warn_handler(NULL);
+    lr_model_config cfg = tm_config("qwen3", 1);
+    tmodel m;
+    tm_make(&m, &cfg, 71);
+    snprintf(hf, sizeof hf, "%s/hf", dir);
+    snprintf(ref, sizeof ref, "%s/ref.lrt", dir);
+    snprintf(plain, sizeof plain, "%s/plain.lrt", dir);
+    snprintf(rot, sizeof rot, "%s/rot.lrt", dir);
+    lr_import_opts o = { .keep_f16 = 1, .embed_f16 = 1, .nthreads = 2, .seed = 3 };
+    T_OK(import_hf(&m, hf, ref, &o, NULL));
+    o = (lr_import_opts){ .gain_bits = 1, .nthreads = 2, .seed = 3 };
+    lr_import_stats sp, sr;
+    T_OK(import_hf(&m, hf, plain, &o, &sp));
+    o.rotated_residual = 1;
+    T_OK(import_hf(&m, hf, rot, &o, &sr));
+    const uint64_t S = lr_import_rot_seed(o.seed, cfg.hidden);
+    lr_model *am;
+    T_OK(lr_model_open(rot, 0, &am));
+    const lr_model_config *k = lr_model_cfg(am);
+    T_ASSERT(k->rotated_residual == 1 && k->residual_seed == S && k->tied_head == 0, "config: flag %d seed %llu tied %d",
+             k->rotated_residual, (unsigned long long)k->residual_seed, k->tied_head);
+    const lr_tensor_view *head = lr_model_tensor(am, "output");
+    T_ASSERT(head && head->codec == LR_CODEC_INT8G && sr.int8g == 2 && sr.leech == 14, "untied int8 head; %d int8g %d leech",
+             sr.int8g, sr.leech);
+    const char *which = "";
+    T_ASSERT(check_rres_norms(am, &m, &which), "norm %s", which);
+    lr_rot R;
+    T_OK(lr_rot_init(&R, (int)cfg.hidden, S));
+    for (int i = 0; i < m.n; i++) {
+        const tm_tensor *t = &m.t[i];
+        const lr_tensor_view *v = lr_model_tensor(am, t->name);
+        if (!v || v->codec != LR_CODEC_LEECH) continue;
+        const lr_leech_params *L = &v->u.leech;
+        const int reader = lr_reads_residual(t->name), o_proj = !strcmp(t->role, "attn_output");
+        const int want_kind = o_proj ? LR_ROT_HEADS : LR_ROT_HADAMARD;
+        const uint64_t want_seed = lr_import_rot_seed(o.seed, t->cols);
+        T_ASSERT(L->rot_kind == want_kind && L->rot_seed == want_seed && (!reader || L->rot_seed == S),
+                 "%s: rotation kind %d seed %llu", t->name, L->rot_kind, (unsigned long long)L->rot_seed);
+        /* The matrix the stored one quantizes before its input rotation: W diag(g)
+         * for a reader (its input rotation is R), R W for o and down. */
+        tm_tensor f = *t;
+        f.v = malloc(t->rows * t->cols * sizeof *f.v);
+        double col[512];
+        if (reader) {
+            char nn[64];
+            lr_tensor_name(nn, t->layer, t->role[0] == 'a' ? "attn_norm" : "ffn_norm");
+            const float *g = tm_find(&m, nn)->v;
+            for (uint64_t e = 0; e < t->rows * t->cols; e++) f.v[e] = t->v[e] * g[e % t->cols];
+        } else {
+            for (uint64_t c = 0; c < t->cols; c++) {
+                for (uint64_t rr = 0; rr < t->rows; rr++) col[rr] = t->v[rr * t->cols + c];
+                T_OK(lr_rot_apply(&R, col, col));
+                for (uint64_t rr = 0; rr < t->rows; rr++) f.v[rr * t->cols + c] = (float)col[rr];
+            }
+        }
+        double rel[2];
+        T_OK(check_projection(v, &f, (int)cfg.head_dim, rel));
+        free(f.v);
+        /* as test_import_leech's bounds; a missing or wrong fold is O(1) */
+        T_ASSERT(rel[0] > 0.005 && rel[0] < 0.12 && rel[1] < 0.36, "%s: weight err %g, output err %g", t->name, rel[0], rel[1]);
+    }
+    lr_rot_free(&R);
+    lr_model_close(am);
+    int32_t ids[RRES_STEPS];
+    lr_rng r;
+    lr_rng_seed(&r, 23);
+    for (int i = 0; i < RRES_STEPS; i++) ids[i] = (int32_t)lr_rng_below(&r, cfg.vocab);
+    float *lref, *lp, *lr_;
+    T_OK(tl_logits(ref, ids, RRES_STEPS, &lref));
+    T_OK(tl_logits(plain, ids, RRES_STEPS, &lp));
+    T_OK(tl_logits(rot, ids, RRES_STEPS, &lr_));
+    const size_t n = (size_t)RRES_STEPS * cfg.vocab;
+    const double ep = tl_rel_diff(lp, lref, n), er = tl_rel_diff(lr_, lref, n);
+    printf("    sampled weight error plain %.4f, rotated %.4f; logits vs the source: plain %.3f, rotated %.3f\n", sp.rel_err,
+           sr.rel_err, ep, er);
+    /* one quantizer on matrices of the same statistics: within a factor 1.5 either way */
+    T_ASSERT(sr.rel_err > sp.rel_err / 1.5 && sr.rel_err < sp.rel_err * 1.5, "weight error %g vs %g", sr.rel_err, sp.rel_err);
+    T_ASSERT(er > ep / 1.5 && er < ep * 1.5, "logits error %g vs %g", er, ep);
+    free(lref), free(lp), free(lr_);
+    tm_free(&m);
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
+/* What the rotated residual cannot do: without the rotation (the readers
+ * must be stored against R), or at a hidden width the rotation does not
+ * serve (37 x 4); nothing is written. */
+static int test_rotated_residual_refusals(void)
+{
+    char dir[256], hf[300], out[300];
+    tl_tmpdir(dir, sizeof dir, "rresr");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_set_warn_handler(NULL);
+    lr_model_config cfg = tm_config("llama", 0);
+    tmodel m;
+    tm_make(&m, &cfg, 73);
+    snprintf(hf, sizeof hf, "%s/hf", dir);
+    snprintf(out, sizeof out, "%s/m.lrt", dir);
+    lr_import_opts o = { .gain_bits = 1, .nthreads = 1, .seed = 1, .rotated_residual = 1, .no_rotate = 1 };
+    int rc = import_hf(&m, hf, out, &o, NULL);
+    T_ASSERT(rc == LR_EINVAL && strstr(lr_errmsg(), "no-rotate") && access(out, F_OK) != 0, "no rotation: %s",
+             rc ? lr_errmsg() : "accepted");
+    tm_free(&m);
+    cfg.hidden = 148;
+    tm_make(&m, &cfg, 74);
+    snprintf(hf, sizeof hf, "%s/hf148", dir);
+    o.no_rotate = 0, o.keep_f16 = 1;
+    rc = import_hf(&m, hf, out, &o, NULL);
+    T_ASSERT(rc == LR_EUNSUPPORTED && strstr(lr_errmsg(), "hidden 148") && access(out, F_OK) != 0, "hidden 148: %s",
+             rc ? lr_errmsg() : "accepted");
+    o.rotated_residual = 0; /* the same source imports with a plain residual */
+    T_OK(import_hf(&m, hf, out, &o, NULL));
+    tm_free(&m);
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_hf_config), T_CASE(test_hf_source), T_CASE(test_hf_rejects), T_CASE(test_ggml_dequant),
        T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json), T_CASE(test_import_f16),
-       T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama))
+       T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama),
+       T_CASE(test_rotated_residual_same_function), T_CASE(test_rotated_residual_leech),
+       T_CASE(test_rotated_residual_refusals))

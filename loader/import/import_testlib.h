@@ -10,6 +10,7 @@
 #include "loader/gguf/gguf_build.h"
 #include "loader/import/ggml_dequant.h"
 #include "loader/import/source.h"
+#include "rt/engine_cpu.h"
 #include "util/half.h"
 #include "util/rng.h"
 
@@ -493,6 +494,45 @@ static inline int tm_write_gguf(const tmodel *m, const char *path, const tl_gguf
     int rc = tl_write(path, p, n);
     free(p);
     return rc;
+}
+
+/* ---- running an artifact ---- */
+
+/* The CPU engine's logits after each of n tokens fed in one sequence:
+ * *out = n x vocab floats (malloc'd; free it). */
+static inline int tl_logits(const char *path, const int32_t *ids, int n, float **out)
+{
+    lr_model *md;
+    int rc = lr_model_open(path, 0, &md);
+    if (rc) return rc;
+    lr_engine *e;
+    lr_engine_opts eo = { .nthreads = 1 };
+    if ((rc = lr_engine_cpu_open(md, &eo, &e))) {
+        lr_model_close(md);
+        return rc;
+    }
+    const size_t v = lr_model_cfg(md)->vocab;
+    *out = malloc((size_t)n * v * sizeof **out);
+    if (!*out) rc = -1;
+    for (int i = 0; i < n && !rc; i++) {
+        const float *l;
+        if (!(rc = e->ops->step(e, ids[i], &l))) memcpy(*out + (size_t)i * v, l, v * sizeof *l);
+    }
+    e->ops->close(e);
+    lr_model_close(md);
+    if (rc) free(*out), *out = NULL;
+    return rc;
+}
+
+/* |a - b| / |b| over n values (l2, f64). */
+static inline double tl_rel_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0, r = 0;
+    for (size_t i = 0; i < n; i++) {
+        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        r += (double)b[i] * b[i];
+    }
+    return sqrt(d / r);
 }
 
 /* A fresh folder under /tmp (the caller removes it with tl_rmrf). */
