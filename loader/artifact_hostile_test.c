@@ -300,48 +300,72 @@ static int test_rotation_kinds(void)
 
 static int patch_config(uint8_t *b, size_t n, int field, uint32_t v);
 
-/* The rotated residual (config flag bit 0, docs/format.md): the synthetic
- * micro model has it (the default) with its seed; the seed without the flag,
- * a reader of the stream stored against another rotation (seed or kind) are
- * refused by name; flag and seed cleared give a valid plain-residual file. */
+/* The micro model with its residual stream held rotated (gen_synthetic
+ * --residual rotated), made once. */
+static uint8_t *g_rmicro;
+static size_t g_rmicro_n;
+static int setup_rotated(void)
+{
+    if (g_rmicro) return 0;
+    char a[512];
+    tl_path(a, sizeof a, "micro-rres.lrt");
+    lr_model_config c;
+    lr_synth_opts o = { .seed = 3, .nthreads = 2, .align = 64, .gain_bits = 1, .rotated_residual = 1 };
+    if (lr_synth_config("micro", &c) || lr_synth_write(a, &c, &o)) return 1;
+    g_rmicro = tl_read(a, &g_rmicro_n);
+    return !g_rmicro;
+}
+
+/* The rotated residual (config flag bit 0, docs/format.md): the micro model
+ * written with it has the flag and its seed, which its readers share; the
+ * flag on a plain model (readers on another seed), the seed without the
+ * flag, a reader of the stream stored against another rotation (seed or
+ * kind) are refused by name; flag and seed cleared give a valid file; a
+ * writer (down) keeps a rotation of its own. */
 static int test_rotated_residual(void)
 {
-    T_ASSERT(!setup(), "setup");
+    T_ASSERT(!setup() && !setup_rotated(), "setup");
+    const size_t n = g_rmicro_n;
     lr_model *m;
-    T_OK(lr_model_open_mem(g_micro, g_micro_n, LABEL, 0, &m));
+    T_OK(lr_model_open_mem(g_rmicro, n, LABEL, 0, &m));
     const lr_model_config c = *lr_model_cfg(m);
     const lr_tensor_view *q = lr_model_tensor(m, "blk.0.attn_q");
     T_ASSERT(c.rotated_residual == 1 && c.residual_seed != 0 && q->u.leech.rot_seed == c.residual_seed,
              "flag %d seed %llu (attn_q's %llu)", c.rotated_residual, (unsigned long long)c.residual_seed,
              (unsigned long long)q->u.leech.rot_seed);
     lr_model_close(m);
-    COPY(b);
-    patch_config(b, g_micro_n, LRA_C_FLAGS, 0);
-    REFUSED(b, g_micro_n, LR_EFORMAT, "config", "seed without the rotated-residual flag");
+    COPY(p); /* the plain micro model with the flag set, its seed 0 */
+    patch_config(p, g_micro_n, LRA_C_FLAGS, 1);
+    REFUSED(p, g_micro_n, LR_EFORMAT, "blk.0.attn_q", "must be kind 1 with the residual's seed");
+    free(p);
+    uint8_t *b = malloc(n);
+    T_ASSERT(b != NULL, "out of memory");
+    memcpy(b, g_rmicro, n);
+    patch_config(b, n, LRA_C_FLAGS, 0);
+    REFUSED(b, n, LR_EFORMAT, "config", "seed without the rotated-residual flag");
     lra_wr64(tl_section_bytes(b, LRA_SECT_CONFIG) + LRA_C_RESID_SEED, 0);
-    tl_refresh(b, g_micro_n);
-    T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+    tl_refresh(b, n);
+    T_OK(lr_model_open_mem(b, n, LABEL, 0, &m));
     T_ASSERT(!lr_model_cfg(m)->rotated_residual, "flag cleared but read as set");
     lr_model_close(m);
     static const char *const readers[] = { "blk.0.attn_k", "blk.0.ffn_up" };
     for (int i = 0; i < 2; i++) {
-        memcpy(b, g_micro, g_micro_n);
+        memcpy(b, g_rmicro, n);
         uint8_t *r = tl_record(b, readers[i]) + LRA_T_PARAMS;
         lra_wr64(r + LRA_P_LEECH_ROT_SEED, lra_rd64(r + LRA_P_LEECH_ROT_SEED) + 1);
-        tl_refresh(b, g_micro_n);
-        REFUSED(b, g_micro_n, LR_EFORMAT, readers[i], "must be kind 1 with the residual's seed");
+        tl_refresh(b, n);
+        REFUSED(b, n, LR_EFORMAT, readers[i], "must be kind 1 with the residual's seed");
     }
-    memcpy(b, g_micro, g_micro_n);
+    memcpy(b, g_rmicro, n);
     lra_wr32(tl_record(b, "blk.0.ffn_gate") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_NONE);
     lra_wr64(tl_record(b, "blk.0.ffn_gate") + LRA_T_PARAMS + LRA_P_LEECH_ROT_SEED, 0);
-    tl_refresh(b, g_micro_n);
-    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_gate", "kind 0");
-    /* a writer (down) keeps its own rotation: another seed there is valid */
-    memcpy(b, g_micro, g_micro_n);
+    tl_refresh(b, n);
+    REFUSED(b, n, LR_EFORMAT, "blk.0.ffn_gate", "kind 0");
+    memcpy(b, g_rmicro, n);
     uint8_t *r = tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS;
     lra_wr64(r + LRA_P_LEECH_ROT_SEED, lra_rd64(r + LRA_P_LEECH_ROT_SEED) + 1);
-    tl_refresh(b, g_micro_n);
-    T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+    tl_refresh(b, n);
+    T_OK(lr_model_open_mem(b, n, LABEL, 0, &m));
     lr_model_close(m);
     free(b);
     return T_PASS;

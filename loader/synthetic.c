@@ -216,7 +216,7 @@ static int fill_job(gen *g, const job *j, uint8_t *out)
         /* a rotated residual's norms read it in the rotated basis: an importer
          * folds their gains into the matrices after them and stores ones, and so
          * does this (the q/k norms act on heads, not on the residual) */
-        const int unit = !g->o->plain_residual && !strstr(d->name, "attn_q_norm") && !strstr(d->name, "attn_k_norm");
+        const int unit = g->o->rotated_residual && !strstr(d->name, "attn_q_norm") && !strstr(d->name, "attn_k_norm");
         for (uint64_t i = 0; i < d->dims[0]; i++) f[i] = unit ? 1.f : (float)(1.0 + 0.05 * lr_rng_gauss(&r));
     } else if (d->codec == LR_CODEC_F16) { /* dense projections: std 1/sqrt(cols) */
         uint16_t *w = (uint16_t *)out;
@@ -332,7 +332,7 @@ int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_
 {
     if (o->gain_bits < 0 || o->gain_bits > 2) return LR_FAIL(LR_EINVAL, "gain bits %d (0..2)", o->gain_bits);
     lr_model_config rcfg = *cfg;
-    if (!o->plain_residual) {
+    if (o->rotated_residual) {
         /* the residual's rotation is the one its Leech readers are stored against */
         rcfg.rotated_residual = 1;
         rcfg.residual_seed = lr_rot_seed_for_width(o->seed, cfg->hidden);

@@ -26,9 +26,9 @@ typedef struct lr_synth_opts {
     int proj_f16;                /* 1: projections as f16 (the dense arm beside Leech), not Leech */
     int o_rot_full;              /* 1: attn_output rotated over its whole width (rotation kind 1); 0: per
                                     head (kind 2), as import's default */
-    int plain_residual;          /* 0 (default): the residual stream held rotated (config flag;
-                                    docs/format.md), norms before q|k|v, gate|up and the head exactly 1,
-                                    as import's default; 1: as is (a rotation before q|k|v and gate|up) */
+    int rotated_residual;        /* 1: the residual stream held rotated (config flag; docs/format.md),
+                                    norms before q|k|v, gate|up and the head exactly 1 (import
+                                    --residual rotated); 0 (default, as import's): as is */
     struct lr_progress *progress;/* may be NULL; started here with the payload bytes */
 } lr_synth_opts;
 

@@ -31,7 +31,7 @@ static const char *synth_path_or(const char *name, char *g_path, int o_full, int
     made = 1;
     snprintf(g_path, 256, "%s/%s%s%s.lrt", g_dir, name, o_full ? "-o-full" : "", rres ? "-rres" : "");
     lr_model_config cfg;
-    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full, .plain_residual = !rres };
+    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full, .rotated_residual = rres };
     if (lr_synth_config(name, &cfg) || lr_synth_write(g_path, &cfg, &o)) {
         fprintf(stderr, "    %s model: %s\n", name, lr_errmsg());
         g_path[0] = 0;

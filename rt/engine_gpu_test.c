@@ -38,7 +38,7 @@ static int make_model(const char *cfgname, int layers, char *path, size_t n, lr_
     if (layers) c.n_layers = (uint32_t)layers;
     snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d_%d.lrt", cfgname, layers, (int)getpid());
     lr_synth_opts o = { .seed = 11, .gain_bits = 1, .proj_f16 = g_proj_f16, .o_rot_full = g_o_full,
-                        .plain_residual = !g_rres };
+                        .rotated_residual = g_rres };
     T_OK(lr_synth_write(path, &c, &o));
     T_OK(lr_model_open(path, 0, m));
     return T_PASS;

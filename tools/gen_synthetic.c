@@ -19,7 +19,7 @@ static void usage(FILE *f)
             "Writes a synthetic leechrt model artifact (docs/format.md): Leech-archive projections\n"
             "(random valid indices, lognormal row scales, G gain bits, default 1), int8 embedding\n"
             "and head (groups of 64, f16 scale+bias), f32 norms near 1 (the residual stream's exactly 1\n"
-            "when it is held rotated, the default).\n"
+            "when it is held rotated).\n"
             "  -c CONFIG         %s\n"
             "  -o OUT            output file (written to a temp file, renamed at the end)\n"
             "  --seed N          random seed (default 1); same seed, same bytes\n"
@@ -27,8 +27,9 @@ static void usage(FILE *f)
             "  --threads N       generator threads (default: all cores)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
             "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
-"  --residual K      rotated (default: the residual stream held rotated, so no rotation runs\n"
-            "                    before q|k|v or gate|up; docs/format.md, \"Rotated residual\") or plain\n"
+"  --residual K      plain (default, as import's) or rotated: the residual stream held rotated,\n"
+            "                    no rotation before q|k|v or gate|up, the GEMVs take the norm and the add\n"
+            "                    (faster; on a real model it cost quality: docs/import.md)\n"
             "  --align A         alignment of every tensor (default: 4096 for >= 1 MiB, else 64)\n",
             lr_synth_config_names());
 }
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gen_synthetic: --residual takes plain or rotated\n");
                 return 2;
             }
-            o.plain_residual = !strcmp(v, "plain");
+            o.rotated_residual = !strcmp(v, "rotated");
         }
         else if (!strcmp(a, "--align")) {
             int al;

@@ -102,7 +102,7 @@ case $cmd in
       known_model engine "$m"
     done
     for m in ${models//,/ }; do
-      M=/tmp/engine_${m}_rotres.lrt # (the synthetic default since the rotated residual)
+      M=/tmp/engine_$m.lrt
       [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
       "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
         tee -a "$OUT/engine_$m.log" | grep -E 'tok/s'
@@ -110,7 +110,7 @@ case $cmd in
   timeline)
     m=${1:-14B}
     known_model timeline "$m"
-    M=/tmp/engine_${m}_rotres.lrt # (the synthetic default since the rotated residual)
+    M=/tmp/engine_$m.lrt
     [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
     "$B/bin/bench_engine" -m "$M" -n 32 --layout default --timeline "$OUT/h200_timeline.csv" \
       --csv "$OUT/timeline_engine.csv" 2>&1 | tee -a "$OUT/timeline_$m.log" | grep -E 'tok/s|timeline|per phase|^    ' ;;
