@@ -18,6 +18,7 @@
 #include "util/err.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,8 @@ typedef struct {
     const lr_tensor_view *t;
     float *w;   /* [rows][cols] f32 when cached; NULL: dequantized per use */
     lr_rot rot; /* input rotation; rot.n == 0 when there is none */
+    int ck;     /* EXP40: rank-ck correction y += C (D x); 0: none */
+    float *cD, *cC, *cref; /* D [ck][cols], C [rows][ck], W' D^T [rows][ck] (check) */
 } cpu_mat;
 
 typedef struct {
@@ -157,7 +160,97 @@ static int matvec(cpu_engine *e, const cpu_mat *m, const float *x, float *y)
     uint64_t work = m->t->rows * cols * (m->w ? 1 : 8);
     int njobs = e->nthreads > 1 && work >= (1u << 20) ? e->nthreads : 1;
     mv_job j = { m, in, y, njobs };
-    return lr_parallel_for(njobs, njobs, mv_rows, &j);
+    int rc = lr_parallel_for(njobs, njobs, mv_rows, &j);
+    if (!rc && m->ck) {
+        double t[8];
+        for (int a = 0; a < m->ck; a++) t[a] = dot(m->cD + (size_t)a * cols, in, cols);
+        for (uint64_t r = 0; r < m->t->rows; r++) {
+            double s = y[r];
+            for (int a = 0; a < m->ck; a++) s += (double)m->cC[r * (uint64_t)m->ck + (uint64_t)a] * t[a];
+            y[r] = (float)s;
+        }
+    }
+    return rc;
+}
+
+/* ---- EXP40: the rank-k correction's side file (MODEL.corr; import.c) ---- */
+
+static cpu_mat *find_mat(cpu_engine *e, const char *name)
+{
+    for (uint32_t l = 0; l < e->c.n_layers; l++)
+        for (int i = 0; i < MAT_ROLES; i++) {
+            cpu_mat *m = layer_mat(&e->layer[l], i);
+            if (m->t && !strcmp(m->t->name, name)) return m;
+        }
+    return NULL;
+}
+
+static int load_corr(cpu_engine *e, const lr_model *md)
+{
+    const char *off = getenv("LEECHRT_EXP_CORR");
+    if ((off && !strcmp(off, "0")) || !e->c.rotated_residual) return LR_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s.corr", lr_model_path(md));
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return LR_OK;
+    int rc = LR_OK, n = 0;
+    char name[65] = { 0 };
+    uint32_t hd[3];
+    while (!rc && fread(name, 64, 1, fp) == 1) {
+        cpu_mat *m = find_mat(e, name);
+        if (fread(hd, sizeof hd, 1, fp) != 1 || !m || m->ck || hd[0] != m->t->rows || hd[1] != m->t->cols ||
+            hd[2] < 1 || hd[2] > 8 || m->rot.n) {
+            rc = LR_FAIL(LR_EFORMAT, "%s: entry %d (%s) does not fit", path, n, name);
+            break;
+        }
+        size_t nd = (size_t)hd[2] * hd[1], nc = (size_t)hd[0] * hd[2];
+        m->cD = malloc(nd * sizeof(float)), m->cC = malloc(nc * sizeof(float)), m->cref = malloc(nc * sizeof(float));
+        if (!m->cD || !m->cC || !m->cref) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+        else if (fread(m->cD, sizeof(float), nd, fp) != nd || fread(m->cC, sizeof(float), nc, fp) != nc ||
+                 fread(m->cref, sizeof(float), nc, fp) != nc)
+            rc = LR_FAIL(LR_EFORMAT, "%s: entry %d (%s) is short", path, n, name);
+        else
+            m->ck = (int)hd[2], n++;
+    }
+    fclose(fp);
+    if (!rc) fprintf(stderr, "exp-corr: %s: %d corrected matrices\n", path, n);
+    return rc;
+}
+
+/* For each corrected matrix and direction d_a: the engine's y(d_a) against
+ * W' d_a, with and without the correction (relative squared errors, summed). */
+static int check_corr(cpu_engine *e)
+{
+    const char *chk = getenv("LEECHRT_EXP_CORR_CHECK");
+    if (!chk || strcmp(chk, "1")) return LR_OK;
+    size_t maxr = e->c.intermediate > e->c.hidden ? e->c.intermediate : e->c.hidden;
+    float *y = malloc(maxr * 4);
+    if (!y) return LR_FAIL(LR_ENOMEM, "out of memory");
+    int rc = LR_OK;
+    for (uint32_t l = 0; l < e->c.n_layers && !rc; l++)
+        for (int i = 0; i < MAT_ROLES && !rc; i++) {
+            cpu_mat *m = layer_mat(&e->layer[l], i);
+            if (!m->ck) continue;
+            double eon = 0, eoff = 0, ref = 0;
+            for (int a = 0; a < m->ck && !rc; a++) {
+                const float *d = m->cD + (size_t)a * m->t->cols;
+                for (int pass = 0; pass < 2 && !rc; pass++) {
+                    int k = m->ck;
+                    if (pass) m->ck = 0;
+                    rc = matvec(e, m, d, y);
+                    m->ck = k;
+                    for (uint64_t r = 0; r < m->t->rows; r++) {
+                        double w = m->cref[r * (uint64_t)k + (uint64_t)a], df = y[r] - w;
+                        if (pass) eoff += df * df;
+                        else eon += df * df, ref += w * w;
+                    }
+                }
+            }
+            fprintf(stderr, "exp-corr check %s: |y(d) - W' d|^2 / |W' d|^2 over D: %.3g corrected, %.3g uncorrected\n",
+                    m->t->name, eon / ref, eoff / ref);
+        }
+    free(y);
+    return rc;
 }
 
 /* ---- open ---- */
@@ -253,6 +346,7 @@ static int fill_cache(cpu_engine *e, size_t budget)
 static void free_mat(cpu_mat *m)
 {
     free(m->w);
+    free(m->cD), free(m->cC), free(m->cref);
     if (m->rot.n) lr_rot_free(&m->rot);
 }
 
@@ -336,6 +430,8 @@ int lr_engine_cpu_open(const lr_model *md, const lr_engine_opts *o, lr_engine **
         rc = LR_FAIL(LR_ENOMEM, "cpu engine: out of memory");
     if (!rc) rc = open_weights(e, md);
     if (!rc) rc = fill_cache(e, o->cache_bytes ? o->cache_bytes : default_budget());
+    if (!rc) rc = load_corr(e, md);
+    if (!rc) rc = check_corr(e);
     if (rc) {
         cpu_close(&e->base);
         return lr_wrap(rc, "cpu engine: %s", lr_model_path(md));

@@ -333,6 +333,141 @@ static void unit_gain_hessian(double *H, int n, const float *g)
         if (g[i] == 0) H[(size_t)i * n + i] = k ? sum / k : 0;
 }
 
+
+/* ---- EXP40 (experiment branch, not merged): a rank-k correction for the
+ * rotated residual's readers. With LEECHRT_EXP_CORR_K=k (GPTQ, rotated
+ * residual), each reader's unit-gain rotated Hessian H' gives D (k x n, the
+ * top-k eigenvectors, orthonormal rows); GPTQ runs on (I-P) H' (I-P), P =
+ * D^T D; C = (W' - W'_q) D^T (rows x k) goes to PATH.corr with D, and with
+ * W' D^T for the engine's check. Entry: char name[64], u32 rows, cols, k;
+ * f32 D[k][cols], C[rows][k], ref[rows][k]. ---- */
+static FILE *g_corr;
+static int g_corr_k;
+
+/* The top-k eigenspace of symmetric H (n x n) by subspace iteration (400
+ * rounds from a fixed random start); D: k x n, rows orthonormal. */
+static void corr_orthonormalize(double *V, int k, int n)
+{
+    for (int a = 0; a < k; a++) {
+        double *v = V + (size_t)a * n;
+        for (int rep = 0; rep < 2; rep++)
+            for (int b = 0; b < a; b++) {
+                const double *u = V + (size_t)b * n;
+                double d = 0;
+                for (int i = 0; i < n; i++) d += u[i] * v[i];
+                for (int i = 0; i < n; i++) v[i] -= d * u[i];
+            }
+        double nn = 0;
+        for (int i = 0; i < n; i++) nn += v[i] * v[i];
+        nn = sqrt(nn);
+        for (int i = 0; i < n; i++) v[i] = nn > 0 ? v[i] / nn : 0;
+    }
+}
+
+static int corr_top_eig(const double *H, int n, int k, double *D)
+{
+    double *T = malloc((size_t)k * n * sizeof *T);
+    if (!T) return LR_FAIL(LR_ENOMEM, "out of memory");
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < (size_t)k * n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        D[i] = (double)(st >> 11) / 9007199254740992.0 - 0.5;
+    }
+    corr_orthonormalize(D, k, n);
+    for (int it = 0; it < 400; it++) {
+        for (int a = 0; a < k; a++)
+            for (int i = 0; i < n; i++) {
+                double s = 0;
+                const double *h = H + (size_t)i * n, *v = D + (size_t)a * n;
+                for (int j = 0; j < n; j++) s += h[j] * v[j];
+                T[(size_t)a * n + i] = s;
+            }
+        memcpy(D, T, (size_t)k * n * sizeof *D);
+        corr_orthonormalize(D, k, n);
+    }
+    free(T);
+    return LR_OK;
+}
+
+/* H <- (I-P) H (I-P), P = D^T D; returns tr(D H D^T) / tr(H) of the old H. */
+static double corr_project_out(double *H, int n, const double *D, int k)
+{
+    double *A = malloc((size_t)n * k * sizeof *A), B[64], tr = 0, trB = 0;
+    if (!A) return -1;
+    for (int i = 0; i < n; i++) tr += H[(size_t)i * n + i];
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < k; a++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += H[(size_t)i * n + j] * D[(size_t)a * n + j];
+            A[(size_t)i * k + a] = s; /* H D^T */
+        }
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++) {
+            double s = 0;
+            for (int i = 0; i < n; i++) s += D[(size_t)a * n + i] * A[(size_t)i * k + b];
+            B[a * k + b] = s; /* D H D^T */
+        }
+    for (int a = 0; a < k; a++) trB += B[a * k + a];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int a = 0; a < k; a++) {
+                s += A[(size_t)i * k + a] * D[(size_t)a * n + j] + D[(size_t)a * n + i] * A[(size_t)j * k + a];
+                for (int b = 0; b < k; b++) s -= D[(size_t)a * n + i] * B[a * k + b] * D[(size_t)b * n + j];
+            }
+            H[(size_t)i * n + j] -= s;
+        }
+    free(A);
+    return tr > 0 ? trB / tr : 0;
+}
+
+/* C = (W - Q) D^T, written with D and W D^T; Q += C D (what the engine computes). */
+static int corr_write(const char *name, const float *W, float *Q, int rows, int cols, const double *D, int k, double frac)
+{
+    float *C = malloc((size_t)rows * k * sizeof *C), *ref = malloc((size_t)rows * k * sizeof *ref),
+          *Df = malloc((size_t)k * cols * sizeof *Df);
+    if (!C || !ref || !Df) {
+        free(C), free(ref), free(Df);
+        return LR_FAIL(LR_ENOMEM, "out of memory");
+    }
+    double e0 = 0, e1 = 0, r0 = 0;
+    for (size_t i = 0; i < (size_t)k * cols; i++) Df[i] = (float)D[i];
+    for (int r = 0; r < rows; r++)
+        for (int a = 0; a < k; a++) {
+            double c = 0, w = 0;
+            for (int i = 0; i < cols; i++) {
+                c += ((double)W[(size_t)r * cols + i] - Q[(size_t)r * cols + i]) * D[(size_t)a * cols + i];
+                w += (double)W[(size_t)r * cols + i] * D[(size_t)a * cols + i];
+            }
+            C[(size_t)r * k + a] = (float)c, ref[(size_t)r * k + a] = (float)w;
+            e0 += c * c, r0 += w * w;
+        }
+    for (int r = 0; r < rows; r++) {
+        float *q = Q + (size_t)r * cols;
+        for (int i = 0; i < cols; i++) {
+            double s = q[i];
+            for (int a = 0; a < k; a++) s += (double)C[(size_t)r * k + a] * Df[(size_t)a * cols + i];
+            q[i] = (float)s;
+        }
+        for (int a = 0; a < k; a++) {
+            double c = 0;
+            for (int i = 0; i < cols; i++) c += ((double)W[(size_t)r * cols + i] - q[i]) * D[(size_t)a * cols + i];
+            e1 += c * c;
+        }
+    }
+    fprintf(stderr, "exp-corr %s: k %d, top-k energy %.3f of tr H', error along D %.4g -> %.3g of |W' D^T|^2\n", name, k,
+            frac, r0 > 0 ? e0 / r0 : 0, r0 > 0 ? e1 / r0 : 0);
+    char nm[64] = { 0 };
+    snprintf(nm, sizeof nm, "%s", name);
+    uint32_t hd[3] = { (uint32_t)rows, (uint32_t)cols, (uint32_t)k };
+    int ok = fwrite(nm, 64, 1, g_corr) == 1 && fwrite(hd, sizeof hd, 1, g_corr) == 1 &&
+             fwrite(Df, sizeof *Df, (size_t)k * cols, g_corr) == (size_t)k * cols &&
+             fwrite(C, sizeof *C, (size_t)rows * k, g_corr) == (size_t)rows * k &&
+             fwrite(ref, sizeof *ref, (size_t)rows * k, g_corr) == (size_t)rows * k;
+    free(C), free(ref), free(Df);
+    return ok ? LR_OK : LR_FAIL(LR_EIO, "exp-corr: write failed");
+}
+
 /* GPTQ of the rotated W against its input's Hessian; the reconstruction,
  * back in the source's basis, goes to the calibration pass (which runs the
  * source model) for the layers after it. */
@@ -353,6 +488,13 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     if (!rc) memcpy(H, H0, (size_t)n * n * sizeof *H);
     if (!rc && f->gain) unit_gain_hessian(H, n, f->gain);
     if (!rc && rot) rc = rotate_hessian(rot, H, n);
+    const int ck = g_corr && f->gain && a->res && rot ? g_corr_k : 0;
+    double *D = ck ? malloc((size_t)ck * n * sizeof *D) : NULL, frac = 0;
+    if (!rc && ck && !D) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+    if (!rc && ck) rc = corr_top_eig(H, n, ck, D);
+    const char *proj = getenv("LEECHRT_EXP_CORR_PROJ"); /* 0: GPTQ on H' itself, C only */
+    if (!rc && ck && (!proj || strcmp(proj, "0")) && (frac = corr_project_out(H, n, D, ck)) < 0)
+        rc = LR_FAIL(LR_ENOMEM, "out of memory");
     t0 = lr_now();
     if (!rc) rc = lr_gptq_leech(W, rows, cols, H, o->gptq_damp > 0 ? o->gptq_damp : LR_GPTQ_DAMP, o->gain_bits, o->nthreads,
                                 p, m);
@@ -360,6 +502,8 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     if (!rc && o->refit == LR_REFIT_ALL) rc = lr_gptq_refit(W, H, o->nthreads, 2, m);
     a->st->quant_seconds += lr_now() - t0;
     if (!rc) rc = lr_leech_reconstruct(m, R);
+    if (!rc && ck) rc = corr_write(t->name, W, R, rows, cols, D, ck, frac);
+    free(D);
     for (int r = 0; r < rows && !rc && rot; r++) {
         float *row = R + (size_t)r * cols;
         for (int i = 0; i < cols; i++) d[i] = row[i];
@@ -609,6 +753,15 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
         return rc;
     }
     acc a = { st, 0, 0, NULL, o->rotated_residual ? &R : NULL };
+    const char *ck = getenv("LEECHRT_EXP_CORR_K");
+    g_corr_k = ck ? atoi(ck) : 0;
+    if (g_corr_k > 8) g_corr_k = 8;
+    g_corr = NULL;
+    if (g_corr_k > 0 && o->rotated_residual && o->gptq_calib && !o->keep_f16) {
+        char cp[4096];
+        snprintf(cp, sizeof cp, "%s.corr", path);
+        if (!(g_corr = fopen(cp, "wb"))) lr_warn("exp-corr: cannot write %s", cp);
+    }
     if (o->gptq_calib && !o->keep_f16) {
         double t1 = lr_now();
         rc = lr_calib_open(src, &cfg, o->gptq_calib, o->calib_tokens > 0 ? o->calib_tokens : LR_IMPORT_CALIB_TOKENS,
@@ -622,6 +775,8 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
         st->calib_tokens = lr_calib_tokens(a.calib);
     }
     rc = write_all(w, src, &wcfg, o, &a);
+    if (g_corr && fclose(g_corr) && !rc) rc = LR_FAIL(LR_EIO, "exp-corr: close failed");
+    g_corr = NULL;
     lr_rot_free(&R);
     lr_calib_close(a.calib);
     st->payload_bytes = lr_writer_bytes(w);
