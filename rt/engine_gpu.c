@@ -1043,34 +1043,23 @@ int lr_engine_gpu_graph_without_us(lr_engine *b, int phase, int reps, double *us
     return rc;
 }
 
-int lr_engine_gpu_xrot_projs(const lr_engine *b)
-{
-    if (b->ops != &lr_engine_gpu_ops) return 0;
-    const gpu_engine *e = (const gpu_engine *)b;
-    int n = 0;
-    for (uint32_t l = 0; l < e->c.n_layers; l++) n += e->L[l].p[PROJ_O].xrot + e->L[l].p[PROJ_DOWN].xrot;
-    return n;
-}
-
-int lr_engine_gpu_trig_projs(const lr_engine *b)
+/* The projections of a GPU engine for which has() holds (0 for another engine). */
+static int count_projs(const lr_engine *b, int (*has)(const proj *))
 {
     if (b->ops != &lr_engine_gpu_ops) return 0;
     const gpu_engine *e = (const gpu_engine *)b;
     int n = 0;
     for (uint32_t l = 0; l < e->c.n_layers; l++)
-        for (int k = 0; k < NPROJ; k++) n += e->L[l].p[k].ld && lr_leech_dev_trig(e->L[l].p[k].ld);
+        for (int k = 0; k < NPROJ; k++) n += has(&e->L[l].p[k]) != 0;
     return n;
 }
 
-int lr_engine_gpu_rres_ends(const lr_engine *b)
-{
-    if (b->ops != &lr_engine_gpu_ops) return 0;
-    const gpu_engine *e = (const gpu_engine *)b;
-    int n = 0;
-    for (uint32_t l = 0; l < e->c.n_layers; l++)
-        for (int k = 0; k < NPROJ; k++) n += proj_mode(&e->L[l].p[k]) != 0;
-    return n;
-}
+static int has_xrot(const proj *p) { return p->xrot; } /* (only o and down ever get it) */
+static int has_trig(const proj *p) { return p->ld && lr_leech_dev_trig(p->ld); }
+
+int lr_engine_gpu_xrot_projs(const lr_engine *b) { return count_projs(b, has_xrot); }
+int lr_engine_gpu_trig_projs(const lr_engine *b) { return count_projs(b, has_trig); }
+int lr_engine_gpu_rres_ends(const lr_engine *b) { return count_projs(b, proj_mode); }
 
 int lr_engine_gpu_swiglu_layers(const lr_engine *b)
 {

@@ -81,6 +81,7 @@ static int test_bad_numbers_refused(void)
         { "cache", "warm --smem-budget 99999999999", "--smem-budget" },
         { "gen_synthetic", "--gain-bits 7", "--gain-bits" },
         { "gen_synthetic", "-c tiny -o t.lrt --o-rotation half", "--o-rotation" },
+        { "gen_synthetic", "-c tiny -o t.lrt --residual twisted", "--residual" },
         { "import", "--gguf m.gguf -o o.lrt --o-rotation heads2", "--o-rotation" },
         { "import", "--gguf m.gguf -o o.lrt --residual twisted", "--residual" },
         { "import", "--gguf m.gguf -o o.lrt --residual rotated --no-rotate", "--residual" },
