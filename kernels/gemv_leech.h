@@ -22,6 +22,20 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
                            const uint16_t *tail, int nt, const float *x, int tail_col0, const float *row_scale,
                            int mag);
 
+/* A Planes14S GEMV's ends, chosen per upload (zero: the plain GEMV).
+ * trig: with the split over segments (bal), its dependents launch after its
+ * main loop instead of at exit (spec `trig`), so the op after it is resident
+ * by the time its last rows are summed. norm_eps > 0: it takes x un-normed
+ * and scales each output by rsqrt(mean(x^2) + eps) (spec `norm`: y = W
+ * rmsnorm(x) with unit gain); res: it adds its output into y (spec `res`: y
+ * += W x, the residual add). The last two are the rotated residual's
+ * (docs/format.md, docs/engine.md). */
+typedef struct lr_leech_ends {
+    int trig;
+    int res;
+    float norm_eps;
+} lr_leech_ends;
+
 typedef struct lr_leech_geom {
     int threads;  /* per CTA */
     int rg;       /* row groups of 16 rows per CTA (B-fragment reuse) */
@@ -68,6 +82,8 @@ typedef struct lr_leech_geom {
                      (lr_p14s_i8_form; x as 16-bit integers per super-chunk) */
     int c3;       /* Planes14S with i8: 1 = over the 3-bit form instead (lr_p14s_c3_form,
                      layouts/leech_vram/p14s_c3.h: 1,344-byte segments, 12-bit headers) */
+    lr_leech_ends ends; /* Planes14S: what the GEMV does at its end and when it lets the next
+                     kernel launch (not tuning knobs: its uploader's, lr_leech_dev_upload) */
 } lr_leech_geom;
 
 /* The grid of a Leech GEMV that loops over `batches` row-group batches:
@@ -224,23 +240,24 @@ extern int lr_gemv_p14s_late, lr_gemv_p14s_late_n;
 #define LR_ENGINE_GEMV_LATE 70
 int lr_gemv_p14s_late_set(const char *what, const char *s);
 int lr_gemv_p14s_late_n_set(const char *what, const char *s);
-/* 1: a balanced-split GEMV (bal, spec `trig`) lets its dependents launch
- * after its main loop instead of at exit, so the op after it (attention,
- * the norm and rotation) is resident by the time its last rows are summed.
- * 0 by default; the GPU engine sets it around the uploads of the
- * projections LEECHRT_GEMV_TRIGGER names (rt/engine_gpu.c, docs/engine.md). */
-extern int lr_gemv_p14s_trig;
-/* The rotated residual's GEMV ends (docs/format.md, docs/engine.md): with
- * lr_gemv_p14s_norm_eps > 0 a GEMV takes x un-normed and scales each output
- * by rsqrt(mean(x^2) + eps) (spec `norm`: y = rmsnorm(x) with unit gain, then
- * W); with lr_gemv_p14s_res 1 it adds its output into y (spec `res`: y += W x,
- * the residual add). 0 by default; the GPU engine sets them around the
- * uploads of a rotated-residual model's projections (lr_leech_dev_mode says
- * what an upload got). */
-extern float lr_gemv_p14s_norm_eps;
-extern int lr_gemv_p14s_res;
-/* Their references (kernels/gemv_leech_p14s_resid.c): norm (eps from
- * lr_gemv_p14s_norm_eps), res (y read and written), SwiGLU with the norm;
+/* The GPU engine's ends for each Leech projection (one place, so that
+ * `cache warm` plans the kernels the engine opens): trig from the bit of
+ * trig_mask the projection has (LR_ENGINE_GEMV_TRIGGER: bit 0 q|k|v, 1
+ * gate|up, 2 down; o none); with rres (a rotated-residual model whose
+ * GEMVs take its ends) the readers (q|k|v, gate|up) the norm with eps where
+ * their norm's gains are all 1 (unit), the writers (o, down) the add. */
+enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
+/* LEECHRT_GEMV_TRIGGER's default: q|k|v and down let the op after them
+ * launch after their main loop; gate|up at exit (its rotation then shares SMs
+ * with its last CTAs and runs slower). 14B graph 2815-2826 against 2848-2856
+ * us per token, 8B unchanged; 7 (gate|up too) 2871 (h200_engine_variants.csv). */
+#define LR_ENGINE_GEMV_TRIGGER 5
+lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps);
+/* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
+ * from here (a host reference has only the kernel's arguments; the kernel
+ * has eps in its spec): set it to the spec's before calling them. */
+extern float lr_gemv_p14s_ref_norm_eps;
+/* Their references: norm, res (y read and written), SwiGLU with the norm;
  * per form: f16, _i8, _c3. */
 extern const lr_kernel_desc lr_gemv_leech_p14s_norm_desc, lr_gemv_leech_p14s_norm_i8_desc,
     lr_gemv_leech_p14s_norm_c3_desc, lr_gemv_leech_p14s_res_desc, lr_gemv_leech_p14s_res_i8_desc,
@@ -368,10 +385,14 @@ enum { LR_LEECH_DEV_DEFAULT = 0, LR_LEECH_DEV_P14 = 1, LR_LEECH_DEV_P14S = 2, LR
 int lr_leech_dev_default_layout(int rows, int cols);
 /* "planes14", "planes14s", "planes14s3"; NULL for anything else. */
 const char *lr_leech_dev_layout_name(int layout);
-int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out);
+/* ends: the GEMV's (lr_leech_ends; NULL: the plain end). A layout without
+ * them (Planes14) ignores them, and trig needs a split geometry:
+ * lr_leech_dev_trig and lr_leech_dev_mode say what the upload got. */
+int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout,
+                        const lr_leech_ends *ends, lr_leech_dev **out);
 int lr_leech_dev_layout(const lr_leech_dev *m);
 /* 1: its GEMV lets its dependents launch after its main loop (spec `trig`:
- * a split geometry uploaded under lr_gemv_p14s_trig). */
+ * ends.trig on a split geometry). */
 int lr_leech_dev_trig(const lr_leech_dev *m);
 /* Its GEMV's end: bit 0 the norm (spec `norm`), bit 1 the residual add (spec
  * `res`); 0 for the plain end and for layouts without them (Planes14). */
@@ -382,7 +403,8 @@ int lr_leech_dev_mode(const lr_leech_dev *m);
  * P14S or P14S3 (DEFAULT: lr_leech_dev_default_layout; LR_EINVAL for P14).
  * LR_EUNSUPPORTED when the shape's tuned geometry gives a row's end more
  * than 16 threads (then upload the two as usual). */
-int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, int layout, lr_leech_dev **out);
+int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, int layout,
+                               const lr_leech_ends *ends, lr_leech_dev **out);
 int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstream s);
 /* The GEMV with its input's rotation in the prologue (Planes14S, not a
  * SwiGLU pair: lr_gemv_leech_p14s_spec_rot): enable gets its kernel

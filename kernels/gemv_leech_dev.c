@@ -26,7 +26,7 @@ struct lr_leech_dev {
     lr_leech_geom geom;
     int rot_rc, rot_kind;
     int mode;               /* bit 0 the norm end, bit 1 the residual add (lr_leech_dev_mode) */
-    int trig;               /* its GEMV lets its dependents launch after the main loop (lr_gemv_p14s_trig) */
+    int trig;               /* its GEMV lets its dependents launch after the main loop (lr_leech_ends.trig) */
     uint64_t rot_seed;
     char rot_msg[512];
     int swiglu;             /* 1: gate|up pair, the GEMV writes silu(gate) up (rows / 2) */
@@ -72,7 +72,8 @@ static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
 /* Segments | class tables | row scales | tail | exc_ptr | exc_col | exc_dw,
  * each 256-aligned, in one device allocation, each copied straight from the
  * unfolded layout (no host staging image). */
-static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads)
+static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int nparts, int nthreads,
+                       const lr_leech_ends *ends)
 {
     lr_p14s L;
     int rc = d->swiglu ? lr_p14s_unfold_views_pair(parts, nthreads, &L) : lr_p14s_unfold_views(parts, nparts, nthreads, &L);
@@ -87,6 +88,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
                             : lr_gemv_leech_p14s_default_geom(L.rows, L.cols);
     /* (Planes14S with LEECHRT_GEMV_C3=1 or a c3 tuning row holds the 3-bit form too) */
     if (d->geom.c3) d->layout = LR_LEECH_DEV_P14S3;
+    if (ends) d->geom.ends = *ends;
     /* (the 3-bit form's class table has the mirrors too: p14s_c3.h) */
     d->ntab = L.nentries;
     if (d->geom.c3) rc = lr_p14s_c3_entries(L.max_shell, L.gain_bits, L.nentries, L.ntabs, &d->ntab);
@@ -142,7 +144,7 @@ int lr_leech_dev_default_layout(int rows, int cols)
 }
 
 static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, int swiglu,
-                  lr_leech_dev **out)
+                  const lr_leech_ends *ends, lr_leech_dev **out)
 {
     *out = NULL;
     if (layout == LR_LEECH_DEV_DEFAULT && nparts >= 1) {
@@ -159,7 +161,7 @@ static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, 
     d->layout = layout, d->swiglu = swiglu;
     d->rot_rc = lr_p14_views_rotation(parts, nparts, &d->rot_kind, &d->rot_seed);
     if (d->rot_rc) snprintf(d->rot_msg, sizeof d->rot_msg, "%s", lr_errmsg()), lr_clear_error();
-    int rc = layout == LR_LEECH_DEV_P14 ? upload_p14(d, parts, nparts, nthreads) : upload_p14s(d, parts, nparts, nthreads);
+    int rc = layout == LR_LEECH_DEV_P14 ? upload_p14(d, parts, nparts, nthreads) : upload_p14s(d, parts, nparts, nthreads, ends);
     if (rc) {
         lr_leech_dev_free(d);
         return lr_wrap(rc, "leech dev (%s%s): %d tensors starting with %s", lr_leech_dev_layout_name(layout),
@@ -169,14 +171,16 @@ static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, 
     return LR_OK;
 }
 
-int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout, lr_leech_dev **out)
+int lr_leech_dev_upload(const lr_tensor_view *const *parts, int nparts, int nthreads, int layout,
+                        const lr_leech_ends *ends, lr_leech_dev **out)
 {
-    return upload(parts, nparts, nthreads, layout, 0, out);
+    return upload(parts, nparts, nthreads, layout, 0, ends, out);
 }
 
-int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, int layout, lr_leech_dev **out)
+int lr_leech_dev_upload_swiglu(const lr_tensor_view *const gate_up[2], int nthreads, int layout,
+                               const lr_leech_ends *ends, lr_leech_dev **out)
 {
-    return upload(gate_up, 2, nthreads, layout, 1, out);
+    return upload(gate_up, 2, nthreads, layout, 1, ends, out);
 }
 
 

@@ -431,7 +431,7 @@ static int gpu_fused_on(const lr_tensor_view *const *v, int n, const char *what0
     lr_leech_dev *d;
     char what[160];
     snprintf(what, sizeof what, "%s (%s)", what0, lr_leech_dev_layout_name(layout));
-    T_OK(lr_leech_dev_upload(v, n, 0, layout, &d));
+    T_OK(lr_leech_dev_upload(v, n, 0, layout, NULL, &d));
     T_ASSERT(lr_leech_dev_layout(d) == layout, "layout %d", lr_leech_dev_layout(d));
     int rows, cols = lr_leech_dev_cols(d);
     double *W = dense_of(v, n, &rows);
@@ -476,7 +476,7 @@ static int gpu_fused(const lr_tensor_view *const *v, int n, const char *what, in
 static int gpu_swiglu_on(const lr_tensor_view *const gu[2], int layout)
 {
     lr_leech_dev *d;
-    T_OK(lr_leech_dev_upload_swiglu(gu, 0, layout, &d));
+    T_OK(lr_leech_dev_upload_swiglu(gu, 0, layout, NULL, &d));
     T_ASSERT(lr_leech_dev_layout(d) == layout, "SwiGLU layout %d, asked %d", lr_leech_dev_layout(d), layout);
     int rows, cols = lr_leech_dev_cols(d), n = (int)gu[0]->rows;
     double *W = dense_of(gu, 2, &rows);
@@ -518,12 +518,12 @@ static int test_gpu_artifact_fused(void)
         gpu_swiglu_on(gu, LR_LEECH_DEV_P14S3))
         return T_FAIL;
     lr_leech_dev *p14;
-    T_ASSERT(lr_leech_dev_upload_swiglu(gu, 0, LR_LEECH_DEV_P14, &p14) == LR_EINVAL && strstr(lr_errmsg(), "planes14s3"),
+    T_ASSERT(lr_leech_dev_upload_swiglu(gu, 0, LR_LEECH_DEV_P14, NULL, &p14) == LR_EINVAL && strstr(lr_errmsg(), "planes14s3"),
              "a Planes14 SwiGLU pair: %s", lr_errmsg());
     int kind;
     uint64_t seed;
     lr_leech_dev *d;
-    T_OK(lr_leech_dev_upload(qkv, 3, 0, LR_LEECH_DEV_DEFAULT, &d));
+    T_OK(lr_leech_dev_upload(qkv, 3, 0, LR_LEECH_DEV_DEFAULT, NULL, &d));
     int want = lr_leech_dev_default_layout(lr_leech_dev_rows(d), lr_leech_dev_cols(d));
     T_ASSERT(lr_leech_dev_layout(d) == want, "default layout %d, the rule says %d", lr_leech_dev_layout(d), want);
     int rc = lr_leech_dev_rotation(d, &kind, &seed);

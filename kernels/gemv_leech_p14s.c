@@ -247,9 +247,19 @@ int lr_gemv_p14s_side = 0;
 
 int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_gemv_p14s_side); }
 
-int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0, lr_gemv_p14s_trig = 0;
-float lr_gemv_p14s_norm_eps = 0.f;
-int lr_gemv_p14s_res = 0;
+int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0;
+float lr_gemv_p14s_ref_norm_eps = 0.f;
+
+lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps)
+{
+    lr_leech_ends e = { 0, 0, 0.f };
+    const int bit = proj == LR_PROJ_QKV ? 1 : proj == LR_PROJ_GATEUP ? 2 : proj == LR_PROJ_DOWN ? 4 : 0;
+    e.trig = (trig_mask & bit) != 0;
+    const int reader = proj == LR_PROJ_QKV || proj == LR_PROJ_GATEUP;
+    if (rres && reader && unit) e.norm_eps = eps;
+    if (rres && !reader) e.res = 1;
+    return e;
+}
 
 
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
@@ -430,7 +440,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
     /* (the norm's 32 warp sums are static shared memory, beside the dynamic) */
-    const size_t stat = lr_gemv_p14s_norm_eps > 0 ? 128 : 0;
+    const size_t stat = geom.ends.norm_eps > 0 ? 128 : 0;
     if (smem + stat > (size_t)smem_budget)
         return LR_FAIL(LR_ERANGE, "gemv_leech_p14s %dx%d needs %zu bytes of shared memory (budget %d)", rows, cols,
                        smem + stat, smem_budget);
@@ -450,20 +460,20 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (late_n) lr_jit_spec_set(s, "late", late_n), lr_jit_spec_set(s, "latew", lr_gemv_p14s_late);
-    if (geom.bal && lr_gemv_p14s_trig) lr_jit_spec_set(s, "trig", 1);
+    if (geom.bal && geom.ends.trig) lr_jit_spec_set(s, "trig", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
-    if (lr_gemv_p14s_norm_eps > 0) {
+    if (geom.ends.norm_eps > 0) {
         /* the eps as its f32 bits: the template takes __int_as_float of it */
         uint32_t b;
-        memcpy(&b, &lr_gemv_p14s_norm_eps, 4);
+        memcpy(&b, &geom.ends.norm_eps, 4);
         lr_jit_spec_set(s, "norm", (long long)b);
     }
-    if (lr_gemv_p14s_res) lr_jit_spec_set(s, "res", 1);
+    if (geom.ends.res) lr_jit_spec_set(s, "res", 1);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

@@ -2,7 +2,7 @@
  * LR_NORM, LR_RES; docs/format.md "Rotated residual"): their host references.
  *
  *   norm: y = ns W x with ns = 1 / sqrt(mean(x^2) + eps), eps =
- *         lr_gemv_p14s_norm_eps (the GEMV reads the un-normed residual; unit gain);
+ *         lr_gemv_p14s_ref_norm_eps (the GEMV reads the un-normed residual; unit gain);
  *         with SwiGLU, gate and up are scaled before silu(g) u
  *   res:  y = y + W x (the residual add, in place: y is read and written)
  *
@@ -37,7 +37,7 @@ double lr_gemv_p14s_norm_scale_ref(const float *x, int cols, double eps)
 static void norm_end(int form, int mag, ARGS)
 {
     (mag ? k_mag : k_val)[form](PASS, y, rows, cols);
-    const double ns = lr_gemv_p14s_norm_scale_ref(x, cols, lr_gemv_p14s_norm_eps);
+    const double ns = lr_gemv_p14s_norm_scale_ref(x, cols, lr_gemv_p14s_ref_norm_eps);
     for (int r = 0; r < rows; r++) y[r] = (float)(ns * y[r]);
 }
 
@@ -55,7 +55,7 @@ static void res_end(int form, int mag, ARGS)
 
 static void swiglu_norm_end(int form, int mag, ARGS)
 {
-    const double ns = lr_gemv_p14s_norm_scale_ref(x, cols, lr_gemv_p14s_norm_eps);
+    const double ns = lr_gemv_p14s_norm_scale_ref(x, cols, lr_gemv_p14s_ref_norm_eps);
     lr_gemv_leech_p14s_swiglu_ref(PASS, y, rows, cols, mag, form, ns);
 }
 

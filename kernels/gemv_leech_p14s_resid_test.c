@@ -54,7 +54,7 @@ static int test_references(void)
     lr_fill_random_seed(LR_E_F32, x, (size_t)cols, 72, 3.0);
     lr_fill_random_seed(LR_E_F32, y0, (size_t)rows, 73, 1.0);
     lr_gemv_leech_p14s_host(L.data, L.tab, L.row_scale, L.tail_f16, L.exc_ptr, L.exc_col, L.exc_dw, x, p, rows, cols);
-    lr_gemv_p14s_norm_eps = 1e-6f;
+    lr_gemv_p14s_ref_norm_eps = 1e-6f;
     double ss = 0;
     for (int i = 0; i < cols; i++) ss += (double)x[i] * x[i];
     const double ns = 1.0 / sqrt(ss / cols + 1e-6);
@@ -80,7 +80,7 @@ static int test_references(void)
         T_ASSERT(rel(y[i], want) < 1e-5 || fabs(y[i] - want) < 1e-9, "swiglu-norm %d: %g against %g", i, y[i], want);
     }
     lr_p14s_free(&P);
-    lr_gemv_p14s_norm_eps = 0;
+    lr_gemv_p14s_ref_norm_eps = 0;
     free(x), free(p), free(y), free(y0);
     return T_PASS;
 }
@@ -94,17 +94,34 @@ static int test_spec_keys(void)
     lr_launch_geom lg;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
     T_ASSERT(!lr_jit_spec_get(&s, "norm", 0) && !lr_jit_spec_get(&s, "res", 0), "plain spec has an end key");
-    lr_gemv_p14s_norm_eps = 1e-6f;
+    g.ends.norm_eps = 1e-6f;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
-    lr_gemv_p14s_norm_eps = 0;
+    g.ends.norm_eps = 0;
     float eps;
     const uint32_t b = (uint32_t)lr_jit_spec_get(&s, "norm", 0);
     memcpy(&eps, &b, 4);
     T_ASSERT(eps == 1e-6f, "norm key %g", eps);
-    lr_gemv_p14s_res = 1;
+    g.ends.res = 1;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
-    lr_gemv_p14s_res = 0;
-    T_ASSERT(lr_jit_spec_get(&s, "res", 0) == 1, "res key missing");
+    T_ASSERT(lr_jit_spec_get(&s, "res", 0) == 1 && !lr_jit_spec_get(&s, "norm", 0), "res key missing (or norm there)");
+    /* trig only on a split geometry (bal) */
+    g.ends.trig = 1;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
+    T_ASSERT(!lr_jit_spec_get(&s, "trig", 0), "trig in a spec without bal");
+    /* the engine's choice per projection: trig by the mask's bit, norm on the
+       readers with unit gains, the add on the writers; nothing on a plain model */
+    const lr_leech_ends q = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f),
+                        qn = lr_leech_engine_ends(LR_PROJ_QKV, 0, 1, 0, 1e-6f),
+                        o = lr_leech_engine_ends(LR_PROJ_O, 7, 1, 1, 1e-6f),
+                        gu = lr_leech_engine_ends(LR_PROJ_GATEUP, 2, 1, 1, 1e-5f),
+                        d = lr_leech_engine_ends(LR_PROJ_DOWN, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f),
+                        dp = lr_leech_engine_ends(LR_PROJ_DOWN, 0, 0, 1, 1e-6f);
+    T_ASSERT(q.trig == 1 && q.norm_eps == 1e-6f && !q.res, "q|k|v ends %d %g %d", q.trig, q.norm_eps, q.res);
+    T_ASSERT(!qn.trig && qn.norm_eps == 0 && !qn.res, "q|k|v without unit gains: %d %g %d", qn.trig, qn.norm_eps, qn.res);
+    T_ASSERT(!o.trig && o.norm_eps == 0 && o.res, "o ends %d %g %d", o.trig, o.norm_eps, o.res);
+    T_ASSERT(gu.trig && gu.norm_eps == 1e-5f && !gu.res, "gate|up ends %d %g %d", gu.trig, gu.norm_eps, gu.res);
+    T_ASSERT(d.trig && d.norm_eps == 0 && d.res, "down ends %d %g %d", d.trig, d.norm_eps, d.res);
+    T_ASSERT(!dp.trig && dp.norm_eps == 0 && !dp.res, "a plain down without the mask %d %g %d", dp.trig, dp.norm_eps, dp.res);
     return T_PASS;
 }
 
@@ -121,8 +138,8 @@ static int verify(int rows, int cols, int end, int i8, uint64_t seed)
     geom.i8 = i8;
     geom.early = 1;
     if (i8) T_OK(lr_p14s_i8_form(&L, L.data, L.tab));
-    lr_gemv_p14s_norm_eps = end == END_RES ? 0.f : 1e-6f;
-    lr_gemv_p14s_res = end == END_RES;
+    geom.ends.norm_eps = lr_gemv_p14s_ref_norm_eps = end == END_RES ? 0.f : 1e-6f;
+    geom.ends.res = end == END_RES;
     lr_jit_spec spec;
     lr_launch_geom g;
     int rc = end == END_SWIGLU_NORM
@@ -145,7 +162,7 @@ static int verify(int rows, int cols, int end, int i8, uint64_t seed)
     static const char *const names[3] = { "norm", "res", "swiglu+norm" };
     printf("    %5d x %5d %-11s i8=%d threads=%d bal=%d side=%d grid %u: max rel err %.2e\n", rows, cols, names[end], i8,
            geom.threads, (int)lr_jit_spec_get(&spec, "bal", 0), geom.side, g.grid.x, rep.max_rel_err);
-    lr_gemv_p14s_norm_eps = 0, lr_gemv_p14s_res = 0;
+    lr_gemv_p14s_ref_norm_eps = 0;
     free(x), free(y);
     lr_p14s_free(&L);
     T_OK(rc);

@@ -802,7 +802,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0 };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, { 0, 0, 0.f } };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,
@@ -1107,13 +1107,13 @@ static int test_late_spec(void)
         rc = T_FAIL, printf("    a share under a row group: late %lld bal %lld\n", lr_jit_spec_get(&s, "late", 0),
                             lr_jit_spec_get(&s, "bal", 0));
     /* the trigger after the main loop: only on split geometries */
-    lr_gemv_p14s_trig = 1;
+    geom.ends.trig = 1;
     if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 1))
         rc = T_FAIL, printf("    trig not in a split spec\n");
-    lr_leech_geom plain = { .threads = 768, .rg = 1, .prefetch = 1, .groups = 3 };
+    lr_leech_geom plain = { .threads = 768, .rg = 1, .prefetch = 1, .groups = 3, .ends = { .trig = 1 } };
     if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, plain, 232448) || lr_jit_spec_get(&s, "trig", 0) != 0))
         rc = T_FAIL, printf("    trig in a spec without bal\n");
-    lr_gemv_p14s_trig = 0;
+    geom.ends.trig = 0;
     if (!rc && (lr_gemv_leech_p14s_spec(&s, &g, 5120, 17408, 603, geom, 232448) || lr_jit_spec_get(&s, "trig", 0) != 0))
         rc = T_FAIL, printf("    trig without the setting\n");
     if (!rc && (lr_gemv_p14s_late_set("t", "24") == LR_OK || lr_gemv_p14s_late_set("t", "101") == LR_OK ||

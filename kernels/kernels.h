@@ -42,6 +42,8 @@ int lr_gemv_f16_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, lr_g
 /* Qwen3 projection shapes (rows = output features, cols = input features). */
 typedef struct lr_shape { const char *model, *matrix; int rows, cols; } lr_shape;
 extern const lr_shape lr_qwen3_shapes[];
+/* Qwen3's RMSNorm eps (config.json rms_norm_eps), the synthetic models' too */
+#define LR_QWEN3_NORM_EPS 1e-6
 extern const int lr_qwen3_nshapes;
 
 /* One decoder layer's GEMV shapes starting at lr_qwen3_shapes[si]: the 7

@@ -4,6 +4,7 @@
  * written sequentially and each job's bytes depend only on (seed, tensor,
  * part, first row). */
 #include "loader/synthetic.h"
+#include "kernels/kernels.h"
 #include "kernels/rotation.h"
 #include "layouts/leech/leech.h"
 #include "loader/arch.h"
@@ -57,7 +58,7 @@ int lr_synth_config(const char *name, lr_model_config *c)
         c->bos_id = LR_NO_TOKEN;
         c->eos_id = s->vocab > 151645 ? 151645 : s->vocab - 1; /* Qwen3 <|im_end|> */
         c->rope_theta = 1e6;
-        c->norm_eps = 1e-6;
+        c->norm_eps = LR_QWEN3_NORM_EPS;
         return LR_OK;
     }
     return LR_FAIL(LR_EINVAL, "unknown synthetic config \"%s\" (known: %s)", name, lr_synth_config_names());

@@ -54,6 +54,7 @@
 #include "util/setting.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,12 +92,6 @@ typedef struct layer {
 
 typedef struct rotation { int n; uint64_t seed; lr_rot_dev dev; } rotation;
 
-/* LEECHRT_GEMV_TRIGGER's default: q|k|v and down let the op after them
- * launch after their main loop; gate|up at exit (its rotation then shares SMs
- * with its last CTAs and runs slower). 14B graph 2815-2826 against 2848-2856
- * us per token, 8B unchanged; 7 (gate|up too) 2871 (h200_engine_variants.csv). */
-#define LR_ENGINE_GEMV_TRIGGER 5
-
 typedef struct gpu_engine {
     lr_engine base;
     lr_model_config c;
@@ -115,7 +110,7 @@ typedef struct gpu_engine {
                               (bit 0: o, bit 1: down) */
     int rres_ends;         /* LEECHRT_RRES_ENDS (default 1): in a rotated-residual model, Planes14S
                               GEMVs take the norm (q|k|v, gate|up; unit gains) and the residual add
-                              (o, down) themselves (lr_gemv_p14s_norm_eps, _res) */
+                              (o, down) themselves (lr_leech_engine_ends) */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     CUstream s;
@@ -135,6 +130,7 @@ typedef struct gpu_engine {
                               and, with rope_table, the table (from word 8, head_dim doubles); the
                               greedy graph copies the slot out into h_io[4..5] */
     int att_splits;        /* op_rope_attention's CTAs per q head */
+    unsigned att_threads;  /* op_rope_attention's threads (what f_rope_att was compiled for) */
     int rope_table;        /* RoPE's cos/sin for the step's position from the host, not f64 per layer */
     double *rope_next;     /* the table of position rope_next_pos, taken while the GPU runs a step */
     int rope_next_pos;
@@ -243,7 +239,7 @@ static int same_input(const lr_tensor_view *a, const lr_tensor_view *b)
            a->u.leech.gain_bits == b->u.leech.gain_bits && a->u.leech.max_shell == b->u.leech.max_shell;
 }
 
-static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, proj *p)
+static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, const lr_leech_ends *ends, proj *p)
 {
     memset(p, 0, sizeof *p);
     for (int i = 1; i < n; i++)
@@ -259,7 +255,7 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
     if (rc) return rc;
     if (parts[0]->codec == LR_CODEC_LEECH) {
         p->leech = 1;
-        rc = lr_leech_dev_upload(parts, n, 0, e->leech_layout, &p->ld);
+        rc = lr_leech_dev_upload(parts, n, 0, e->leech_layout, ends, &p->ld);
         if (!rc) e->bytes_weights += lr_leech_dev_bytes(p->ld);
         return rc ? lr_wrap(rc, "uploading %s", parts[0]->name) : rc;
     }
@@ -291,20 +287,20 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
  * the layout is Planes14S or its 3-bit form and the engine fuses; else
  * build_proj (also when
  * the shape's geometry cannot end a pair in one warp). */
-static int build_gate_up(gpu_engine *e, const lr_tensor_view *const gu[2], proj *p)
+static int build_gate_up(gpu_engine *e, const lr_tensor_view *const gu[2], const lr_leech_ends *ends, proj *p)
 {
     const int rows = (int)(gu[0]->rows + gu[1]->rows), cols = (int)gu[0]->cols;
     const int layout = e->leech_layout == LR_LEECH_DEV_DEFAULT ? lr_leech_dev_default_layout(rows, cols) : e->leech_layout;
     if (!e->swiglu || !e->fuse || gu[0]->codec != LR_CODEC_LEECH || layout == LR_LEECH_DEV_P14 ||
         gu[0]->rows != gu[1]->rows || !same_input(gu[0], gu[1]))
-        return build_proj(e, gu, 2, p);
+        return build_proj(e, gu, 2, ends, p);
     memset(p, 0, sizeof *p);
     p->cols = cols, p->rows = rows, p->leech = 1, p->swiglu = 1;
     int rc = input_rotation(e, gu[0], &p->rot);
-    if (!rc) rc = lr_leech_dev_upload_swiglu(gu, 0, layout, &p->ld);
+    if (!rc) rc = lr_leech_dev_upload_swiglu(gu, 0, layout, ends, &p->ld);
     if (rc == LR_EUNSUPPORTED) {
         lr_clear_error();
-        return build_proj(e, gu, 2, p);
+        return build_proj(e, gu, 2, ends, p);
     }
     if (!rc) e->bytes_weights += lr_leech_dev_bytes(p->ld);
     return rc ? lr_wrap(rc, "uploading %s", gu[0]->name) : rc;
@@ -545,7 +541,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
             void *a[] = { &e->qkv, &L->q_norm, &L->k_norm, &L->kc, &L->vc, &e->att, &e->d_pos, &rope, &nh, &nkv, &eps,
                           &theta, &scale, &L->p[PROJ_O].hdbits, &L->p[PROJ_O].hq };
             rc = e->att_long ? L2(e, e->f_rope_att_long, (unsigned)nh, LR_ATT_LONG_SPLITS, att_long_threads(hd), a, count)
-                             : L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, lr_op_rope_attention_threads(hd),
+                             : L2(e, e->f_rope_att, (unsigned)nh, (unsigned)e->att_splits, e->att_threads,
                                   a, count);
             if (rc) return rc;
         } else {
@@ -633,7 +629,22 @@ static void settings_to_defaults(void)
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
 }
 
+static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine **out);
+
+/* Opens run one at a time in a process: an open sets the process-wide
+ * settings above from the environment and its uploads read them, so two
+ * opens in two threads must not interleave. (What a step reads is the
+ * engine's own copy: att_splits, att_threads, head_mma, the uploads.) */
 static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    const int rc = gpu_open_locked(m, o, out);
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+
+static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
 {
     *out = NULL;
     int rc = lr_cu_init(o ? o->device : 0);
@@ -678,7 +689,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
     /* which split GEMVs let their dependents launch after their main loop
-       (bit 0 q|k|v, 1 gate|up, 2 down; lr_gemv_p14s_trig around their uploads) */
+       (bit 0 q|k|v, 1 gate|up, 2 down; lr_leech_engine_ends) */
     e->trig = LR_ENGINE_GEMV_TRIGGER;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 7, &e->trig);
     /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
@@ -700,6 +711,7 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
         rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_ATT_SPLITS above 1 needs at most 128 q heads (the model has %u)",
                      c->n_heads);
     e->att_splits = lr_op_att_splits;
+    e->att_threads = lr_op_rope_attention_threads((int)c->head_dim);
     /* from this position on, the long-context attention (a second pair of
        graphs; 0: off). Default ATT_LONG_FROM where the kernel applies; a
        context that never reaches it captures no second pair. */
@@ -746,24 +758,15 @@ static int gpu_open(const lr_model *m, const lr_engine_opts *o, lr_engine **out)
            GEMV scales its sums, it does not weigh x) and the residual add; an
            upload that cannot take them (another layout, f16) reports mode 0 and
            its step keeps the norm launch / the pending add (proj_mode) */
-        const int ends = e->rres_ends && c->rotated_residual && e->fuse;
+        const int rres = e->rres_ends && c->rotated_residual && e->fuse;
         const float eps = (float)c->norm_eps;
-        lr_gemv_p14s_trig = e->trig & 1;
-        lr_gemv_p14s_norm_eps = ends && unit_a ? eps : 0.f;
-        if (!(rc = build_proj(e, qkv, 3, &L->p[PROJ_QKV]))) {
-            lr_gemv_p14s_trig = 0;
-            lr_gemv_p14s_norm_eps = 0.f, lr_gemv_p14s_res = ends;
-            rc = build_proj(e, &ao, 1, &L->p[PROJ_O]);
-        }
-        lr_gemv_p14s_norm_eps = ends && unit_f ? eps : 0.f, lr_gemv_p14s_res = 0;
-        lr_gemv_p14s_trig = (e->trig >> 1) & 1;
-        if (!rc) rc = build_gate_up(e, gu, &L->p[PROJ_GU]);
-        lr_gemv_p14s_norm_eps = 0.f, lr_gemv_p14s_res = ends;
-        lr_gemv_p14s_trig = (e->trig >> 2) & 1;
-        if (!rc) rc = build_proj(e, &dn, 1, &L->p[PROJ_DOWN]);
-        /* (the spec of anything else built later: at exit, plain ends) */
-        lr_gemv_p14s_trig = 0, lr_gemv_p14s_res = 0;
-        if (rc) break;
+        const lr_leech_ends end_qkv = lr_leech_engine_ends(LR_PROJ_QKV, e->trig, rres, unit_a, eps),
+                            end_o = lr_leech_engine_ends(LR_PROJ_O, e->trig, rres, 1, eps),
+                            end_gu = lr_leech_engine_ends(LR_PROJ_GATEUP, e->trig, rres, unit_f, eps),
+                            end_down = lr_leech_engine_ends(LR_PROJ_DOWN, e->trig, rres, 1, eps);
+        if ((rc = build_proj(e, qkv, 3, &end_qkv, &L->p[PROJ_QKV])) || (rc = build_proj(e, &ao, 1, &end_o, &L->p[PROJ_O])) ||
+            (rc = build_gate_up(e, gu, &end_gu, &L->p[PROJ_GU])) || (rc = build_proj(e, &dn, 1, &end_down, &L->p[PROJ_DOWN])))
+            break;
         /* (SwiGLU stays a launch of its own: fused into the rotation before
            down it measured slower on the H200; docs/engine.md) */
         if ((rc = want_fused(e, &L->p[PROJ_QKV], LR_ROT_X_NORM)) || (rc = want_fused(e, &L->p[PROJ_GU], LR_ROT_X_NORM)))

@@ -13,6 +13,7 @@
 #include "util/err.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -422,6 +423,61 @@ static int test_gate_rot_slab(void)
 /* A process-wide setting an open took from the environment is back to its
  * default at the next open without the variable (bench_engine --env runs
  * variants in one process). */
+/* Two opens at once in two threads, a plain and a rotated-residual 4B
+ * (2 layers): opens run one at a time (the process-wide settings and what
+ * the uploads read), each engine gets its own GEMV ends (plain: none;
+ * rotated: all 8) and the greedy tokens of engines opened one after the
+ * other. */
+typedef struct {
+    const lr_model *m;
+    lr_engine *e;
+    int rc, ends;
+    int32_t tok[6];
+} open_job;
+
+static void *open_and_step(void *u)
+{
+    open_job *j = u;
+    lr_engine_opts o = { .max_context = 16 };
+    j->rc = lr_engine_gpu_ops.open(j->m, &o, &j->e);
+    if (j->rc) return NULL;
+    j->ends = lr_engine_gpu_rres_ends(j->e);
+    int32_t t = 1;
+    for (int s = 0; s < 6 && !j->rc; s++) j->rc = j->e->ops->step_greedy(j->e, t, &t), j->tok[s] = t;
+    j->e->ops->close(j->e);
+    return NULL;
+}
+
+static int test_concurrent_opens(void)
+{
+    NEED_GPU();
+    char path[2][256];
+    lr_model *m[2];
+    for (int r = 0; r < 2; r++) {
+        g_rres = r;
+        int rc = make_model("4B", 2, path[r], sizeof path[r], &m[r]);
+        g_rres = 0;
+        if (rc != T_PASS) return T_FAIL;
+    }
+    open_job seq[2], par[2];
+    memset(seq, 0, sizeof seq), memset(par, 0, sizeof par);
+    for (int r = 0; r < 2; r++) seq[r].m = par[r].m = m[r], open_and_step(&seq[r]);
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) T_ASSERT(pthread_create(&th[r], NULL, open_and_step, &par[r]) == 0, "pthread_create");
+    for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+    for (int r = 0; r < 2; r++) {
+        T_ASSERT(seq[r].rc == LR_OK && par[r].rc == LR_OK, "%s: %s", r ? "rotated" : "plain", lr_errmsg());
+        T_ASSERT(seq[r].ends == (r ? 8 : 0) && par[r].ends == seq[r].ends, "%s: ends %d one at a time, %d at once",
+                 r ? "rotated" : "plain", seq[r].ends, par[r].ends);
+        T_ASSERT(!memcmp(seq[r].tok, par[r].tok, sizeof seq[r].tok), "%s: tokens differ when opened at once",
+                 r ? "rotated" : "plain");
+        lr_model_close(m[r]);
+        unlink(path[r]);
+    }
+    printf("    plain and rotated 4B opened at once: ends 0 / 8, tokens as opened one at a time\n");
+    return T_PASS;
+}
+
 static int test_settings_reset(void)
 {
     NEED_GPU();
@@ -601,4 +657,4 @@ T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(tes
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
        T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_rotated_residual),
-       T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))
+       T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

@@ -94,22 +94,34 @@ static void *worker(void *arg)
  * distinct gain-centroid vector among the fused parts (a real model's q, k
  * and v each have their own), for 1 and 2 gain bits: every count from one
  * table to one per part; xrot: also with the rotation in the prologue (o,
- * down). Each with the geometry lr_leech_dev_upload gives it. */
-static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, int budget);
+ * down). Each with the geometry lr_leech_dev_upload gives it, and with the
+ * ends it gets as projection proj (LR_PROJ_*, -1: none) of a plain and of a
+ * rotated-residual model (lr_leech_engine_ends, Qwen3's eps), beside the
+ * plain end the benchmarks use. */
+static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, lr_leech_ends ends, int budget);
 
 /* (with the split's late weighting the engine sets: kernels/gemv_leech.h) */
-static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int budget)
+static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int proj, int budget)
 {
     const int late = lr_gemv_p14s_late;
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
-    const int rc = plan_leech_engine_at(rows, cols, nparts, xrot, budget);
+    const lr_leech_ends plain = { 0, 0, 0.f };
+    int rc = plan_leech_engine_at(rows, cols, nparts, xrot, plain, budget);
+    for (int rres = 0; rres <= 1 && !rc && proj >= 0; rres++)
+        rc = plan_leech_engine_at(rows, cols, nparts, 0,
+                                  lr_leech_engine_ends(proj, LR_ENGINE_GEMV_TRIGGER, rres, 1, (float)LR_QWEN3_NORM_EPS),
+                                  budget);
     lr_gemv_p14s_late = late;
     return rc;
 }
 
-static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, int budget)
+static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, lr_leech_ends ends, int budget)
 {
     const int c3 = lr_leech_dev_default_layout(rows, cols) == LR_LEECH_DEV_P14S3;
+    lr_leech_geom g14s = lr_gemv_leech_p14s_default_geom(rows, cols), g14s3 = lr_gemv_leech_p14s3_default_geom(rows, cols),
+                  g14s_sw = lr_gemv_leech_p14s_default_geom_swiglu(rows, cols),
+                  g14s3_sw = lr_gemv_leech_p14s3_default_geom_swiglu(rows, cols);
+    g14s.ends = g14s3.ends = g14s_sw.ends = g14s3_sw.ends = ends;
     for (int gb = 1; gb <= 2; gb++) {
         int nent1, rc = lr_ctab_entries(12, gb, &nent1);
         if (rc) return rc;
@@ -120,24 +132,18 @@ static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, int bu
                                              budget)))
                 return rc;
             add(&s);
-            if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, t * nent1,
-                                              lr_gemv_leech_p14s_default_geom(rows, cols), budget)))
-                return rc;
+            if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, t * nent1, g14s, budget))) return rc;
             add(&s);
             /* (the 3-bit form's table: the same entries and their mirrors) */
             int ntab3 = 0;
             if (c3 && (rc = lr_p14s_c3_entries(12, gb, t * nent1, t, &ntab3))) return rc;
             if (c3) {
-                if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, ntab3, lr_gemv_leech_p14s3_default_geom(rows, cols),
-                                                  budget)))
-                    return rc;
+                if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, ntab3, g14s3, budget))) return rc;
                 add(&s);
             }
             /* gate|up (two parts) as a pair ending in SwiGLU, where the geometry allows it */
             for (int form = 0; nparts == 2 && form <= c3; form++) {
-                rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, form ? ntab3 : t * nent1,
-                                                    form ? lr_gemv_leech_p14s3_default_geom_swiglu(rows, cols)
-                                                         : lr_gemv_leech_p14s_default_geom_swiglu(rows, cols),
+                rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, form ? ntab3 : t * nent1, form ? g14s3_sw : g14s_sw,
                                                     budget);
                 if (!rc) add(&s);
                 else if (rc == LR_EUNSUPPORTED) lr_clear_error();
@@ -173,9 +179,11 @@ static int plan_model(int si, int budget)
         if ((rc = lr_gemv_f16_spec(&s, &g, R[k], C[k], lr_gemv_f16_default_geom(R[k], C[k]), budget, 0))) return rc;
         add(&s);
         /* q|k|v fuses three parts, gate|up two */
-        if ((rc = plan_leech_engine(R[k], C[k], k == 7 ? 3 : k == 8 ? 2 : 1, !strcmp(lr_layer_matrix_names[k], "o") ||
-                                                                            !strcmp(lr_layer_matrix_names[k], "down"),
-                                    budget)))
+        const char *name = lr_layer_matrix_names[k];
+        const int proj = k == 7 ? LR_PROJ_QKV : k == 8 ? LR_PROJ_GATEUP : !strcmp(name, "o") ? LR_PROJ_O
+                         : !strcmp(name, "down")   ? LR_PROJ_DOWN : -1;
+        if ((rc = plan_leech_engine(R[k], C[k], k == 7 ? 3 : k == 8 ? 2 : 1, proj == LR_PROJ_O || proj == LR_PROJ_DOWN,
+                                    proj, budget)))
             return rc;
         if ((rc = lr_gemv_leech_i8_spec(&s, &g, R[k], C[k], ntab, lr_gemv_leech_i8_default_geom(R[k], C[k]), budget)))
             return rc;

@@ -97,8 +97,10 @@ static int output_has(const char *cmd, const char *want)
  * engine picks per shape: on the H200's 14B shapes the 3-bit form (its
  * q|k|v with three class tables, its gate|up as the SwiGLU pair, with the
  * geometries lr_leech_dev_upload gives them, the split's last 4 CTAs at
- * the engine's 70 %), none of it for 4B, whose
- * shapes keep Planes14S. Compiles nothing (no NVRTC needed). */
+ * the engine's 70 %, and the ends the engine gives them: q|k|v's trigger
+ * after its main loop, and on a rotated-residual model its norm too), none
+ * of it for 4B, whose shapes keep Planes14S. Compiles nothing (no NVRTC
+ * needed). appliance_gpu_test opens the engine from such a cache on a GPU. */
 static int test_dry_run_plans_default_layouts(void)
 {
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
@@ -111,23 +113,35 @@ static int test_dry_run_plans_default_layouts(void)
     T_ASSERT(n3 == 3 * (nent1 + 30) && n2 == 2 * (nent1 + 30), "3-bit form entries %d, %d (nent1 %d)", n3, n2, nent1);
     lr_jit_spec s;
     lr_launch_geom g;
-    char qkv[512], gu[512], cmd[1200];
+    char qkv[512], qkv_r[512], gu[512], gu_r[512], cmd[1200];
     /* (with the engine's late weighting of the split, as it opens them) */
     const int late = lr_gemv_p14s_late;
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, lr_gemv_leech_p14s3_default_geom(7168, 5120), 232448));
+    lr_leech_geom gq = lr_gemv_leech_p14s3_default_geom(7168, 5120),
+                  gg = lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120);
+    gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, 0, 1, 1e-6f);
+    gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER, 0, 1, 1e-6f);
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, gq, 232448));
     T_OK(lr_jit_kernel_name(&s, qkv, sizeof qkv));
-    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120),
-                                        232448));
+    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, gg, 232448));
     T_OK(lr_jit_kernel_name(&s, gu, sizeof gu));
+    gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f);
+    gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f);
+    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, gq, 232448));
+    T_OK(lr_jit_kernel_name(&s, qkv_r, sizeof qkv_r));
+    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, gg, 232448));
+    T_OK(lr_jit_kernel_name(&s, gu_r, sizeof gu_r));
     lr_gemv_p14s_late = late;
     lr_tuning_set_target(NULL, 0);
     T_ASSERT(strstr(qkv, "c3_1") && strstr(gu, "c3_1") && strstr(gu, "swiglu_1") && strstr(qkv, "late_4__latew_70") &&
-                 strstr(gu, "late_4__latew_70"),
+                 strstr(gu, "late_4__latew_70") && strstr(qkv, "trig_1") && !strstr(gu, "trig_1"),
              "names %s, %s", qkv, gu);
+    T_ASSERT(strstr(qkv_r, "trig_1") && strstr(qkv_r, "norm_") && strstr(gu_r, "norm_"), "rotated names %s, %s", qkv_r, gu_r);
     snprintf(cmd, sizeof cmd, "%s warm --models 14B --dry-run", g_bin);
     T_ASSERT(output_has(cmd, qkv), "14B plan lacks %s", qkv);
     T_ASSERT(output_has(cmd, gu), "14B plan lacks %s", gu);
+    T_ASSERT(output_has(cmd, qkv_r), "14B plan lacks %s", qkv_r);
+    T_ASSERT(output_has(cmd, gu_r), "14B plan lacks %s", gu_r);
     snprintf(cmd, sizeof cmd, "%s warm --models 4B --dry-run | grep -c c3_1", g_bin);
     T_ASSERT(output_has(cmd, "0"), "the 4B plan has 3-bit kernels");
     return T_PASS;
