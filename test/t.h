@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { T_PASS = 0, T_FAIL = 1, T_SKIP = 2 };
 
@@ -40,6 +41,24 @@ enum { T_PASS = 0, T_FAIL = 1, T_SKIP = 2 };
     } while (0)
 
 typedef struct { const char *name; int (*fn)(void); } t_case;
+
+/* The build's program folder for tests that run the tools: $LEECHRT_BIN, or
+ * BUILD/bin beside this test's BUILD/test/. 0 when neither is known. */
+static inline int t_bin_dir(char *out, size_t n)
+{
+    const char *env = getenv("LEECHRT_BIN");
+    if (env && *env) return snprintf(out, n, "%s", env), 1;
+    char self[4096];
+    const ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0) return 0;
+    self[k] = 0;
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(self, '/');
+        if (!slash) return 0;
+        *slash = 0;
+    }
+    return snprintf(out, n, "%s/bin", self), 1;
+}
 
 static inline int t_main(const char *file, const t_case *cases, int n, int argc, char **argv)
 {

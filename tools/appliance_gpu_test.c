@@ -103,14 +103,8 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--appliance-child")) return child(argv[2], argv[3]);
     snprintf(g_self, sizeof g_self, "%s", argv[0]);
-    /* build/test/appliance_gpu_test -> build/bin/cache */
-    const char *env = getenv("LEECHRT_BIN");
-    if (env) snprintf(g_bin, sizeof g_bin, "%s/cache", env);
-    else {
-        snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
-        char *slash = strrchr(g_bin, '/');
-        if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin/cache");
-    }
+    char dir[4000];
+    if (t_bin_dir(dir, sizeof dir)) snprintf(g_bin, sizeof g_bin, "%s/cache", dir);
     static const t_case cases[] = { T_CASE(test_engine_from_warmed_cache) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

@@ -113,35 +113,34 @@ static int test_dry_run_plans_default_layouts(void)
     T_ASSERT(n3 == 3 * (nent1 + 30) && n2 == 2 * (nent1 + 30), "3-bit form entries %d, %d (nent1 %d)", n3, n2, nent1);
     lr_jit_spec s;
     lr_launch_geom g;
-    char qkv[512], qkv_r[512], gu[512], gu_r[512], cmd[1200];
-    /* (with the engine's late weighting of the split, as it opens them) */
+    char qkv[2][512], gu[2][512], cmd[1200];
+    /* (with the engine's late weighting of the split, as it opens them; the
+       ends of a plain [0] and a rotated-residual [1] model) */
     const int late = lr_gemv_p14s_late;
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     lr_leech_geom gq = lr_gemv_leech_p14s3_default_geom(7168, 5120),
                   gg = lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120);
-    gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, 0, 1, 1e-6f);
-    gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER, 0, 1, 1e-6f);
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, gq, 232448));
-    T_OK(lr_jit_kernel_name(&s, qkv, sizeof qkv));
-    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, gg, 232448));
-    T_OK(lr_jit_kernel_name(&s, gu, sizeof gu));
-    gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f);
-    gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f);
-    T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, gq, 232448));
-    T_OK(lr_jit_kernel_name(&s, qkv_r, sizeof qkv_r));
-    T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, gg, 232448));
-    T_OK(lr_jit_kernel_name(&s, gu_r, sizeof gu_r));
+    for (int r = 0; r < 2; r++) {
+        gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, r, 1, 1e-6f);
+        gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER, r, 1, 1e-6f);
+        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, gq, 232448));
+        T_OK(lr_jit_kernel_name(&s, qkv[r], sizeof qkv[r]));
+        T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, gg, 232448));
+        T_OK(lr_jit_kernel_name(&s, gu[r], sizeof gu[r]));
+    }
     lr_gemv_p14s_late = late;
     lr_tuning_set_target(NULL, 0);
-    T_ASSERT(strstr(qkv, "c3_1") && strstr(gu, "c3_1") && strstr(gu, "swiglu_1") && strstr(qkv, "late_4__latew_70") &&
-                 strstr(gu, "late_4__latew_70") && strstr(qkv, "trig_1") && !strstr(gu, "trig_1"),
-             "names %s, %s", qkv, gu);
-    T_ASSERT(strstr(qkv_r, "trig_1") && strstr(qkv_r, "norm_") && strstr(gu_r, "norm_"), "rotated names %s, %s", qkv_r, gu_r);
+    T_ASSERT(strstr(qkv[0], "c3_1") && strstr(gu[0], "c3_1") && strstr(gu[0], "swiglu_1") &&
+                 strstr(qkv[0], "late_4__latew_70") && strstr(gu[0], "late_4__latew_70") && strstr(qkv[0], "trig_1") &&
+                 !strstr(gu[0], "trig_1"),
+             "names %s, %s", qkv[0], gu[0]);
+    T_ASSERT(strstr(qkv[1], "trig_1") && strstr(qkv[1], "norm_") && strstr(gu[1], "norm_"), "rotated names %s, %s", qkv[1],
+             gu[1]);
     snprintf(cmd, sizeof cmd, "%s warm --models 14B --dry-run", g_bin);
-    T_ASSERT(output_has(cmd, qkv), "14B plan lacks %s", qkv);
-    T_ASSERT(output_has(cmd, gu), "14B plan lacks %s", gu);
-    T_ASSERT(output_has(cmd, qkv_r), "14B plan lacks %s", qkv_r);
-    T_ASSERT(output_has(cmd, gu_r), "14B plan lacks %s", gu_r);
+    for (int r = 0; r < 2; r++) {
+        T_ASSERT(output_has(cmd, qkv[r]), "14B plan lacks %s", qkv[r]);
+        T_ASSERT(output_has(cmd, gu[r]), "14B plan lacks %s", gu[r]);
+    }
     snprintf(cmd, sizeof cmd, "%s warm --models 4B --dry-run | grep -c c3_1", g_bin);
     T_ASSERT(output_has(cmd, "0"), "the 4B plan has 3-bit kernels");
     return T_PASS;
@@ -200,14 +199,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--appliance-child")) return appliance_child(argv[2]);
     snprintf(g_self, sizeof g_self, "%s", argv[0]);
-    /* build/test/cache_test -> build/bin/cache */
-    const char *env = getenv("LEECHRT_BIN");
-    if (env) snprintf(g_bin, sizeof g_bin, "%s/cache", env);
-    else {
-        snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
-        char *slash = strrchr(g_bin, '/');
-        if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin/cache");
-    }
+    char dir[1000];
+    if (t_bin_dir(dir, sizeof dir)) snprintf(g_bin, sizeof g_bin, "%s/cache", dir);
     static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc),
                                     T_CASE(test_appliance_embeds_kernels),
                                     T_CASE(test_dry_run_plans_default_layouts) };

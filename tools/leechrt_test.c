@@ -4,7 +4,6 @@
  * this test's build folder (BUILD/test/x -> BUILD/bin/), or in $LEECHRT_BIN. */
 #include "test/t.h"
 
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -15,17 +14,7 @@ static char g_bin[4096], g_tmp[] = "/tmp/lr-launcher-test-XXXXXX";
 static int find_bin(void)
 {
     if (g_bin[0]) return 1;
-    const char *env = getenv("LEECHRT_BIN");
-    if (env && *env) {
-        snprintf(g_bin, sizeof g_bin, "%s", env);
-    } else {
-        char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) return 0;
-        self[n] = 0;
-        char *build = dirname(dirname(self)); /* BUILD/test/leechrt_test -> BUILD */
-        snprintf(g_bin, sizeof g_bin, "%s/bin", build);
-    }
+    if (!t_bin_dir(g_bin, sizeof g_bin)) return 0;
     if (!mkdtemp(g_tmp)) return 0;
     setenv("LEECHRT_CACHE_DIR", g_tmp, 1); /* the demo model lands here, not in ~/.cache */
     return 1;
