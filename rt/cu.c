@@ -113,11 +113,27 @@ static int read_info(int ordinal)
     return rc;
 }
 
+/* The driver keeps the current context per thread: each thread that uses
+ * the runtime makes the primary context current once. */
+static _Thread_local int t_bound;
+
+int lr_cu_bind(void)
+{
+    if (t_bound) return LR_OK;
+    if (!g_ready) return LR_FAIL(LR_ENODEV, "no CUDA device initialized");
+    int rc = LR_CU(LRCU(cuCtxSetCurrent)(g_ctx));
+    if (!rc) t_bound = 1;
+    return rc;
+}
+
 int lr_cu_init(int ordinal)
 {
     pthread_mutex_lock(&g_lock);
     int rc = LR_OK;
-    if (g_ready) goto out;
+    if (g_ready) {
+        pthread_mutex_unlock(&g_lock);
+        return lr_cu_bind(); /* (another thread initialized: this one still needs the context current) */
+    }
     if ((rc = driver_open())) goto out;
     if ((rc = LR_CU(LRCU(cuInit)(0)))) {
         rc = lr_wrap(LR_ENODEV, "no usable NVIDIA GPU");
@@ -143,7 +159,7 @@ int lr_cu_init(int ordinal)
         }
         g_budget_override = (int)v;
     }
-    g_ready = 1;
+    g_ready = 1, t_bound = 1;
 out:
     pthread_mutex_unlock(&g_lock);
     return rc;

@@ -28,6 +28,11 @@ typedef struct lr_device_info {
 /* Opens the driver and retains device `ordinal`'s primary context, making it
  * current on this thread. Idempotent. LR_ENODEV when no driver or device. */
 int lr_cu_init(int ordinal);
+/* Makes the primary context current on the calling thread (once per
+ * thread; lr_cu_init does it too): for a thread that did not initialize
+ * but uses the runtime, e.g. an engine opened in one thread and stepped in
+ * another. LR_ENODEV before lr_cu_init. */
+int lr_cu_bind(void);
 /* 1 when lr_cu_init succeeded (it is attempted once). */
 int lr_cu_available(void);
 const lr_device_info *lr_cu_device(void);

@@ -856,6 +856,8 @@ static int att_long_at(const gpu_engine *e, int pos) { return e->att_long_from >
 static int run_step(gpu_engine *e, int32_t token, int greedy)
 {
     lr_engine *b = &e->base;
+    int rc = lr_cu_bind(); /* (a handle may be stepped from a thread other than the one that opened it) */
+    if (rc) return rc;
     if (b->pos >= b->max_context) return LR_FAIL(LR_ERANGE, "context full (%d positions)", b->max_context);
     if (token < 0 || (uint32_t)token >= e->c.vocab) return LR_FAIL(LR_EINVAL, "token %d outside the vocabulary", token);
     int32_t pos = b->pos;
@@ -865,7 +867,7 @@ static int run_step(gpu_engine *e, int32_t token, int greedy)
         if (e->rope_next_pos == pos) memcpy(rope, e->rope_next, 8 * (size_t)e->c.head_dim);
         else lr_rope_table(rope, (int)e->c.head_dim, pos, (float)e->c.rope_theta);
     }
-    int rc = LR_OK, n = 0;
+    int n = 0;
     const int lng = att_long_at(e, pos);
     if (b->on_layer) {
         int was = lr_cu_set_pdl(e->base.pdl);
@@ -1079,6 +1081,7 @@ static void gpu_close(lr_engine *b)
 {
     gpu_engine *e = (gpu_engine *)b;
     if (!e) return;
+    if (lr_cu_bind()) lr_clear_error(); /* (freeing without a current context fails quietly: nothing better to do) */
     lr_cu_graph_destroy(e->graph);
     lr_cu_graph_destroy(e->graph_greedy);
     lr_cu_graph_destroy(e->graph_long);

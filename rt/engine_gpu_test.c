@@ -37,7 +37,7 @@ static int make_model(const char *cfgname, int layers, char *path, size_t n, lr_
     lr_model_config c;
     T_OK(lr_synth_config(cfgname, &c));
     if (layers) c.n_layers = (uint32_t)layers;
-    snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d_%d.lrt", cfgname, layers, (int)getpid());
+    snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d%s_%d.lrt", cfgname, layers, g_rres ? "_rres" : "", (int)getpid());
     lr_synth_opts o = { .seed = 11, .gain_bits = 1, .proj_f16 = g_proj_f16, .o_rot_full = g_o_full,
                         .rotated_residual = g_rres };
     T_OK(lr_synth_write(path, &c, &o));
@@ -427,23 +427,28 @@ static int test_gate_rot_slab(void)
  * (2 layers): opens run one at a time (the process-wide settings and what
  * the uploads read), each engine gets its own GEMV ends (plain: none;
  * rotated: all 8) and the greedy tokens of engines opened one after the
- * other. */
+ * other. And an engine opened here and stepped in another thread (whose
+ * context the runtime makes current: lr_cu_bind). */
 typedef struct {
     const lr_model *m;
-    lr_engine *e;
+    lr_engine *e; /* opened by the job unless set */
     int rc, ends;
     int32_t tok[6];
+    char msg[512];
 } open_job;
 
 static void *open_and_step(void *u)
 {
     open_job *j = u;
     lr_engine_opts o = { .max_context = 16 };
-    j->rc = lr_engine_gpu_ops.open(j->m, &o, &j->e);
-    if (j->rc) return NULL;
+    if (!j->e && (j->rc = lr_engine_gpu_ops.open(j->m, &o, &j->e))) {
+        snprintf(j->msg, sizeof j->msg, "%s", lr_errmsg()); /* (lr_errmsg is per thread) */
+        return NULL;
+    }
     j->ends = lr_engine_gpu_rres_ends(j->e);
     int32_t t = 1;
     for (int s = 0; s < 6 && !j->rc; s++) j->rc = j->e->ops->step_greedy(j->e, t, &t), j->tok[s] = t;
+    if (j->rc) snprintf(j->msg, sizeof j->msg, "%s", lr_errmsg());
     j->e->ops->close(j->e);
     return NULL;
 }
@@ -459,22 +464,29 @@ static int test_concurrent_opens(void)
         g_rres = 0;
         if (rc != T_PASS) return T_FAIL;
     }
-    open_job seq[2], par[2];
-    memset(seq, 0, sizeof seq), memset(par, 0, sizeof par);
+    open_job seq[2], par[2], other;
+    memset(seq, 0, sizeof seq), memset(par, 0, sizeof par), memset(&other, 0, sizeof other);
     for (int r = 0; r < 2; r++) seq[r].m = par[r].m = m[r], open_and_step(&seq[r]);
     pthread_t th[2];
     for (int r = 0; r < 2; r++) T_ASSERT(pthread_create(&th[r], NULL, open_and_step, &par[r]) == 0, "pthread_create");
     for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+    lr_engine_opts o = { .max_context = 16 };
+    other.m = m[1];
+    T_OK(lr_engine_gpu_ops.open(m[1], &o, &other.e));
+    T_ASSERT(pthread_create(&th[0], NULL, open_and_step, &other) == 0, "pthread_create");
+    pthread_join(th[0], NULL);
     for (int r = 0; r < 2; r++) {
-        T_ASSERT(seq[r].rc == LR_OK && par[r].rc == LR_OK, "%s: %s", r ? "rotated" : "plain", lr_errmsg());
-        T_ASSERT(seq[r].ends == (r ? 8 : 0) && par[r].ends == seq[r].ends, "%s: ends %d one at a time, %d at once",
-                 r ? "rotated" : "plain", seq[r].ends, par[r].ends);
-        T_ASSERT(!memcmp(seq[r].tok, par[r].tok, sizeof seq[r].tok), "%s: tokens differ when opened at once",
-                 r ? "rotated" : "plain");
-        lr_model_close(m[r]);
-        unlink(path[r]);
+        const char *what = r ? "rotated" : "plain";
+        T_ASSERT(seq[r].rc == LR_OK && par[r].rc == LR_OK, "%s: %s%s", what, seq[r].msg, par[r].msg);
+        T_ASSERT(seq[r].ends == (r ? 8 : 0) && par[r].ends == seq[r].ends, "%s: ends %d one at a time, %d at once", what,
+                 seq[r].ends, par[r].ends);
+        T_ASSERT(!memcmp(seq[r].tok, par[r].tok, sizeof seq[r].tok), "%s: tokens differ when opened at once", what);
     }
-    printf("    plain and rotated 4B opened at once: ends 0 / 8, tokens as opened one at a time\n");
+    T_ASSERT(other.rc == LR_OK, "stepped in another thread: %s", other.msg);
+    T_ASSERT(!memcmp(other.tok, seq[1].tok, sizeof other.tok), "tokens differ when stepped in another thread");
+    for (int r = 0; r < 2; r++) lr_model_close(m[r]), unlink(path[r]);
+    printf("    plain and rotated 4B opened at once: ends 0 / 8, tokens as opened one at a time; "
+           "stepped in another thread: the same\n");
     return T_PASS;
 }
 

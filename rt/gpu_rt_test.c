@@ -9,6 +9,8 @@
 #include "test/t.h"
 #include "util/err.h"
 
+#include <pthread.h>
+
 #define NEED_GPU() T_SKIP_IF(lr_cu_init(0) != LR_OK, lr_errmsg())
 
 static int test_device_info(void)
@@ -43,6 +45,38 @@ static int test_memory_roundtrip(void)
     T_ASSERT(b[0] == 0xab && b[N - 1] == 0xab, "memset");
     lr_cu_free(d1);
     lr_cu_free(d2);
+    return T_PASS;
+}
+
+/* A thread other than the initializing one: lr_cu_bind makes the context
+ * current there (the driver keeps it per thread), so its copies work. Without
+ * a device, binding is refused with LR_ENODEV (runs on the CPU-only machine). */
+static void *copy_in_thread(void *u)
+{
+    int *rc = u;
+    CUdeviceptr d;
+    uint32_t a = 0x1234abcd, b = 0;
+    *rc = lr_cu_bind();
+    if (!*rc) *rc = lr_cu_alloc(&d, 4);
+    if (!*rc) *rc = lr_cu_h2d(d, &a, 4);
+    if (!*rc) *rc = lr_cu_d2h(&b, d, 4), lr_cu_free(d);
+    if (!*rc && b != a) *rc = -1;
+    return NULL;
+}
+
+static int test_other_thread(void)
+{
+    if (lr_cu_init(0) != LR_OK) {
+        lr_clear_error();
+        T_ASSERT(lr_cu_bind() == LR_ENODEV && strstr(lr_errmsg(), "no CUDA device"), "bind without a device: %s",
+                 lr_errmsg());
+        return T_PASS;
+    }
+    int rc = 1;
+    pthread_t t;
+    T_ASSERT(pthread_create(&t, NULL, copy_in_thread, &rc) == 0, "pthread_create");
+    pthread_join(t, NULL);
+    T_ASSERT(rc == 0, "copies in another thread: %d", rc);
     return T_PASS;
 }
 
@@ -229,7 +263,7 @@ static int test_probe_verified(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_device_info), T_CASE(test_memory_roundtrip), T_CASE(test_probe_verified),
+T_MAIN(T_CASE(test_device_info), T_CASE(test_memory_roundtrip), T_CASE(test_other_thread), T_CASE(test_probe_verified),
        T_CASE(test_gemv_f16_qwen3_shapes), T_CASE(test_gemv_awkward_shapes_and_budgets), T_CASE(test_noweights_control),
        T_CASE(test_budget_refuses_oversized_launch), T_CASE(test_descriptor_mismatch_detected),
        T_CASE(test_graph_replay_matches_eager))

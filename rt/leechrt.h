@@ -13,7 +13,9 @@
  *
  * Every function returning int returns an lr_status (util/err.h): LR_OK, or
  * a code with a one-line message in lr_errmsg() (thread-local). A handle is
- * used by one thread at a time. */
+ * used by one thread at a time, any thread (not necessarily the one that
+ * opened it); handles in different threads run side by side, and GPU opens
+ * take their turn (they read process-wide settings from the environment). */
 #ifndef LEECHRT_H
 #define LEECHRT_H
 #include "util/err.h"
