@@ -1,0 +1,78 @@
+/* `tools/gpu/h200.sh gputest` runs a fixed list of test programs on the GPU
+ * machine, and CI has no GPU: a test that needs the device but is left off
+ * that list is never run anywhere (gemv_leech_p14s_rot_test was, until the
+ * forty-first session). Every *_test.c that initializes the device must be
+ * on the list, and every name on it must be a test that exists. Run from the
+ * repository root (skipped elsewhere). */
+#include "test/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_list[8192];
+
+/* The words of h200.sh's `tests="..."` (the gputest list), space-separated. */
+static int read_list(void)
+{
+    FILE *f = fopen("tools/gpu/h200.sh", "r");
+    if (!f) return 0;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    const char *a = strstr(text, "tests=\"");
+    if (!a) return 0;
+    a += 7;
+    const char *b = strchr(a, '"');
+    if (!b || (size_t)(b - a) >= sizeof g_list - 2) return 0;
+    snprintf(g_list, sizeof g_list, " %.*s ", (int)(b - a), a);
+    for (char *p = g_list; *p; p++)
+        if (*p == '\n' || *p == '\t') *p = ' ';
+    return 1;
+}
+
+static int listed(const char *name)
+{
+    char w[256];
+    snprintf(w, sizeof w, " %s ", name);
+    return strstr(g_list, w) != NULL;
+}
+
+static int test_every_gpu_test_is_listed(void)
+{
+    T_SKIP_IF(access("tools/gpu/h200.sh", R_OK) != 0, "not run from the repository root");
+    T_ASSERT(read_list(), "no tests=\"...\" list in tools/gpu/h200.sh");
+    FILE *p = popen("grep -rlE 'lr_cu_init|lr_cu_available|NEED_GPU' --include='*_test.c' util rt jit kernels layouts loader "
+                    "tools test | sort",
+                    "r");
+    T_ASSERT(p, "grep");
+    char line[1024];
+    int n = 0, missing = 0;
+    while (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = 0;
+        if (strstr(line, "gputest_list_test")) continue;
+        const char *base = strrchr(line, '/');
+        base = base ? base + 1 : line;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 2), base); /* without .c */
+        n++;
+        if (!listed(name)) missing++, fprintf(stderr, "    %s needs the GPU but is not in h200.sh's gputest list\n", line);
+    }
+    pclose(p);
+    T_ASSERT(n >= 10, "only %d GPU tests found: is grep there?", n);
+    T_ASSERT(!missing, "%d GPU tests never run", missing);
+    /* and the list names only tests that exist */
+    char copy[sizeof g_list];
+    snprintf(copy, sizeof copy, "%s", g_list);
+    for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " ")) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "find util rt jit kernels layouts loader tools test -name '%s.c' | grep -q .", tok);
+        T_ASSERT(system(cmd) == 0, "h200.sh lists %s, which is not a test here", tok);
+    }
+    printf("    %d GPU tests, all in the gputest list\n", n);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_every_gpu_test_is_listed))
