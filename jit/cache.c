@@ -1,5 +1,6 @@
 #include "jit/cache.h"
 #include "util/err.h"
+#include "util/setting.h"
 #include "util/log.h"
 
 #include <dirent.h>
@@ -35,8 +36,15 @@ void lr_cache_open(lr_cache *c, const char *dir)
     if (dir && *dir) snprintf(c->dir, sizeof c->dir, "%s", dir);
     else if (env && *env) snprintf(c->dir, sizeof c->dir, "%s", env);
     else snprintf(c->dir, sizeof c->dir, "%s/.cache/leechrt", home && *home ? home : "/tmp");
+    /* the LRU cap in MB; garbage is not fatal for a cache: warn, keep the default */
     const char *mb = getenv("LEECHRT_CACHE_MAX_MB");
-    c->max_bytes = (uint64_t)(mb && atoll(mb) > 0 ? atoll(mb) : 2048) << 20;
+    int cap = 2048;
+    if (mb && *mb && lr_setting_int("LEECHRT_CACHE_MAX_MB", mb, 1, 1 << 30, &cap)) {
+        lr_warn("%s: the cubin cache keeps its default cap, 2048 MB", lr_errmsg());
+        lr_clear_error();
+        cap = 2048;
+    }
+    c->max_bytes = (uint64_t)cap << 20;
     if (mkdir_p(c->dir) != 0 && access(c->dir, R_OK) != 0) {
         lr_warn("cubin cache %s unusable (%s): compiling in memory", c->dir, strerror(errno));
         c->disabled = 1;
@@ -143,7 +151,9 @@ static int is_entry_name(const char *n)
     return l == 38 && !strcmp(n + 32, ".cubin");
 }
 
-int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *count)
+/* The entries' names, sizes and times; with check, also whether each file
+ * checks out (reads it whole). */
+static int scan(const lr_cache *c, int check, lr_cache_entry **out, int *count)
 {
     *out = NULL;
     *count = 0;
@@ -167,7 +177,7 @@ int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *count)
         v[n].bytes = (uint64_t)st.st_size;
         v[n].mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         lr_key k;
-        v[n].valid = lr_key_parse(e->d_name, &k) == 0 && lr_cache_check_file(path, &k) == LR_OK;
+        v[n].valid = !check || (lr_key_parse(e->d_name, &k) == 0 && lr_cache_check_file(path, &k) == LR_OK);
         n++;
     }
     closedir(d);
@@ -176,6 +186,8 @@ int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *count)
     *count = n;
     return LR_OK;
 }
+
+int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *count) { return scan(c, 1, out, count); }
 
 static int by_mtime(const void *a, const void *b)
 {
@@ -187,7 +199,7 @@ int lr_cache_trim(const lr_cache *c, uint64_t max_bytes, int *removed)
 {
     lr_cache_entry *v;
     int n, rm = 0;
-    int rc = lr_cache_list(c, &v, &n);
+    int rc = scan(c, 0, &v, &n); /* (the order needs no file read) */
     if (rc) return rc;
     uint64_t total = 0;
     for (int i = 0; i < n; i++) total += v[i].bytes;
@@ -203,6 +215,14 @@ int lr_cache_trim(const lr_cache *c, uint64_t max_bytes, int *removed)
     free(v);
     if (removed) *removed = rm;
     return LR_OK;
+}
+
+int lr_cache_cap(lr_cache *c, int *removed)
+{
+    if (removed) *removed = 0;
+    if (c->capped || c->disabled || c->readonly) return LR_OK;
+    c->capped = 1;
+    return lr_cache_trim(c, c->max_bytes, removed);
 }
 
 int lr_cache_clear(const lr_cache *c, int *removed)

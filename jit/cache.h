@@ -18,6 +18,7 @@ typedef struct lr_cache {
     int disabled;           /* folder missing/unwritable: compile in memory */
     int readonly;           /* readable but not writable */
     uint64_t max_bytes;     /* LRU trim cap (LEECHRT_CACHE_MAX_MB, default 2048) */
+    int capped;             /* lr_cache_cap has run since the open */
 } lr_cache;
 
 /* dir NULL: $LEECHRT_CACHE_DIR, else ~/.cache/leechrt. Never fails: an
@@ -28,6 +29,10 @@ int lr_cache_get(const lr_cache *c, const lr_key *k, void **payload, size_t *n);
 int lr_cache_put(const lr_cache *c, const lr_key *k, const void *payload, size_t n);
 /* Removes least-recently-used files until the total is <= max_bytes. */
 int lr_cache_trim(const lr_cache *c, uint64_t max_bytes, int *removed);
+/* Trims to c->max_bytes the first time it is called after the open (the JIT
+ * calls it after a process's first new entry: one folder scan per process,
+ * so a cache that only grows stays under its cap); later calls do nothing. */
+int lr_cache_cap(lr_cache *c, int *removed);
 
 typedef struct lr_cache_entry {
     char name[64];

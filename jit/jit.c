@@ -163,6 +163,10 @@ static int cubin_for(const lr_jit_spec *s, const char *arch, int drv, lr_key *ke
     g_stats.compile_ms += 1e3 * (lr_now() - t0);
     pthread_mutex_unlock(&g_lock);
     if (lr_cache_put(c, key, *cubin, *n) != LR_OK) lr_clear_error(); /* a cache we cannot write is not fatal */
+    /* the size cap, once a process has added to the cache (an unreadable folder: not fatal either) */
+    pthread_mutex_lock(&g_lock);
+    if (lr_cache_cap(c, NULL) != LR_OK) lr_clear_error();
+    pthread_mutex_unlock(&g_lock);
     return LR_OK;
 }
 

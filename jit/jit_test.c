@@ -5,6 +5,7 @@
 #include "jit/jit.h"
 #include "jit/nvrtc.h"
 #include "jit/spec_examples.h"
+#include "kernels/ops.h"
 #include "test/t.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -236,6 +237,74 @@ static int test_cache_concurrent_writers(void)
     return T_PASS;
 }
 
+/* LEECHRT_CACHE_MAX_MB: a size in MB sets the cap; garbage keeps the
+ * default 2048 (with a warning: a cache setting is not worth refusing to run). */
+static int test_cache_cap_setting(void)
+{
+    fresh_dir();
+    static const struct { const char *v; uint64_t mb; } t[] = { { NULL, 2048 }, { "16", 16 }, { "12abc", 2048 },
+                                                                { "-5", 2048 }, { "0", 2048 }, { "", 2048 } };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        if (t[i].v) setenv("LEECHRT_CACHE_MAX_MB", t[i].v, 1);
+        else unsetenv("LEECHRT_CACHE_MAX_MB");
+        lr_cache c;
+        lr_cache_open(&c, g_dir);
+        T_ASSERT(c.max_bytes == t[i].mb << 20, "LEECHRT_CACHE_MAX_MB=%s: cap %llu bytes", t[i].v ? t[i].v : "(unset)",
+                 (unsigned long long)c.max_bytes);
+    }
+    unsetenv("LEECHRT_CACHE_MAX_MB");
+    return T_PASS;
+}
+
+/* The JIT keeps the cache under LEECHRT_CACHE_MAX_MB: after the first new
+ * entry of a process, the least recently used go until the folder fits. */
+static int test_jit_keeps_cache_under_cap(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    fresh_dir();
+    /* three old 600 KB entries: 1.8 MB against a 1 MB cap */
+    lr_cache c;
+    lr_cache_open(&c, g_dir);
+    static uint8_t payload[600 * 1024];
+    memset(payload, 3, sizeof payload);
+    for (int i = 0; i < 3; i++) {
+        lr_key k;
+        memset(&k, 0x40 + i, sizeof k);
+        T_OK(lr_cache_put(&c, &k, payload, sizeof payload));
+        char hex[33], path[512];
+        lr_key_hex(&k, hex);
+        snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
+        struct timespec ts[2] = { { 1000 + i, 0 }, { 1000 + i, 0 } };
+        utimensat(AT_FDCWD, path, ts, 0);
+    }
+    setenv("LEECHRT_CACHE_MAX_MB", "1", 1);
+    lr_jit_set_cache_dir(g_dir); /* (reopened: reads the cap) */
+    lr_jit_spec s;
+    lr_op_spec(&s, "op_argmax", 0);
+    void *cubin;
+    size_t len;
+    int hit = 1;
+    const int rc = lr_jit_cubin(&s, "sm_90", 13000, &cubin, &len, &hit);
+    unsetenv("LEECHRT_CACHE_MAX_MB");
+    T_OK(rc);
+    free(cubin);
+    T_ASSERT(!hit, "the kernel was already cached");
+    lr_cache_entry *v;
+    int n;
+    T_OK(lr_cache_list(&c, &v, &n));
+    uint64_t total = 0;
+    int old = 0;
+    for (int i = 0; i < n; i++) total += v[i].bytes, old += v[i].bytes > sizeof payload;
+    free(v);
+    T_ASSERT(total <= (1u << 20) && old <= 1 && n >= 1, "%d entries, %llu bytes (%d old) against a 1 MB cap", n,
+             (unsigned long long)total, old);
+    /* the new kernel stayed: a second lookup hits */
+    T_OK(lr_jit_cubin(&s, "sm_90", 13000, &cubin, &len, &hit));
+    free(cubin);
+    T_ASSERT(hit, "the new entry was trimmed");
+    return T_PASS;
+}
+
 static int test_cache_trim(void)
 {
     fresh_dir();
@@ -348,5 +417,5 @@ static int test_spec_names(void)
 T_MAIN(T_CASE(test_spec_names), T_CASE(test_key_sensitivity), T_CASE(test_nvrtc_version),
        T_CASE(test_every_template_compiles), T_CASE(test_compile_error_names_template),
        T_CASE(test_cache_hit_miss), T_CASE(test_cache_truncated), T_CASE(test_cache_corrupted),
-       T_CASE(test_cache_foreign), T_CASE(test_cache_concurrent_writers), T_CASE(test_cache_trim),
+       T_CASE(test_cache_foreign), T_CASE(test_cache_concurrent_writers), T_CASE(test_cache_cap_setting), T_CASE(test_jit_keeps_cache_under_cap), T_CASE(test_cache_trim),
        T_CASE(test_cache_readonly_and_missing))
