@@ -658,10 +658,14 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     e->base.max_context = o && o->max_context > 0 && o->max_context < (int)c->max_context ? o->max_context
                                                                                            : (int)c->max_context;
     settings_to_defaults();
-    const char *fuse_env = getenv("LEECHRT_FUSE"); /* 0: no op fused into a rotation (for comparisons) */
-    e->fuse = !(fuse_env && !strcmp(fuse_env, "0"));
+    /* 0: the fused ops (into the rotations, RoPE with attention) as launches of their own (for comparisons) */
+    e->fuse = 1;
+    rc = lr_setting_int("GPU engine: LEECHRT_FUSE", getenv("LEECHRT_FUSE"), 0, 1, &e->fuse);
+    /* programmatic dependent launch between the step's kernels where the device has it (0: off, for comparisons) */
+    int pdl = 1;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_PDL", getenv("LEECHRT_PDL"), 0, 1, &pdl);
     /* op_head_int8g's column steps loaded ahead (for comparisons; kernels/ops.h) */
-    rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
+    if (!rc) rc = lr_op_head_unroll_set("GPU engine: LEECHRT_HEAD_UNROLL", getenv("LEECHRT_HEAD_UNROLL"));
     /* gate|up ending in SwiGLU (1, default) or op_silu_mul after it (0, for comparisons) */
     e->swiglu = 1;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_SWIGLU", getenv("LEECHRT_SWIGLU"), 0, 1, &e->swiglu);
@@ -823,8 +827,7 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
      * GEMV fetches its first weights while its predecessor finishes.
      * LEECHRT_PDL=0 turns it off (for comparisons). */
     e->phase_mask = ~0u;
-    const char *pdl_env = getenv("LEECHRT_PDL");
-    e->base.pdl = lr_cu_pdl_supported() && !(pdl_env && !strcmp(pdl_env, "0"));
+    e->base.pdl = lr_cu_pdl_supported() && pdl;
     /* Capture the step once; replays read token and position from device memory. */
     if (!rc) rc = capture(e, 0, 0, ~0u, &e->graph, &e->graph_nodes);
     if (!rc) rc = capture(e, 1, 0, ~0u, &e->graph_greedy, NULL);

@@ -199,6 +199,7 @@ static int test_gate_f16_projections(void)
     return rc;
 }
 
+static int refuses_setting(const char *name);
 /* The ops before the rotations as separate launches (LEECHRT_FUSE=0): the
  * one-buffer residual path on rotated projections. */
 static int test_gate_unfused(void)
@@ -211,6 +212,11 @@ static int test_gate_unfused(void)
     g_o_full = 1;                        /* and over the whole width: its own launch */
     if (rc == T_PASS) rc = gate("tiny-llama", 0, 64, 2e-2);
     g_o_full = 0;
+    setenv("LEECHRT_FUSE", "off", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_FUSE");
+    setenv("LEECHRT_PDL", "false", 1); /* (and the other on/off switch of the step) */
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_PDL");
+    unsetenv("LEECHRT_PDL");
     if (was) setenv("LEECHRT_FUSE", keep, 1);
     else unsetenv("LEECHRT_FUSE");
     return rc;
@@ -233,7 +239,6 @@ static int test_gate_o_full(void)
     return rc;
 }
 
-static int refuses_setting(const char *name);
 /* The residual stream held rotated (gen_synthetic --residual rotated,
  * docs/format.md): on tuned shapes (4B, 14B) every Planes14S GEMV takes the
  * norm (q|k|v, gate|up) or the residual add (o, down) itself, two launches
