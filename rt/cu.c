@@ -120,7 +120,7 @@ static _Thread_local int t_bound;
 int lr_cu_bind(void)
 {
     if (t_bound) return LR_OK;
-    if (!g_ready) return LR_FAIL(LR_ENODEV, "no CUDA device initialized");
+    if (!__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE)) return LR_FAIL(LR_ENODEV, "no CUDA device initialized");
     int rc = LR_CU(LRCU(cuCtxSetCurrent)(g_ctx));
     if (!rc) t_bound = 1;
     return rc;
@@ -159,7 +159,7 @@ int lr_cu_init(int ordinal)
         }
         g_budget_override = (int)v;
     }
-    g_ready = 1, t_bound = 1;
+    __atomic_store_n(&g_ready, 1, __ATOMIC_RELEASE), t_bound = 1;
 out:
     pthread_mutex_unlock(&g_lock);
     return rc;
