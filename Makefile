@@ -74,9 +74,11 @@ $(BUILD)/fuzz/%-replay: %.c test/fuzz_replay.c $(LIB)
 # (coverage instrumented, no fuzzer main), then each target links against it.
 FUZZOBJ = $(LIBSRC:%.c=$(BUILD)/fuzzobj/%.o) $(BUILD)/fuzzobj/gen/templates_embed.o
 FUZZLIB = $(BUILD)/libleechrt-fuzz.a
+# (-MMD: a header change rebuilds them too; without it an incremental `make
+# fuzzers` linked objects of two struct layouts and crashed on valid input)
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(CLANG) $(FUZZFLAGS) -MMD -MP -fsanitize=fuzzer-no-link -c -o $@ $<
 $(BUILD)/fuzzobj/gen/templates_embed.o: $(BUILD)/gen/templates_embed.c
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=c11 -O1 -c -o $@ $<
@@ -84,8 +86,8 @@ $(FUZZLIB): $(FUZZOBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/fuzz/%: %.c $(FUZZLIB)
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZLIB) $(LDLIBS)
+	@mkdir -p $(dir $@) $(BUILD)/dep
+	$(CLANG) $(FUZZFLAGS) -MMD -MP -MF $(BUILD)/dep/$*-fuzz.d -fsanitize=fuzzer -o $@ $< $(FUZZLIB) $(LDLIBS)
 
 # An appliance launcher: the kernels of a warmed cache compiled into the
 # binary, so it starts without NVRTC or a cache folder.
@@ -106,4 +108,4 @@ clean:
 
 .PHONY: all fuzzers clean appliance
 .SECONDARY:
--include $(shell find $(BUILD)/obj $(BUILD)/dep -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzzobj $(BUILD)/dep -name '*.d' 2>/dev/null)
