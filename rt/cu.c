@@ -132,6 +132,10 @@ int lr_cu_init(int ordinal)
     int rc = LR_OK;
     if (g_ready) {
         pthread_mutex_unlock(&g_lock);
+        /* one device per process: a second ordinal is refused, not served by the first */
+        if (ordinal != g_info.ordinal)
+            return LR_FAIL(LR_EUNSUPPORTED, "CUDA device %d asked for, but this process runs on device %d (one per process)",
+                           ordinal, g_info.ordinal);
         return lr_cu_bind(); /* (another thread initialized: this one still needs the context current) */
     }
     if ((rc = driver_open())) goto out;

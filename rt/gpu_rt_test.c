@@ -77,6 +77,12 @@ static int test_other_thread(void)
     T_ASSERT(pthread_create(&t, NULL, copy_in_thread, &rc) == 0, "pthread_create");
     pthread_join(t, NULL);
     T_ASSERT(rc == 0, "copies in another thread: %d", rc);
+    /* one device per process: another ordinal is refused, not quietly served by this one */
+    const int other = lr_cu_device()->ordinal + 1;
+    T_ASSERT(lr_cu_init(other) == LR_EUNSUPPORTED && strstr(lr_errmsg(), "one per process"), "device %d after %d: %s",
+             other, other - 1, lr_errmsg());
+    lr_clear_error();
+    T_OK(lr_cu_init(other - 1));
     return T_PASS;
 }
 
