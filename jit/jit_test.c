@@ -237,6 +237,21 @@ static int test_cache_concurrent_writers(void)
     return T_PASS;
 }
 
+/* An entry under the key of bytes `fill`, its file's times set to second sec
+ * (the trim's order). */
+static int put_aged(lr_cache *c, int fill, const void *payload, size_t n, long sec)
+{
+    lr_key k;
+    memset(&k, fill, sizeof k);
+    int rc = lr_cache_put(c, &k, payload, n);
+    if (rc) return rc;
+    char hex[33], path[512];
+    lr_key_hex(&k, hex);
+    snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
+    struct timespec ts[2] = { { sec, 0 }, { sec, 0 } };
+    return utimensat(AT_FDCWD, path, ts, 0) ? LR_FAIL(LR_EIO, "utimensat %s", path) : LR_OK;
+}
+
 /* LEECHRT_CACHE_MAX_MB: a size in MB sets the cap; garbage keeps the
  * default 2048 (with a warning: a cache setting is not worth refusing to run). */
 static int test_cache_cap_setting(void)
@@ -267,16 +282,7 @@ static int test_jit_keeps_cache_under_cap(void)
     lr_cache_open(&c, g_dir);
     static uint8_t payload[600 * 1024];
     memset(payload, 3, sizeof payload);
-    for (int i = 0; i < 3; i++) {
-        lr_key k;
-        memset(&k, 0x40 + i, sizeof k);
-        T_OK(lr_cache_put(&c, &k, payload, sizeof payload));
-        char hex[33], path[512];
-        lr_key_hex(&k, hex);
-        snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
-        struct timespec ts[2] = { { 1000 + i, 0 }, { 1000 + i, 0 } };
-        utimensat(AT_FDCWD, path, ts, 0);
-    }
+    for (int i = 0; i < 3; i++) T_OK(put_aged(&c, 0x40 + i, payload, sizeof payload, 1000 + i));
     setenv("LEECHRT_CACHE_MAX_MB", "1", 1);
     lr_jit_set_cache_dir(g_dir); /* (reopened: reads the cap) */
     lr_jit_spec s;
@@ -312,17 +318,8 @@ static int test_cache_trim(void)
     lr_cache_open(&c, g_dir);
     uint8_t payload[1000];
     memset(payload, 7, sizeof payload);
-    for (int i = 0; i < 5; i++) {
-        lr_key k;
-        memset(&k, i + 1, sizeof k);
-        T_OK(lr_cache_put(&c, &k, payload, sizeof payload));
-        /* distinct mtimes: the oldest go first */
-        char hex[33], path[512];
-        lr_key_hex(&k, hex);
-        snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
-        struct timespec ts[2] = { { 1000 + i, 0 }, { 1000 + i, 0 } };
-        utimensat(AT_FDCWD, path, ts, 0);
-    }
+    /* distinct mtimes: the oldest go first */
+    for (int i = 0; i < 5; i++) T_OK(put_aged(&c, i + 1, payload, sizeof payload, 1000 + i));
     /* a hit bumps the oldest entry to newest */
     lr_key k1;
     memset(&k1, 1, sizeof k1);
