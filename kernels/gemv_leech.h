@@ -284,6 +284,14 @@ int lr_gemv_p14s_c3_set(const char *what, const char *s);
 void lr_gemv_leech_p14s_apply_knobs(lr_leech_geom *g, const int k[LR_TUNE_KNOBS]);
 int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                             int smem_budget);
+/* The spec for *geom (swiglu: lr_gemv_leech_p14s_spec_swiglu's), or where a
+ * tuned geometry needs more shared memory than smem_budget (a tuning row
+ * measured under a larger budget, e.g. LEECHRT_SMEM_BUDGET on an H200), the
+ * untuned default geometry in the same form (i8, c3) with the same ends;
+ * *geom becomes what the spec was made for. lr_leech_dev_upload and `cache
+ * warm` both choose through it. */
+int lr_gemv_leech_p14s_spec_fit(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom *geom,
+                                int smem_budget, int swiglu);
 /* Arguments for lr_call_* over a layout (exception arrays never empty). */
 void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11]);
 /* The gate|up GEMV ending in SwiGLU (kernels/gemv_leech_p14s_swiglu.c) over a

@@ -94,8 +94,7 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     if (d->geom.c3) rc = lr_p14s_c3_entries(L.max_shell, L.gain_bits, L.nentries, L.ntabs, &d->ntab);
     lr_jit_spec spec;
     if (!rc)
-        rc = d->swiglu ? lr_gemv_leech_p14s_spec_swiglu(&spec, &d->g, L.rows, L.cols, d->ntab, d->geom, lr_cu_smem_budget())
-                       : lr_gemv_leech_p14s_spec(&spec, &d->g, L.rows, L.cols, d->ntab, d->geom, lr_cu_smem_budget());
+        rc = lr_gemv_leech_p14s_spec_fit(&spec, &d->g, L.rows, L.cols, d->ntab, &d->geom, lr_cu_smem_budget(), d->swiglu);
     if (!rc) rc = lr_jit_get(&spec, &d->fn);
     if (!rc) d->trig = (int)lr_jit_spec_get(&spec, "trig", 0);
     if (!rc) d->mode = (lr_jit_spec_get(&spec, "norm", 0) != 0) | (lr_jit_spec_get(&spec, "res", 0) != 0) << 1;

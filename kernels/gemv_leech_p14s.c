@@ -286,13 +286,19 @@ int lr_gemv_p14s_c3 = 0;
 
 int lr_gemv_p14s_c3_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_gemv_p14s_c3); }
 
-/* The defaults under arm's tuning row; 0 when the table has none. */
-static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
+/* The geometry without a tuning row (the process-wide settings' early, side, i8, c3). */
+static lr_leech_geom base_geom(void)
 {
     const lr_leech_geom base = { .threads = 128, .rg = 1, .prefetch = 1, .early = lr_gemv_p14s_early, .side = lr_gemv_p14s_side,
                                 .i8 = lr_gemv_p14s_i8 || lr_gemv_p14s_c3, .c3 = lr_gemv_p14s_c3 };
+    return base;
+}
+
+/* The defaults under arm's tuning row; 0 when the table has none. */
+static int geom_of(const char *arm, int rows, int cols, lr_leech_geom *g)
+{
     int t[LR_TUNE_KNOBS];
-    *g = base;
+    *g = base_geom();
     if (!lr_tuning_lookup(arm, rows, cols, t)) return 0;
     lr_gemv_leech_p14s_apply_knobs(g, t);
     if (g->c3) g->i8 = 1; /* (a row with bit 19 clear keeps the default's) */
@@ -480,6 +486,23 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     g->block = (lr_dim3){ (unsigned)(geom.threads + 32 * geom.side), 1, 1 };
     g->smem = (unsigned)smem;
     return LR_OK;
+}
+
+int lr_gemv_leech_p14s_spec_fit(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom *geom,
+                                int smem_budget, int swiglu)
+{
+    int rc = swiglu ? lr_gemv_leech_p14s_spec_swiglu(s, g, rows, cols, ntab, *geom, smem_budget)
+                    : lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, *geom, smem_budget);
+    if (rc != LR_ERANGE) return rc;
+    /* a tuning row measured under a larger budget (LEECHRT_SMEM_BUDGET on its
+       device): the untuned geometry, same form and ends */
+    lr_leech_geom b = base_geom();
+    b.i8 = geom->i8, b.c3 = geom->c3, b.ends = geom->ends;
+    lr_clear_error();
+    rc = swiglu ? lr_gemv_leech_p14s_spec_swiglu(s, g, rows, cols, ntab, b, smem_budget)
+                : lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, b, smem_budget);
+    if (!rc) *geom = b;
+    return rc;
 }
 
 void lr_gemv_leech_p14s_args(lr_p14s *L, float *x, float *y, lr_arg a[11])

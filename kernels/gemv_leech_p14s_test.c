@@ -10,6 +10,7 @@
 #include "kernels/tuning.h"
 #include "kernels/kernels.h"
 #include "layouts/leech/leech.h"
+#include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/p14s.h"
 #include "layouts/leech_vram/p14s_c3.h"
 #include "layouts/leech_vram/random.h"
@@ -481,6 +482,40 @@ static int test_table_rows_fit(void)
         n++;
     }
     T_ASSERT(n >= 20, "only %d Planes14S rows", n);
+    return T_PASS;
+}
+
+/* A tuned geometry over a smaller budget (LEECHRT_SMEM_BUDGET=101376 on an
+ * H200): 32B's SwiGLU gate|up in the 3-bit form with 2 gain bits and a table
+ * per part needs 114,416 bytes; the spec refuses it, the fitting choice falls
+ * back to the untuned geometry in the same form with the same ends, and
+ * keeps a geometry that fits. */
+static int test_spec_fit(void)
+{
+    lr_tuning_set_target("NVIDIA H200", 90);
+    int nent1, ntab;
+    T_OK(lr_ctab_entries(12, 2, &nent1));
+    T_OK(lr_p14s_c3_entries(12, 2, 2 * nent1, 2, &ntab));
+    lr_leech_geom g = lr_gemv_leech_p14s3_default_geom_swiglu(51200, 5120), tuned;
+    g.ends.norm_eps = 1e-6f;
+    tuned = g;
+    lr_jit_spec s;
+    lr_launch_geom lg;
+    const int big = lr_gemv_leech_p14s_spec_swiglu(&s, &lg, 51200, 5120, ntab, g, 101376);
+    lr_clear_error();
+    int rc = lr_gemv_leech_p14s_spec_fit(&s, &lg, 51200, 5120, ntab, &g, 101376, 1);
+    const unsigned smem = lg.smem;
+    const long long norm = lr_jit_spec_get(&s, "norm", 0), c3 = lr_jit_spec_get(&s, "c3", 0);
+    lr_leech_geom fits = lr_gemv_leech_p14s3_default_geom(7168, 5120), before = fits;
+    const int rc2 = lr_gemv_leech_p14s_spec_fit(&s, &lg, 7168, 5120, ntab, &fits, 232448, 0);
+    lr_tuning_set_target(NULL, 0);
+    T_ASSERT(big == LR_ERANGE, "the tuned 32B gate|up fits 101376 bytes (%d): pick another shape for this test", big);
+    T_ASSERT(rc == LR_OK, "fit: %s", lr_errmsg());
+    T_ASSERT(g.threads == 128 && g.threads != tuned.threads && g.c3 && g.i8 && g.ends.norm_eps == 1e-6f,
+             "fell back to threads %d c3 %d i8 %d eps %g", g.threads, g.c3, g.i8, g.ends.norm_eps);
+    T_ASSERT(smem <= 101376 && norm && c3, "spec smem %u norm %lld c3 %lld", smem, norm, c3);
+    T_OK(rc2);
+    T_ASSERT(!memcmp(&fits, &before, sizeof fits), "a fitting geometry was changed");
     return T_PASS;
 }
 
@@ -1142,7 +1177,7 @@ static int test_gpu_late(void)
     return rc;
 }
 
-T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_late_spec), T_CASE(test_gpu_late), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
+T_MAIN(T_CASE(test_reference_vs_dense), T_CASE(test_spec_fit), T_CASE(test_late_spec), T_CASE(test_gpu_late), T_CASE(test_gpu_i8), T_CASE(test_gpu_c3), T_CASE(test_gpu_loads_prologue), T_CASE(test_ffi_matches_direct), T_CASE(test_spec_bounds), T_CASE(test_default_geom_from_table),
        T_CASE(test_gpu_qwen3_shapes), T_CASE(test_gpu_odd_shapes), T_CASE(test_gpu_geometries), T_CASE(test_geometries_fit), T_CASE(test_knobs), T_CASE(test_gpu_persistent),
        T_CASE(test_gpu_epf_identical), T_CASE(test_gpu_split_repeat), T_CASE(test_gpu_pro_early_identical), T_CASE(test_gpu_arm),
        T_CASE(test_gpu_loads_control), T_CASE(test_side_spec), T_CASE(test_table_rows_fit), T_CASE(test_gpu_side))

@@ -132,19 +132,21 @@ static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, lr_lee
                                              budget)))
                 return rc;
             add(&s);
-            if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, t * nent1, g14s, budget))) return rc;
+            lr_leech_geom gm = g14s;
+            if ((rc = lr_gemv_leech_p14s_spec_fit(&s, &g, rows, cols, t * nent1, &gm, budget, 0))) return rc;
             add(&s);
             /* (the 3-bit form's table: the same entries and their mirrors) */
             int ntab3 = 0;
             if (c3 && (rc = lr_p14s_c3_entries(12, gb, t * nent1, t, &ntab3))) return rc;
             if (c3) {
-                if ((rc = lr_gemv_leech_p14s_spec(&s, &g, rows, cols, ntab3, g14s3, budget))) return rc;
+                gm = g14s3;
+                if ((rc = lr_gemv_leech_p14s_spec_fit(&s, &g, rows, cols, ntab3, &gm, budget, 0))) return rc;
                 add(&s);
             }
             /* gate|up (two parts) as a pair ending in SwiGLU, where the geometry allows it */
             for (int form = 0; nparts == 2 && form <= c3; form++) {
-                rc = lr_gemv_leech_p14s_spec_swiglu(&s, &g, rows, cols, form ? ntab3 : t * nent1, form ? g14s3_sw : g14s_sw,
-                                                    budget);
+                gm = form ? g14s3_sw : g14s_sw;
+                rc = lr_gemv_leech_p14s_spec_fit(&s, &g, rows, cols, form ? ntab3 : t * nent1, &gm, budget, 1);
                 if (!rc) add(&s);
                 else if (rc == LR_EUNSUPPORTED) lr_clear_error();
                 else return rc;
