@@ -214,6 +214,7 @@ static int test_gate_unfused(void)
     g_o_full = 0;
     setenv("LEECHRT_FUSE", "off", 1);
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_FUSE");
+    unsetenv("LEECHRT_FUSE");
     setenv("LEECHRT_PDL", "false", 1); /* (and the other on/off switch of the step) */
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_PDL");
     unsetenv("LEECHRT_PDL");
