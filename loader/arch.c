@@ -38,6 +38,17 @@ void lr_tensor_name(char name[64], int layer, const char *role)
     else snprintf(name, 64, "blk.%d.%s", layer, role);
 }
 
+const char *lr_stream_reader_norm(const char *role)
+{
+    static const struct { const char *role, *norm; } t[] = {
+        { "attn_q", "attn_norm" }, { "attn_k", "attn_norm" }, { "attn_v", "attn_norm" },
+        { "ffn_gate", "ffn_norm" }, { "ffn_up", "ffn_norm" },     { "output", "output_norm" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!strcmp(role, t[i].role)) return t[i].norm;
+    return NULL;
+}
+
 static int check_range(const char *label, const char *field, uint32_t v, uint32_t lo, uint32_t hi)
 {
     if (v < lo || v > hi)

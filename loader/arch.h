@@ -42,5 +42,9 @@ int lr_arch_tensors(const lr_model_config *c, lr_arch_tensor **list, int *n);
 const char *const *lr_arch_layer_roles(const char *arch, int *n);
 /* "blk.<layer>.<role>" or, for layer < 0, "<role>". */
 void lr_tensor_name(char name[64], int layer, const char *role);
+/* The norm in front of a matrix role that reads the residual stream
+ * (attn_q/k/v: attn_norm; ffn_gate/up: ffn_norm; the head, output:
+ * output_norm); NULL for every other role. */
+const char *lr_stream_reader_norm(const char *role);
 
 #endif

@@ -344,21 +344,17 @@ static void sort_indices(lr_model *m, int *idx, int (*cmp)(const void *, const v
     qsort_r(idx, (size_t)m->n, sizeof idx[0], cmp, m);
 }
 
-/* The tensors must be exactly the architecture's set, with its shapes and
- * codecs the engines can use for each role. */
 /* Whether a tensor name is a projection reading the residual stream (its
- * normed form): the ones a rotated residual feeds already rotated. */
+ * normed form): the ones a rotated residual feeds already rotated (a layer's
+ * reader roles; the head, also a reader, is model-level and not one). */
 int lr_reads_residual(const char *name)
 {
-    static const char *const roles[] = { ".attn_q", ".attn_k", ".attn_v", ".ffn_gate", ".ffn_up" };
-    const size_t nl = strlen(name);
-    for (size_t i = 0; i < sizeof roles / sizeof *roles; i++) {
-        const size_t sl = strlen(roles[i]);
-        if (nl > sl && !strcmp(name + nl - sl, roles[i])) return 1;
-    }
-    return 0;
+    const char *dot = strrchr(name, '.');
+    return dot && strcmp(dot + 1, "output") && lr_stream_reader_norm(dot + 1) != NULL;
 }
 
+/* The tensors must be exactly the architecture's set, with its shapes and
+ * codecs the engines can use for each role. */
 static int check_tensor_set(lr_model *m)
 {
     lr_arch_tensor *want;

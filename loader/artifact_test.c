@@ -424,6 +424,28 @@ static int test_fuzz_seeds(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
+/* Which matrices read the residual stream, and through which norm: one
+ * table (loader/arch.c) for the reader, the engines and the importer. */
+static int test_stream_readers(void)
+{
+    static const struct { const char *role, *norm; } r[] = { { "attn_q", "attn_norm" }, { "attn_v", "attn_norm" },
+                                                           { "ffn_up", "ffn_norm" },   { "output", "output_norm" },
+                                                           { "attn_output", NULL },    { "ffn_down", NULL },
+                                                           { "attn_q_norm", NULL },    { "token_embd", NULL } };
+    for (size_t i = 0; i < sizeof r / sizeof *r; i++) {
+        const char *n = lr_stream_reader_norm(r[i].role);
+        T_ASSERT(r[i].norm ? n && !strcmp(n, r[i].norm) : !n, "%s: %s", r[i].role, n ? n : "(none)");
+    }
+    static const struct { const char *name; int reads; } t[] = {
+        { "blk.3.attn_q", 1 }, { "blk.0.attn_k", 1 },      { "blk.12.ffn_gate", 1 }, { "blk.0.ffn_up", 1 },
+        { "output", 0 },       { "blk.0.attn_output", 0 }, { "blk.0.attn_q_norm", 0 }, { "blk.0.ffn_down", 0 },
+        { "token_embd", 0 },   { "attn_q", 0 },            { "blk.0.output", 0 },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        T_ASSERT(lr_reads_residual(t[i].name) == t[i].reads, "lr_reads_residual(%s) != %d", t[i].name, t[i].reads);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_stream_readers), T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
        T_CASE(test_tokenizer_gzip), T_CASE(test_writer_never_leaves_partial_files),
        T_CASE(test_bad_configs_refused_by_writer))

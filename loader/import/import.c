@@ -451,16 +451,6 @@ static int is_projection(const lr_arch_tensor *a)
     return a->kind == LR_KIND_MATRIX && strcmp(a->role, "output") != 0;
 }
 
-/* The norm in front of a matrix that reads the residual stream; NULL for
- * the other roles. */
-static const char *reader_norm(const char *role)
-{
-    if (!strcmp(role, "attn_q") || !strcmp(role, "attn_k") || !strcmp(role, "attn_v")) return "attn_norm";
-    if (!strcmp(role, "ffn_gate") || !strcmp(role, "ffn_up")) return "ffn_norm";
-    if (!strcmp(role, "output")) return "output_norm";
-    return NULL;
-}
-
 static int is_stream_norm(const char *role)
 {
     return !strcmp(role, "attn_norm") || !strcmp(role, "ffn_norm") || !strcmp(role, "output_norm");
@@ -499,7 +489,7 @@ static int write_tensor(lr_writer *w, const lr_src *src, const lr_src_tensor *t,
                                        : write_streamed(w, src, t, codec, NULL, NULL, o->nthreads);
     if (at->kind == LR_KIND_NORM)
         return is_stream_norm(at->role) ? write_unit_norm(w, t) : write_streamed(w, src, t, codec, NULL, NULL, o->nthreads);
-    const char *norm = reader_norm(at->role);
+    const char *norm = lr_stream_reader_norm(at->role);
     float *g = NULL;
     int rc = norm ? read_gain(src, at->layer, norm, t->cols, &g) : LR_OK;
     f.gain = g;
