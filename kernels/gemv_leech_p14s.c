@@ -253,8 +253,8 @@ float lr_gemv_p14s_ref_norm_eps = 0.f;
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps)
 {
     lr_leech_ends e = { 0, 0, 0.f };
-    const int bit = proj == LR_PROJ_QKV ? 1 : proj == LR_PROJ_GATEUP ? 2 : proj == LR_PROJ_DOWN ? 4 : 0;
-    e.trig = (trig_mask & bit) != 0;
+    const int bit = proj == LR_PROJ_QKV ? 1 : proj == LR_PROJ_GATEUP ? 2 : proj == LR_PROJ_DOWN ? 4 : 8;
+    e.trig = !(trig_mask & bit) ? 0 : proj == LR_PROJ_O ? 2 : 1;
     const int reader = proj == LR_PROJ_QKV || proj == LR_PROJ_GATEUP;
     if (rres && reader && unit) e.norm_eps = eps;
     if (rres && !reader) e.res = 1;
@@ -466,7 +466,8 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.bal) lr_jit_spec_set(s, "bal", bal_rg);
     if (geom.bal == 2) lr_jit_spec_set(s, "split", 1);
     if (late_n) lr_jit_spec_set(s, "late", late_n), lr_jit_spec_set(s, "latew", lr_gemv_p14s_late);
-    if (geom.bal && geom.ends.trig) lr_jit_spec_set(s, "trig", 1);
+    if (geom.bal && geom.ends.trig == 1) lr_jit_spec_set(s, "trig", 1);
+    if (geom.ends.trig == 2) lr_jit_spec_set(s, "trige", 1);
     if (geom.ilv) lr_jit_spec_set(s, "ilv", geom.ilv);
     if (geom.pro) lr_jit_spec_set(s, "pro", 1);
     if (geom.early) lr_jit_spec_set(s, "early", geom.early);

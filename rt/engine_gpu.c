@@ -695,7 +695,7 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     /* which split GEMVs let their dependents launch after their main loop
        (bit 0 q|k|v, 1 gate|up, 2 down; lr_leech_engine_ends) */
     e->trig = LR_ENGINE_GEMV_TRIGGER;
-    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 7, &e->trig);
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 15, &e->trig);
     /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
        launches (0: the norm kernel, the add pending into it) */
     e->rres_ends = 1;

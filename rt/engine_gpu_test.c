@@ -287,7 +287,14 @@ static int test_gate_trigger(void)
     setenv("LEECHRT_GEMV_TRIGGER", "0", 1);
     if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
     if (rc == T_PASS && g_trig_projs != 0) rc = T_FAIL;
-    setenv("LEECHRT_GEMV_TRIGGER", "8", 1);
+    /* bit 3: o lets the op after it launch at its entry (its grid leaves SMs free at 14B),
+       plain and on the rotated residual, where gate|up follows o directly */
+    setenv("LEECHRT_GEMV_TRIGGER", "15", 1);
+    if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
+    g_rres = 1;
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    g_rres = 0;
+    setenv("LEECHRT_GEMV_TRIGGER", "16", 1);
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_TRIGGER");
     unsetenv("LEECHRT_GEMV_TRIGGER");
     return rc;

@@ -223,6 +223,7 @@
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 epf=1 res=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=704 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=2
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=3
+// @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=633 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1 i8=1 c3=1 res=1 trige=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=4
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 loadonly=1
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 decodeonly=1
@@ -307,6 +308,9 @@
 // gate|up slower, docs/engine.md)
 #ifndef LR_TRIG
 #define LR_TRIG 0
+#endif
+#ifndef LR_TRIGE
+#define LR_TRIGE 0
 #endif
 // LR_LATE, LR_LATEW (with LR_SPLIT): split_start
 #ifndef LR_LATE
@@ -889,6 +893,13 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
           LR_XROT_PARAMS)
 {
     LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
+#if LR_TRIGE
+    // the dependents launched at entry (ends.trig 2): with a grid that leaves
+    // SMs free (the 14B o: 107 CTAs), the next kernel's CTAs take those SMs
+    // and run to their own wait, and the rest enter as this grid's CTAs
+    // leave, with no launch between (its wait still waits for this grid)
+    lr_pdl_launch_dependents();
+#endif
     extern __shared__ __align__(16) u8 smem[];
     u8 *tab = smem;
     u32 *xs = (u32 *)(smem + TAB_BYTES);

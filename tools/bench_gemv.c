@@ -115,8 +115,10 @@ int main(int argc, char **argv)
     lr_csv_row(&out, "read_bound,,probe,,,,,%.1f,100.0,0", bound);
 
     CUdeviceptr x, y;
-    if (lr_cu_alloc(&x, 32768 * 4 * 4) || lr_cu_alloc(&y, 65536 * 4 * 4)) { fprintf(stderr, "%s\n", lr_errmsg()); return 1; }
-    lr_cu_memset8(x, 0x3c, 32768 * 4 * 4);
+    if (lr_cu_alloc(&x, 32768 * 4 * 4) || lr_cu_alloc(&y, 65536 * 4 * 4) || lr_cu_memset8(x, 0x3c, 32768 * 4 * 4)) {
+        fprintf(stderr, "bench_gemv: %s\n", lr_errmsg());
+        return 1;
+    }
     printf("%-10s %-5s %-7s %6s %6s %6s %9s %8s %7s %9s\n", "arm", "model", "matrix", "rows", "cols", "b/w", "us",
            "GB/s", "%bound", "max_err");
     int n_arms, failures = 0;

@@ -161,11 +161,13 @@ int main(int argc, char **argv)
     if (lr_cu_alloc(&x, 4 * 65536) || lr_cu_alloc(&y, 4 * 65536 * 4)) { fprintf(stderr, "%s\n", lr_errmsg()); return 1; }
     {
         float *h = malloc(4 * 65536);
+        if (!h) { fprintf(stderr, "bench_rotation: out of memory\n"); return 1; }
         lr_rng g;
         lr_rng_seed(&g, 1);
         lr_fill_random(LR_E_F32, h, 65536, &g, 1.0);
-        lr_cu_h2d(x, h, 4 * 65536);
+        rc = lr_cu_h2d(x, h, 4 * 65536);
         free(h);
+        if (rc) { fprintf(stderr, "bench_rotation: %s\n", lr_errmsg()); return 1; }
     }
 
     model ms[NMODELS];

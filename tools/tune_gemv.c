@@ -207,8 +207,10 @@ int main(int argc, char **argv)
     if (lr_read_bound_gbps(0, 10, &bound)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
     printf("read bound %.0f GB/s\n", bound);
     CUdeviceptr x, y;
-    if (lr_cu_alloc(&x, 1 << 20) || lr_cu_alloc(&y, 1 << 20)) return 1;
-    lr_cu_memset8(x, 0x3c, 1 << 20);
+    if (lr_cu_alloc(&x, 1 << 20) || lr_cu_alloc(&y, 1 << 20) || lr_cu_memset8(x, 0x3c, 1 << 20)) {
+        fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
+        return 1;
+    }
     const char *const *names = lr_layer_matrix_names;
     for (int si = 0; si < lr_qwen3_nshapes; si += 7) {
         const char *model = lr_qwen3_shapes[si].model;
