@@ -23,9 +23,11 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
                            int mag);
 
 /* A Planes14S GEMV's ends, chosen per upload (zero: the plain GEMV).
- * trig: with the split over segments (bal), its dependents launch after its
+ * trig: 1, with the split over segments (bal), its dependents launch after its
  * main loop instead of at exit (spec `trig`), so the op after it is resident
- * by the time its last rows are summed. norm_eps > 0: it takes x un-normed
+ * by the time its last rows are summed; 2, at its entry (spec `trige`, any
+ * geometry: for a grid that leaves SMs free, whose dependents' CTAs then wait
+ * there and take the rest as its CTAs leave, with no launch in between). norm_eps > 0: it takes x un-normed
  * and scales each output by rsqrt(mean(x^2) + eps) (spec `norm`: y = W
  * rmsnorm(x) with unit gain); res: it adds its output into y (spec `res`: y
  * += W x, the residual add). The last two are the rotated residual's
@@ -243,7 +245,7 @@ int lr_gemv_p14s_late_n_set(const char *what, const char *s);
 /* The GPU engine's ends for each Leech projection (one place, so that
  * `cache warm` plans the kernels the engine opens): trig from the bit of
  * trig_mask the projection has (LR_ENGINE_GEMV_TRIGGER: bit 0 q|k|v, 1
- * gate|up, 2 down; o none); with rres (a rotated-residual model whose
+ * gate|up, 2 down after the main loop; bit 3 o at its entry); with rres (a rotated-residual model whose
  * GEMVs take its ends) the readers (q|k|v, gate|up) the norm with eps where
  * their norm's gains are all 1 (unit), the writers (o, down) the add. */
 enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
@@ -252,6 +254,16 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * with its last CTAs and runs slower). 14B graph 2815-2826 against 2848-2856
  * us per token, 8B unchanged; 7 (gate|up too) 2871 (h200_engine_variants.csv). */
 #define LR_ENGINE_GEMV_TRIGGER 5
+/* ... and a rotated-residual model's: o too, at its entry (bit 3). There gate|up follows o
+ * directly (no norm launch between them that launches it early), so it launched only when o's
+ * last CTA left: 2.1 us from then to its first CTA past the wait, against 0.8 in the plain step
+ * (timeline probe, 14B, 5253d54). With o's 107 CTAs on 132 SMs, gate|up's CTAs wait on the free
+ * SMs and take the others as o's CTAs leave: 14B graph 2701-2702 against 2730-2738 us, 376.1-376.8
+ * against 370.9-373.2 tok/s; 8B 1839 against 1881 us, 553.9 against 543.1 (one process each,
+ * h200_engine_variants.csv, ba2c2b7). The plain step gains nothing from it (2829 against 2819). */
+#define LR_ENGINE_GEMV_TRIGGER_RRES 13
+/* the default mask for a plain (0) or rotated-residual (1) model */
+#define LR_ENGINE_GEMV_TRIGGER_FOR(rres) ((rres) ? LR_ENGINE_GEMV_TRIGGER_RRES : LR_ENGINE_GEMV_TRIGGER)
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
  * from here (a host reference has only the kernel's arguments; the kernel

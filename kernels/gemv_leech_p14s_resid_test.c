@@ -108,17 +108,26 @@ static int test_spec_keys(void)
     g.ends.trig = 1;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
     T_ASSERT(!lr_jit_spec_get(&s, "trig", 0), "trig in a spec without bal");
+    /* trig 2, at entry: any geometry */
+    g.ends.trig = 2;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "trige", 0) == 1 && !lr_jit_spec_get(&s, "trig", 0), "trige key missing (or trig there)");
     /* the engine's choice per projection: trig by the mask's bit, norm on the
-       readers with unit gains, the add on the writers; nothing on a plain model */
+       readers with unit gains, the add on the writers; nothing on a plain model;
+       o at its entry by bit 3 (the rotated residual's default mask has it) */
     const lr_leech_ends q = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f),
                         qn = lr_leech_engine_ends(LR_PROJ_QKV, 0, 1, 0, 1e-6f),
                         o = lr_leech_engine_ends(LR_PROJ_O, 7, 1, 1, 1e-6f),
+                        oe = lr_leech_engine_ends(LR_PROJ_O, LR_ENGINE_GEMV_TRIGGER_FOR(1), 1, 1, 1e-6f),
+                        op = lr_leech_engine_ends(LR_PROJ_O, LR_ENGINE_GEMV_TRIGGER_FOR(0), 0, 1, 1e-6f),
                         gu = lr_leech_engine_ends(LR_PROJ_GATEUP, 2, 1, 1, 1e-5f),
                         d = lr_leech_engine_ends(LR_PROJ_DOWN, LR_ENGINE_GEMV_TRIGGER, 1, 1, 1e-6f),
                         dp = lr_leech_engine_ends(LR_PROJ_DOWN, 0, 0, 1, 1e-6f);
     T_ASSERT(q.trig == 1 && q.norm_eps == 1e-6f && !q.res, "q|k|v ends %d %g %d", q.trig, q.norm_eps, q.res);
     T_ASSERT(!qn.trig && qn.norm_eps == 0 && !qn.res, "q|k|v without unit gains: %d %g %d", qn.trig, qn.norm_eps, qn.res);
     T_ASSERT(!o.trig && o.norm_eps == 0 && o.res, "o ends %d %g %d", o.trig, o.norm_eps, o.res);
+    T_ASSERT(oe.trig == 2 && oe.res && !op.trig && !op.res, "o's default ends: rotated %d %d, plain %d %d", oe.trig, oe.res,
+             op.trig, op.res);
     T_ASSERT(gu.trig && gu.norm_eps == 1e-5f && !gu.res, "gate|up ends %d %g %d", gu.trig, gu.norm_eps, gu.res);
     T_ASSERT(d.trig && d.norm_eps == 0 && d.res, "down ends %d %g %d", d.trig, d.norm_eps, d.res);
     T_ASSERT(!dp.trig && dp.norm_eps == 0 && !dp.res, "a plain down without the mask %d %g %d", dp.trig, dp.norm_eps, dp.res);

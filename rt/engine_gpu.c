@@ -104,8 +104,8 @@ typedef struct gpu_engine {
     int cur;               /* the residual stream is xb[cur] (see the top) */
     int fuse;              /* fuse ops into the rotations that follow them */
     int swiglu;            /* LEECHRT_SWIGLU: gate|up in Planes14S end in SwiGLU (default 1) */
-    int trig;              /* LEECHRT_GEMV_TRIGGER: which split GEMVs let their dependents launch
-                              after their main loop (bit 0 q|k|v, 1 gate|up, 2 down) */
+    int trig;              /* LEECHRT_GEMV_TRIGGER: which GEMVs let their dependents launch early
+                              (after the main loop: bit 0 q|k|v, 1 gate|up, 2 down; at entry: 3 o) */
     int xrot;              /* LEECHRT_XROT: which Planes14S GEMVs rotate their input in their prologue
                               (bit 0: o, bit 1: down) */
     int rres_ends;         /* LEECHRT_RRES_ENDS (default 1): in a rotated-residual model, Planes14S
@@ -692,9 +692,9 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
-    /* which split GEMVs let their dependents launch after their main loop
-       (bit 0 q|k|v, 1 gate|up, 2 down; lr_leech_engine_ends) */
-    e->trig = LR_ENGINE_GEMV_TRIGGER;
+    /* which GEMVs let their dependents launch early: after their main loop (split geometries;
+       bit 0 q|k|v, 1 gate|up, 2 down) or at entry (bit 3, o); lr_leech_engine_ends */
+    e->trig = LR_ENGINE_GEMV_TRIGGER_FOR(c->rotated_residual);
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 15, &e->trig);
     /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
        launches (0: the norm kernel, the add pending into it) */

@@ -273,10 +273,11 @@ static int test_gate_rotated_residual(void)
 }
 
 /* LEECHRT_GEMV_TRIGGER: the split GEMVs that let the op after them launch
- * after their main loop (default q|k|v and down; the gates above run it).
- * Every one of them (7; on the 4B widths, whose tuned geometries split, at
- * least one GEMV per layer takes it) and none (0: none does) give the same
- * gate; 8 is refused by name. */
+ * after their main loop (default q|k|v and down; the gates above run it),
+ * and o at its entry (bit 3; a rotated model's default). Every one of the
+ * split ones (7; on the 4B widths, whose tuned geometries split, at least
+ * one GEMV per layer takes it), none (0: none does) and all four (15, plain
+ * 4B and rotated 14B) give the same gate; 16 is refused by name. */
 static int test_gate_trigger(void)
 {
     NEED_GPU();

@@ -109,7 +109,8 @@ static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int proj,
     int rc = plan_leech_engine_at(rows, cols, nparts, xrot, plain, budget);
     for (int rres = 0; rres <= 1 && !rc && proj >= 0; rres++)
         rc = plan_leech_engine_at(rows, cols, nparts, 0,
-                                  lr_leech_engine_ends(proj, LR_ENGINE_GEMV_TRIGGER, rres, 1, (float)LR_QWEN3_NORM_EPS),
+                                  lr_leech_engine_ends(proj, LR_ENGINE_GEMV_TRIGGER_FOR(rres), rres, 1,
+                                                       (float)LR_QWEN3_NORM_EPS),
                                   budget);
     lr_gemv_p14s_late = late;
     return rc;

@@ -98,31 +98,37 @@ static int output_has(const char *cmd, const char *want)
  * q|k|v with three class tables, its gate|up as the SwiGLU pair, with the
  * geometries lr_leech_dev_upload gives them, the split's last 4 CTAs at
  * the engine's 70 %, and the ends the engine gives them: q|k|v's trigger
- * after its main loop, and on a rotated-residual model its norm too), none
+ * after its main loop, and on a rotated-residual model its norm too and o's
+ * trigger at its entry), none
  * of it for 4B, whose shapes keep Planes14S. Compiles nothing (no NVRTC
  * needed). appliance_gpu_test opens the engine from such a cache on a GPU. */
 static int test_dry_run_plans_default_layouts(void)
 {
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
     lr_tuning_set_target("NVIDIA H200", 90);
-    int nent1, n3, n2;
+    int nent1, n3, n2, n1;
     T_OK(lr_ctab_entries(12, 1, &nent1));
     /* the form's tables: the layout's entries and their mirrors */
     T_OK(lr_p14s_c3_entries(12, 1, 3 * nent1, 3, &n3));
     T_OK(lr_p14s_c3_entries(12, 1, 2 * nent1, 2, &n2));
+    T_OK(lr_p14s_c3_entries(12, 1, nent1, 1, &n1));
     T_ASSERT(n3 == 3 * (nent1 + 30) && n2 == 2 * (nent1 + 30), "3-bit form entries %d, %d (nent1 %d)", n3, n2, nent1);
     lr_jit_spec s;
     lr_launch_geom g;
-    char qkv[2][512], gu[2][512], cmd[1200];
+    char qkv[2][512], gu[2][512], o[2][512], cmd[1200];
     /* (with the engine's late weighting of the split, as it opens them; the
        ends of a plain [0] and a rotated-residual [1] model) */
     const int late = lr_gemv_p14s_late;
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     lr_leech_geom gq = lr_gemv_leech_p14s3_default_geom(7168, 5120),
-                  gg = lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120);
+                  gg = lr_gemv_leech_p14s3_default_geom_swiglu(34816, 5120),
+                  go = lr_gemv_leech_p14s3_default_geom(5120, 5120);
     for (int r = 0; r < 2; r++) {
-        gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER, r, 1, 1e-6f);
-        gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER, r, 1, 1e-6f);
+        gq.ends = lr_leech_engine_ends(LR_PROJ_QKV, LR_ENGINE_GEMV_TRIGGER_FOR(r), r, 1, 1e-6f);
+        gg.ends = lr_leech_engine_ends(LR_PROJ_GATEUP, LR_ENGINE_GEMV_TRIGGER_FOR(r), r, 1, 1e-6f);
+        go.ends = lr_leech_engine_ends(LR_PROJ_O, LR_ENGINE_GEMV_TRIGGER_FOR(r), r, 1, 1e-6f);
+        T_OK(lr_gemv_leech_p14s_spec(&s, &g, 5120, 5120, n1, go, 232448));
+        T_OK(lr_jit_kernel_name(&s, o[r], sizeof o[r]));
         T_OK(lr_gemv_leech_p14s_spec(&s, &g, 7168, 5120, n3, gq, 232448));
         T_OK(lr_jit_kernel_name(&s, qkv[r], sizeof qkv[r]));
         T_OK(lr_gemv_leech_p14s_spec_swiglu(&s, &g, 34816, 5120, n2, gg, 232448));
@@ -136,10 +142,13 @@ static int test_dry_run_plans_default_layouts(void)
              "names %s, %s", qkv[0], gu[0]);
     T_ASSERT(strstr(qkv[1], "trig_1") && strstr(qkv[1], "norm_") && strstr(gu[1], "norm_"), "rotated names %s, %s", qkv[1],
              gu[1]);
+    /* o lets gate|up launch at its entry on a rotated-residual model only */
+    T_ASSERT(!strstr(o[0], "trige_1") && strstr(o[1], "trige_1") && strstr(o[1], "res_1"), "o's names %s, %s", o[0], o[1]);
     snprintf(cmd, sizeof cmd, "%s warm --models 14B --dry-run", g_bin);
     for (int r = 0; r < 2; r++) {
         T_ASSERT(output_has(cmd, qkv[r]), "14B plan lacks %s", qkv[r]);
         T_ASSERT(output_has(cmd, gu[r]), "14B plan lacks %s", gu[r]);
+        T_ASSERT(output_has(cmd, o[r]), "14B plan lacks %s", o[r]);
     }
     snprintf(cmd, sizeof cmd, "%s warm --models 4B --dry-run | grep -c c3_1", g_bin);
     T_ASSERT(output_has(cmd, "0"), "the 4B plan has 3-bit kernels");
