@@ -23,11 +23,12 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
                            int mag);
 
 /* A Planes14S GEMV's ends, chosen per upload (zero: the plain GEMV).
- * trig: 1, with the split over segments (bal), its dependents launch after its
- * main loop instead of at exit (spec `trig`), so the op after it is resident
- * by the time its last rows are summed; 2, at its entry (spec `trige`, any
- * geometry: for a grid that leaves SMs free, whose dependents' CTAs then wait
- * there and take the rest as its CTAs leave, with no launch in between). norm_eps > 0: it takes x un-normed
+ * trig: 1, with the split over segments (bal), its dependents launch after
+ * its main loop instead of at exit (spec `trig`), so the op after it is
+ * resident by the time its last rows are summed; 2, at its entry (spec
+ * `trige`, any geometry: meant for a grid that leaves SMs free, whose
+ * dependents' CTAs then wait there and take the rest as its CTAs leave, with
+ * no launch in between). norm_eps > 0: it takes x un-normed
  * and scales each output by rsqrt(mean(x^2) + eps) (spec `norm`: y = W
  * rmsnorm(x) with unit gain); res: it adds its output into y (spec `res`: y
  * += W x, the residual add). The last two are the rotated residual's
@@ -245,7 +246,8 @@ int lr_gemv_p14s_late_n_set(const char *what, const char *s);
 /* The GPU engine's ends for each Leech projection (one place, so that
  * `cache warm` plans the kernels the engine opens): trig from the bit of
  * trig_mask the projection has (LR_ENGINE_GEMV_TRIGGER: bit 0 q|k|v, 1
- * gate|up, 2 down after the main loop; bit 3 o at its entry); with rres (a rotated-residual model whose
+ * gate|up, 2 down after the main loop; bit 3 o at its entry); with rres (a
+ * rotated-residual model whose
  * GEMVs take its ends) the readers (q|k|v, gate|up) the norm with eps where
  * their norm's gains are all 1 (unit), the writers (o, down) the add. */
 enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
@@ -260,7 +262,8 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * (timeline probe, 14B, 5253d54). With o's 107 CTAs on 132 SMs, gate|up's CTAs wait on the free
  * SMs and take the others as o's CTAs leave: 14B graph 2701-2702 against 2730-2738 us, 376.1-376.8
  * against 370.9-373.2 tok/s; 8B 1839 against 1881 us, 553.9 against 543.1 (one process each,
- * h200_engine_variants.csv, ba2c2b7). The plain step gains nothing from it (2829 against 2819). */
+ * h200_engine_variants.csv, ba2c2b7; the 8B o's grid not checked, 4B and 32B not measured with it).
+ * The plain step gains nothing from it (2829 against 2819). */
 #define LR_ENGINE_GEMV_TRIGGER_RRES 13
 /* the default mask for a plain (0) or rotated-residual (1) model */
 #define LR_ENGINE_GEMV_TRIGGER_FOR(rres) ((rres) ? LR_ENGINE_GEMV_TRIGGER_RRES : LR_ENGINE_GEMV_TRIGGER)
