@@ -262,7 +262,7 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * (timeline probe, 14B, 5253d54). With o's 107 CTAs on 132 SMs, gate|up's CTAs wait on the free
  * SMs and take the others as o's CTAs leave: 14B graph 2701-2702 against 2730-2738 us, 376.1-376.8
  * against 370.9-373.2 tok/s; 8B 1839 against 1881 us, 553.9 against 543.1 (one process each,
- * h200_engine_variants.csv, ba2c2b7; the 8B o's grid not checked, 4B and 32B not measured with it).
+ * h200_engine_variants.csv, ba2c2b7; 4B and 32B not measured with it).
  * The plain step gains nothing from it (2829 against 2819). */
 #define LR_ENGINE_GEMV_TRIGGER_RRES 13
 /* the default mask for a plain (0) or rotated-residual (1) model */
