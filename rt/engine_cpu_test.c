@@ -315,8 +315,12 @@ static int test_rotated_residual_matches_f64_reference(void)
     lr_model *m;
     if (!p || lr_model_open(p, 0, &m)) return T_FAIL;
     const int flag = lr_model_cfg(m)->rotated_residual;
+    char name[sizeof lr_model_cfg(m)->name];
+    snprintf(name, sizeof name, "%s", lr_model_cfg(m)->name);
     lr_model_close(m);
     T_ASSERT(flag == 1, "the synthetic model lacks the rotated-residual flag");
+    T_ASSERT(!strcmp(name, "qwen3-tiny-synthetic-rotated") || !strcmp(name, "llama-tiny-synthetic-rotated"),
+             "rotated synthetic model named %s", name);
     return matches_f64_reference(p);
 }
 

@@ -7,9 +7,12 @@
 #                                           (default 4) at a time (the whole suite took over 300 s
 #                                           there, mostly CPU-only codec tests)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
-#   tools/gpu/h200.sh engine [MODELS] [LAYOUTS]
+#   tools/gpu/h200.sh engine [MODELS] [LAYOUTS] [RESIDUALS]
 #                                           the decode benchmark (default 4B,8B,14B,32B at
-#                                           default,planes14s) into $OUT/h200_engine.csv
+#                                           default,planes14s) into $OUT/h200_engine.csv;
+#                                           RESIDUALS plain (default), rotated or plain,rotated
+#                                           (gen_synthetic --residual; a rotated model's rows
+#                                           name it qwen3-MODEL-synthetic-rotated)
 #   tools/gpu/h200.sh timeline [MODEL]     the timeline probe on the model's synthetic step (default
 #                                           14B; docs/engine.md, "The timeline probe"): a row per
 #                                           launch into $OUT/h200_timeline.csv, the engine's rows
@@ -97,15 +100,21 @@ case $cmd in
     # README's decode table: each model's synthetic artifact (written once per machine, in
     # /tmp), bench_engine -n 64 at the layouts, every row appended to $OUT/h200_engine.csv
     # (for bench/results/h200_engine.csv). 8B ~60 s, 14B ~80 s, 32B ~200 s with two layouts.
-    models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s}
+    models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s} residuals=${3:-plain}
     for m in ${models//,/ }; do
       known_model engine "$m"
     done
-    for m in ${models//,/ }; do
-      M=/tmp/engine_$m.lrt
-      [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
-      "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
-        tee -a "$OUT/engine_$m.log" | grep -E 'tok/s'
+    for r in ${residuals//,/ }; do
+      case $r in plain|rotated) ;; *) echo "engine: residual $r (plain or rotated)" >&2; exit 2 ;; esac
+    done
+    for r in ${residuals//,/ }; do
+      sfx=; [ "$r" = rotated ] && sfx=_rotated
+      for m in ${models//,/ }; do
+        M=/tmp/engine_$m$sfx.lrt
+        [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" --residual "$r" -o "$M" >/dev/null || exit 1
+        "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
+          tee -a "$OUT/engine_$m$sfx.log" | grep -E 'tok/s'
+      done
     done ;;
   timeline)
     m=${1:-14B}
