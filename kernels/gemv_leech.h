@@ -265,7 +265,8 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * h200_engine_variants.csv, ba2c2b7; 4B and 32B not measured with it).
  * The plain step gains nothing from it (2829 against 2819). */
 #define LR_ENGINE_GEMV_TRIGGER_RRES 13
-/* the default mask for a plain (0) or rotated-residual (1) model */
+/* the default mask for a model whose GEMVs take the rotated residual's ends (1) or not (0: a
+ * plain model, or a rotated one under LEECHRT_RRES_ENDS=0 or LEECHRT_FUSE=0) */
 #define LR_ENGINE_GEMV_TRIGGER_FOR(rres) ((rres) ? LR_ENGINE_GEMV_TRIGGER_RRES : LR_ENGINE_GEMV_TRIGGER)
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps

@@ -692,14 +692,18 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
-    /* which GEMVs let their dependents launch early: after their main loop (split geometries;
-       bit 0 q|k|v, 1 gate|up, 2 down) or at entry (bit 3, o); lr_leech_engine_ends */
-    e->trig = LR_ENGINE_GEMV_TRIGGER_FOR(c->rotated_residual);
-    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 15, &e->trig);
     /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
        launches (0: the norm kernel, the add pending into it) */
     e->rres_ends = 1;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_RRES_ENDS", getenv("LEECHRT_RRES_ENDS"), 0, 1, &e->rres_ends);
+    /* whether the GEMVs take those ends (an upload that cannot, another layout or f16, reports
+       mode 0 and its step keeps the norm launch / the pending add: proj_mode) */
+    const int rres = e->rres_ends && c->rotated_residual && e->fuse;
+    /* which GEMVs let their dependents launch early: after their main loop (split geometries;
+       bit 0 q|k|v, 1 gate|up, 2 down) or at entry (bit 3, o); lr_leech_engine_ends. The default
+       follows the ends, as `cache warm` plans them */
+    e->trig = LR_ENGINE_GEMV_TRIGGER_FOR(rres);
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_GEMV_TRIGGER", getenv("LEECHRT_GEMV_TRIGGER"), 0, 15, &e->trig);
     /* Planes14S GEMVs in the int8 mode over the int8 form where the tuning
      * table does not say (LEECHRT_GEMV_I8=1; 0 the default) */
     if (!rc) rc = lr_gemv_p14s_i8_set("GPU engine: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8"));
@@ -758,11 +762,8 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_q_norm"), &L->q_norm)) ||
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_k_norm"), &L->k_norm)))
             break;
-        /* a rotated residual's ends in the GEMVs: the norm (unit gains only: the
-           GEMV scales its sums, it does not weigh x) and the residual add; an
-           upload that cannot take them (another layout, f16) reports mode 0 and
-           its step keeps the norm launch / the pending add (proj_mode) */
-        const int rres = e->rres_ends && c->rotated_residual && e->fuse;
+        /* a rotated residual's ends in the GEMVs (rres, above): the norm (unit gains only: the
+           GEMV scales its sums, it does not weigh x) and the residual add */
         const float eps = (float)c->norm_eps;
         const lr_leech_ends end_qkv = lr_leech_engine_ends(LR_PROJ_QKV, e->trig, rres, unit_a, eps),
                             end_o = lr_leech_engine_ends(LR_PROJ_O, e->trig, rres, 1, eps),
