@@ -42,8 +42,12 @@ const char *lr_codec_name(int codec); /* "f32", "leech", ...; "?" if unknown */
 enum lr_rotation {
     LR_ROT_NONE = 0,
     LR_ROT_HADAMARD = 1, /* (Q_odd kron H_m) D from rot_seed */
-    LR_ROT_HEADS = 2     /* the same per head_dim block (attn_output only; docs/format.md) */
+    LR_ROT_HEADS = 2,    /* the same per head_dim block (attn_output only; docs/format.md) */
+    LR_ROT_BLOCKS = 3    /* (I kron H_512) D, blocks of LR_ROT_BLOCK_W (ffn_down only; docs/format.md) */
 };
+/* Rotation kind 3's block: the down GEMV applies it in its prologue, one
+ * warp per block (templates/gemv_leech_p14s.cu LR_BROT). */
+#define LR_ROT_BLOCK_W 512
 
 typedef struct lr_leech_params {
     int max_shell;           /* 12 */
