@@ -291,9 +291,9 @@ static int test_rotation_kinds(void)
     tl_refresh(b, g_micro_n);
     REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.attn_q", "only for attn_output");
     memcpy(b, g_micro, g_micro_n);
-    lra_wr32(tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, 3);
+    lra_wr32(tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, 4);
     tl_refresh(b, g_micro_n);
-    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_down", "unknown rotation kind 3");
+    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_down", "unknown rotation kind 4");
     free(b);
     return T_PASS;
 }

@@ -388,6 +388,14 @@ static int check_tensor_set(lr_model *m)
             else if (lr_rot_factor((int)m->cfg.head_dim, &fm, &fk))
                 rc = BADT(m, w->name, "rotation kind 2 (per head): head_dim %u is not a width the rotation serves "
                           "(odd factor <= 31 times a power of two >= 4)", m->cfg.head_dim);
+        } else if (t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind == LR_ROT_BLOCKS) {
+            /* blocks of 512: down's GEMV applies it in its prologue, a warp per block */
+            const size_t nl = strlen(w->name), sl = strlen(".ffn_down");
+            if (nl < sl || strcmp(w->name + nl - sl, ".ffn_down"))
+                rc = BADT(m, w->name, "rotation kind 3 (blocks of %d) is only for ffn_down", LR_ROT_BLOCK_W);
+            else if (t->cols % LR_ROT_BLOCK_W)
+                rc = BADT(m, w->name, "rotation kind 3 (blocks of %d): %llu columns is not a multiple of %d",
+                          LR_ROT_BLOCK_W, (ull)t->cols, LR_ROT_BLOCK_W);
         }
         /* a rotated residual arrives rotated by R: a Leech reader of it must be
          * stored against R itself (kind 1, the residual's seed) */

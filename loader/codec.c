@@ -62,7 +62,8 @@ static int leech_parts(const lr_tensor_desc *d, uint64_t bytes[4])
                        "leech max shell %d (only 12: the 47-bit archive)", d->leech.max_shell);
     int g = d->leech.gain_bits;
     if (g < 0 || g > 2) return LR_FAIL(LR_EFORMAT, "leech gain bits %d is not in 0..2", g);
-    if (d->leech.rot_kind != LR_ROT_NONE && d->leech.rot_kind != LR_ROT_HADAMARD && d->leech.rot_kind != LR_ROT_HEADS)
+    if (d->leech.rot_kind != LR_ROT_NONE && d->leech.rot_kind != LR_ROT_HADAMARD && d->leech.rot_kind != LR_ROT_HEADS &&
+        d->leech.rot_kind != LR_ROT_BLOCKS)
         return LR_FAIL(LR_EFORMAT, "unknown rotation kind %d", d->leech.rot_kind);
     for (int i = 0; i < 4; i++) {
         float c = d->leech.centroid[i];

@@ -194,6 +194,10 @@ static int init_mat(const lr_model *md, const char *name, uint64_t rows, uint64_
         /* per head (the reader allows it on attn_output only): blocks of head_dim */
         int rc = lr_rot_init_blocks(&m->rot, (int)cols, (int)lr_model_cfg(md)->head_dim, m->t->u.leech.rot_seed);
         if (rc) return lr_wrap(rc, "tensor %s", name);
+    } else if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind == LR_ROT_BLOCKS) {
+        /* blocks of 512 (the reader allows it on ffn_down only, cols a multiple of it) */
+        int rc = lr_rot_init_blocks(&m->rot, (int)cols, LR_ROT_BLOCK_W, m->t->u.leech.rot_seed);
+        if (rc) return lr_wrap(rc, "tensor %s", name);
     } else if (m->t->codec == LR_CODEC_LEECH && m->t->u.leech.rot_kind != LR_ROT_NONE) {
         return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: rotation kind %d", name, m->t->u.leech.rot_kind);
     }

@@ -13,7 +13,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
-            "              [--no-rotate] [--o-rotation heads|full] [--residual plain|rotated] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
+            "              [--no-rotate] [--o-rotation heads|full] [--down-rotation blocks|full]\n"
+            "              [--residual plain|rotated] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
             "              [--gptq-damp D]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
@@ -29,6 +30,9 @@ static void usage(FILE *f)
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied inside the attention\n"
             "                    kernel: one launch fewer per layer; rotation kind 2; default) or full\n"
             "                    (the whole width, kind 1)\n"
+            "  --down-rotation R ffn_down's input rotation: full (the whole width, kind 1; default) or\n"
+            "                    blocks (of 512, kind 3: the down GEMV can apply it in its prologue; a\n"
+            "                    width not a multiple of 512 falls back to full with a warning)\n"
             "  --residual R      the residual stream as in the source (plain, default) or held rotated\n"
             "                    (rotated: the same model with the norms' gains folded into the matrices\n"
             "                    after them and the hidden width's rotation into every matrix writing or\n"
@@ -92,6 +96,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             o.o_rot_full = !strcmp(v, "full");
+        }
+        else if (!strcmp(a, "--down-rotation")) {
+            if (strcmp(v, "blocks") && strcmp(v, "full")) {
+                fprintf(stderr, "import: --down-rotation %s (blocks or full)\n", v);
+                return 2;
+            }
+            o.down_blocks = !strcmp(v, "blocks");
         }
         else if (!strcmp(a, "--residual")) {
             if (strcmp(v, "plain") && strcmp(v, "rotated")) {

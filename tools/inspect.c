@@ -29,6 +29,15 @@ static void dims_str(const lr_tensor_view *t, char *s, size_t n)
     if (k > 0 && (size_t)k < n) snprintf(s + k, n - (size_t)k, "]");
 }
 
+static const char *rot_name(int kind)
+{
+    return kind == LR_ROT_NONE       ? "none"
+           : kind == LR_ROT_HADAMARD ? "hadamard"
+           : kind == LR_ROT_HEADS    ? "heads"
+           : kind == LR_ROT_BLOCKS   ? "blocks"
+                                     : "?";
+}
+
 static void params_str(const lr_tensor_view *t, char *s, size_t n)
 {
     s[0] = 0;
@@ -36,8 +45,8 @@ static void params_str(const lr_tensor_view *t, char *s, size_t n)
         const lr_leech_params *L = &t->u.leech;
         int k = snprintf(s, n, "shell<=%d g=%d c={", L->max_shell, L->gain_bits);
         for (int i = 0; i < 1 << L->gain_bits; i++) k += snprintf(s + k, n - (size_t)k, "%s%.4g", i ? "," : "", (double)L->centroid[i]);
-        snprintf(s + k, n - (size_t)k, "} rot=%s seed=%016llx tail=%d", L->rot_kind == LR_ROT_HEADS ? "heads" : L->rot_kind ? "hadamard" : "none",
-                 (unsigned long long)L->rot_seed, L->tail);
+        snprintf(s + k, n - (size_t)k, "} rot=%s seed=%016llx tail=%d", rot_name(L->rot_kind), (unsigned long long)L->rot_seed,
+                 L->tail);
     } else if (t->codec == LR_CODEC_INT8G) {
         snprintf(s, n, "group=%d f16 scale+bias", t->u.i8.group);
     }

@@ -391,10 +391,17 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
     memset(&rot, 0, sizeof rot);
     int rotate = !o->no_rotate, rc = LR_OK;
     const int heads = !o->o_rot_full && !strcmp(role, "attn_output");
+    int blocks = o->down_blocks && !strcmp(role, "ffn_down");
+    if (rotate && blocks && t->cols % LR_ROT_BLOCK_W) {
+        lr_warn("tensor %s: input width %llu is not a multiple of %d; rotated over its whole width (kind 1), "
+                "not in blocks", t->name, (unsigned long long)t->cols, LR_ROT_BLOCK_W);
+        blocks = 0;
+    }
     if (rotate) {
         d.leech.rot_seed = lr_import_rot_seed(o->seed, t->cols);
-        rc = heads ? lr_rot_init_blocks(&rot, (int)t->cols, (int)src->cfg.head_dim, d.leech.rot_seed)
-                   : lr_rot_init(&rot, (int)t->cols, d.leech.rot_seed);
+        rc = heads    ? lr_rot_init_blocks(&rot, (int)t->cols, (int)src->cfg.head_dim, d.leech.rot_seed)
+             : blocks ? lr_rot_init_blocks(&rot, (int)t->cols, LR_ROT_BLOCK_W, d.leech.rot_seed)
+                      : lr_rot_init(&rot, (int)t->cols, d.leech.rot_seed);
         if (rc == LR_EUNSUPPORTED) {
             lr_warn("tensor %s: input width %llu has no rotation (%s); stored unrotated", t->name,
                     (unsigned long long)t->cols, lr_errmsg());
@@ -403,7 +410,7 @@ static int write_leech(lr_writer *w, const lr_src *src, const lr_src_tensor *t, 
             return lr_wrap(rc, "tensor %s", t->name);
         }
     }
-    d.leech.rot_kind = !rotate ? LR_ROT_NONE : heads ? LR_ROT_HEADS : LR_ROT_HADAMARD;
+    d.leech.rot_kind = !rotate ? LR_ROT_NONE : heads ? LR_ROT_HEADS : blocks ? LR_ROT_BLOCKS : LR_ROT_HADAMARD;
     float *W = malloc(t->rows * t->cols * sizeof *W);
     if (!W) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory for %llu x %llu", t->name, (unsigned long long)t->rows,
                          (unsigned long long)t->cols);
