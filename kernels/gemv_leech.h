@@ -32,11 +32,16 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
  * and scales each output by rsqrt(mean(x^2) + eps) (spec `norm`: y = W
  * rmsnorm(x) with unit gain); res: it adds its output into y (spec `res`: y
  * += W x, the residual add). The last two are the rotated residual's
- * (docs/format.md, docs/engine.md). */
+ * (docs/format.md, docs/engine.md). brot: its input is stored against
+ * rotation kind 3 (blocks of 512, ffn_down) and the GEMV applies that
+ * rotation in its prologue (spec `brot`: the int8 mode, x staged after the
+ * prologue, cols a multiple of 512); the upload makes its tables from the
+ * tensors' seed. */
 typedef struct lr_leech_ends {
     int trig;
     int res;
     float norm_eps;
+    int brot;
 } lr_leech_ends;
 
 typedef struct lr_leech_geom {
@@ -269,6 +274,18 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * plain model, or a rotated one under LEECHRT_RRES_ENDS=0 or LEECHRT_FUSE=0) */
 #define LR_ENGINE_GEMV_TRIGGER_FOR(rres) ((rres) ? LR_ENGINE_GEMV_TRIGGER_RRES : LR_ENGINE_GEMV_TRIGGER)
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps);
+/* The GEMV with rotation kind 3 in its prologue (ends.brot;
+ * kernels/gemv_leech_p14s_brot.c): 13 arguments, Planes14S's then the
+ * rotation's sign bits and its one-entry table (1/sqrt(512), lr_rot_qtable);
+ * references over the int8 and 3-bit forms, plain or with the residual add. */
+extern const lr_kernel_desc lr_gemv_leech_p14s_brot_i8_desc, lr_gemv_leech_p14s_brot_c3_desc,
+    lr_gemv_leech_p14s_brot_res_i8_desc, lr_gemv_leech_p14s_brot_res_c3_desc;
+/* x' = (I kron H_512) D x per block through lr_rotate_host; -1 when cols is
+ * not a multiple of 512. */
+int lr_brot_host(const float *x, float *xr, const uint32_t *dbits, const float *q, int cols);
+/* What g's ends force on its geometry (brot: the int8 mode with x staged
+ * after the prologue): the upload and the cache planner both apply it. */
+void lr_leech_geom_apply_ends(lr_leech_geom *g);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
  * from here (a host reference has only the kernel's arguments; the kernel
  * has eps in its spec): set it to the spec's before calling them. */

@@ -3,6 +3,7 @@
  * launch. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/rotation.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14_layout.h"
 #include "layouts/leech_vram/p14s_c3.h"
@@ -33,6 +34,7 @@ struct lr_leech_dev {
     int ntab;               /* class-table entries (Planes14S) */
     CUfunction fn_rot;      /* the GEMV with the rotation in its prologue, once enabled */
     lr_launch_geom g_rot;
+    CUdeviceptr bdbits, bq; /* ends.brot: rotation kind 3's signs and 1/sqrt(512), extra arguments */
 };
 
 const char *lr_leech_dev_layout_name(int layout)
@@ -69,6 +71,20 @@ static int upload_p14(lr_leech_dev *d, const lr_tensor_view *const *parts, int n
 
 static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
 
+/* ends.brot: the tensors' rotation must be kind 3; its device tables. */
+static int brot_tables(lr_leech_dev *d, int cols)
+{
+    if (d->rot_rc) return LR_FAIL(d->rot_rc, "%s", d->rot_msg);
+    if (d->rot_kind != LR_ROT_BLOCKS)
+        return LR_FAIL(LR_EINVAL, "leech dev: the block rotation in the prologue, but the tensors' rotation is kind %d "
+                       "(needs kind 3)", d->rot_kind);
+    lr_rot r;
+    int rc = lr_rot_init_blocks(&r, cols, LR_ROT_BLOCK_W, d->rot_seed);
+    if (!rc) rc = lr_rot_dev_tables(&r, &d->bdbits, &d->bq);
+    lr_rot_free(&r);
+    return rc;
+}
+
 /* Segments | class tables | row scales | tail | exc_ptr | exc_col | exc_dw,
  * each 256-aligned, in one device allocation, each copied straight from the
  * unfolded layout (no host staging image). */
@@ -89,6 +105,10 @@ static int upload_p14s(lr_leech_dev *d, const lr_tensor_view *const *parts, int 
     /* (Planes14S with LEECHRT_GEMV_C3=1 or a c3 tuning row holds the 3-bit form too) */
     if (d->geom.c3) d->layout = LR_LEECH_DEV_P14S3;
     if (ends) d->geom.ends = *ends;
+    if (d->geom.ends.brot) {
+        lr_leech_geom_apply_ends(&d->geom); /* the int8 mode's prologue, x staged after it */
+        rc = brot_tables(d, L.cols);
+    }
     /* (the 3-bit form's class table has the mirrors too: p14s_c3.h) */
     d->ntab = L.nentries;
     if (d->geom.c3) rc = lr_p14s_c3_entries(L.max_shell, L.gain_bits, L.nentries, L.ntabs, &d->ntab);
@@ -152,6 +172,10 @@ static int upload(const lr_tensor_view *const *parts, int nparts, int nthreads, 
         layout = lr_leech_dev_default_layout(rows > (1 << 24) ? 1 << 24 : (int)rows, (int)parts[0]->cols);
     }
     if (!lr_leech_dev_layout_name(layout)) return LR_FAIL(LR_EINVAL, "leech dev: unknown layout %d", layout);
+    if (ends && ends->brot && (layout == LR_LEECH_DEV_P14 || swiglu))
+        return LR_FAIL(LR_EINVAL, "leech dev: the block rotation (kind 3) in the prologue needs a plain planes14s or "
+                       "planes14s3 GEMV, not %s%s (%s)", lr_leech_dev_layout_name(layout), swiglu ? " SwiGLU" : "",
+                       parts[0]->name);
     if (swiglu && layout == LR_LEECH_DEV_P14)
         return LR_FAIL(LR_EINVAL, "leech dev: the SwiGLU pair needs planes14s or planes14s3, not planes14 (%s)",
                        parts[0]->name);
@@ -189,7 +213,8 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
     CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
     int rows = m->rows, cols = m->cols;
     if (m->layout != LR_LEECH_DEV_P14) {
-        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols };
+        CUdeviceptr bd = m->bdbits, bq = m->bq;
+        void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols, &bd, &bq };
         return lr_cu_launch_ex(m->fn, m->g.grid, m->g.block, m->g.cluster, m->g.smem, s, args);
     }
     void *args[] = { &w, &tab, &scale, &tail, &x, &y, &rows, &cols };
@@ -246,5 +271,7 @@ void lr_leech_dev_free(lr_leech_dev *m)
 {
     if (!m) return;
     if (m->img) lr_cu_free(m->img);
+    if (m->bdbits) lr_cu_free(m->bdbits);
+    if (m->bq) lr_cu_free(m->bq);
     free(m);
 }

@@ -250,9 +250,14 @@ int lr_gemv_p14s_side_set(const char *what, const char *s) { return lr_setting_i
 int lr_gemv_p14s_late = 100, lr_gemv_p14s_late_n = 0;
 float lr_gemv_p14s_ref_norm_eps = 0.f;
 
+void lr_leech_geom_apply_ends(lr_leech_geom *g)
+{
+    if (g->ends.brot) g->i8 = 1, g->xw = 0, g->pro = 0, g->epf = 0;
+}
+
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps)
 {
-    lr_leech_ends e = { 0, 0, 0.f };
+    lr_leech_ends e = { 0, 0, 0.f, 0 };
     const int bit = proj == LR_PROJ_QKV ? 1 : proj == LR_PROJ_GATEUP ? 2 : proj == LR_PROJ_DOWN ? 4 : 8;
     e.trig = !(trig_mask & bit) ? 0 : proj == LR_PROJ_O ? 2 : 1;
     const int reader = proj == LR_PROJ_QKV || proj == LR_PROJ_GATEUP;
@@ -445,6 +450,17 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
      * batch) and 1024 exception products per side warp (the template's
      * SIDE_NR, SIDE_PCAP) */
     if (geom.side) smem += (size_t)4 * (3 * 16 * (geom.bal ? bal_rg : groups * geom.rg) + 1024 * geom.side);
+    /* brot: x' (cols f32) after everything else, for the prologue's block rotation */
+    size_t brot_off = 0;
+    if (geom.ends.brot) {
+        if (!geom.i8 || geom.xw || geom.pro || epf || geom.ends.norm_eps > 0 || cols % 512)
+            return LR_FAIL(LR_EINVAL,
+                           "gemv_leech_p14s %dx%d: the block rotation in the prologue needs the int8 mode with x "
+                           "staged after it (no xw, pro, epf or norm end) and cols a multiple of 512",
+                           rows, cols);
+        brot_off = (smem + 15) / 16 * 16;
+        smem = brot_off + 4 * (size_t)cols;
+    }
     /* (the norm's 32 warp sums are static shared memory, beside the dynamic) */
     const size_t stat = geom.ends.norm_eps > 0 ? 128 : 0;
     if (smem + stat > (size_t)smem_budget)
@@ -481,6 +497,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         lr_jit_spec_set(s, "norm", (long long)b);
     }
     if (geom.ends.res) lr_jit_spec_set(s, "res", 1);
+    if (geom.ends.brot) lr_jit_spec_set(s, "brot", (long long)brot_off);
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };
@@ -499,6 +516,7 @@ int lr_gemv_leech_p14s_spec_fit(lr_jit_spec *s, lr_launch_geom *g, int rows, int
        device): the untuned geometry, same form and ends */
     lr_leech_geom b = base_geom();
     b.i8 = geom->i8, b.c3 = geom->c3, b.ends = geom->ends;
+    lr_leech_geom_apply_ends(&b);
     lr_clear_error();
     rc = swiglu ? lr_gemv_leech_p14s_spec_swiglu(s, g, rows, cols, ntab, b, smem_budget)
                 : lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, b, smem_budget);

@@ -79,6 +79,7 @@ int lr_gemv_leech_p14s_spec_swiglu(lr_jit_spec *s, lr_launch_geom *g, int rows, 
                                    lr_leech_geom geom, int smem_budget)
 {
     if (rows % 2) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s SwiGLU: %d rows, not gate/up pairs", rows);
+    if (geom.ends.brot) return LR_FAIL(LR_EINVAL, "gemv_leech_p14s SwiGLU: no block rotation in its prologue (down's)");
     int rc = lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, geom, smem_budget);
     if (rc) return rc;
     /* the rows' end (templates/gemv_rows_epilogue.cuh) gives a row

@@ -202,7 +202,9 @@ static int heads_rotation(gpu_engine *e, const lr_tensor_view *t, proj *p)
 static int rotation_for(gpu_engine *e, const lr_tensor_view *t, int *idx)
 {
     *idx = -1;
-    if (t->codec != LR_CODEC_LEECH || t->u.leech.rot_kind == LR_ROT_NONE || t->u.leech.rot_kind == LR_ROT_HEADS)
+    /* (kind 2: the attention applies it; kind 3: down's GEMV, in its prologue) */
+    if (t->codec != LR_CODEC_LEECH || t->u.leech.rot_kind == LR_ROT_NONE || t->u.leech.rot_kind == LR_ROT_HEADS ||
+        t->u.leech.rot_kind == LR_ROT_BLOCKS)
         return LR_OK;
     if (t->u.leech.rot_kind != LR_ROT_HADAMARD)
         return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: rotation kind %d", t->name, t->u.leech.rot_kind);
@@ -253,6 +255,17 @@ static int build_proj(gpu_engine *e, const lr_tensor_view *const *parts, int n, 
         rc = n == 1 ? heads_rotation(e, parts[0], p)
                     : LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a per-head rotation on a fused input", parts[0]->name);
     if (rc) return rc;
+    /* Rotation kind 3 (blocks of 512, down): no launch of its own, the GEMV
+     * rotates x in its prologue (lr_leech_ends.brot), so the step has one
+     * launch fewer per layer. */
+    lr_leech_ends be;
+    if (parts[0]->codec == LR_CODEC_LEECH && parts[0]->u.leech.rot_kind == LR_ROT_BLOCKS) {
+        if (n != 1)
+            return LR_FAIL(LR_EUNSUPPORTED, "tensor %s: a block rotation (kind 3) on a fused input", parts[0]->name);
+        be = ends ? *ends : (lr_leech_ends){ 0, 0, 0.f, 0 };
+        be.brot = 1;
+        ends = &be;
+    }
     if (parts[0]->codec == LR_CODEC_LEECH) {
         p->leech = 1;
         rc = lr_leech_dev_upload(parts, n, 0, e->leech_layout, ends, &p->ld);

@@ -31,15 +31,17 @@ static int argmax(const float *v, int n)
 static int g_proj_f16;
 static int g_o_full; /* attn_output rotated over its whole width (kind 1): a rotation launch before o */
 static int g_rres;   /* the residual stream held rotated (config flag): no rotation before q|k|v, gate|up */
+static int g_down_blocks; /* ffn_down stored against rotation kind 3: its GEMV rotates x, no rotation launch */
 
 static int make_model(const char *cfgname, int layers, char *path, size_t n, lr_model **m)
 {
     lr_model_config c;
     T_OK(lr_synth_config(cfgname, &c));
     if (layers) c.n_layers = (uint32_t)layers;
-    snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d%s_%d.lrt", cfgname, layers, g_rres ? "_rres" : "", (int)getpid());
+    snprintf(path, n, "/tmp/lr_gpu_engine_%s_%d%s%s_%d.lrt", cfgname, layers, g_rres ? "_rres" : "",
+             g_down_blocks ? "_dblk" : "", (int)getpid());
     lr_synth_opts o = { .seed = 11, .gain_bits = 1, .proj_f16 = g_proj_f16, .o_rot_full = g_o_full,
-                        .rotated_residual = g_rres };
+                        .rotated_residual = g_rres, .down_blocks = g_down_blocks };
     T_OK(lr_synth_write(path, &c, &o));
     T_OK(lr_model_open(path, 0, m));
     return T_PASS;
@@ -97,7 +99,8 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     const int ends = lr_engine_gpu_rres_ends(gpu);
     T_ASSERT(ends == 0 || (g_rres && ends == 4 * (int)c->n_layers), "%d GEMVs with the rotated residual's ends "
              "(0 or all 4 per layer expected here)", ends);
-    const int want = want_launches((int)c->n_layers) - swl - xrp - ends / 2;
+    /* down in blocks of 512 (kind 3): its GEMV rotates x, one launch less per layer */
+    const int want = want_launches((int)c->n_layers) - swl - xrp - ends / 2 - (g_down_blocks ? (int)c->n_layers : 0);
     g_xrot_projs = xrp;
     g_trig_projs = lr_engine_gpu_trig_projs(gpu);
     g_rres_ends = ends;
@@ -269,6 +272,46 @@ static int test_gate_rotated_residual(void)
     setenv("LEECHRT_RRES_ENDS", "2", 1);
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_RRES_ENDS");
     unsetenv("LEECHRT_RRES_ENDS");
+    return rc;
+}
+
+/* ffn_down stored against rotation kind 3 (blocks of 512; gen_synthetic
+ * --down-rotation blocks): the down GEMV applies it in its prologue
+ * (lr_leech_ends.brot), no rotation launch before down. On the tuned 4B and
+ * 14B shapes (the 3-bit form, the split and side warps), 14B with the
+ * rotated residual (the add's end beside it), and Planes14S named on 0.6B's
+ * untuned shapes; Planes14 cannot serve it and is refused by name. All
+ * against the CPU engine. */
+static int test_gate_down_blocks(void)
+{
+    NEED_GPU();
+    g_down_blocks = 1;
+    int rc = gate("4B", 2, 12, 2e-2);
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    g_rres = 1;
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    g_rres = 0;
+    g_layout = LR_LEECH_DEV_P14S;
+    if (rc == T_PASS) rc = gate("0.6B", 2, 12, 2e-2);
+    g_layout = LR_LEECH_DEV_P14;
+    if (rc == T_PASS) {
+        char path[256];
+        lr_model *m;
+        lr_engine *gpu = NULL;
+        if (make_model("0.6B", 1, path, sizeof path, &m) != T_PASS) rc = T_FAIL;
+        lr_engine_opts o = { .max_context = 16, .leech_layout = g_layout };
+        if (rc == T_PASS) {
+            const int orc = lr_engine_gpu_ops.open(m, &o, &gpu);
+            if (orc == LR_OK) gpu->ops->close(gpu);
+            printf("    Planes14 with kind 3: %s\n", orc ? lr_errmsg() : "opened");
+            if (orc == LR_OK || !strstr(lr_errmsg(), "kind 3")) rc = T_FAIL;
+            lr_clear_error();
+            lr_model_close(m);
+            unlink(path);
+        }
+    }
+    g_layout = 0;
+    g_down_blocks = 0;
     return rc;
 }
 
@@ -682,5 +725,5 @@ static int test_context_limit(void)
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
-       T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_rotated_residual),
+       T_CASE(test_gate_o_full), T_CASE(test_gate_down_blocks), T_CASE(test_gate_trigger), T_CASE(test_gate_rotated_residual),
        T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

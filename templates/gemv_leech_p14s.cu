@@ -121,6 +121,16 @@
 // (exceptions, tail). Extra arguments: the rotation's sign bits and table
 // (kernels/gemv_leech_p14s_rot.c has the host side). With LR_EARLY the
 // first segments and the class table are in flight while it rotates.
+// LR_BROT = B > 0: the input's block rotation x' = (I kron H_512) D x
+// (artifact rotation kind 3, ffn_down; docs/rotation.md) runs in the
+// prologue: each main warp rotates whole 512-column blocks in registers
+// (16 values a lane: the signs, bits 0-1 in the float4, 2-6 by shuffles,
+// 7-8 across its four float4) into shared memory at byte B (f32, cols),
+// one barrier publishes it to every warp (the side warps too, whose row
+// ends read x' there), and the int8 staging reads it from there. No
+// cross-warp data, so no rotation launch before down. Extra arguments
+// as LR_XROT's: the sign bits and the one-entry table 1/sqrt(512)
+// (kernels/gemv_leech_p14s_brot.c has the host side).
 // LR_SIDE = 1-4: that many more warps (the block's last) make the row end's
 // values (row scales, tail terms, exception sums: lr_rows_side) while the
 // others run the main loop, so the end loads nothing but shared memory
@@ -183,6 +193,7 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=2
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 loadonly=3
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 side=2 i8=1 c3=1 late=8 latew=70 trig=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=633 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 side=2 i8=1 c3=1 late=8 latew=70 trig=1 brot=50176
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=672 rg=1 ntab=633 prefetch=1 shr=1 bal=3 pro=1 early=1 i8=1 c3=1 loadonly=2
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 side=4 i8=1 c3=1 decodeonly=2 segsm=65536
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 side=1 i8=1 c3=1 decodeonly=2 segsm=65536
@@ -330,6 +341,13 @@
 #endif
 #ifndef LR_XROT
 #define LR_XROT 0
+#endif
+#ifndef LR_BROT
+#define LR_BROT 0
+#endif
+#if LR_BROT && (!LR_I8 || LR_XW || LR_XROT || LR_PRO || LR_EPF || LR_NORM || LR_LOADONLY || LR_DECODEONLY || \
+                LR_SWIGLU || LR_COLS % 512 || LR_BROT % 16)
+#error "LR_BROT: the int8 mode's GEMV with x staged after the prologue (no xw, xrot, pro, epf, norm, controls), cols a multiple of 512, a 16-byte aligned offset"
 #endif
 #ifndef LR_I8
 #define LR_I8 0
@@ -778,6 +796,48 @@ LR_DEV void xrot_prologue(float *zs, float *qs, const float *__restrict__ q, u32
     }
 }
 #define LR_XROT_PARAMS , const u32 *__restrict__ rdbits, const float *__restrict__ rq
+#elif LR_BROT
+#include "rotate_block.cuh"
+// LR_BROT's prologue: main warp w rotates blocks w, w + warps, ... of x into
+// xb (f32), all its blocks' loads in flight first; the caller's barrier
+// publishes them. Lane l holds columns 128 j + 4 l .. + 3 of its block.
+LR_DEV void brot_prologue(float *xb, const float *x, const u32 *__restrict__ dbits, const float *__restrict__ q)
+{
+    constexpr int NB = LR_COLS / 512, NW = LR_THREADS / 32, R = (NB + NW - 1) / NW;
+    const int lane = threadIdx.x & 31, w0 = threadIdx.x >> 5;
+    const float sc = __ldg(q);
+    float4 v[R][4];
+    u32 sg[R][4];
+#pragma unroll
+    for (int t = 0; t < R; t++) {
+        const int blk = min(w0 + t * NW, NB - 1); // a clamped copy is computed, not stored
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int c = blk * 512 + 128 * j + 4 * lane;
+            v[t][j] = *(const float4 *)(x + c);
+            sg[t][j] = __ldg(dbits + (c >> 5)) >> ((4 * lane) & 31);
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < R; t++) {
+        const int blk = w0 + t * NW;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            lr_flip4(v[t][j], sg[t][j]);
+            lr_fwht_item<5>(v[t][j], lane); // bits 0-6
+        }
+        lr_bfly4(v[t][0], v[t][1]); // bit 7
+        lr_bfly4(v[t][2], v[t][3]);
+        lr_bfly4(v[t][0], v[t][2]); // bit 8
+        lr_bfly4(v[t][1], v[t][3]);
+        if (blk < NB)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                *(float4 *)(xb + blk * 512 + 128 * j + 4 * lane) =
+                    make_float4(v[t][j].x * sc, v[t][j].y * sc, v[t][j].z * sc, v[t][j].w * sc);
+    }
+}
+#define LR_XROT_PARAMS , const u32 *__restrict__ rdbits, const float *__restrict__ rq
 #else
 #define LR_XROT_PARAMS
 #endif
@@ -921,6 +981,10 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     float *const sd = (float *)(smem + SIDE_OFF);
     if (threadIdx.x >= LR_THREADS) { // a side warp: its share of the rows' values, then leave
         const int sw = (threadIdx.x - LR_THREADS) >> 5;
+#if LR_BROT
+        lr_bar_sync(14, LR_THREADS + 32 * LR_SIDE); // the main warps' x' (LR_BROT), which the row ends read
+        x = (const float *)(smem + LR_BROT);
+#endif
 #if LR_BAL
         int rgA, rgB;
         cta_rgs(rgA, rgB);
@@ -1044,6 +1108,16 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     else if (!NO_TAB_STAGE) stage_table(tab, gtab);
 #else
     if (!NO_TAB_STAGE) stage_table(tab, gtab);
+#endif
+#if LR_BROT
+    // x' = (I kron H_512) D x into shared memory, then everything reads it there
+    brot_prologue((float *)(smem + LR_BROT), x, rdbits, rq);
+#if LR_SIDE
+    lr_bar_sync(14, LR_THREADS + 32 * LR_SIDE); // with the side warps (they wait on it)
+#else
+    __syncthreads();
+#endif
+    x = (const float *)(smem + LR_BROT);
 #endif
     const uint4 *xz = (const uint4 *)(smem + TAB_BYTES + XS_BYTES + RED_BYTES);
     if (threadIdx.x < 4) ((uint4 *)xz)[threadIdx.x] = make_uint4(0u, 0u, 0u, 0u);

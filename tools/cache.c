@@ -105,13 +105,16 @@ static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int proj,
 {
     const int late = lr_gemv_p14s_late;
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
-    const lr_leech_ends plain = { 0, 0, 0.f };
+    const lr_leech_ends plain = { 0, 0, 0.f, 0 };
     int rc = plan_leech_engine_at(rows, cols, nparts, xrot, plain, budget);
+    /* (down: also stored against rotation kind 3, its GEMV rotating in the prologue) */
     for (int rres = 0; rres <= 1 && !rc && proj >= 0; rres++)
-        rc = plan_leech_engine_at(rows, cols, nparts, 0,
-                                  lr_leech_engine_ends(proj, LR_ENGINE_GEMV_TRIGGER_FOR(rres), rres, 1,
-                                                       (float)LR_QWEN3_NORM_EPS),
-                                  budget);
+        for (int brot = 0; brot <= (proj == LR_PROJ_DOWN && cols % LR_ROT_BLOCK_W == 0) && !rc; brot++) {
+            lr_leech_ends e = lr_leech_engine_ends(proj, LR_ENGINE_GEMV_TRIGGER_FOR(rres), rres, 1,
+                                                   (float)LR_QWEN3_NORM_EPS);
+            e.brot = brot;
+            rc = plan_leech_engine_at(rows, cols, nparts, 0, e, budget);
+        }
     lr_gemv_p14s_late = late;
     return rc;
 }
@@ -123,6 +126,7 @@ static int plan_leech_engine_at(int rows, int cols, int nparts, int xrot, lr_lee
                   g14s_sw = lr_gemv_leech_p14s_default_geom_swiglu(rows, cols),
                   g14s3_sw = lr_gemv_leech_p14s3_default_geom_swiglu(rows, cols);
     g14s.ends = g14s3.ends = g14s_sw.ends = g14s3_sw.ends = ends;
+    lr_leech_geom_apply_ends(&g14s), lr_leech_geom_apply_ends(&g14s3);
     for (int gb = 1; gb <= 2; gb++) {
         int nent1, rc = lr_ctab_entries(12, gb, &nent1);
         if (rc) return rc;
