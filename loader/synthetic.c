@@ -90,7 +90,9 @@ static void make_desc(const lr_arch_tensor *a, int index, const lr_synth_opts *o
         d->codec = LR_CODEC_LEECH;
         d->leech.max_shell = 12;
         d->leech.gain_bits = o->gain_bits;
-        d->leech.rot_kind = !o->o_rot_full && !strcmp(a->role, "attn_output") ? LR_ROT_HEADS : LR_ROT_HADAMARD;
+        d->leech.rot_kind = !o->o_rot_full && !strcmp(a->role, "attn_output") ? LR_ROT_HEADS
+                            : o->down_blocks && !strcmp(a->role, "ffn_down")   ? LR_ROT_BLOCKS
+                                                                               : LR_ROT_HADAMARD;
         /* one seed per input width: q|k|v and gate|up share a rotation and fuse */
         d->leech.rot_seed = lr_rot_seed_for_width(o->seed, a->dims[1]);
         memcpy(d->leech.centroid, k_centroids[o->gain_bits], sizeof d->leech.centroid);
@@ -332,6 +334,9 @@ static int read_tokenizer(const char *path, int *kind, void **blob, size_t *n)
 int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_opts *o)
 {
     if (o->gain_bits < 0 || o->gain_bits > 2) return LR_FAIL(LR_EINVAL, "gain bits %d (0..2)", o->gain_bits);
+    if (o->down_blocks && !o->proj_f16 && cfg->intermediate % LR_ROT_BLOCK_W)
+        return LR_FAIL(LR_EINVAL, "synthetic %s: ffn_down in blocks of %d (rotation kind 3), but the intermediate width %u "
+                       "is not a multiple of %d", cfg->name, LR_ROT_BLOCK_W, cfg->intermediate, LR_ROT_BLOCK_W);
     lr_model_config rcfg = *cfg;
     if (o->rotated_residual) {
         /* the residual's rotation is the one its Leech readers are stored against */

@@ -26,6 +26,9 @@ typedef struct lr_synth_opts {
     int proj_f16;                /* 1: projections as f16 (the dense arm beside Leech), not Leech */
     int o_rot_full;              /* 1: attn_output rotated over its whole width (rotation kind 1); 0: per
                                     head (kind 2), as import's default */
+    int down_blocks;             /* 1: ffn_down rotated in blocks of LR_ROT_BLOCK_W (rotation kind 3; the
+                                    intermediate width must be a multiple of it, LR_EINVAL otherwise);
+                                    0 (default, as import's): over its whole width (kind 1) */
     int rotated_residual;        /* 1: the residual stream held rotated (config flag; docs/format.md),
                                     norms before q|k|v, gate|up and the head exactly 1 (import
                                     --residual rotated); 0 (default, as import's): as is */

@@ -14,8 +14,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gen_synthetic -c CONFIG -o OUT.lrt [--seed N] [--tokenizer PATH] [--threads N]\n"
-            "                     [--gain-bits G] [--proj f16] [--o-rotation heads|full] [--residual plain|rotated]\n"
-            "                     [--align 64|4096] [--help]\n"
+            "                     [--gain-bits G] [--proj f16] [--o-rotation heads|full]\n"
+            "                     [--down-rotation blocks|full] [--residual plain|rotated] [--align 64|4096] [--help]\n"
             "Writes a synthetic leechrt model artifact (docs/format.md): Leech-archive projections\n"
             "(random valid indices, lognormal row scales, G gain bits, default 1), int8 embedding\n"
             "and head (groups of 64, f16 scale+bias), f32 norms near 1 (the residual stream's exactly 1\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f)
             "  --threads N       generator threads (default: all cores)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
             "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
+            "  --down-rotation R ffn_down's input rotation: full (the whole width, kind 1; default) or\n"
+            "                    blocks (of 512, kind 3: the down GEMV can apply it in its prologue; the\n"
+            "                    config's intermediate width must be a multiple of 512)\n"
 "  --residual K      plain (default, as import's) or rotated: the residual stream held rotated,\n"
             "                    no rotation before q|k|v or gate|up, the GEMVs take the norm and the add\n"
             "                    (faster; on a real model it cost quality: docs/import.md)\n"
@@ -58,6 +61,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             o.o_rot_full = !strcmp(v, "full");
+        }
+        else if (!strcmp(a, "--down-rotation")) {
+            if (strcmp(v, "blocks") && strcmp(v, "full")) {
+                fprintf(stderr, "gen_synthetic: --down-rotation takes blocks or full\n");
+                return 2;
+            }
+            o.down_blocks = !strcmp(v, "blocks");
         }
         else if (!strcmp(a, "--residual")) {
             if (strcmp(v, "plain") && strcmp(v, "rotated")) {
