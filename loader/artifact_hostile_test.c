@@ -274,8 +274,31 @@ static int test_codec_sizes(void)
     return T_PASS;
 }
 
+/* The micro model with an intermediate width of 512 and ffn_down rotated in
+ * blocks of 512 (rotation kind 3): plain (rres 0) or with the residual held
+ * rotated (rres 1), made once each. */
+static uint8_t *g_bmicro[2];
+static size_t g_bmicro_n[2];
+static int setup_blocks(int rres)
+{
+    if (g_bmicro[rres]) return 0;
+    char a[512];
+    tl_path(a, sizeof a, rres ? "micro-blocks-rres.lrt" : "micro-blocks.lrt");
+    lr_model_config c;
+    lr_synth_opts o = { .seed = 3, .nthreads = 2, .align = 64, .gain_bits = 1, .down_blocks = 1, .rotated_residual = rres };
+    if (lr_synth_config("micro", &c)) return 1;
+    c.intermediate = LR_ROT_BLOCK_W;
+    if (lr_synth_write(a, &c, &o)) return 1;
+    g_bmicro[rres] = tl_read(a, &g_bmicro_n[rres]);
+    return !g_bmicro[rres];
+}
+
 /* Rotation kinds: 2 (per head) is read on attn_output and refused on any
- * other projection (its input does not come in heads); 3 is unknown. */
+ * other projection (its input does not come in heads); 3 (blocks of 512) is
+ * read on ffn_down, with or without the rotated residual (down is a writer
+ * of the stream: its input rotation is its own), and refused on any other
+ * projection and on a down whose width is not a multiple of 512; 4 is
+ * unknown. */
 static int test_rotation_kinds(void)
 {
     T_ASSERT(!setup(), "setup");
@@ -290,11 +313,44 @@ static int test_rotation_kinds(void)
     lra_wr32(tl_record(b, "blk.0.attn_q") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_HEADS);
     tl_refresh(b, g_micro_n);
     REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.attn_q", "only for attn_output");
+    /* kind 3 on micro's down: 96 columns */
+    memcpy(b, g_micro, g_micro_n);
+    lra_wr32(tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_BLOCKS);
+    tl_refresh(b, g_micro_n);
+    REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_down", "96 columns is not a multiple of 512");
     memcpy(b, g_micro, g_micro_n);
     lra_wr32(tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, 4);
     tl_refresh(b, g_micro_n);
     REFUSED(b, g_micro_n, LR_EFORMAT, "blk.0.ffn_down", "unknown rotation kind 4");
     free(b);
+    for (int rres = 0; rres < 2; rres++) {
+        T_ASSERT(!setup_blocks(rres), "setup (blocks, rotated residual %d): %s", rres, lr_errmsg());
+        const size_t n = g_bmicro_n[rres];
+        T_OK(lr_model_open_mem(g_bmicro[rres], n, LABEL, 0, &m));
+        const lr_tensor_view *d = lr_model_tensor(m, "blk.0.ffn_down");
+        T_ASSERT(d->cols == LR_ROT_BLOCK_W && d->u.leech.rot_kind == LR_ROT_BLOCKS &&
+                     lr_model_cfg(m)->rotated_residual == rres,
+                 "down %llu columns, kind %d, rotated residual %d", (unsigned long long)d->cols, d->u.leech.rot_kind,
+                 lr_model_cfg(m)->rotated_residual);
+        lr_model_close(m);
+        b = tl_dup(g_bmicro[rres], n);
+        T_ASSERT(b, "alloc");
+        /* on any other projection, by name (the one before a reader's residual rule) */
+        static const char *const others[] = { "blk.0.attn_output", "blk.0.ffn_gate", "blk.0.attn_q" };
+        for (int i = 0; i < 3; i++) {
+            memcpy(b, g_bmicro[rres], n);
+            lra_wr32(tl_record(b, others[i]) + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_BLOCKS);
+            tl_refresh(b, n);
+            REFUSED(b, n, LR_EFORMAT, others[i], "rotation kind 3 (blocks of 512) is only for ffn_down");
+        }
+        /* down back to kind 1 is valid too */
+        memcpy(b, g_bmicro[rres], n);
+        lra_wr32(tl_record(b, "blk.0.ffn_down") + LRA_T_PARAMS + LRA_P_LEECH_ROT_KIND, LR_ROT_HADAMARD);
+        tl_refresh(b, n);
+        T_OK(lr_model_open_mem(b, n, LABEL, 0, &m));
+        lr_model_close(m);
+        free(b);
+    }
     return T_PASS;
 }
 

@@ -20,24 +20,36 @@
 static char g_dir[] = "/tmp/lr-engine-test-XXXXXX";
 static char g_path[256], g_llama[256], g_full[256]; /* g_full: attn_output rotated over its whole width */
 static char g_rres[256];                            /* the residual stream held rotated */
+static char g_blocks[256], g_blocks_rres[256];      /* ffn_down in blocks of 512 (kind 3), plain / rotated residual */
 
-/* A synthetic model (config name), generated once per run. */
-static const char *synth_path_or(const char *name, char *g_path, int o_full, int rres)
+/* A synthetic model (config name), generated once per run. down_blocks:
+ * ffn_down rotated in blocks of 512 (rotation kind 3), the intermediate
+ * width made 1024 (two blocks) for it. */
+static const char *synth_path_ord(const char *name, char *g_path, int o_full, int rres, int down_blocks)
 {
     if (g_path[0]) return g_path;
     /* once: mkdtemp's random suffix may itself contain an 'X' */
     static int made;
     if (!made && !mkdtemp(g_dir)) return NULL;
     made = 1;
-    snprintf(g_path, 256, "%s/%s%s%s.lrt", g_dir, name, o_full ? "-o-full" : "", rres ? "-rres" : "");
+    snprintf(g_path, 256, "%s/%s%s%s%s.lrt", g_dir, name, o_full ? "-o-full" : "", rres ? "-rres" : "",
+             down_blocks ? "-down-blocks" : "");
     lr_model_config cfg;
-    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full, .rotated_residual = rres };
-    if (lr_synth_config(name, &cfg) || lr_synth_write(g_path, &cfg, &o)) {
+    lr_synth_opts o = { .seed = 7, .nthreads = 2, .gain_bits = 1, .o_rot_full = o_full, .rotated_residual = rres,
+                        .down_blocks = down_blocks };
+    int rc = lr_synth_config(name, &cfg);
+    if (down_blocks) cfg.intermediate = 2 * LR_ROT_BLOCK_W;
+    if (rc || lr_synth_write(g_path, &cfg, &o)) {
         fprintf(stderr, "    %s model: %s\n", name, lr_errmsg());
         g_path[0] = 0;
         return NULL;
     }
     return g_path;
+}
+
+static const char *synth_path_or(const char *name, char *g_path, int o_full, int rres)
+{
+    return synth_path_ord(name, g_path, o_full, rres, 0);
 }
 
 static const char *synth_path_o(const char *name, char *g_path, int o_full)
@@ -79,12 +91,14 @@ static int dense(const lr_model *m, const char *name, dmat *d)
     /* a rotated residual's readers take it as it is: W is already against its basis */
     const int as_is = lr_model_cfg(m)->rotated_residual && lr_reads_residual(name);
     if (!rc && t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind != LR_ROT_NONE && !as_is) {
-        /* y = W (Q x) = (W Q) x: fold the dense Q into the rows (per head: block-diagonal). */
+        /* y = W (Q x) = (W Q) x: fold the dense Q into the rows (per head or in blocks of 512:
+           block-diagonal). */
         lr_rot r;
         double *q = malloc((size_t)cols * cols * 8), *row = malloc((size_t)cols * 8);
         rc = t->u.leech.rot_kind == LR_ROT_HEADS
                  ? lr_rot_init_blocks(&r, cols, (int)lr_model_cfg(m)->head_dim, t->u.leech.rot_seed)
-                 : lr_rot_init(&r, cols, t->u.leech.rot_seed);
+             : t->u.leech.rot_kind == LR_ROT_BLOCKS ? lr_rot_init_blocks(&r, cols, LR_ROT_BLOCK_W, t->u.leech.rot_seed)
+                                                    : lr_rot_init(&r, cols, t->u.leech.rot_seed);
         if (!rc) rc = lr_rot_dense(&r, q);
         for (int i = 0; !rc && i < rows; i++) {
             for (int j = 0; j < cols; j++) {
@@ -324,6 +338,35 @@ static int test_rotated_residual_matches_f64_reference(void)
     return matches_f64_reference(p);
 }
 
+/* ffn_down rotated in blocks of 512 (rotation kind 3), the engine with the
+ * host block rotation, the reference folding the block-diagonal dense Q;
+ * plain and with the rotated residual (down writes the stream: its input
+ * rotation is its own). The model must hold kind 3 on every down, and
+ * applying the whole-width rotation instead fails the comparison. */
+static int blocks_matches_f64_reference(char *g_path, int rres)
+{
+    const char *p = synth_path_ord("tiny", g_path, 0, rres, 1);
+    T_ASSERT(p, "no down-blocks model");
+    lr_model *m;
+    T_OK(lr_model_open(p, 0, &m));
+    const lr_model_config *c = lr_model_cfg(m);
+    T_ASSERT(c->rotated_residual == rres && c->intermediate == 2 * LR_ROT_BLOCK_W, "config: rres %d, intermediate %u",
+             c->rotated_residual, c->intermediate);
+    for (uint32_t l = 0; l < c->n_layers; l++) {
+        const lr_tensor_view *d = lr_model_layer_tensor(m, (int)l, "ffn_down");
+        const lr_tensor_view *o = lr_model_layer_tensor(m, (int)l, "attn_output");
+        T_ASSERT(d && d->u.leech.rot_kind == LR_ROT_BLOCKS && o && o->u.leech.rot_kind == LR_ROT_HEADS,
+                 "layer %u: down kind %d, o kind %d", l, d ? d->u.leech.rot_kind : -1, o ? o->u.leech.rot_kind : -1);
+    }
+    lr_model_close(m);
+    return matches_f64_reference(p);
+}
+static int test_down_blocks_matches_f64_reference(void) { return blocks_matches_f64_reference(g_blocks, 0); }
+static int test_down_blocks_rotated_residual_matches_f64_reference(void)
+{
+    return blocks_matches_f64_reference(g_blocks_rres, 1);
+}
+
 static int run_steps(lr_engine *e, const int32_t *tok, int n, float *last)
 {
     const float *l = NULL;
@@ -437,10 +480,13 @@ static int cleanup(void)
     if (g_llama[0]) unlink(g_llama);
     if (g_full[0]) unlink(g_full);
     if (g_rres[0]) unlink(g_rres);
-    if (g_path[0] || g_llama[0] || g_full[0] || g_rres[0]) rmdir(g_dir);
+    if (g_blocks[0]) unlink(g_blocks);
+    if (g_blocks_rres[0]) unlink(g_blocks_rres);
+    if (g_path[0] || g_llama[0] || g_full[0] || g_rres[0] || g_blocks[0] || g_blocks_rres[0]) rmdir(g_dir);
     return T_PASS;
 }
 
 T_MAIN(T_CASE(test_matches_f64_reference), T_CASE(test_llama_matches_f64_reference), T_CASE(test_o_full_matches_f64_reference),
-       T_CASE(test_rotated_residual_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
+       T_CASE(test_rotated_residual_matches_f64_reference), T_CASE(test_down_blocks_matches_f64_reference),
+       T_CASE(test_down_blocks_rotated_residual_matches_f64_reference), T_CASE(test_streamed_threads_reset_identical),
        T_CASE(test_context_and_token_limits), T_CASE(test_layer_hook), T_CASE(cleanup))

@@ -529,13 +529,14 @@ static int test_import_f16(void)
 }
 
 /* y = W x against the artifact's (rotated) W' applied to Q x (kind 2: Q per
- * head_dim block). */
+ * head_dim block; kind 3: per block of 512). */
 static int check_projection(const lr_tensor_view *v, const tm_tensor *t, int head_dim, double *rel)
 {
     const lr_leech_params *L = &v->u.leech;
     lr_rot r;
     int rc = L->rot_kind == LR_ROT_HADAMARD ? lr_rot_init(&r, (int)t->cols, L->rot_seed)
              : L->rot_kind == LR_ROT_HEADS  ? lr_rot_init_blocks(&r, (int)t->cols, head_dim, L->rot_seed)
+             : L->rot_kind == LR_ROT_BLOCKS ? lr_rot_init_blocks(&r, (int)t->cols, LR_ROT_BLOCK_W, L->rot_seed)
                                             : LR_OK;
     if (rc) return rc;
     float *w = malloc(t->rows * t->cols * sizeof *w);
@@ -983,6 +984,124 @@ static int test_rotated_residual_leech(void)
     return T_PASS;
 }
 
+static char g_warning[512];
+static int g_warnings;
+static void catch_warning(const char *msg)
+{
+    if (!g_warnings++) snprintf(g_warning, sizeof g_warning, "%s", msg);
+}
+
+/* ffn_down in blocks of 512 (down_blocks, rotation kind 3). At an
+ * intermediate width of 1024 every down is stored kind 3 with its width's
+ * seed, its W' (Q x) matches W x within the quantization error under the
+ * block Q and not under the whole-width Q of the same seed; the other
+ * projections keep their kinds; with the rotated residual too (down writes
+ * the stream: R mixes its rows, its input rotation is its own); the logits'
+ * error against the source within the kind-1 import's range. At the default
+ * 192 columns down falls back to kind 1 with a warning naming the tensor. */
+static int test_import_down_blocks(void)
+{
+    char dir[256], hf[300], ref[300], full[300], blk[300];
+    tl_tmpdir(dir, sizeof dir, "downb");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_set_warn_handler(NULL);
+    lr_model_config cfg = tm_config("qwen3", 1);
+    cfg.intermediate = 2 * LR_ROT_BLOCK_W; /* two blocks: one would be the whole-width Q */
+    tmodel m;
+    tm_make(&m, &cfg, 79);
+    snprintf(hf, sizeof hf, "%s/hf", dir);
+    snprintf(ref, sizeof ref, "%s/ref.lrt", dir);
+    snprintf(full, sizeof full, "%s/full.lrt", dir);
+    snprintf(blk, sizeof blk, "%s/blocks.lrt", dir);
+    lr_import_opts o = { .keep_f16 = 1, .embed_f16 = 1, .nthreads = 2, .seed = 5 };
+    T_OK(import_hf(&m, hf, ref, &o, NULL));
+    int32_t ids[RRES_STEPS];
+    lr_rng r;
+    lr_rng_seed(&r, 29);
+    for (int i = 0; i < RRES_STEPS; i++) ids[i] = (int32_t)lr_rng_below(&r, cfg.vocab);
+    float *lref;
+    T_OK(tl_logits(ref, ids, RRES_STEPS, &lref));
+    const size_t nl = (size_t)RRES_STEPS * cfg.vocab;
+    for (int rres = 0; rres < 2; rres++) {
+        o = (lr_import_opts){ .gain_bits = 1, .nthreads = 2, .seed = 5, .rotated_residual = rres };
+        T_OK(import_hf(&m, hf, full, &o, NULL));
+        o.down_blocks = 1;
+        lr_import_stats st;
+        T_OK(import_hf(&m, hf, blk, &o, &st));
+        T_ASSERT(st.leech == 14, "%d leech", st.leech);
+        lr_model *am;
+        T_OK(lr_model_open(blk, 0, &am));
+        lr_rot R;
+        if (rres) T_OK(lr_rot_init(&R, (int)cfg.hidden, lr_model_cfg(am)->residual_seed));
+        int downs = 0;
+        for (int i = 0; i < m.n; i++) {
+            const tm_tensor *t = &m.t[i];
+            const lr_tensor_view *v = lr_model_tensor(am, t->name);
+            if (!v || v->codec != LR_CODEC_LEECH) continue;
+            const lr_leech_params *L = &v->u.leech;
+            const int down = !strcmp(t->role, "ffn_down");
+            const int want = down ? LR_ROT_BLOCKS : !strcmp(t->role, "attn_output") ? LR_ROT_HEADS : LR_ROT_HADAMARD;
+            T_ASSERT(L->rot_kind == want && L->rot_seed == lr_import_rot_seed(o.seed, t->cols),
+                     "residual %d, %s: rotation kind %d (want %d), seed %llu", rres, t->name, L->rot_kind, want,
+                     (unsigned long long)L->rot_seed);
+            if (!down) continue;
+            downs++;
+            /* the matrix quantized before the input rotation: W, or R W with the rotated residual */
+            tm_tensor f = *t;
+            f.v = malloc(t->rows * t->cols * sizeof *f.v);
+            memcpy(f.v, t->v, t->rows * t->cols * sizeof *f.v);
+            double col[512];
+            for (uint64_t c = 0; c < t->cols && rres; c++) {
+                for (uint64_t rr = 0; rr < t->rows; rr++) col[rr] = t->v[rr * t->cols + c];
+                T_OK(lr_rot_apply(&R, col, col));
+                for (uint64_t rr = 0; rr < t->rows; rr++) f.v[rr * t->cols + c] = (float)col[rr];
+            }
+            double rel[2], wrong[2];
+            T_OK(check_projection(v, &f, (int)cfg.head_dim, rel));
+            lr_tensor_view w = *v; /* the same bytes read as the whole-width rotation */
+            w.u.leech.rot_kind = LR_ROT_HADAMARD;
+            T_OK(check_projection(&w, &f, (int)cfg.head_dim, wrong));
+            free(f.v);
+            T_ASSERT(rel[0] > 0.005 && rel[0] < 0.12 && rel[1] < 0.36, "residual %d, %s: weight err %g, output err %g", rres,
+                     t->name, rel[0], rel[1]);
+            T_ASSERT(wrong[0] > 0.5, "residual %d, %s: the whole-width Q fits as well (%g)", rres, t->name, wrong[0]);
+        }
+        T_ASSERT(downs == 2, "%d downs", downs);
+        if (rres) lr_rot_free(&R);
+        lr_model_close(am);
+        float *lf, *lb;
+        T_OK(tl_logits(full, ids, RRES_STEPS, &lf));
+        T_OK(tl_logits(blk, ids, RRES_STEPS, &lb));
+        const double ef = tl_rel_diff(lf, lref, nl), eb = tl_rel_diff(lb, lref, nl);
+        printf("    residual %s: logits vs the source, down over its whole width %.3f, in blocks of 512 %.3f\n",
+               rres ? "rotated" : "plain", ef, eb);
+        T_ASSERT(eb > ef / 1.5 && eb < ef * 1.5, "residual %d: logits error %g in blocks vs %g whole", rres, eb, ef);
+        free(lf), free(lb);
+    }
+    free(lref);
+    tm_free(&m);
+    /* 192 columns: kind 1, and a warning that says so */
+    cfg.intermediate = 192;
+    tm_make(&m, &cfg, 80);
+    snprintf(hf, sizeof hf, "%s/hf192", dir);
+    g_warnings = 0;
+    lr_set_warn_handler(catch_warning);
+    o = (lr_import_opts){ .gain_bits = 1, .nthreads = 2, .seed = 5, .down_blocks = 1 };
+    int rc = import_hf(&m, hf, blk, &o, NULL);
+    lr_set_warn_handler(NULL);
+    T_OK(rc);
+    T_ASSERT(g_warnings >= 2 && strstr(g_warning, "blk.0.ffn_down") && strstr(g_warning, "not a multiple of 512"),
+             "%d warnings, first: %s", g_warnings, g_warning);
+    lr_model *am;
+    T_OK(lr_model_open(blk, 0, &am));
+    for (int l = 0; l < 2; l++)
+        T_ASSERT(lr_model_layer_tensor(am, l, "ffn_down")->u.leech.rot_kind == LR_ROT_HADAMARD, "layer %d: fallback kind", l);
+    lr_model_close(am);
+    tm_free(&m);
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 /* What the rotated residual cannot do: without the rotation (the readers
  * must be stored against R), or at a hidden width the rotation does not
  * serve (37 x 4); nothing is written. */
@@ -1020,4 +1139,4 @@ T_MAIN(T_CASE(test_hf_config), T_CASE(test_hf_source), T_CASE(test_hf_rejects), 
        T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json), T_CASE(test_import_f16),
        T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama),
        T_CASE(test_rotated_residual_same_function), T_CASE(test_rotated_residual_leech),
-       T_CASE(test_rotated_residual_refusals))
+       T_CASE(test_rotated_residual_refusals), T_CASE(test_import_down_blocks))
