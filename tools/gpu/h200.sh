@@ -80,7 +80,7 @@ case $cmd in
     # anything): the sequential run took ~320 s of a session's 1,800 device seconds, most of it
     # host references and NVRTC on one core each. Logs are appended to tests.log in this order.
     tests="api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test
-           gemv_leech_p14s_test gemv_leech_p14s_swiglu_test gemv_leech_p14s_resid_test gemv_leech_p14s_rot_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test
+           gemv_leech_p14s_test gemv_leech_p14s_swiglu_test gemv_leech_p14s_resid_test gemv_leech_p14s_rot_test gemv_leech_p14s_brot_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test
            cache_test appliance_gpu_test leechrt_test gemv_arm_stream_test"
     L=$(mktemp -d)
     # shellcheck disable=SC2086
