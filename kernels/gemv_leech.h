@@ -262,7 +262,8 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * (timeline probe, 14B, 5253d54). With o's 107 CTAs on 132 SMs, gate|up's CTAs wait on the free
  * SMs and take the others as o's CTAs leave: 14B graph 2701-2702 against 2730-2738 us, 376.1-376.8
  * against 370.9-373.2 tok/s; 8B 1839 against 1881 us, 553.9 against 543.1 (one process each,
- * h200_engine_variants.csv, ba2c2b7; 4B and 32B not measured with it).
+ * h200_engine_variants.csv, ba2c2b7). 4B and 32B ran with it at be4b44c (668.5 and 170.6
+ * tok/s, h200_engine.csv), not timed against 5 in one process.
  * The plain step gains nothing from it (2829 against 2819). */
 #define LR_ENGINE_GEMV_TRIGGER_RRES 13
 /* the default mask for a model whose GEMVs take the rotated residual's ends (1) or not (0: a
