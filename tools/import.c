@@ -14,7 +14,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
             "              [--no-rotate] [--o-rotation heads|full] [--residual plain|rotated] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
-            "              [--gptq-damp D]]\n"
+            "              [--gptq-damp D] [--gptq-target own|teacher]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
             "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
@@ -41,6 +41,10 @@ static void usage(FILE *f)
             "                    run on this text (sequentially, through the already quantized layers)\n"
             "  --calib-tokens N  calibration tokens for --gptq (default 16384)\n"
             "  --gptq-damp D     with --gptq: damping added to diag(H), D times its mean (default 0.01)\n"
+            "  --gptq-target T   with --gptq, what each projection aims at: own (W times the input the\n"
+            "                    quantized model gives it; default) or teacher (W times the source model's\n"
+            "                    input on the same tokens, GPTAQ's objective: the calibration runs the\n"
+            "                    source beside it, twice the work; docs/import.md)\n"
             "  --refit MODE      with --gptq, afterwards: `scales` refits each row's scale, `all` the gain\n"
             "                    centroids and the row scales (two rounds), to their least-squares optimum\n"
             "                    on the calibration second moment (docs/import.md: measured effects)\n"
@@ -64,7 +68,7 @@ static void print_config(const lr_src *s)
 int main(int argc, char **argv)
 {
     const char *hf = NULL, *gguf = NULL, *out = NULL;
-    int list = 0;
+    int list = 0, target_set = 0;
     lr_import_opts o = { .gain_bits = 1, .seed = 1, .progress = 1 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -100,6 +104,14 @@ int main(int argc, char **argv)
             }
             o.rotated_residual = !strcmp(v, "rotated");
         }
+        else if (!strcmp(a, "--gptq-target")) {
+            if (strcmp(v, "own") && strcmp(v, "teacher")) {
+                fprintf(stderr, "import: --gptq-target %s (own or teacher)\n", v);
+                return 2;
+            }
+            o.gptq_asym = !strcmp(v, "teacher");
+            target_set = 1;
+        }
         else if (!strcmp(a, "--refit")) {
             if (strcmp(v, "scales") && strcmp(v, "all")) {
                 fprintf(stderr, "import: --refit %s (scales or all)\n", v);
@@ -132,6 +144,10 @@ int main(int argc, char **argv)
     }
     if (o.refit && !o.gptq_calib) {
         fprintf(stderr, "import: --refit needs --gptq\n");
+        return 2;
+    }
+    if (target_set && !o.gptq_calib) {
+        fprintf(stderr, "import: --gptq-target needs --gptq\n");
         return 2;
     }
     if (o.gptq_damp > 0 && !o.gptq_calib) {

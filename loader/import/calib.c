@@ -31,6 +31,11 @@ struct lr_calib {
     float *X, *XN, *A, *F;
     double *H;
     int hn;
+    /* The teacher (lr_calib_set_teacher): the same pass over the source's
+     * weights only, and M = Z^T Z_teacher / N beside each H. */
+    int teacher;
+    float *TX, *TXN, *TA, *TF;
+    double *M;
     int layer, stage;
     float *W[NROLES]; /* weights handed back for the current layer */
 };
@@ -132,29 +137,48 @@ static int matmul(const lr_calib *c, const float *X, int N, int in, const float 
     return lr_parallel_for(c->nthreads, (N + MM_TOK - 1) / MM_TOK, mm_fn, &j);
 }
 
-/* c->H = Z^T Z / N for Z [N][n]: per chunk of tokens, the transpose times
- * itself in f32, summed into f64. */
+/* *dst = Z^T Z2 / N (n x n, row-major) for Z, Z2 [N][n]: per chunk of tokens
+ * the transposes multiplied in f32, summed into f64. Z2 == Z is the
+ * symmetric second moment (tiles on and above the diagonal, mirrored). */
 #define H_CHUNK 512
-static int hessian(lr_calib *c, const float *Z, int n)
+static int moment(const lr_calib *c, const float *Z, const float *Z2, int n, double **dst)
 {
-    free(c->H);
-    c->H = calloc((size_t)n * n, sizeof *c->H);
-    c->hn = n;
-    float *T = malloc((size_t)n * H_CHUNK * sizeof *T), *G = malloc((size_t)n * n * sizeof *G);
-    int rc = !c->H || !T || !G ? LR_FAIL(LR_ENOMEM, "calibration: Hessian %d x %d", n, n) : LR_OK;
+    const int sym = Z2 == Z;
+    free(*dst);
+    double *D = *dst = calloc((size_t)n * n, sizeof *D);
+    float *T = malloc((size_t)n * H_CHUNK * sizeof *T), *T2 = sym ? T : malloc((size_t)n * H_CHUNK * sizeof *T2),
+          *G = malloc((size_t)n * n * sizeof *G);
+    int rc = !D || !T || !T2 || !G ? LR_FAIL(LR_ENOMEM, "calibration: moment %d x %d", n, n) : LR_OK;
     for (int t0 = 0; t0 < c->N && !rc; t0 += H_CHUNK) {
         int m = c->N - t0 < H_CHUNK ? c->N - t0 : H_CHUNK, mp = (m + 7) & ~7;
-        for (int i = 0; i < n; i++) {
-            for (int t = 0; t < m; t++) T[(size_t)i * mp + t] = Z[(size_t)(t0 + t) * n + i];
-            for (int t = m; t < mp; t++) T[(size_t)i * mp + t] = 0;
+        for (int pass = 0; pass < 2 - sym; pass++) {
+            const float *S = pass ? Z2 : Z;
+            float *Tp = pass ? T2 : T;
+            for (int i = 0; i < n; i++) {
+                for (int t = 0; t < m; t++) Tp[(size_t)i * mp + t] = S[(size_t)(t0 + t) * n + i];
+                for (int t = m; t < mp; t++) Tp[(size_t)i * mp + t] = 0;
+            }
         }
-        if ((rc = matmul(c, T, n, mp, T, n, G, n, 1))) break;
+        if ((rc = matmul(c, T, n, mp, T2, n, G, n, sym))) break;
         for (int i = 0; i < n; i++)
-            for (int k = i & ~3; k < n; k++) c->H[(size_t)i * n + k] += G[(size_t)i * n + k];
+            for (int k = sym ? i & ~3 : 0; k < n; k++) D[(size_t)i * n + k] += G[(size_t)i * n + k];
     }
     for (int i = 0; i < n && !rc; i++)
-        for (int k = i; k < n; k++) c->H[(size_t)k * n + i] = c->H[(size_t)i * n + k] /= c->N;
-    free(T), free(G);
+        for (int k = sym ? i : 0; k < n; k++) {
+            D[(size_t)i * n + k] /= c->N;
+            if (sym) D[(size_t)k * n + i] = D[(size_t)i * n + k];
+        }
+    if (sym) T2 = NULL;
+    free(T), free(T2), free(G);
+    return rc;
+}
+
+/* H of the pass's Z (n wide) and, with the teacher, M of Z against its TZ. */
+static int moments(lr_calib *c, const float *Z, const float *TZ, int n)
+{
+    c->hn = n;
+    int rc = moment(c, Z, Z, n, &c->H);
+    if (!rc && c->teacher) rc = moment(c, Z, TZ, n, &c->M);
     return rc;
 }
 
@@ -174,11 +198,12 @@ static int read_vec(const lr_calib *c, int layer, const char *role, int optional
     return rc;
 }
 
-/* The weights of role i: the handed-back copy or the source's (*own set). */
-static int weights(const lr_calib *c, int i, const float **W, float **own)
+/* The weights of role i: the handed-back copy (unless source) or the source's
+ * (*own set). */
+static int weights(const lr_calib *c, int i, int source, const float **W, float **own)
 {
     *own = NULL;
-    if (c->W[i]) {
+    if (c->W[i] && !source) {
         *W = c->W[i];
         return LR_OK;
     }
@@ -192,12 +217,12 @@ static int weights(const lr_calib *c, int i, const float **W, float **own)
     return rc;
 }
 
-/* Y = Z W_i^T over all tokens. */
-static int project(lr_calib *c, int i, const float *Z, int in, float *Y, int out)
+/* Y = Z W_i^T over all tokens (source: the source's W_i, the teacher's). */
+static int project(lr_calib *c, int i, int source, const float *Z, int in, float *Y, int out)
 {
     const float *W = NULL;
     float *own;
-    int rc = weights(c, i, &W, &own);
+    int rc = weights(c, i, source, &W, &own);
     if (!rc) rc = matmul(c, Z, c->N, in, W, out, Y, out, 0);
     free(own);
     return rc;
@@ -243,7 +268,7 @@ static void rope(float *v, int nheads, int hd, int pos, double theta)
 
 typedef struct {
     lr_calib *c;
-    float *Q, *K, *V;
+    float *Q, *K, *V, *A;
     const float *qn, *kn;
 } att_job;
 
@@ -283,7 +308,7 @@ static int att_fn(void *ctx, int job)
                 const float *v = j->V + (size_t)u * c->kvdim + kvo;
                 for (int i = 0; i < hd; i++) acc[i] += p * v[i];
             }
-            float *a = c->A + (size_t)t * c->qdim + (size_t)h * hd;
+            float *a = j->A + (size_t)t * c->qdim + (size_t)h * hd;
             for (int i = 0; i < hd; i++) a[i] = (float)(acc[i] / sum);
         }
     free(sc), free(acc);
@@ -292,51 +317,82 @@ static int att_fn(void *ctx, int job)
 
 /* ---- advancing ---- */
 
+/* Stage 1's projections of Z and the attention over them into A. */
+static int attention(lr_calib *c, int source, const float *Z, float *Q, float *K, float *V, const float *qn,
+                     const float *kn, float *A)
+{
+    int h = (int)c->c.hidden;
+    int rc = project(c, 0, source, Z, h, Q, c->qdim);
+    if (!rc) rc = project(c, 1, source, Z, h, K, c->kvdim);
+    if (!rc) rc = project(c, 2, source, Z, h, V, c->kvdim);
+    att_job j = { c, Q, K, V, A, qn, kn };
+    if (!rc) rc = lr_parallel_for(c->nthreads, (c->N + c->seq - 1) / c->seq, att_fn, &j);
+    return rc;
+}
+
+/* Stage 3's F = silu(gate(Z)) * up(Z); U is scratch. */
+static int swiglu(lr_calib *c, int source, const float *Z, float *U, float *F)
+{
+    int h = (int)c->c.hidden, ff = (int)c->c.intermediate;
+    int rc = project(c, 4, source, Z, h, F, ff);
+    if (!rc) rc = project(c, 5, source, Z, h, U, ff);
+    for (size_t i = 0; !rc && i < (size_t)c->N * (size_t)ff; i++) {
+        double g = F[i];
+        F[i] = (float)(g / (1.0 + exp(-g)) * U[i]);
+    }
+    return rc;
+}
+
+/* X += Z W_i^T (o or down), through T as scratch. */
+static int add_projection(lr_calib *c, int i, int source, const float *Z, int in, float *T, float *X)
+{
+    size_t n = (size_t)c->N * c->c.hidden;
+    int rc = project(c, i, source, Z, in, T, (int)c->c.hidden);
+    for (size_t k = 0; !rc && k < n; k++) X[k] += T[k];
+    return rc;
+}
+
+/* One stage of the pass, and of the teacher's beside it. */
 static int step(lr_calib *c)
 {
-    int h = (int)c->c.hidden, ff = (int)c->c.intermediate, rc = LR_OK;
+    int h = (int)c->c.hidden, ff = (int)c->c.intermediate, rc = LR_OK, tch = c->teacher;
     size_t N = (size_t)c->N;
     float *w = NULL;
     if (c->stage == 0) {
         if (!(rc = read_vec(c, c->layer, "attn_norm", 0, (uint64_t)h, &w))) {
             rmsnorm_all(c, c->X, w, c->XN);
-            rc = hessian(c, c->XN, h);
+            if (tch) rmsnorm_all(c, c->TX, w, c->TXN);
+            rc = moments(c, c->XN, c->TXN, h);
         }
     } else if (c->stage == 1) {
         float *Q = malloc(N * c->qdim * sizeof *Q), *K = malloc(N * c->kvdim * sizeof *K),
               *V = malloc(N * c->kvdim * sizeof *V), *qn = NULL, *kn = NULL;
         if (!Q || !K || !V) rc = LR_FAIL(LR_ENOMEM, "calibration: out of memory");
-        if (!rc) rc = project(c, 0, c->XN, h, Q, c->qdim);
-        if (!rc) rc = project(c, 1, c->XN, h, K, c->kvdim);
-        if (!rc) rc = project(c, 2, c->XN, h, V, c->kvdim);
         if (!rc) rc = read_vec(c, c->layer, "attn_q_norm", 1, c->c.head_dim, &qn);
         if (!rc) rc = read_vec(c, c->layer, "attn_k_norm", 1, c->c.head_dim, &kn);
-        att_job j = { c, Q, K, V, qn, kn };
-        if (!rc) rc = lr_parallel_for(c->nthreads, (c->N + c->seq - 1) / c->seq, att_fn, &j);
-        if (!rc) rc = hessian(c, c->A, c->qdim);
+        if (!rc) rc = attention(c, 0, c->XN, Q, K, V, qn, kn, c->A);
+        if (!rc && tch) rc = attention(c, 1, c->TXN, Q, K, V, qn, kn, c->TA);
+        if (!rc) rc = moments(c, c->A, c->TA, c->qdim);
         free(Q), free(K), free(V), free(qn), free(kn);
     } else if (c->stage == 2) {
-        rc = project(c, 3, c->A, c->qdim, c->XN, h);
-        for (size_t i = 0; !rc && i < N * (size_t)h; i++) c->X[i] += c->XN[i];
+        rc = add_projection(c, 3, 0, c->A, c->qdim, c->XN, c->X);
+        if (!rc && tch) rc = add_projection(c, 3, 1, c->TA, c->qdim, c->TXN, c->TX);
         if (!rc) rc = read_vec(c, c->layer, "ffn_norm", 0, (uint64_t)h, &w);
         if (!rc) {
             rmsnorm_all(c, c->X, w, c->XN);
-            rc = hessian(c, c->XN, h);
+            if (tch) rmsnorm_all(c, c->TX, w, c->TXN);
+            rc = moments(c, c->XN, c->TXN, h);
         }
     } else if (c->stage == 3) {
         float *U = malloc(N * ff * sizeof *U);
         if (!U) rc = LR_FAIL(LR_ENOMEM, "calibration: out of memory");
-        if (!rc) rc = project(c, 4, c->XN, h, c->F, ff);
-        if (!rc) rc = project(c, 5, c->XN, h, U, ff);
-        for (size_t i = 0; !rc && i < N * (size_t)ff; i++) {
-            double g = c->F[i];
-            c->F[i] = (float)(g / (1.0 + exp(-g)) * U[i]);
-        }
-        if (!rc) rc = hessian(c, c->F, ff);
+        if (!rc) rc = swiglu(c, 0, c->XN, U, c->F);
+        if (!rc && tch) rc = swiglu(c, 1, c->TXN, U, c->TF);
+        if (!rc) rc = moments(c, c->F, c->TF, ff);
         free(U);
     } else {
-        rc = project(c, 6, c->F, ff, c->XN, h);
-        for (size_t i = 0; !rc && i < N * (size_t)h; i++) c->X[i] += c->XN[i];
+        rc = add_projection(c, 6, 0, c->F, ff, c->XN, c->X);
+        if (!rc && tch) rc = add_projection(c, 6, 1, c->TF, ff, c->TXN, c->TX);
         for (int i = 0; i < NROLES; i++) free(c->W[i]), c->W[i] = NULL;
         c->layer++;
         c->stage = -1;
@@ -385,6 +441,36 @@ int lr_calib_set_weights(lr_calib *c, int layer, const char *role, const float *
     return LR_OK;
 }
 
+int lr_calib_set_teacher(lr_calib *c)
+{
+    if (c->teacher) return LR_OK;
+    if (c->layer || c->stage || c->H) return LR_FAIL(LR_EINVAL, "calibration: the teacher must start with the pass");
+    size_t N = (size_t)c->N, h = c->c.hidden;
+    c->TX = malloc(N * h * sizeof *c->TX);
+    c->TXN = malloc(N * h * sizeof *c->TXN);
+    c->TA = malloc(N * (size_t)c->qdim * sizeof *c->TA);
+    c->TF = malloc(N * c->c.intermediate * sizeof *c->TF);
+    if (!c->TX || !c->TXN || !c->TA || !c->TF) {
+        free(c->TX), free(c->TXN), free(c->TA), free(c->TF);
+        c->TX = c->TXN = c->TA = c->TF = NULL;
+        return LR_FAIL(LR_ENOMEM, "calibration: the teacher's activations for %d tokens", c->N);
+    }
+    memcpy(c->TX, c->X, N * h * sizeof *c->TX); /* the embedding: both start from the source's */
+    c->teacher = 1;
+    return LR_OK;
+}
+
+int lr_calib_cross(lr_calib *c, int layer, const char *role, const double **M, int *n)
+{
+    int i = role_index(role);
+    if (!c->teacher) return LR_FAIL(LR_EINVAL, "calibration: cross moment without the teacher");
+    if (i < 0 || layer != c->layer || c->stage != k_stage[i] || !c->M)
+        return LR_FAIL(LR_EINVAL, "calibration: cross moment of blk.%d.%s is not the current stage's", layer, role);
+    *M = c->M;
+    *n = c->hn;
+    return LR_OK;
+}
+
 /* ---- open / close ---- */
 
 int lr_calib_tokens(const lr_calib *c) { return c->N; }
@@ -393,6 +479,7 @@ void lr_calib_close(lr_calib *c)
 {
     if (!c) return;
     free(c->ids), free(c->X), free(c->XN), free(c->A), free(c->F), free(c->H);
+    free(c->TX), free(c->TXN), free(c->TA), free(c->TF), free(c->M);
     for (int i = 0; i < NROLES; i++) free(c->W[i]);
     free(c);
 }

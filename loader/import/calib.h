@@ -43,6 +43,19 @@ int lr_calib_hessian(lr_calib *c, int layer, const char *role, const double **H,
 /* The weights (rows x cols f32, unrotated basis, copied) the rest of the
  * forward pass uses for blk.LAYER.ROLE; LR_EINVAL once they were used. */
 int lr_calib_set_weights(lr_calib *c, int layer, const char *role, const float *W);
+/* The teacher (asymmetric calibration, GPTAQ's objective): the pass also
+ * runs the source model on the same tokens with the source's weights only,
+ * so that for each projection input Z of the pass (which sees the weights
+ * handed back) the cross moment M = Z^T Z_t / N against the teacher's Z_t is
+ * there beside H: a projection then aims at the teacher's output, W x_t, not
+ * at W applied to its own drifted input (loader/import/gptq.h,
+ * lr_gptq_asym_target). Twice the pass's work and activations. Call before
+ * the first lr_calib_hessian (LR_EINVAL after). */
+int lr_calib_set_teacher(lr_calib *c);
+/* M (n x n, row a column b = mean over tokens of z[a] z_t[b]; valid until the
+ * next call) for blk.LAYER.ROLE, at the stage lr_calib_hessian last reached
+ * for it; LR_EINVAL without the teacher or at another stage. */
+int lr_calib_cross(lr_calib *c, int layer, const char *role, const double **M, int *n);
 void lr_calib_close(lr_calib *c);
 
 #endif

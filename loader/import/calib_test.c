@@ -118,6 +118,73 @@ static int check_arch(const char *arch)
     return T_PASS;
 }
 
+/* The teacher: with nothing handed back it is the pass itself, so M = H
+ * exactly; with layer 0's attn_v handed back doubled, the pass's attention
+ * output is exactly twice the teacher's (attention is linear in v and its
+ * weights do not involve v), so o's H is 4 H_t and M = 2 H_t: M = H / 2
+ * exactly, which holds only if the teacher kept the source's v. */
+static int test_teacher(void)
+{
+    char dir[256], sub[300];
+    tl_tmpdir(dir, sizeof dir, "teacher");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_model_config cfg = tm_config("qwen3", 1);
+    tmodel m;
+    tm_make(&m, &cfg, 5);
+    snprintf(sub, sizeof sub, "%s/m", dir);
+    T_ASSERT(tm_write_hf(&m, sub, "F32", 1, NULL) == 0, "write");
+    lr_src *s;
+    T_OK(lr_src_open_hf(sub, &s));
+    int32_t ids[NSEQ * SEQ];
+    lr_rng r;
+    lr_rng_seed(&r, 13);
+    for (int i = 0; i < NSEQ * SEQ; i++) ids[i] = (int32_t)lr_rng_below(&r, cfg.vocab);
+    static const char *const roles[] = { "attn_q", "attn_output", "ffn_up", "ffn_down" };
+    lr_calib *c;
+    const double *H, *M;
+    int n, mn;
+    T_OK(lr_calib_open_ids(s, &cfg, ids, NSEQ * SEQ, SEQ, 2, &c));
+    T_ASSERT(lr_calib_cross(c, 0, "attn_q", &M, &mn) == LR_EINVAL, "cross moment without the teacher");
+    T_OK(lr_calib_set_teacher(c));
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < 4; k++) {
+            T_OK(lr_calib_hessian(c, l, roles[k], &H, &n));
+            T_OK(lr_calib_cross(c, l, roles[k], &M, &mn));
+            T_ASSERT(mn == n && !memcmp(H, M, (size_t)n * n * sizeof *H), "blk.%d.%s: M != H with nothing handed back",
+                     l, roles[k]);
+        }
+    T_ASSERT(lr_calib_cross(c, 0, "attn_q", &M, &mn) == LR_EINVAL, "a passed stage's cross moment");
+    lr_calib_close(c);
+
+    T_OK(lr_calib_open_ids(s, &cfg, ids, NSEQ * SEQ, SEQ, 2, &c));
+    T_OK(lr_calib_hessian(c, 0, "attn_q", &H, &n));
+    T_ASSERT(lr_calib_set_teacher(c) == LR_EINVAL, "teacher after the pass started");
+    lr_calib_close(c);
+
+    const tm_tensor *v = tm_find(&m, "blk.0.attn_v");
+    float *W2 = malloc(v->rows * v->cols * sizeof *W2);
+    for (uint64_t i = 0; i < v->rows * v->cols; i++) W2[i] = 2 * v->v[i];
+    T_OK(lr_calib_open_ids(s, &cfg, ids, NSEQ * SEQ, SEQ, 2, &c));
+    T_OK(lr_calib_set_teacher(c));
+    T_OK(lr_calib_set_weights(c, 0, "attn_v", W2));
+    T_OK(lr_calib_hessian(c, 0, "attn_output", &H, &n));
+    T_OK(lr_calib_cross(c, 0, "attn_output", &M, &mn));
+    double worst = 0, mx = 0;
+    for (int i = 0; i < n * n; i++) worst = fmax(worst, fabs(M[i] - H[i] / 2)), mx = fmax(mx, fabs(H[i]));
+    printf("    teacher: o's input with v doubled, max |M - H/2| %.3g of max |H| %.3g\n", worst, mx);
+    T_ASSERT(mx > 0 && worst <= 1e-12 * mx, "M - H/2 up to %g (max H %g)", worst, mx);
+    /* after it the pass and the teacher differ: the FFN input's M is not H */
+    T_OK(lr_calib_hessian(c, 0, "ffn_gate", &H, &n));
+    T_OK(lr_calib_cross(c, 0, "ffn_gate", &M, &mn));
+    T_ASSERT(memcmp(H, M, (size_t)n * n * sizeof *H), "ffn input: M = H although the pass drifted");
+    lr_calib_close(c);
+    free(W2);
+    lr_src_close(s);
+    tm_free(&m);
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 static int test_forward_llama(void) { return check_arch("llama"); }
 static int test_forward_qwen3(void) { return check_arch("qwen3"); }
 
@@ -245,5 +312,5 @@ static int test_import_gptq_rotated_residual(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_forward_llama), T_CASE(test_forward_qwen3), T_CASE(test_import_gptq),
+T_MAIN(T_CASE(test_forward_llama), T_CASE(test_forward_qwen3), T_CASE(test_teacher), T_CASE(test_import_gptq),
        T_CASE(test_import_gptq_rotated_residual))

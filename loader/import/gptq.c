@@ -231,6 +231,70 @@ int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double da
     return rc;
 }
 
+typedef struct {
+    float *W;
+    int rows, cols;
+    const double *H, *M, *U;
+} asym_job;
+
+#define ASYM_ROWS 16 /* rows per job of the target */
+
+/* w += Hd^-1 (M - H) w, Hd^-1 = U^T U, for the job's rows. */
+static int asym_rows(void *ctx, int job)
+{
+    asym_job *j = ctx;
+    int n = j->cols, r0 = job * ASYM_ROWS, r1 = r0 + ASYM_ROWS < j->rows ? r0 + ASYM_ROWS : j->rows;
+    double *w = malloc((size_t)n * sizeof *w), *d = malloc((size_t)n * sizeof *d), *e = malloc((size_t)n * sizeof *e);
+    if (!w || !d || !e) {
+        free(w), free(d), free(e);
+        return LR_FAIL(LR_ENOMEM, "gptq: out of memory");
+    }
+    int rc = LR_OK;
+    for (int r = r0; r < r1 && !rc; r++) {
+        float *wr = j->W + (size_t)r * n;
+        for (int i = 0; i < n; i++) w[i] = wr[i];
+        for (int a = 0; a < n; a++) { /* d = (M - H) w */
+            const double *m = j->M + (size_t)a * n, *h = j->H + (size_t)a * n;
+            double s = 0;
+            for (int b = 0; b < n; b++) s += (m[b] - h[b]) * w[b];
+            d[a] = s;
+        }
+        for (int a = 0; a < n; a++) { /* e = U d (U upper) */
+            const double *u = j->U + (size_t)a * n;
+            double s = 0;
+            for (int b = a; b < n; b++) s += u[b] * d[b];
+            e[a] = s;
+        }
+        for (int b = 0; b < n; b++) d[b] = 0; /* d = U^T e */
+        for (int a = 0; a < n; a++) {
+            const double *u = j->U + (size_t)a * n, f = e[a];
+            for (int b = a; b < n; b++) d[b] += u[b] * f;
+        }
+        for (int i = 0; i < n && !rc; i++) {
+            double v = w[i] + d[i];
+            if (!isfinite(v) || fabs(v) > 3.0e38) rc = LR_FAIL(LR_EINVAL, "gptq: row %d column %d of the target is %g", r, i, v);
+            else wr[i] = (float)v;
+        }
+    }
+    free(w), free(d), free(e);
+    return rc;
+}
+
+int lr_gptq_asym_target(float *W, int rows, int cols, const double *H, const double *M, double damp, int nthreads)
+{
+    if (!W || !H || !M || rows <= 0 || cols <= 0) return LR_FAIL(LR_EINVAL, "gptq: %d x %d target", rows, cols);
+    for (size_t i = 0; i < (size_t)cols * cols; i++)
+        if (!isfinite(M[i])) return LR_FAIL(LR_EINVAL, "gptq: cross moment entry [%zu][%zu] is not finite", i / (size_t)cols, i % (size_t)cols);
+    double *U = NULL, *V = NULL;
+    int rc = lr_gptq_factor(H, cols, damp, &U, &V);
+    free(V);
+    if (rc) return rc;
+    asym_job j = { W, rows, cols, H, M, U };
+    rc = lr_parallel_for(nthreads, (rows + ASYM_ROWS - 1) / ASYM_ROWS, asym_rows, &j);
+    free(U);
+    return rc;
+}
+
 #define REFIT_CHUNK 16 /* rows per job of the refits */
 
 typedef struct {

@@ -41,6 +41,17 @@ int lr_gptq_factor(const double *H, int n, double damp, double **U, double **V);
 int lr_gptq_leech(const float *W, int rows, int cols, const double *H, double damp, int gain_bits, int nthreads,
                   struct lr_progress *progress, lr_leech_matrix *out);
 
+/* Asymmetric calibration (GPTAQ's objective; calib.h, the teacher): the
+ * projection's input in the quantized model, x, has drifted from the source
+ * model's, x_t. Aiming each row at the source's output, sum over tokens of
+ * (w~ . x - w . x_t)^2, is the GPTQ objective against H = E[x x^T] for the
+ * target w* = H^-1 M w, M = E[x x_t^T]; written w* = w + H^-1 (M - H) w, so
+ * that damping (Hd = H + damp * mean(diag H) * I, as lr_gptq_factor) shrinks
+ * the correction, not w (M = H gives w* = w exactly). W (rows x cols f32) is
+ * moved to W* in place; H, M in W's basis. LR_EINVAL for non-finite input
+ * or a non-finite target. */
+int lr_gptq_asym_target(float *W, int rows, int cols, const double *H, const double *M, double damp, int nthreads);
+
 /* After quantization: each row's scale set to the least-squares optimum
  * under H (its blocks' shapes and gains kept): with q the row's block part
  * (proportional to the scale) and t its f16 tail, s *= q^T H (w - t) /

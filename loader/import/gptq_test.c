@@ -105,6 +105,68 @@ static int test_lower_objective(void)
     return T_PASS;
 }
 
+/* The asymmetric target: W* minimises sum over samples (w* . x - w . x_t)^2
+ * (its gradient H w* - M w vanishes), M = H leaves W exactly, damping
+ * shrinks the correction, garbage is refused. */
+static int test_asym_target(void)
+{
+    enum { n = 37, rows = 9, N = 400 };
+    lr_rng r;
+    lr_rng_seed(&r, 21);
+    double *X = malloc(sizeof(double) * N * n), *Xt = malloc(sizeof(double) * N * n);
+    double *H = calloc(n * n, sizeof *H), *M = calloc(n * n, sizeof *M);
+    for (int s = 0; s < N; s++) {
+        double common = lr_rng_gauss(&r);
+        for (int i = 0; i < n; i++) {
+            Xt[s * n + i] = lr_rng_gauss(&r) + 0.5 * common;
+            /* the drifted input: scaled, mixed with a neighbour, noisy */
+            X[s * n + i] = 0.9 * Xt[s * n + i] + 0.2 * (i ? Xt[s * n + i - 1] : 0) + 0.1 * lr_rng_gauss(&r);
+        }
+    }
+    for (int s = 0; s < N; s++)
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) {
+                H[a * n + b] += X[s * n + a] * X[s * n + b] / N;
+                M[a * n + b] += X[s * n + a] * Xt[s * n + b] / N;
+            }
+    float *W = gaussian(rows, n, 5), *T = malloc(sizeof(float) * rows * n), *Td = malloc(sizeof(float) * rows * n);
+    memcpy(T, W, sizeof(float) * rows * n);
+    T_OK(lr_gptq_asym_target(T, rows, n, H, M, 1e-12, 2));
+    double worst = 0, obj_w = 0, obj_t = 0, moved = 0;
+    for (int q = 0; q < rows; q++) {
+        const float *w = W + q * n, *t = T + q * n;
+        for (int a = 0; a < n; a++) { /* (H t - M w)_a against |M w|_a's scale */
+            double g = 0, mw = 0;
+            for (int b = 0; b < n; b++) g += H[a * n + b] * t[b] - M[a * n + b] * w[b], mw += fabs(M[a * n + b] * w[b]);
+            worst = fmax(worst, fabs(g) / mw);
+        }
+        for (int s = 0; s < N; s++) {
+            double yw = 0, yt = 0, y = 0;
+            for (int b = 0; b < n; b++) yw += w[b] * X[s * n + b], yt += t[b] * X[s * n + b], y += w[b] * Xt[s * n + b];
+            obj_w += (yw - y) * (yw - y), obj_t += (yt - y) * (yt - y);
+        }
+        for (int b = 0; b < n; b++) moved += ((double)t[b] - w[b]) * ((double)t[b] - w[b]);
+    }
+    printf("    asymmetric target: gradient %.2g of |M w|, objective %.4g -> %.4g\n", worst, obj_w, obj_t);
+    T_ASSERT(worst < 1e-5, "the target is not the least-squares optimum (gradient %g)", worst);
+    T_ASSERT(obj_t < 0.5 * obj_w, "objective %g -> %g", obj_w, obj_t);
+    /* damping shrinks the move towards 0 */
+    memcpy(Td, W, sizeof(float) * rows * n);
+    T_OK(lr_gptq_asym_target(Td, rows, n, H, M, 1.0, 2));
+    double moved_d = 0;
+    for (int i = 0; i < rows * n; i++) moved_d += ((double)Td[i] - W[i]) * ((double)Td[i] - W[i]);
+    T_ASSERT(moved_d > 0 && moved_d < moved, "damped move %g, undamped %g", moved_d, moved);
+    /* M = H: W stays, bit for bit */
+    memcpy(T, W, sizeof(float) * rows * n);
+    T_OK(lr_gptq_asym_target(T, rows, n, H, H, LR_GPTQ_DAMP, 2));
+    T_ASSERT(!memcmp(T, W, sizeof(float) * rows * n), "M = H moved W");
+    M[5] = NAN;
+    T_ASSERT(lr_gptq_asym_target(T, rows, n, H, M, LR_GPTQ_DAMP, 2) == LR_EINVAL, "NaN in M accepted");
+    T_ASSERT(lr_gptq_asym_target(T, rows, n, NULL, H, LR_GPTQ_DAMP, 2) == LR_EINVAL, "NULL H accepted");
+    free(X), free(Xt), free(H), free(M), free(W), free(T), free(Td);
+    return T_PASS;
+}
+
 /* The row-scale refit lowers the objective (and never raises a row's term). */
 static int test_refit_row_scales(void)
 {
@@ -193,4 +255,4 @@ static int test_bad_input(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_factor), T_CASE(test_lower_objective), T_CASE(test_refit_row_scales), T_CASE(test_refit_alternating), T_CASE(test_identity_is_plain), T_CASE(test_bad_input))
+T_MAIN(T_CASE(test_factor), T_CASE(test_lower_objective), T_CASE(test_asym_target), T_CASE(test_refit_row_scales), T_CASE(test_refit_alternating), T_CASE(test_identity_is_plain), T_CASE(test_bad_input))

@@ -346,16 +346,39 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     a->st->calib_seconds += lr_now() - t0;
     if (rc) return rc;
     if (n != cols) return LR_FAIL(LR_EINVAL, "tensor %s: Hessian %d wide for %d columns", t->name, n, cols);
-    double *H = malloc((size_t)n * n * sizeof *H);
-    float *R = malloc((size_t)rows * cols * sizeof *R);
+    const double damp = o->gptq_damp > 0 ? o->gptq_damp : LR_GPTQ_DAMP;
+    double *H = malloc((size_t)n * n * sizeof *H), *M = NULL;
+    float *R = malloc((size_t)rows * cols * sizeof *R), *Wt = NULL;
     double *d = malloc((size_t)cols * sizeof *d);
     if (!H || !R || !d) rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
     if (!rc) memcpy(H, H0, (size_t)n * n * sizeof *H);
     if (!rc && f->gain) unit_gain_hessian(H, n, f->gain);
+    if (!rc && o->gptq_asym) { /* the teacher's cross moment, transformed as H */
+        const double *M0;
+        int mn;
+        rc = lr_calib_cross(a->calib, t->layer, role, &M0, &mn);
+        if (!rc && mn != n) rc = LR_FAIL(LR_EINVAL, "tensor %s: cross moment %d wide for %d columns", t->name, mn, n);
+        if (!rc && (!(M = malloc((size_t)n * n * sizeof *M)) || !(Wt = malloc((size_t)rows * cols * sizeof *Wt))))
+            rc = LR_FAIL(LR_ENOMEM, "tensor %s: out of memory", t->name);
+        if (!rc) memcpy(M, M0, (size_t)n * n * sizeof *M);
+        if (!rc && f->gain) {
+            unit_gain_hessian(M, n, f->gain);
+            /* a zero gain's neutral diagonal as H's, so that M - H is 0 there */
+            for (int i = 0; i < n; i++)
+                if (f->gain[i] == 0) M[(size_t)i * n + i] = H[(size_t)i * n + i];
+        }
+        if (!rc && rot) rc = rotate_hessian(rot, M, n); /* its full transpose: M need not be symmetric */
+    }
     if (!rc && rot) rc = rotate_hessian(rot, H, n);
+    if (!rc && M) { /* W moved to the teacher's target, in W's basis */
+        t0 = lr_now();
+        memcpy(Wt, W, (size_t)rows * cols * sizeof *Wt);
+        rc = lr_gptq_asym_target(Wt, rows, cols, H, M, damp, o->nthreads);
+        a->st->quant_seconds += lr_now() - t0;
+        if (!rc) W = Wt;
+    }
     t0 = lr_now();
-    if (!rc) rc = lr_gptq_leech(W, rows, cols, H, o->gptq_damp > 0 ? o->gptq_damp : LR_GPTQ_DAMP, o->gain_bits, o->nthreads,
-                                p, m);
+    if (!rc) rc = lr_gptq_leech(W, rows, cols, H, damp, o->gain_bits, o->nthreads, p, m);
     if (!rc && o->refit == LR_REFIT_SCALES) rc = lr_gptq_refit_row_scales(W, H, o->nthreads, m);
     if (!rc && o->refit == LR_REFIT_ALL) rc = lr_gptq_refit(W, H, o->nthreads, 2, m);
     a->st->quant_seconds += lr_now() - t0;
@@ -373,7 +396,7 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     }
     if (!rc && f->mix) rc = mix_cols(R, (uint64_t)rows, (uint64_t)cols, f->mix, 1, o->nthreads);
     if (!rc) rc = lr_calib_set_weights(a->calib, t->layer, role, R);
-    free(H), free(R), free(d);
+    free(H), free(M), free(R), free(Wt), free(d);
     return rc ? lr_wrap(rc, "tensor %s: gptq", t->name) : LR_OK;
 }
 
@@ -578,6 +601,7 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
     if (o->max_layers < 0) return LR_FAIL(LR_EINVAL, "max layers %d", o->max_layers);
     if (o->quant_lo < 0 || o->quant_hi < 0 || (o->quant_hi && o->quant_lo >= o->quant_hi))
         return LR_FAIL(LR_EINVAL, "quantized layers [%d, %d) is not a range", o->quant_lo, o->quant_hi);
+    if (o->gptq_asym && !o->gptq_calib) return LR_FAIL(LR_EINVAL, "the asymmetric GPTQ target needs a calibration text");
     lr_model_config cfg = src->cfg;
     if (o->max_layers && (uint32_t)o->max_layers < cfg.n_layers) cfg.n_layers = (uint32_t)o->max_layers;
     if (!lr_arch_known(cfg.arch))
@@ -603,8 +627,10 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
         double t1 = lr_now();
         rc = lr_calib_open(src, &cfg, o->gptq_calib, o->calib_tokens > 0 ? o->calib_tokens : LR_IMPORT_CALIB_TOKENS,
                            o->nthreads, &a.calib);
+        if (!rc && o->gptq_asym) rc = lr_calib_set_teacher(a.calib);
         st->calib_seconds += lr_now() - t1;
         if (rc) {
+            lr_calib_close(a.calib);
             lr_writer_abort(w);
             lr_rot_free(&R);
             return rc;

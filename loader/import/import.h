@@ -45,6 +45,9 @@ typedef struct lr_import_opts {
                             optimum under H; LR_REFIT_ALL = gain centroids and row scales, two
                             rounds (loader/import/gptq.h); 0 = none */
     double gptq_damp;    /* GPTQ damping (times the mean of diag(H)); 0 = LR_GPTQ_DAMP */
+    int gptq_asym;       /* GPTQ aims each projection at the source model's output on the
+                            calibration text (the teacher, loader/import/calib.h; the target
+                            lr_gptq_asym_target); needs gptq_calib */
 } lr_import_opts;
 
 #define LR_IMPORT_CALIB_TOKENS 16384
