@@ -14,7 +14,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: import (--hf DIR | --gguf FILE) -o OUT.lrt [--gain-bits G] [--keep f16] [--embed f16]\n"
             "              [--no-rotate] [--o-rotation heads|full] [--residual plain|rotated] [--quant-layers A:B] [--gptq CALIB.txt [--calib-tokens N] [--refit MODE]\n"
-            "              [--gptq-damp D] [--gptq-target own|teacher]]\n"
+            "              [--gptq-damp D] [--gptq-target own|teacher [--target-damp D]]]\n"
             "              [--threads N] [--seed N] [--layers N] [--list] [--help]\n"
             "Imports a Qwen3 or Llama/Mistral model into a leechrt artifact (docs/import.md): projections\n"
             "rotated and quantized to the 2-bit Leech archive, embedding and head as int8 groups of 64,\n"
@@ -45,6 +45,8 @@ static void usage(FILE *f)
             "                    quantized model gives it; default) or teacher (W times the source model's\n"
             "                    input on the same tokens, GPTAQ's objective: the calibration runs the\n"
             "                    source beside it, twice the work; docs/import.md)\n"
+            "  --target-damp D   with --gptq-target teacher: the target's damping, D times the mean of\n"
+            "                    diag(H) (default 0.1)\n"
             "  --refit MODE      with --gptq, afterwards: `scales` refits each row's scale, `all` the gain\n"
             "                    centroids and the row scales (two rounds), to their least-squares optimum\n"
             "                    on the calibration second moment (docs/import.md: measured effects)\n"
@@ -104,6 +106,13 @@ int main(int argc, char **argv)
             }
             o.rotated_residual = !strcmp(v, "rotated");
         }
+        else if (!strcmp(a, "--target-damp")) {
+            o.target_damp = strtod(v, &end);
+            if (end == v || *end || !(o.target_damp > 0 && o.target_damp <= 100)) {
+                fprintf(stderr, "import: --target-damp %s (a number in (0, 100])\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--gptq-target")) {
             if (strcmp(v, "own") && strcmp(v, "teacher")) {
                 fprintf(stderr, "import: --gptq-target %s (own or teacher)\n", v);
@@ -148,6 +157,10 @@ int main(int argc, char **argv)
     }
     if (target_set && !o.gptq_calib) {
         fprintf(stderr, "import: --gptq-target needs --gptq\n");
+        return 2;
+    }
+    if (o.target_damp > 0 && !o.gptq_asym) {
+        fprintf(stderr, "import: --target-damp needs --gptq-target teacher\n");
         return 2;
     }
     if (o.gptq_damp > 0 && !o.gptq_calib) {

@@ -221,6 +221,11 @@ static int test_import_gptq(void)
     lr_model *md;
     T_OK(lr_model_open(out, 0, &md));
     lr_model_close(md);
+    /* The teacher's target without GPTQ, or its damping without the target, is refused. */
+    lr_import_opts bad = { .gain_bits = 1, .seed = 1, .nthreads = 2, .gptq_asym = 1 };
+    T_ASSERT(lr_import_write(s, out, &bad, &st) == LR_EINVAL, "teacher without a calibration text");
+    bad = o, bad.target_damp = 0.5;
+    T_ASSERT(lr_import_write(s, out, &bad, &st) == LR_EINVAL, "target damping without the teacher");
     /* A missing calibration file fails and leaves nothing behind. */
     snprintf(txt, sizeof txt, "%s/none.txt", dir);
     snprintf(out, sizeof out, "%s/h.lrt", dir);
@@ -257,7 +262,7 @@ static int write_char_tokenizer(const char *path)
  * the gains taken out 1.10x, o/down handed back without R^T 1.04x). */
 static int test_import_gptq_rotated_residual(void)
 {
-    char dir[256], sub[300], txt[400], ref[400], out[4][400];
+    char dir[256], sub[300], txt[400], ref[400], out[6][400];
     tl_tmpdir(dir, sizeof dir, "gptqrr");
     T_ASSERT(dir[0], "mkdtemp");
     lr_model_config cfg = tm_config("qwen3", 1);
@@ -287,24 +292,27 @@ static int test_import_gptq_rotated_residual(void)
     for (int i = 0; i < EVAL_STEPS; i++) ids[i] = (int32_t)lr_rng_below(&r, 94);
     float *lref;
     T_OK(tl_logits(ref, ids, EVAL_STEPS, &lref));
-    /* 0: rotated GPTQ, 1: rotated nearest point, 2: plain GPTQ, 3: plain nearest point */
-    double err[4];
-    for (int v = 0; v < 4; v++) {
+    /* 0: rotated GPTQ, 1: rotated nearest point, 2: plain GPTQ, 3: plain nearest point;
+     * 4, 5: 0 and 2 aiming at the teacher */
+    double err[6];
+    for (int v = 0; v < 6; v++) {
         snprintf(out[v], sizeof out[v], "%s/q%d.lrt", dir, v);
-        o = (lr_import_opts){ .gain_bits = 1, .seed = 1, .nthreads = 2, .embed_f16 = 1, .rotated_residual = v < 2,
-                              .gptq_calib = v % 2 ? NULL : txt, .calib_tokens = 1024 };
+        o = (lr_import_opts){ .gain_bits = 1, .seed = 1, .nthreads = 2, .embed_f16 = 1, .rotated_residual = v < 2 || v == 4,
+                              .gptq_calib = v % 2 && v < 4 ? NULL : txt, .calib_tokens = 1024, .gptq_asym = v >= 4 };
         lr_import_stats st;
         T_OK(lr_import_write(s, out[v], &o, &st));
-        T_ASSERT(st.leech == 14 && (v % 2 || st.calib_tokens == 1024), "variant %d: %d leech, %d tokens", v, st.leech,
+        T_ASSERT(st.leech == 14 && ((v % 2 && v < 4) || st.calib_tokens == 1024), "variant %d: %d leech, %d tokens", v, st.leech,
                  st.calib_tokens);
         float *l;
         T_OK(tl_logits(out[v], ids, EVAL_STEPS, &l));
         err[v] = tl_rel_diff(l, lref, (size_t)EVAL_STEPS * cfg.vocab);
         free(l);
     }
-    printf("    logits vs the source, rotated residual: GPTQ %.3f, nearest point %.3f; plain residual: %.3f, %.3f\n",
-           err[0], err[1], err[2], err[3]);
+    printf("    logits vs the source, rotated residual: GPTQ %.3f, nearest point %.3f, GPTQ aiming at the teacher %.3f; "
+           "plain residual: %.3f, %.3f, %.3f\n", err[0], err[1], err[4], err[2], err[3], err[5]);
     T_ASSERT(err[0] < err[1], "rotated residual: GPTQ %g against nearest point %g", err[0], err[1]);
+    T_ASSERT(err[4] < err[1] && err[5] < err[3], "GPTQ aiming at the teacher %g / %g against nearest point %g / %g", err[4],
+             err[5], err[1], err[3]);
     free(lref);
     lr_src_close(s);
     tm_free(&m);

@@ -373,7 +373,8 @@ static int quantize_gptq(const lr_src_tensor *t, const char *role, const float *
     if (!rc && M) { /* W moved to the teacher's target, in W's basis */
         t0 = lr_now();
         memcpy(Wt, W, (size_t)rows * cols * sizeof *Wt);
-        rc = lr_gptq_asym_target(Wt, rows, cols, H, M, damp, o->nthreads);
+        rc = lr_gptq_asym_target(Wt, rows, cols, H, M, o->target_damp > 0 ? o->target_damp : LR_GPTQ_TARGET_DAMP,
+                                 o->nthreads);
         a->st->quant_seconds += lr_now() - t0;
         if (!rc) W = Wt;
     }
@@ -602,6 +603,8 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
     if (o->quant_lo < 0 || o->quant_hi < 0 || (o->quant_hi && o->quant_lo >= o->quant_hi))
         return LR_FAIL(LR_EINVAL, "quantized layers [%d, %d) is not a range", o->quant_lo, o->quant_hi);
     if (o->gptq_asym && !o->gptq_calib) return LR_FAIL(LR_EINVAL, "the asymmetric GPTQ target needs a calibration text");
+    if (o->target_damp < 0 || (o->target_damp > 0 && !o->gptq_asym))
+        return LR_FAIL(LR_EINVAL, "target damping %g without the teacher's target", o->target_damp);
     lr_model_config cfg = src->cfg;
     if (o->max_layers && (uint32_t)o->max_layers < cfg.n_layers) cfg.n_layers = (uint32_t)o->max_layers;
     if (!lr_arch_known(cfg.arch))

@@ -48,6 +48,8 @@ typedef struct lr_import_opts {
     int gptq_asym;       /* GPTQ aims each projection at the source model's output on the
                             calibration text (the teacher, loader/import/calib.h; the target
                             lr_gptq_asym_target); needs gptq_calib */
+    double target_damp;  /* that target's damping (times the mean of diag(H)); 0 =
+                            LR_GPTQ_TARGET_DAMP */
 } lr_import_opts;
 
 #define LR_IMPORT_CALIB_TOKENS 16384
