@@ -41,12 +41,12 @@ static void usage(FILE *f)
             "                    run on this text (sequentially, through the already quantized layers)\n"
             "  --calib-tokens N  calibration tokens for --gptq (default 16384)\n"
             "  --gptq-damp D     with --gptq: damping added to diag(H), D times its mean (default 0.01)\n"
-            "  --gptq-target T   with --gptq, what each projection aims at: own (W times the input the\n"
-            "                    quantized model gives it; default) or teacher (W times the source model's\n"
-            "                    input on the same tokens, GPTAQ's objective: the calibration runs the\n"
-            "                    source beside it, twice the work; docs/import.md)\n"
+            "  --gptq-target T   with --gptq, what each projection aims at: teacher (the source model's\n"
+            "                    output on the same tokens, GPTAQ's objective: the calibration runs the\n"
+            "                    source beside the quantized model, twice its work; default) or own (W\n"
+            "                    times the input the quantized model gives it; docs/import.md)\n"
             "  --target-damp D   with --gptq-target teacher: the target's damping, D times the mean of\n"
-            "                    diag(H) (default 0.1)\n"
+            "                    diag(H) (default 0.3)\n"
             "  --refit MODE      with --gptq, afterwards: `scales` refits each row's scale, `all` the gain\n"
             "                    centroids and the row scales (two rounds), to their least-squares optimum\n"
             "                    on the calibration second moment (docs/import.md: measured effects)\n"
@@ -70,7 +70,7 @@ static void print_config(const lr_src *s)
 int main(int argc, char **argv)
 {
     const char *hf = NULL, *gguf = NULL, *out = NULL;
-    int list = 0, target_set = 0;
+    int list = 0, target = -1; /* --gptq-target: -1 unset (teacher with --gptq), 0 own, 1 teacher */
     lr_import_opts o = { .gain_bits = 1, .seed = 1, .progress = 1 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,8 +118,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "import: --gptq-target %s (own or teacher)\n", v);
                 return 2;
             }
-            o.gptq_asym = !strcmp(v, "teacher");
-            target_set = 1;
+            target = !strcmp(v, "teacher") ? 1 : 0;
         }
         else if (!strcmp(a, "--refit")) {
             if (strcmp(v, "scales") && strcmp(v, "all")) {
@@ -155,12 +154,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "import: --refit needs --gptq\n");
         return 2;
     }
-    if (target_set && !o.gptq_calib) {
+    if (target >= 0 && !o.gptq_calib) {
         fprintf(stderr, "import: --gptq-target needs --gptq\n");
         return 2;
     }
+    o.gptq_asym = o.gptq_calib && target != 0;
     if (o.target_damp > 0 && !o.gptq_asym) {
-        fprintf(stderr, "import: --target-damp needs --gptq-target teacher\n");
+        fprintf(stderr, "import: --target-damp needs --gptq with the teacher's target (not --gptq-target own)\n");
         return 2;
     }
     if (o.gptq_damp > 0 && !o.gptq_calib) {

@@ -298,10 +298,10 @@ static void quality_table(void)
     if (load("cpu_quality_smollm2.csv", &c)) return;
     out("\n### Quality on a real model (SmolLM2-135M-Instruct from its Q4_1 GGUF, CPU engine)\n");
     source(&c, "cpu_quality_smollm2.csv");
-    out("| arm | projection b/w | perplexity | eval tokens |\n|---|---|---|---|\n");
+    out("| commit | arm | projection b/w | evaluation text | perplexity | eval tokens |\n|---|---|---|---|---|---|\n");
     for (int r = 0; r < c.n; r++)
-        out("| %s | %s | %s | %s |\n", get(&c, r, "arm"), get(&c, r, "bits_per_weight"), get(&c, r, "ppl"),
-            get(&c, r, "eval_tokens"));
+        out("| %s | %s | %s | %s | %s | %s |\n", get(&c, r, "commit"), get(&c, r, "arm"), get(&c, r, "bits_per_weight"),
+            get(&c, r, "matrix"), get(&c, r, "ppl"), get(&c, r, "eval_tokens"));
 }
 
 static void sass_table(void)

@@ -97,7 +97,8 @@ static int test_bad_numbers_refused(void)
         { "import", "--gguf m.gguf -o o.lrt --gptq-target teacher", "--gptq-target" }, /* without --gptq */
         { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-target teacher --target-damp 0", "--target-damp" },
         { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-target teacher --target-damp 1e", "--target-damp" },
-        { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --target-damp 0.1", "--target-damp" }, /* without teacher */
+        { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-target own --target-damp 0.1", "--target-damp" },
+        { "import", "--gguf m.gguf -o o.lrt --target-damp 0.1", "--target-damp" }, /* without --gptq */
         { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-damp x", "--gptq-damp" },
         { "bench_engine", "--layout p14", "--layout" },
         { "bench_engine", "--env LEECHRT_FUSE", "--env" },
