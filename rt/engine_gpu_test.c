@@ -68,7 +68,9 @@ static int want_launches(int layers)
 {
     const char *f = getenv("LEECHRT_FUSE");
     int fuse = !(f && !strcmp(f, "0"));
-    return 3 + layers * (g_proj_f16 ? (fuse ? 8 : 9) : (fuse ? 10 : 13) - !g_o_full);
+    /* (a rotated residual unfused: its norm kernel without the two rotations before q|k|v and
+       gate|up; fused, the norm kernel stands where the norm + rotation stood) */
+    return 3 + layers * (g_proj_f16 ? (fuse ? 8 : 9) : (fuse ? 10 : 13) - !g_o_full - (g_rres && !fuse ? 2 : 0));
 }
 
 static int g_xrot_projs; /* the last gate's engine: GEMVs rotating their input */
@@ -434,6 +436,38 @@ static int test_gate_rot_slab(void)
     return gate_setting("LEECHRT_ROT_SLAB", "256:64;768:32;2560:128;9728:32", "256:512");
 }
 
+/* The gates above again on rotated-residual models (the default form of
+ * gen_synthetic and import since the forty-fifth session): every layout,
+ * Llama, f16 projections, the unfused ops, the long-context attention,
+ * SwiGLU off, side warps, the int8 and 3-bit forms, other slab widths, o
+ * rotated over its whole width. The prologue rotation (LEECHRT_XROT) has
+ * only the plain end, so a GEMV ending in the residual add never takes it:
+ * it runs here with the norm kernel and the pending add
+ * (LEECHRT_RRES_ENDS=0). */
+static int test_gate_rotated_everywhere(void)
+{
+    NEED_GPU();
+    static const struct { const char *name; int (*fn)(void); } g[] = {
+        { "tiny", test_gate_tiny_64_tokens }, { "4B widths", test_gate_4b_widths }, { "llama", test_gate_llama },
+        { "layouts", test_gate_layouts }, { "f16 projections", test_gate_f16_projections },
+        { "unfused", test_gate_unfused }, { "long attention", test_gate_att_long }, { "SwiGLU off", test_gate_swiglu_off },
+        { "side warps", test_gate_side }, { "int8 form", test_gate_i8 }, { "3-bit form", test_gate_c3 },
+        { "slab widths", test_gate_rot_slab }, { "o full", test_gate_o_full }, { "xrot", test_gate_xrot },
+    };
+    int rc = T_PASS;
+    g_rres = 1;
+    for (size_t i = 0; i < sizeof g / sizeof g[0] && rc == T_PASS; i++) {
+        const int xrot = g[i].fn == test_gate_xrot;
+        if (xrot) setenv("LEECHRT_RRES_ENDS", "0", 1);
+        printf("  rotated residual: %s\n", g[i].name);
+        rc = g[i].fn();
+        if (xrot) unsetenv("LEECHRT_RRES_ENDS");
+        if (rc != T_PASS) printf("  rotated residual: %s failed\n", g[i].name);
+    }
+    g_rres = 0;
+    return rc;
+}
+
 /* A process-wide setting an open took from the environment is back to its
  * default at the next open without the variable (bench_engine --env runs
  * variants in one process). */
@@ -683,4 +717,5 @@ T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(tes
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
        T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_rotated_residual),
+       T_CASE(test_gate_rotated_everywhere),
        T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

@@ -28,6 +28,8 @@ static void usage(FILE *f)
                "  -m MODEL     time this artifact instead (CSV rows name its model, e.g. qwen3-14B-synthetic)\n"
                "  -n TOKENS    decode steps timed (default 128, after 8 warm-up steps)\n"
                "  --proj P     synthetic projections: leech (2-bit Leech), f16, or both (default)\n"
+               "  --residual R synthetic models' residual stream: rotated (default, as gen_synthetic's; rows\n"
+               "               name the config CONFIG-rotated) or plain\n"
                "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s3, planes14s,\n"
                "               planes14, default (the engine's per-matrix choice; arm engine_leech)\n"
                "               (default planes14s)\n"
@@ -260,7 +262,7 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
     const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both", *layouts = "planes14s", *tlp = NULL, *tlcp = NULL;
-    int n = 128;
+    int n = 128, rres = -1; /* --residual: -1 unset (rotated), 0 plain, 1 rotated */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -294,6 +296,10 @@ int main(int argc, char **argv)
                 }
             layouts = v;
         }
+        else if (!strcmp(a, "--residual")) {
+            if (strcmp(v, "plain") && strcmp(v, "rotated")) { fprintf(stderr, "bench_engine: --residual plain|rotated\n"); return 2; }
+            rres = !strcmp(v, "rotated");
+        }
         else if (!strcmp(a, "--proj")) {
             if (strcmp(v, "leech") && strcmp(v, "f16") && strcmp(v, "both")) { fprintf(stderr, "bench_engine: --proj leech|f16|both\n"); return 2; }
             proj = v;
@@ -302,6 +308,8 @@ int main(int argc, char **argv)
     }
     if (n < 1) n = 1;
     if (tlcp && !tlp) { fprintf(stderr, "bench_engine: --timeline-ctas needs --timeline\n"); return 2; }
+    if (model && rres >= 0) { fprintf(stderr, "bench_engine: --residual is for -c (an artifact given with -m has its own)\n"); return 2; }
+    if (rres < 0) rres = 1;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     if (lr_cu_init(0)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
@@ -339,16 +347,17 @@ int main(int argc, char **argv)
         for (char *s = strtok(list, ","); s && !rc; s = strtok(NULL, ",")) {
             lr_model_config c;
             if ((rc = lr_synth_config(s, &c))) break;
-            char path[256];
+            char path[256], label[64];
             snprintf(path, sizeof path, "/tmp/bench_engine_%s_%d.lrt", s, (int)getpid());
+            snprintf(label, sizeof label, "%s%s", s, rres ? "-rotated" : "");
             snprintf(g_artifact, sizeof g_artifact, "%s", path);
             for (int f16 = 0; f16 < 2 && !rc; f16++) {
                 if ((f16 && !strcmp(proj, "leech")) || (!f16 && !strcmp(proj, "f16"))) continue;
-                lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16 };
+                lr_synth_opts o = { .seed = 1, .gain_bits = 1, .proj_f16 = f16, .rotated_residual = rres };
                 if ((rc = lr_synth_write(path, &c, &o))) break;
-                if (f16) rc = run_variants(path, s, "engine_f16", 0, n, &csv);
+                if (f16) rc = run_variants(path, label, "engine_f16", 0, n, &csv);
                 for (int k = 0; k < 4 && !f16 && !rc; k++)
-                    if (lr_list_has(layouts, lays[k].name)) rc = run_variants(path, s, lays[k].arm, lays[k].layout, n, &csv);
+                    if (lr_list_has(layouts, lays[k].name)) rc = run_variants(path, label, lays[k].arm, lays[k].layout, n, &csv);
                 unlink(path);
             }
             g_artifact[0] = 0;

@@ -27,9 +27,9 @@ static void usage(FILE *f)
             "  --threads N       generator threads (default: all cores)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
             "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
-"  --residual K      plain (default, as import's) or rotated: the residual stream held rotated,\n"
-            "                    no rotation before q|k|v or gate|up, the GEMVs take the norm and the add\n"
-            "                    (faster; on a real model it cost quality: docs/import.md)\n"
+            "  --residual K      rotated (default, as import's): the residual stream held rotated, no\n"
+            "                    rotation before q|k|v or gate|up, the GEMVs take the norm and the add\n"
+            "                    (the model is named ...-rotated); or plain: as a source model holds it\n"
             "  --align A         alignment of every tensor (default: 4096 for >= 1 MiB, else 64)\n",
             lr_synth_config_names());
 }
@@ -37,7 +37,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *cfg_name = NULL, *out = NULL;
-    lr_synth_opts o = { .seed = 1, .gain_bits = 1 };
+    /* the rotated residual is the default, as import's (docs/engine.md: the faster step) */
+    lr_synth_opts o = { .seed = 1, .gain_bits = 1, .rotated_residual = 1 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }

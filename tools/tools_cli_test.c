@@ -1,6 +1,9 @@
 /* Every program answers --help with usage on stdout and exit 0, and refuses
  * an unknown flag with exit 2 (or 1) and a message on stderr — never a crash. */
+#include "loader/import/import_testlib.h"
+#include "loader/model.h"
 #include "test/t.h"
+#include "util/err.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -101,6 +104,8 @@ static int test_bad_numbers_refused(void)
         { "import", "--gguf m.gguf -o o.lrt --target-damp 0.1", "--target-damp" }, /* without --gptq */
         { "import", "--gguf m.gguf -o o.lrt --gptq c.txt --gptq-damp x", "--gptq-damp" },
         { "bench_engine", "--layout p14", "--layout" },
+        { "bench_engine", "--residual twisted", "--residual" },
+        { "bench_engine", "-m m.lrt --residual plain", "--residual" }, /* the artifact has its own */
         { "bench_engine", "--env LEECHRT_FUSE", "--env" },
         { "bench_engine", "--env =4", "--env" },
         { "bench_engine", "--env LEECHRT_FUSE=", "--env" },
@@ -272,6 +277,62 @@ static int test_engine_rows(void)
     return T_PASS;
 }
 
+/* The artifact's residual form and tied head: rotated_residual and tied_head
+ * of its config (-1, -1 when it does not open). */
+static void residual_of(const char *path, int *rres, int *tied)
+{
+    lr_model *m;
+    *rres = *tied = -1;
+    if (lr_model_open(path, LR_MODEL_SKIP_DATA, &m) != LR_OK) return;
+    *rres = lr_model_cfg(m)->rotated_residual, *tied = lr_model_cfg(m)->tied_head;
+    lr_model_close(m);
+}
+
+/* The rotated residual is the default of gen_synthetic and import (since
+ * the forty-fifth session); --residual plain, and for import --no-rotate or
+ * a hidden width without a rotation (2112 = 64 x 33: odd factor past 31),
+ * give the plain one. A tied source head is written untied only when rotated. */
+static int test_residual_defaults(void)
+{
+    char dir[256], args[1024], err[4096], out[400];
+    int rres, tied;
+    tl_tmpdir(dir, sizeof dir, "clires");
+    T_ASSERT(dir[0], "mkdtemp");
+    static const struct { const char *flags; int want; } g[] = { { "", 1 }, { "--residual plain", 0 }, { "--residual rotated", 1 } };
+    for (int i = 0; i < 3; i++) {
+        snprintf(out, sizeof out, "%s/g%d.lrt", dir, i);
+        snprintf(args, sizeof args, "-c micro --threads 2 -o %s %s", out, g[i].flags);
+        int rc = run("gen_synthetic", args, err, sizeof err);
+        T_ASSERT(rc == 0, "gen_synthetic %s: exit %d: %s", args, rc, err);
+        residual_of(out, &rres, &tied);
+        T_ASSERT(rres == g[i].want, "gen_synthetic %s: rotated_residual %d, want %d", args, rres, g[i].want);
+    }
+    static const struct { int hidden, tied; const char *flags; int want_rres, want_tied; } c[] = {
+        { 128, 1, "", 1, 0 }, { 128, 1, "--residual plain", 0, 1 }, { 128, 1, "--no-rotate", 0, 1 },
+        { 128, 0, "", 1, 0 }, { 2112, 0, "", 0, 0 },
+    };
+    for (int i = 0; i < 5; i++) {
+        char hf[300];
+        snprintf(hf, sizeof hf, "%s/hf%d", dir, i);
+        snprintf(out, sizeof out, "%s/i%d.lrt", dir, i);
+        lr_model_config cfg = tm_config("qwen3", c[i].tied);
+        cfg.hidden = (uint32_t)c[i].hidden, cfg.n_layers = 1;
+        tmodel m;
+        tm_make(&m, &cfg, 7 + (uint64_t)i);
+        int wrc = tm_write_hf(&m, hf, "BF16", 1, NULL);
+        tm_free(&m);
+        T_ASSERT(wrc == 0, "write %s", hf);
+        snprintf(args, sizeof args, "--hf %s -o %s --threads 2 %s", hf, out, c[i].flags);
+        int rc = run("import", args, err, sizeof err);
+        T_ASSERT(rc == 0, "import %s: exit %d: %s", args, rc, err);
+        residual_of(out, &rres, &tied);
+        T_ASSERT(rres == c[i].want_rres && tied == c[i].want_tied, "import %s (hidden %d%s): rotated_residual %d tied %d, "
+                 "want %d %d", args, c[i].hidden, c[i].tied ? ", tied" : "", rres, tied, c[i].want_rres, c[i].want_tied);
+    }
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
@@ -279,6 +340,6 @@ int main(int argc, char **argv)
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
                                     T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form),
-                                    T_CASE(test_engine_rows) };
+                                    T_CASE(test_engine_rows), T_CASE(test_residual_defaults) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

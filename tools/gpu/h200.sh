@@ -10,14 +10,15 @@
 #   tools/gpu/h200.sh engine [MODELS] [LAYOUTS] [RESIDUALS]
 #                                           the decode benchmark (default 4B,8B,14B,32B at
 #                                           default,planes14s) into $OUT/h200_engine.csv;
-#                                           RESIDUALS plain (default), rotated or plain,rotated
-#                                           (gen_synthetic --residual; a rotated model's rows
-#                                           name it qwen3-MODEL-synthetic-rotated)
-#   tools/gpu/h200.sh timeline [MODEL]     the timeline probe on the model's synthetic step (default
-#                                           14B; docs/engine.md, "The timeline probe"): a row per
+#                                           RESIDUALS rotated (default, as gen_synthetic's), plain
+#                                           or rotated,plain (gen_synthetic --residual; a rotated
+#                                           model's rows name it qwen3-MODEL-synthetic-rotated)
+#   tools/gpu/h200.sh timeline [MODEL] [RESIDUAL]
+#                                           the timeline probe on the model's synthetic step (default
+#                                           14B, rotated; docs/engine.md, "The timeline probe"): a row per
 #                                           launch into $OUT/h200_timeline.csv, the engine's rows
 #                                           (graph_timeline too) into $OUT/timeline_engine.csv
-#   tools/gpu/h200.sh tune-engine MODEL [p14s|p14s3]
+#   tools/gpu/h200.sh tune-engine MODEL [p14s|p14s3] [RESIDUAL]
 #                                           the tuning table's geometry of each fused shape with 0-4
 #                                           side warps, on the model's synthetic weights as a PDL
 #                                           chain, then the engine with the fastest per shape beside
@@ -100,7 +101,7 @@ case $cmd in
     # README's decode table: each model's synthetic artifact (written once per machine, in
     # /tmp), bench_engine -n 64 at the layouts, every row appended to $OUT/h200_engine.csv
     # (for bench/results/h200_engine.csv). 8B ~60 s, 14B ~80 s, 32B ~200 s with two layouts.
-    models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s} residuals=${3:-plain}
+    models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s} residuals=${3:-rotated}
     for m in ${models//,/ }; do
       known_model engine "$m"
     done
@@ -117,10 +118,12 @@ case $cmd in
       done
     done ;;
   timeline)
-    m=${1:-14B}
+    m=${1:-14B} r=${2:-rotated}
     known_model timeline "$m"
-    M=/tmp/engine_$m.lrt
-    [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" -o "$M" >/dev/null || exit 1
+    case $r in plain|rotated) ;; *) echo "timeline: residual $r (plain or rotated)" >&2; exit 2 ;; esac
+    sfx=; [ "$r" = rotated ] && sfx=_rotated
+    M=/tmp/engine_$m$sfx.lrt
+    [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" --residual "$r" -o "$M" >/dev/null || exit 1
     "$B/bin/bench_engine" -m "$M" -n 32 --layout default --timeline "$OUT/h200_timeline.csv" \
       --csv "$OUT/timeline_engine.csv" 2>&1 | tee -a "$OUT/timeline_$m.log" | grep -E 'tok/s|timeline|per phase|^    ' ;;
   run)
@@ -170,14 +173,15 @@ case $cmd in
     # at its default layout with three variants: the table, the geometry in use now as 3-bit
     # rows (when a shape has none yet), the chain's fastest.
     model=${1:?tune-engine MODEL [p14s|p14s3]}
-    form=${2:-p14s}
+    form=${2:-p14s} res=${3:-rotated}
     case $form in
       p14s) mats=qkv,o,down layout=planes14s ;;
       p14s3) mats=qkv,o,down,gateup layout=default ;;
       *) echo "tune-engine: FORM is p14s or p14s3" >&2; exit 2 ;;
     esac
-    M=/tmp/tune_engine_$model.lrt
-    [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$model" -o "$M" || exit 1
+    case $res in plain|rotated) ;; *) echo "tune-engine: residual $res (plain or rotated)" >&2; exit 2 ;; esac
+    M=/tmp/tune_engine_${model}_$res.lrt
+    [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$model" --residual "$res" -o "$M" || exit 1
     C=$OUT/tune_engine_$model.csv T=$OUT/tune_engine_$model.log E=$OUT/engine_tune_$model.csv
     rm -f "$C" "$E" # one sweep and one engine run: engine_rows.sh reads them whole
     "$B/bin/tune_gemv" --arm "leech_$form" --models "$model" --matrices "$mats" --vary-side --model "$M" --pdl --csv "$C" > "$T"
