@@ -18,11 +18,13 @@
 
 int lr_gptq_factor(const double *H, int n, double damp, double **Uo, double **Vo)
 {
-    *Uo = *Vo = NULL;
+    *Uo = NULL;
+    if (Vo) *Vo = NULL;
     if (!H || n <= 0) return LR_FAIL(LR_EINVAL, "gptq: %d x %d Hessian", n, n);
     size_t nn = (size_t)n * (size_t)n;
-    double *L = malloc(nn * sizeof *L), *U = calloc(nn, sizeof *U), *V = calloc(nn, sizeof *V);
-    if (!L || !U || !V) {
+    /* (V only when asked for: at the 14B down's 17,408 columns each factor is 2.4 GB) */
+    double *L = malloc(nn * sizeof *L), *U = calloc(nn, sizeof *U), *V = Vo ? calloc(nn, sizeof *V) : NULL;
+    if (!L || !U || (Vo && !V)) {
         free(L), free(U), free(V);
         return LR_FAIL(LR_ENOMEM, "gptq: %d x %d factors", n, n);
     }
@@ -61,20 +63,22 @@ int lr_gptq_factor(const double *H, int n, double damp, double **Uo, double **Vo
         }
     }
     if (!rc) {
-        /* V = J L J (upper, V V^T = Hd). */
-        for (int i = 0; i < n; i++)
-            for (int j = i; j < n; j++) V[(size_t)i * n + j] = L[(size_t)(n - 1 - i) * n + (size_t)(n - 1 - j)];
+        /* V = J L J (upper, V V^T = Hd): V_ik = L[n-1-i][n-1-k], which row n-1-i of L holds
+           backwards from its last column. */
+        if (V)
+            for (int i = 0; i < n; i++)
+                for (int j = i; j < n; j++) V[(size_t)i * n + j] = L[(size_t)(n - 1 - i) * n + (size_t)(n - 1 - j)];
         /* U = V^-1 (upper), rows from the bottom: U_i = (e_i - sum_{k>i} V_ik U_k) / V_ii. */
         for (int i = n - 1; i >= 0; i--) {
             double *ui = U + (size_t)i * n;
-            const double *vi = V + (size_t)i * n;
+            const double *vrev = L + (size_t)(n - 1 - i) * n + (size_t)(n - 1); /* vrev[-k] = V_ik */
             ui[i] = 1.0;
             for (int k = i + 1; k < n; k++) {
-                double f = vi[k];
+                double f = vrev[-k];
                 const double *uk = U + (size_t)k * n;
                 for (int j = k; j < n; j++) ui[j] -= f * uk[j];
             }
-            double d = 1.0 / vi[i];
+            double d = 1.0 / vrev[-i];
             for (int j = i; j < n; j++) ui[j] *= d;
         }
     }
@@ -83,7 +87,8 @@ int lr_gptq_factor(const double *H, int n, double damp, double **Uo, double **Vo
         free(U), free(V);
         return rc;
     }
-    *Uo = U, *Vo = V;
+    *Uo = U;
+    if (Vo) *Vo = V;
     return LR_OK;
 }
 
@@ -285,9 +290,8 @@ int lr_gptq_asym_target(float *W, int rows, int cols, const double *H, const dou
     if (!W || !H || !M || rows <= 0 || cols <= 0) return LR_FAIL(LR_EINVAL, "gptq: %d x %d target", rows, cols);
     for (size_t i = 0; i < (size_t)cols * cols; i++)
         if (!isfinite(M[i])) return LR_FAIL(LR_EINVAL, "gptq: cross moment entry [%zu][%zu] is not finite", i / (size_t)cols, i % (size_t)cols);
-    double *U = NULL, *V = NULL;
-    int rc = lr_gptq_factor(H, cols, damp, &U, &V);
-    free(V);
+    double *U = NULL;
+    int rc = lr_gptq_factor(H, cols, damp, &U, NULL);
     if (rc) return rc;
     asym_job j = { W, rows, cols, H, M, U };
     rc = lr_parallel_for(nthreads, (rows + ASYM_ROWS - 1) / ASYM_ROWS, asym_rows, &j);

@@ -33,8 +33,8 @@ struct lr_progress;
 /* The factors for H (n x n, symmetric positive semi-definite, row-major
  * f64): Hd = H + damp * mean(diag H) * I (H = I when diag H is all zero);
  * U (n x n upper, H_d^-1 = U^T U) and V = U^-1 (upper). U and V are
- * malloc'd n*n arrays (free them). LR_EINVAL when Hd is not positive
- * definite (non-finite input). */
+ * malloc'd n*n arrays (free them); V may be NULL (not made). LR_EINVAL
+ * when Hd is not positive definite (non-finite input). */
 int lr_gptq_factor(const double *H, int n, double damp, double **U, double **V);
 
 /* Quantizes W (rows x cols f32, already in the rotated basis) with GPTQ

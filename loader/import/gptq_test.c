@@ -69,6 +69,11 @@ static int test_factor(void)
             worst = fmax(worst, fmax(fabs(a - (i == j)), fabs(b - (i == j))));
         }
     T_ASSERT(worst < 1e-8, "factor residual %g", worst);
+    /* without V (lr_gptq_asym_target's call): the same U, bit for bit */
+    double *U2 = NULL;
+    T_OK(lr_gptq_factor(H, n, damp, &U2, NULL));
+    T_ASSERT(!memcmp(U, U2, sizeof *U * (size_t)n * n), "U differs when V is not asked for");
+    free(U2);
     free(U), free(V);
     /* Not positive definite even with damping. */
     H[0] = NAN;
