@@ -33,7 +33,7 @@ static void usage(FILE *f)
             "  --residual R      the residual stream held rotated (rotated, default: the same model with\n"
             "                    the norms' gains folded into the matrices after them and the hidden\n"
             "                    width's rotation into every matrix writing or reading the stream: no\n"
-            "                    rotation launch before q|k|v and gate|up, 3-9%% faster decode; a tied head\n"
+            "                    rotation launch before q|k|v and gate|up, 3.5-9%% faster decode; a tied head\n"
             "                    is written untied, so the file grows by the head) or as in the source\n"
             "                    (plain; the default with --no-rotate or where the hidden width has no\n"
             "                    rotation; docs/import.md compares their quality)\n"
