@@ -2,7 +2,6 @@
  * (loader/import/import.h, docs/import.md). */
 #include "loader/import/import.h"
 #include "loader/import/source.h"
-#include "kernels/rotation.h"
 #include "loader/model.h"
 #include "util/err.h"
 
@@ -184,9 +183,7 @@ int main(int argc, char **argv)
     print_config(s);
     /* The rotated residual is the default since the forty-fifth session (docs/import.md); it
        needs the hidden width's rotation, so without one the default falls back to plain. */
-    int fm, fk;
-    o.rotated_residual = residual == 1 || (residual < 0 && !o.no_rotate && lr_rot_factor((int)s->cfg.hidden, &fm, &fk) == LR_OK);
-    lr_clear_error();
+    o.rotated_residual = residual == 1 || (residual < 0 && lr_import_residual_rotatable(s, &o));
     if (!list) {
         if (o.rotated_residual)
             printf("residual stream: rotated%s\n", s->cfg.tied_head ? " (the tied head is written untied: --residual plain "

@@ -578,6 +578,14 @@ static int write_all(lr_writer *w, const lr_src *src, const lr_model_config *cfg
     return rc;
 }
 
+int lr_import_residual_rotatable(const lr_src *src, const lr_import_opts *o)
+{
+    if (o->no_rotate) return 0;
+    const int ok = lr_rot_factor((int)src->cfg.hidden, NULL, NULL) == LR_OK;
+    lr_clear_error();
+    return ok;
+}
+
 /* The rotated residual's config (the flag, the seed the readers get anyway
  * for their hidden input width, the head untied) and R; or why not. */
 static int residual_setup(const lr_src *src, const lr_import_opts *o, lr_model_config *cfg, lr_rot *R)
