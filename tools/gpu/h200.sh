@@ -67,6 +67,17 @@ cmd=${1:-build}; shift || true
 known_model() {
   case $2 in 4B|8B|14B|32B) ;; *) echo "$1: models are among 4B,8B,14B,32B (not $2)" >&2; exit 2 ;; esac
 }
+# exit 2 unless $2 is a residual form gen_synthetic takes
+known_residual() {
+  case $2 in plain|rotated) ;; *) echo "$1: residual $2 (plain or rotated)" >&2; exit 2 ;; esac
+}
+# engine's and timeline's synthetic model $1 in residual form $2 (written once per machine):
+# sets M, and sfx (_rotated or empty) for the log names
+engine_model() {
+  sfx=; [ "$2" = rotated ] && sfx=_rotated
+  M=/tmp/engine_$1$sfx.lrt
+  [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$1" --residual "$2" -o "$M" >/dev/null || exit 1
+}
 case $cmd in
   build)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
@@ -106,13 +117,11 @@ case $cmd in
       known_model engine "$m"
     done
     for r in ${residuals//,/ }; do
-      case $r in plain|rotated) ;; *) echo "engine: residual $r (plain or rotated)" >&2; exit 2 ;; esac
+      known_residual engine "$r"
     done
     for r in ${residuals//,/ }; do
-      sfx=; [ "$r" = rotated ] && sfx=_rotated
       for m in ${models//,/ }; do
-        M=/tmp/engine_$m$sfx.lrt
-        [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" --residual "$r" -o "$M" >/dev/null || exit 1
+        engine_model "$m" "$r"
         "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
           tee -a "$OUT/engine_$m$sfx.log" | grep -E 'tok/s'
       done
@@ -120,10 +129,8 @@ case $cmd in
   timeline)
     m=${1:-14B} r=${2:-rotated}
     known_model timeline "$m"
-    case $r in plain|rotated) ;; *) echo "timeline: residual $r (plain or rotated)" >&2; exit 2 ;; esac
-    sfx=; [ "$r" = rotated ] && sfx=_rotated
-    M=/tmp/engine_$m$sfx.lrt
-    [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$m" --residual "$r" -o "$M" >/dev/null || exit 1
+    known_residual timeline "$r"
+    engine_model "$m" "$r"
     "$B/bin/bench_engine" -m "$M" -n 32 --layout default --timeline "$OUT/h200_timeline.csv" \
       --csv "$OUT/timeline_engine.csv" 2>&1 | tee -a "$OUT/timeline_$m.log" | grep -E 'tok/s|timeline|per phase|^    ' ;;
   run)
@@ -179,7 +186,7 @@ case $cmd in
       p14s3) mats=qkv,o,down,gateup layout=default ;;
       *) echo "tune-engine: FORM is p14s or p14s3" >&2; exit 2 ;;
     esac
-    case $res in plain|rotated) ;; *) echo "tune-engine: residual $res (plain or rotated)" >&2; exit 2 ;; esac
+    known_residual tune-engine "$res"
     M=/tmp/tune_engine_${model}_$res.lrt
     [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$model" --residual "$res" -o "$M" || exit 1
     C=$OUT/tune_engine_$model.csv T=$OUT/tune_engine_$model.log E=$OUT/engine_tune_$model.csv
