@@ -74,8 +74,9 @@ uint64_t lr_import_rot_seed(uint64_t seed, uint64_t width);
 /* Writes src to path. stats may be NULL. */
 int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o, lr_import_stats *stats);
 /* 1 when lr_import_write can hold src's residual stream rotated under o: the
- * rotation is on (not no_rotate) and the hidden width has one (odd factor
- * <= 31). The import program's default asks this before choosing the form. */
+ * rotation is on (not no_rotate) and the hidden width has one (lr_rot_factor:
+ * odd factor <= 31 times a power of two in [4, 32768]). The import program's
+ * default asks this before choosing the form. */
 int lr_import_residual_rotatable(const lr_src *src, const lr_import_opts *o);
 
 /* int8 groups of one row: q[cols], sb[cols / group][2] f16 (scale, bias),
