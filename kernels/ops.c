@@ -93,6 +93,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
         { "op_silu_mul", "op_silu_mul.cu", 256 },       { "op_head_int8g", "op_head_int8g.cu", 256 },
         { "op_argmax", "op_argmax.cu", 256 },      { "op_rope_attention", "op_rope_attention.cu", 256 },
         { "op_head_int8g_mma", "op_head_int8g_mma.cu", 256 }, { "op_empty_pdl", "op_empty_pdl.cu", 1024 },
+        { "op_empty_flag", "op_empty_flag.cu", 1024 },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(op, t[i].op)) {

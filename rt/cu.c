@@ -347,13 +347,22 @@ int lr_cu_set_pdl(int on)
 }
 
 static _Thread_local CUfunction g_stand_in;
+static _Thread_local CUdeviceptr g_flag_ctr; /* the flag stand-in's counter (0: none) */
+static _Thread_local unsigned g_flag_ctas;   /* CTAs launched through it so far */
 
 CUfunction lr_cu_set_stand_in(CUfunction f)
 {
     CUfunction was = g_stand_in;
-    g_stand_in = f;
+    g_stand_in = f, g_flag_ctr = 0;
     return was;
 }
+
+void lr_cu_set_stand_in_flag(CUfunction f, CUdeviceptr ctr)
+{
+    g_stand_in = ctr ? f : NULL, g_flag_ctr = f ? ctr : 0, g_flag_ctas = 0;
+}
+
+unsigned lr_cu_stand_in_flag_ctas(void) { return g_flag_ctas; }
 
 static _Thread_local lr_cu_launch_map g_map;
 static _Thread_local void *g_map_user;
@@ -362,7 +371,10 @@ void lr_cu_set_launch_map(lr_cu_launch_map map, void *user) { g_map = map, g_map
 
 int lr_cu_launch_ex(CUfunction f, lr_dim3 g, lr_dim3 b, lr_dim3 cl, unsigned smem, CUstream s, void **args)
 {
-    if (g_stand_in) f = g_stand_in, args = NULL; /* (it takes no parameters) */
+    unsigned target = g_flag_ctas;
+    void *flag_args[] = { &g_flag_ctr, &target };
+    if (g_stand_in && g_flag_ctr) f = g_stand_in, args = flag_args, g_flag_ctas += g.x * (g.y ? g.y : 1) * (g.z ? g.z : 1);
+    else if (g_stand_in) f = g_stand_in, args = NULL; /* (it takes no parameters) */
     else if (g_map && !(f = g_map(f, g_map_user))) return lr_wrap(LR_EINVAL, "launch map");
     int rc = ensure_smem(f, smem);
     if (rc) return rc;

@@ -108,6 +108,14 @@ int lr_cu_launch_ex(CUfunction f, lr_dim3 grid, lr_dim3 block, lr_dim3 cluster, 
  * structure costs by itself (templates/op_empty_pdl.cu). Returns the
  * previous stand-in. */
 CUfunction lr_cu_set_stand_in(CUfunction f);
+/* The same with a stand-in that takes (u32 *ctr, u32 target)
+ * (templates/op_empty_flag.cu): each launch gets ctr and, as its target, the
+ * CTAs of the launches before it since this call (the counter the stand-ins
+ * count themselves on must read 0 when the first of them runs). ctr 0 ends
+ * it, as f NULL does. */
+void lr_cu_set_stand_in_flag(CUfunction f, CUdeviceptr ctr);
+/* CTAs launched through the flag stand-in since lr_cu_set_stand_in_flag. */
+unsigned lr_cu_stand_in_flag_ctas(void);
 
 /* From now on (this thread) every launch runs map(f, user) instead of f, at
  * the same grid, block, shared memory and parameters (the timeline probe's

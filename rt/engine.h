@@ -90,6 +90,14 @@ int lr_engine_gpu_graph_greedy_us(lr_engine *e, int reps, double *us);
  * (templates/op_empty_pdl.cu; the copies stay), replayed reps times: what the
  * step's launch structure costs by itself, in us per step. */
 int lr_engine_gpu_graph_floor_us(lr_engine *e, int reps, double *us);
+/* The launch floor with a flag handoff: the same graph with every kernel
+ * templates/op_empty_flag.cu, whose CTAs wait for a counter in memory to
+ * reach the CTAs of every launch before theirs, then count themselves, instead
+ * of griddepcontrol.wait (what a flag-chained or persistent step would pay
+ * per handoff). *ctas: the CTAs the graph launches; *counted: the counter after
+ * the last replay (equal when every CTA counted itself once). An error if a
+ * CTA gave up waiting. */
+int lr_engine_gpu_graph_floor_flag_us(lr_engine *e, int reps, double *us, unsigned *ctas, unsigned *counted);
 int lr_engine_gpu_graph_without_us(lr_engine *e, int phase, int reps, double *us);
 /* The timeline probe (rt/timeline.h): the greedy step's graph captured with
  * every kernel's timeline twin (jit/timeline.h), replayed once to warm up and

@@ -517,7 +517,8 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     e->cur = 0;
     e->phase = PH_EMBED;
     /* token, position, the argmax slot's zero and the RoPE table: one copy */
-    const size_t in_bytes = e->rope_table ? io_bytes(c) : 16;
+    /* (bytes 24..31 are zeros on the host: the flag floor's counter, lr_engine_gpu_graph_floor_flag_us) */
+    const size_t in_bytes = e->rope_table ? io_bytes(c) : IO_ROPE_OFF;
     if (on(e) && (rc = lr_cu_h2d_async(e->d_tok, e->h_io, in_bytes, e->s))) return rc;
     CUdeviceptr rope = e->rope_table ? e->d_tok + IO_ROPE_OFF : 0;
     {
@@ -978,6 +979,35 @@ int lr_engine_gpu_graph_floor_us(lr_engine *b, int reps, double *us)
     if (!rc) rc = time_graph(e, g, reps, us);
     lr_cu_graph_destroy(g);
     return rc;
+}
+
+int lr_engine_gpu_graph_floor_flag_us(lr_engine *b, int reps, double *us, unsigned *ctas, unsigned *counted)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    gpu_engine *e = (gpu_engine *)b;
+    CUfunction f;
+    int rc = get_fn("op_empty_flag", 0, &f);
+    if (rc) return rc;
+    /* the counter and its broken-target flag: the io block's spare bytes
+       24..31, zeros on the host, so the step's first copy resets them */
+    const CUdeviceptr ctr = e->d_tok + 24;
+    CUgraphExec g = NULL;
+    CUfunction was = lr_cu_set_stand_in(NULL);
+    lr_cu_set_stand_in_flag(f, ctr);
+    rc = capture(e, 1, att_long_at(e, e->h_io[1]), ~0u, &g, NULL);
+    const unsigned n = lr_cu_stand_in_flag_ctas();
+    lr_cu_set_stand_in_flag(NULL, 0);
+    lr_cu_set_stand_in(was);
+    if (!rc) rc = time_graph(e, g, reps, us);
+    uint32_t got[2] = { 0, 0 };
+    if (!rc) rc = lr_cu_stream_sync(e->s);
+    if (!rc) rc = lr_cu_d2h(got, ctr, sizeof got);
+    lr_cu_graph_destroy(g);
+    if (rc) return rc;
+    *ctas = n, *counted = got[0];
+    if (got[1]) return LR_FAIL(LR_EVERIFY, "flag floor: a CTA gave up waiting for its predecessors (%u of %u counted)",
+                               got[0], n);
+    return LR_OK;
 }
 
 /* lr_cu_launch_map for the timeline's capture: the twin, and the phase of

@@ -622,7 +622,8 @@ static int pair_next_and_close(engine_pair *p, const char *after)
 
 /* The launch floor (the greedy graph with every kernel an empty one of its
  * shape) is a positive time below the real graph's, on the tiny model and
- * on two 4B layers, and the stand-in is off again afterwards: the next
+ * on two 4B layers, and so is its flag-handoff twin, whose counter ends equal
+ * to the CTAs launched; the stand-ins are off again afterwards: the next
  * step still gives the CPU engine's token. */
 static int test_launch_floor(void)
 {
@@ -636,6 +637,14 @@ static int test_launch_floor(void)
         T_OK(lr_engine_gpu_graph_floor_us(p.g, 5, &floor_us));
         printf("    %s: graph %.1f us, launch floor %.1f us\n", m_[k].cfg, graph, floor_us);
         T_ASSERT(floor_us > 0 && floor_us < graph, "floor %.1f us against the graph's %.1f", floor_us, graph);
+        /* the flag handoff's floor: every CTA counted itself exactly once
+           (the counter equals the CTAs launched after the last replay) */
+        double flag_us = 0;
+        unsigned ctas = 0, counted = 0;
+        T_OK(lr_engine_gpu_graph_floor_flag_us(p.g, 5, &flag_us, &ctas, &counted));
+        printf("    %s: flag floor %.1f us, %u CTAs, %u counted\n", m_[k].cfg, flag_us, ctas, counted);
+        T_ASSERT(ctas > 0 && counted == ctas, "%u CTAs counted of %u", counted, ctas);
+        T_ASSERT(flag_us > 0 && flag_us < graph, "flag floor %.1f us against the graph's %.1f", flag_us, graph);
         /* the stand-in is gone: the next step is real */
         if (pair_next_and_close(&p, "the floor") != T_PASS) return T_FAIL;
     }
