@@ -363,7 +363,8 @@ static int test_loader_hook(void)
 
 /* DEFAULT picks the 3-bit form where the tuning table has a leech_p14s3
  * row for the shape on the device (here: the H200 as a target, no GPU
- * needed), Planes14S where it has a leech_p14s row, Planes14 elsewhere. */
+ * needed), Planes14S where it has a leech_p14s row, Planes14 elsewhere. An
+ * sm_90 device the table has no rows for (the H100) takes the H200's. */
 static int test_default_layout_rule(void)
 {
     lr_tuning_set_target("NVIDIA H200", 90);
@@ -374,7 +375,39 @@ static int test_default_layout_rule(void)
     int f3 = lr_tuning_lookup("leech_p14s3", 8192, 5120, t), fs = lr_tuning_lookup("leech_p14s", 8192, 5120, t);
     lr_tuning_set_target("NVIDIA L40S", 89);
     int e = lr_leech_dev_default_layout(7168, 5120);
+    /* an unseen sm_90 device borrows the H200's rows (same knobs), or, with
+       the sibling rule off, gets the rule of thumb */
+    int th[LR_TUNE_KNOBS], tg[LR_TUNE_KNOBS];
+    lr_tuning_set_target("NVIDIA H200", 90);
+    const int hh = lr_tuning_lookup("leech_p14s3", 34816, 5120, th);
+    lr_tuning_set_target("NVIDIA H100 80GB HBM3", 90);
+    const int gg = lr_tuning_lookup("leech_p14s3", 34816, 5120, tg), g = lr_leech_dev_default_layout(34816, 5120);
+    const char *src = lr_tuning_current_rows_device();
+    lr_tuning_sibling = 0;
+    const int g0 = lr_leech_dev_default_layout(34816, 5120);
+    const char *src0 = lr_tuning_current_rows_device();
+    lr_tuning_sibling = 1;
     lr_tuning_set_target(NULL, 0);
+    T_ASSERT(hh && gg && !memcmp(th, tg, sizeof th) && g == LR_LEECH_DEV_P14S3 && src && !strcmp(src, "NVIDIA H200"),
+             "H100: rows %d %d, layout %d, from %s", hh, gg, g, src ? src : "(none)");
+    T_ASSERT(g0 == LR_LEECH_DEV_P14 && !src0, "H100 without the sibling rule: layout %d, from %s", g0,
+             src0 ? src0 : "(none)");
+    T_ASSERT(!strcmp(lr_tuning_rows_device("NVIDIA H200", 90), "NVIDIA H200") && !lr_tuning_rows_device("", 90) &&
+                 !lr_tuning_rows_device(NULL, 90) && !lr_tuning_rows_device("NVIDIA H200", 75),
+             "rows_device");
+    /* LEECHRT_TUNE_SIBLING: 0 and 1; garbage refused naming it, unchanged */
+    static const char *bad[] = { "", "2", "-1", "on", "1x", "0.5" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_ASSERT(lr_tuning_sibling_set("LEECHRT_TUNE_SIBLING", bad[i]) == LR_EINVAL &&
+                     strstr(lr_errmsg(), "LEECHRT_TUNE_SIBLING") && lr_tuning_sibling == 1,
+                 "'%s' accepted: %s", bad[i], lr_errmsg());
+        lr_clear_error();
+    }
+    T_OK(lr_tuning_sibling_set("X", "0"));
+    T_ASSERT(lr_tuning_sibling == 0, "0 not taken");
+    T_OK(lr_tuning_sibling_set("X", NULL));
+    T_ASSERT(lr_tuning_sibling == 0, "NULL changed it");
+    T_OK(lr_tuning_sibling_set("X", "1"));
     T_ASSERT(a == LR_LEECH_DEV_P14S3 && b == LR_LEECH_DEV_P14S3, "14B q|k|v %d, gate|up %d: tuned on the H200", a, b);
     T_ASSERT(!f3 && fs && f == LR_LEECH_DEV_P14S, "32B q %d (rows %d %d)", f, f3, fs);
     T_ASSERT(c == LR_LEECH_DEV_P14 && d == LR_LEECH_DEV_P14, "untuned shapes %d, %d", c, d);

@@ -1,5 +1,6 @@
 #include "kernels/tuning.h"
 #include "rt/cu.h"
+#include "util/setting.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,17 +14,45 @@ void lr_tuning_set_target(const char *device_name, int cc)
     g_target_cc = cc;
 }
 
+int lr_tuning_sibling = 1;
+
+int lr_tuning_sibling_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_tuning_sibling); }
+
+static int row_of_device(const lr_tuning_row *t, const char *name, int cc)
+{
+    return t->cc == cc && !strncmp(name, t->device, strlen(t->device));
+}
+
+const char *lr_tuning_rows_device(const char *name, int cc)
+{
+    if (!name || !name[0]) return NULL;
+    for (int i = 0; i < lr_tuning_table_n; i++)
+        if (row_of_device(&lr_tuning_table[i], name, cc)) return name;
+    if (!lr_tuning_sibling) return NULL;
+    /* an unseen device: the first tuned one of its compute capability (the
+       geometries are valid on it: each spec takes its grid from this
+       device's own SM count and shared-memory bound) */
+    for (int i = 0; i < lr_tuning_table_n; i++)
+        if (lr_tuning_table[i].cc == cc) return lr_tuning_table[i].device;
+    return NULL;
+}
+
+const char *lr_tuning_current_rows_device(void)
+{
+    const lr_device_info *d = lr_cu_device();
+    return lr_tuning_rows_device(d ? d->name : g_target, d ? d->cc_major * 10 + d->cc_minor : g_target_cc);
+}
+
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS])
 {
     if (lr_tuning_override_lookup(arm, rows, cols, knobs)) return 1;
     const lr_device_info *d = lr_cu_device();
-    const char *name = d ? d->name : g_target;
     int cc = d ? d->cc_major * 10 + d->cc_minor : g_target_cc;
-    if (!name[0]) return 0;
+    const char *name = lr_tuning_rows_device(d ? d->name : g_target, cc);
+    if (!name) return 0;
     for (int i = 0; i < lr_tuning_table_n; i++) {
         const lr_tuning_row *t = &lr_tuning_table[i];
-        if (t->cc == cc && t->rows == rows && t->cols == cols && !strcmp(t->arm, arm) &&
-            !strncmp(name, t->device, strlen(t->device))) {
+        if (t->rows == rows && t->cols == cols && !strcmp(t->arm, arm) && row_of_device(t, name, cc)) {
             memcpy(knobs, t->knobs, sizeof t->knobs);
             return 1;
         }

@@ -20,8 +20,23 @@ extern const lr_tuning_row lr_tuning_table[];
 extern const int lr_tuning_table_n;
 
 /* 1 and the knobs when the current device (or, with no device initialized,
- * none) has an entry for (arm, rows, cols); 0 otherwise. */
+ * the target of lr_tuning_set_target) has an entry for (arm, rows, cols); 0
+ * otherwise. A device with no rows at all borrows those of the first tuned
+ * device of its compute capability (lr_tuning_rows_device). */
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
+/* Whose rows a device (name, cc) gets: name itself when the table has rows
+ * for it; else, with lr_tuning_sibling on, the first tuned device of the same
+ * compute capability (an H100 gets the H200's: the same SM, and each spec
+ * still takes its grid from the running device's SM count); else NULL, and
+ * every lookup misses (the rule-of-thumb defaults). */
+const char *lr_tuning_rows_device(const char *name, int cc);
+/* The same for the current device (or the target). */
+const char *lr_tuning_current_rows_device(void);
+/* Whether unseen devices borrow a sibling's rows: 1 (default) or 0, set from
+ * LEECHRT_TUNE_SIBLING through lr_tuning_sibling_set (garbage refused naming
+ * `what`, the value unchanged). */
+extern int lr_tuning_sibling;
+int lr_tuning_sibling_set(const char *what, const char *s);
 /* tune_gemv --vary-side: the geometry lr_tuning_lookup gives the Planes14S
  * arm `arm` for (rows, cols), falling back as the engine's getters do (the
  * SwiGLU arm to leech_p14s's row; leech_p14s3 to leech_p14s's; the 3-bit

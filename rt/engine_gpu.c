@@ -617,14 +617,17 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n;
+    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
+        sibling;
     if (!saved) {
+        sibling = lr_tuning_sibling;
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
         saved = 1;
         return;
     }
+    lr_tuning_sibling = sibling;
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
@@ -674,6 +677,10 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
        GEMVs' prologue instead of a launch of its own (0: none, for comparisons) */
     e->xrot = 0;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_XROT", getenv("LEECHRT_XROT"), 0, 3, &e->xrot);
+    /* a device the tuning table has no rows for borrows those of a tuned one
+       of its compute capability (1, default) or gets the rule-of-thumb
+       geometries (0, for comparisons; kernels/tuning.h) */
+    if (!rc) rc = lr_tuning_sibling_set("GPU engine: LEECHRT_TUNE_SIBLING", getenv("LEECHRT_TUNE_SIBLING"));
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
     /* RoPE's angles from a host table per step (1, default) or f64 math in

@@ -4,6 +4,7 @@
 #include "jit/timeline.h"
 #include "kernels/gemv_leech.h"
 #include "kernels/read_bound.h"
+#include "kernels/tuning.h"
 #include "loader/synthetic.h"
 #include "rt/cu.h"
 #include "rt/engine.h"
@@ -330,6 +331,14 @@ int main(int argc, char **argv)
     if (lr_read_bound_gbps(0, 10, &g_bound)) { fprintf(stderr, "bench_engine: read bound: %s\n", lr_errmsg()); return 1; }
     printf("read bound (probe, verified): %.0f GB/s\n", g_bound);
     const lr_device_info *d = lr_cu_device();
+    /* whose tuning rows the engine's opens will take (kernels/tuning.h) */
+    if (lr_tuning_sibling_set("bench_engine: LEECHRT_TUNE_SIBLING", getenv("LEECHRT_TUNE_SIBLING"))) {
+        fprintf(stderr, "bench_engine: %s\n", lr_errmsg());
+        return 2;
+    }
+    const char *rows_dev = lr_tuning_current_rows_device();
+    printf("tuning rows: %s\n", !rows_dev ? "none for this device (rule-of-thumb geometries)"
+                                 : strcmp(rows_dev, d->name) ? rows_dev : "this device's own");
     char dev[200];
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
