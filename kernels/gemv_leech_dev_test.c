@@ -395,6 +395,31 @@ static int test_default_layout_rule(void)
     T_ASSERT(!strcmp(lr_tuning_rows_device("NVIDIA H200", 90), "NVIDIA H200") && !lr_tuning_rows_device("", 90) &&
                  !lr_tuning_rows_device(NULL, 90) && !lr_tuning_rows_device("NVIDIA H200", 75),
              "rows_device");
+    /* a device with rows of its own keeps them and takes its sibling's
+       only for the shapes it lacks; another compute capability borrows
+       nothing */
+    static const lr_tuning_row tab[] = {
+        { "GPU A", 90, "arm", 64, 64, { 1 }, 1.0 },  { "GPU A", 90, "arm", 128, 64, { 2 }, 1.0 },
+        { "GPU B", 90, "arm", 64, 64, { 3 }, 1.0 },  { "GPU C", 89, "arm", 256, 64, { 4 }, 1.0 },
+    };
+    int k1[LR_TUNE_KNOBS], k2[LR_TUNE_KNOBS], k3[LR_TUNE_KNOBS], k4[LR_TUNE_KNOBS], k5[LR_TUNE_KNOBS];
+    const int n = (int)(sizeof tab / sizeof tab[0]);
+    const int b64 = lr_tuning_lookup_in(tab, n, "GPU B x", 90, "arm", 64, 64, k1),
+              b128 = lr_tuning_lookup_in(tab, n, "GPU B x", 90, "arm", 128, 64, k2),
+              d128 = lr_tuning_lookup_in(tab, n, "GPU D", 90, "arm", 128, 64, k3),
+              d256 = lr_tuning_lookup_in(tab, n, "GPU D", 90, "arm", 256, 64, k4),
+              e128 = lr_tuning_lookup_in(tab, n, "GPU E", 89, "arm", 128, 64, k5);
+    T_ASSERT(b64 && k1[0] == 3 && b128 && k2[0] == 2 && d128 && k3[0] == 2 && !d256 && !e128,
+             "own %d/%d, filled %d/%d, unseen %d/%d, none %d %d", b64, k1[0], b128, k2[0], d128, k3[0], d256, e128);
+    T_ASSERT(!strcmp(lr_tuning_rows_device_in(tab, n, "GPU B x", 90), "GPU B x") &&
+                 !strcmp(lr_tuning_rows_device_in(tab, n, "GPU D", 90), "GPU A") &&
+                 !strcmp(lr_tuning_rows_device_in(tab, n, "GPU E", 89), "GPU C") &&
+                 !lr_tuning_rows_device_in(tab, n, "GPU F", 75),
+             "rows_device_in");
+    lr_tuning_sibling = 0;
+    const int b128_off = lr_tuning_lookup_in(tab, n, "GPU B x", 90, "arm", 128, 64, k2);
+    lr_tuning_sibling = 1;
+    T_ASSERT(!b128_off, "the sibling lent a row with the rule off");
     /* LEECHRT_TUNE_SIBLING: 0 and 1; garbage refused naming it, unchanged */
     static const char *bad[] = { "", "2", "-1", "on", "1x", "0.5" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

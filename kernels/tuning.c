@@ -23,18 +23,49 @@ static int row_of_device(const lr_tuning_row *t, const char *name, int cc)
     return t->cc == cc && !strncmp(name, t->device, strlen(t->device));
 }
 
-const char *lr_tuning_rows_device(const char *name, int cc)
+/* The first tuned device of compute capability cc in tab that is not
+ * `name` (NULL: none). */
+static const char *sibling_in(const lr_tuning_row *tab, int n, const char *name, int cc)
+{
+    for (int i = 0; i < n; i++)
+        if (tab[i].cc == cc && !row_of_device(&tab[i], name, cc)) return tab[i].device;
+    return NULL;
+}
+
+const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc)
 {
     if (!name || !name[0]) return NULL;
-    for (int i = 0; i < lr_tuning_table_n; i++)
-        if (row_of_device(&lr_tuning_table[i], name, cc)) return name;
-    if (!lr_tuning_sibling) return NULL;
-    /* an unseen device: the first tuned one of its compute capability (the
-       geometries are valid on it: each spec takes its grid from this
-       device's own SM count and shared-memory bound) */
-    for (int i = 0; i < lr_tuning_table_n; i++)
-        if (lr_tuning_table[i].cc == cc) return lr_tuning_table[i].device;
-    return NULL;
+    for (int i = 0; i < n; i++)
+        if (row_of_device(&tab[i], name, cc)) return name;
+    return lr_tuning_sibling ? sibling_in(tab, n, name, cc) : NULL;
+}
+
+int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int cc, const char *arm, int rows, int cols,
+                        int knobs[LR_TUNE_KNOBS])
+{
+    if (!name || !name[0]) return 0;
+    /* the device's own row, else (a shape it was not swept on, or a device
+       not in the table) its sibling's: the geometries are valid there, each
+       spec taking its grid from the running device's SM count and
+       shared-memory bound */
+    const char *sib = lr_tuning_sibling ? sibling_in(tab, n, name, cc) : NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *who = pass ? sib : name;
+        if (!who) break;
+        for (int i = 0; i < n; i++) {
+            const lr_tuning_row *t = &tab[i];
+            if (t->rows == rows && t->cols == cols && !strcmp(t->arm, arm) && row_of_device(t, who, cc)) {
+                memcpy(knobs, t->knobs, sizeof t->knobs);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+const char *lr_tuning_rows_device(const char *name, int cc)
+{
+    return lr_tuning_rows_device_in(lr_tuning_table, lr_tuning_table_n, name, cc);
 }
 
 const char *lr_tuning_current_rows_device(void)
@@ -47,17 +78,8 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
 {
     if (lr_tuning_override_lookup(arm, rows, cols, knobs)) return 1;
     const lr_device_info *d = lr_cu_device();
-    int cc = d ? d->cc_major * 10 + d->cc_minor : g_target_cc;
-    const char *name = lr_tuning_rows_device(d ? d->name : g_target, cc);
-    if (!name) return 0;
-    for (int i = 0; i < lr_tuning_table_n; i++) {
-        const lr_tuning_row *t = &lr_tuning_table[i];
-        if (t->rows == rows && t->cols == cols && !strcmp(t->arm, arm) && row_of_device(t, name, cc)) {
-            memcpy(knobs, t->knobs, sizeof t->knobs);
-            return 1;
-        }
-    }
-    return 0;
+    return lr_tuning_lookup_in(lr_tuning_table, lr_tuning_table_n, d ? d->name : g_target,
+                               d ? d->cc_major * 10 + d->cc_minor : g_target_cc, arm, rows, cols, knobs);
 }
 
 int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS], int *now)

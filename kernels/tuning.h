@@ -20,16 +20,20 @@ extern const lr_tuning_row lr_tuning_table[];
 extern const int lr_tuning_table_n;
 
 /* 1 and the knobs when the current device (or, with no device initialized,
- * the target of lr_tuning_set_target) has an entry for (arm, rows, cols); 0
- * otherwise. A device with no rows at all borrows those of the first tuned
- * device of its compute capability (lr_tuning_rows_device). */
+ * the target of lr_tuning_set_target) has an entry for (arm, rows, cols), or,
+ * with lr_tuning_sibling on, its sibling has (the first other tuned device of
+ * its compute capability: an H100 gets the H200's rows, the same SM; each
+ * spec still takes its grid from the running device's SM count); 0
+ * otherwise (the rule-of-thumb defaults). */
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
-/* Whose rows a device (name, cc) gets: name itself when the table has rows
- * for it; else, with lr_tuning_sibling on, the first tuned device of the same
- * compute capability (an H100 gets the H200's: the same SM, and each spec
- * still takes its grid from the running device's SM count); else NULL, and
- * every lookup misses (the rule-of-thumb defaults). */
+/* The same over a given table (tests). */
+int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int cc, const char *arm, int rows, int cols,
+                        int knobs[LR_TUNE_KNOBS]);
+/* Whose rows a device (name, cc) mainly gets, for reports: name itself when
+ * the table has rows for it (its sibling's still fill the shapes it lacks);
+ * else its sibling (with lr_tuning_sibling on); else NULL. */
 const char *lr_tuning_rows_device(const char *name, int cc);
+const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc);
 /* The same for the current device (or the target). */
 const char *lr_tuning_current_rows_device(void);
 /* Whether unseen devices borrow a sibling's rows: 1 (default) or 0, set from
