@@ -16,8 +16,9 @@
 typedef lr_rcsv csv;
 
 static char *g_dir = "bench/results";
-static char g_out[1 << 17];
+static char g_out[1 << 19];
 static size_t g_len;
+static int g_full; /* the tables outgrew g_out: refuse rather than write a cut block */
 
 static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
@@ -25,7 +26,11 @@ static void out(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    g_len += (size_t)vsnprintf(g_out + g_len, sizeof g_out - g_len, fmt, ap);
+    if (!g_full) {
+        const int k = vsnprintf(g_out + g_len, sizeof g_out - g_len, fmt, ap);
+        if (k < 0 || (size_t)k >= sizeof g_out - g_len) g_full = 1, g_out[g_len] = 0; /* (keeps what fitted whole) */
+        else g_len += (size_t)k;
+    }
     va_end(ap);
 }
 
@@ -292,6 +297,50 @@ static void engine_table(void)
     }
 }
 
+/* us of the row (model, matrix, commit, variant) of an engine CSV; -1 when none. */
+static double variant_us(csv *c, const char *model, const char *matrix, const char *commit, const char *variant)
+{
+    double v = -1;
+    for (int k = 0; k < c->n; k++)
+        if (!strcmp(get(c, k, "model"), model) && !strcmp(get(c, k, "matrix"), matrix) &&
+            !strcmp(get(c, k, "commit"), commit) && !strcmp(get(c, k, "variant"), variant))
+            v = atof(get(c, k, "us"));
+    return v;
+}
+
+/* The decode step on the H100 (no tuning rows of its own): the H200's rows
+ * borrowed (kernels/tuning.h) against the rule-of-thumb geometries, with the
+ * launch floor and its flag-handoff twin of each. */
+static void h100_table(void)
+{
+    csv c;
+    if (load("h100_engine_variants.csv", &c)) return;
+    out("\n### Decode on the H100 (synthetic Qwen3, greedy, batch 1, default layout)\n");
+    source(&c, "h100_engine_variants.csv");
+    out("Launch floor: every kernel an empty one of its shape, chained by the PDL wait (the engine's handoff) or by a "
+        "counter in memory (flag handoff, `templates/op_empty_flag.cu`).\n\n"
+        "| commit | model | tuning rows | tok/s | ms per token | %% of read bound | launch floor µs | flag-handoff floor "
+        "µs |\n|---|---|---|---|---|---|---|---|\n");
+    for (int r = 0; r < c.n; r++) {
+        if (strcmp(get(&c, r, "matrix"), "step")) continue;
+        const char *model = get(&c, r, "model"), *commit = get(&c, r, "commit"), *v = get(&c, r, "variant");
+        /* (the sweep's rows repeat the first variant's step: one table row each) */
+        int dup = 0;
+        for (int k = 0; k < r && !dup; k++)
+            dup = !strcmp(get(&c, k, "matrix"), "step") && !strcmp(get(&c, k, "model"), model) &&
+                  !strcmp(get(&c, k, "commit"), commit) && !strcmp(get(&c, k, "variant"), v);
+        if (dup) continue;
+        const double fl = variant_us(&c, model, "graph_floor", commit, v),
+                     ff = variant_us(&c, model, "graph_floor_flag", commit, v);
+        const char *rows = strstr(v, "SIBLING=1") ? "the H200's (borrowed)" : "none (rule of thumb)";
+        char a[32] = "-", b[32] = "-";
+        if (fl >= 0) snprintf(a, sizeof a, "%.1f", fl);
+        if (ff >= 0) snprintf(b, sizeof b, "%.1f", ff);
+        out("| %s | %s | %s | %s | %.3f | %s | %s | %s |\n", commit, model, rows, get(&c, r, "tok_s"),
+            atof(get(&c, r, "us")) / 1e3, get(&c, r, "pct_read_bound"), a, b);
+    }
+}
+
 static void quality_table(void)
 {
     csv c;
@@ -417,6 +466,7 @@ static void generate(void)
                       "Nsight Compute: the 14B down with warp groups (107 CTAs) and with the split over segments (132 CTAs), "
                       "GEMV and loads-only control (the verify launch)");
     engine_table();
+    h100_table();
     quality_table();
 }
 
@@ -434,6 +484,11 @@ int main(int argc, char **argv)
         if (argc > 3) g_dir = argv[3];
     } else if (argc > 1) g_dir = argv[1];
     generate();
+    if (g_full) {
+        fprintf(stderr, "readme_tables: the tables outgrew their %zu-byte buffer (tools/readme_tables.c g_out)\n",
+                sizeof g_out);
+        return 2;
+    }
     if (!check && !update) {
         fputs(g_out, stdout);
         return 0;
@@ -442,7 +497,9 @@ int main(int argc, char **argv)
     if (!f) { fprintf(stderr, "readme_tables: cannot read %s\n", argv[2]); return 2; }
     static char readme[1 << 20];
     size_t n = fread(readme, 1, sizeof readme - 1, f);
+    const int more = fgetc(f) != EOF;
     fclose(f);
+    if (more) { fprintf(stderr, "readme_tables: %s is larger than %zu bytes\n", argv[2], sizeof readme - 1); return 2; }
     readme[n] = 0;
     char *b = strstr(readme, BEGIN), *e = b ? strstr(b, END) : NULL;
     if (!b || !e) { fprintf(stderr, "readme_tables: %s has no tables block\n", argv[2]); return 2; }
