@@ -677,9 +677,9 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
        GEMVs' prologue instead of a launch of its own (0: none, for comparisons) */
     e->xrot = 0;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_XROT", getenv("LEECHRT_XROT"), 0, 3, &e->xrot);
-    /* a device the tuning table has no rows for borrows those of a tuned one
-       of its compute capability (1, default) or gets the rule-of-thumb
-       geometries (0, for comparisons; kernels/tuning.h) */
+    /* a shape the tuning table has no row for on this device takes the row of
+       a tuned sibling of its compute capability (1, default) or the
+       rule-of-thumb geometry (0, for comparisons; kernels/tuning.h) */
     if (!rc) rc = lr_tuning_sibling_set("GPU engine: LEECHRT_TUNE_SIBLING", getenv("LEECHRT_TUNE_SIBLING"));
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
