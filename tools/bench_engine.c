@@ -186,14 +186,15 @@ static int run(const char *path, const char *label, const char *arm, int layout,
                the PDL wait: what a flag-chained or persistent step would pay */
             double flus = 0;
             unsigned ctas = 0, counted = 0;
-            if (!lr_engine_gpu_graph_floor_flag_us(e, 20, &flus, &ctas, &counted) && counted == ctas) {
+            const int frc = lr_engine_gpu_graph_floor_flag_us(e, 20, &flus, &ctas, &counted);
+            if (!frc && counted == ctas) {
                 printf("  launch floor, flag handoff: %.1f us (%u CTAs counted; %+.2f us per launch against the PDL "
                        "floor)\n",
                        flus, counted, fus > 0 ? (flus - fus) / (e->launches_per_step + 1) : 0);
                 lr_csv_row(csv, "%s,%s,graph_floor_flag,,,,%.1f,,,,%s", arm, label, flus, vc);
             } else {
                 printf("  launch floor, flag handoff: not measured: %s\n",
-                       counted != ctas ? "the counter disagrees with the CTAs launched" : lr_errmsg());
+                       frc ? lr_errmsg() : "the counter disagrees with the CTAs launched");
                 lr_clear_error();
             }
         }
