@@ -166,15 +166,23 @@ static void rotation_table(void)
                 get(&c, r, "us"), get(&c, r, "share_pct"));
 }
 
-/* us of the row (arm, model, matrix, commit) of an engine CSV; -1 when none. */
-static double engine_us(csv *c, const char *arm, const char *model, const char *matrix, const char *commit)
+/* us of the last row (arm, model, matrix, commit, variant) of an engine CSV;
+ * -1 when none. arm or variant NULL: any. */
+static double row_us(csv *c, const char *arm, const char *model, const char *matrix, const char *commit,
+                     const char *variant)
 {
     double v = -1;
     for (int k = 0; k < c->n; k++)
-        if (!strcmp(get(c, k, "arm"), arm) && !strcmp(get(c, k, "model"), model) &&
-            !strcmp(get(c, k, "matrix"), matrix) && !strcmp(get(c, k, "commit"), commit))
+        if ((!arm || !strcmp(get(c, k, "arm"), arm)) && !strcmp(get(c, k, "model"), model) &&
+            !strcmp(get(c, k, "matrix"), matrix) && !strcmp(get(c, k, "commit"), commit) &&
+            (!variant || !strcmp(get(c, k, "variant"), variant)))
             v = atof(get(c, k, "us"));
     return v;
+}
+
+static double engine_us(csv *c, const char *arm, const char *model, const char *matrix, const char *commit)
+{
+    return row_us(c, arm, model, matrix, commit, NULL);
 }
 
 /* Whether any row's matrix column is `matrix`. */
@@ -297,17 +305,6 @@ static void engine_table(void)
     }
 }
 
-/* us of the row (model, matrix, commit, variant) of an engine CSV; -1 when none. */
-static double variant_us(csv *c, const char *model, const char *matrix, const char *commit, const char *variant)
-{
-    double v = -1;
-    for (int k = 0; k < c->n; k++)
-        if (!strcmp(get(c, k, "model"), model) && !strcmp(get(c, k, "matrix"), matrix) &&
-            !strcmp(get(c, k, "commit"), commit) && !strcmp(get(c, k, "variant"), variant))
-            v = atof(get(c, k, "us"));
-    return v;
-}
-
 /* The decode step on the H100 (no tuning rows of its own): the H200's rows
  * borrowed (kernels/tuning.h) against the rule-of-thumb geometries, with the
  * launch floor and its flag-handoff twin of each. */
@@ -330,8 +327,8 @@ static void h100_table(void)
             dup = !strcmp(get(&c, k, "matrix"), "step") && !strcmp(get(&c, k, "model"), model) &&
                   !strcmp(get(&c, k, "commit"), commit) && !strcmp(get(&c, k, "variant"), v);
         if (dup) continue;
-        const double fl = variant_us(&c, model, "graph_floor", commit, v),
-                     ff = variant_us(&c, model, "graph_floor_flag", commit, v);
+        const double fl = row_us(&c, NULL, model, "graph_floor", commit, v),
+                     ff = row_us(&c, NULL, model, "graph_floor_flag", commit, v);
         const char *rows = strstr(v, "SIBLING=1") ? "the H200's (borrowed)" : "none (rule of thumb)";
         char a[32] = "-", b[32] = "-";
         if (fl >= 0) snprintf(a, sizeof a, "%.1f", fl);
