@@ -108,8 +108,10 @@ static int count(const char *text, const char *arch, const char *nvdisasm, lr_sa
  * goes through lr_after_wait instead): op_rope_attention takes its RoPE
  * angles there (the step's copy-in wrote them before the first kernel;
  * docs/engine.md) and its first cached K/V rows (earlier steps wrote them;
- * lr_attend_preload), the rotation its row-mix table q (uploaded at load). */
-static const char *const g_prewait_ok[] = { "op_rope_attention.cu", "rotate_slab.cu" };
+ * lr_attend_preload), the rotation its row-mix table q (uploaded at load);
+ * op_empty_flag (the flag-handoff floor) polls its counter instead of the
+ * wait by design, and reads nothing else. */
+static const char *const g_prewait_ok[] = { "op_rope_attention.cu", "rotate_slab.cu", "op_empty_flag.cu" };
 
 /* Every @spec of every template (or of those named): no narrow global load
  * before the first PDL wait (lr_sass_prewait_loads), outside g_prewait_ok. */
