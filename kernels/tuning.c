@@ -48,9 +48,8 @@ int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int c
        not in the table) its sibling's: the geometries are valid there, each
        spec taking its grid from the running device's SM count and
        shared-memory bound */
-    const char *sib = lr_tuning_sibling ? sibling_in(tab, n, name, cc) : NULL;
     for (int pass = 0; pass < 2; pass++) {
-        const char *who = pass ? sib : name;
+        const char *who = !pass ? name : lr_tuning_sibling ? sibling_in(tab, n, name, cc) : NULL;
         if (!who) break;
         for (int i = 0; i < n; i++) {
             const lr_tuning_row *t = &tab[i];

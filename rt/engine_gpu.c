@@ -972,44 +972,44 @@ int lr_engine_gpu_graph_greedy_us(lr_engine *b, int reps, double *us)
     return time_graph(e, att_long_at(e, e->h_io[1]) ? e->graph_greedy_long : e->graph_greedy, reps, us);
 }
 
-int lr_engine_gpu_graph_floor_us(lr_engine *b, int reps, double *us)
+/* The greedy step's graph with every kernel the stand-in `name`, replayed
+ * reps times: us per step. ctr 0: a stand-in without parameters
+ * (op_empty_pdl); else the flag stand-in counting on ctr, *n the CTAs it
+ * launches per step. */
+static int floor_graph(gpu_engine *e, const char *name, CUdeviceptr ctr, int reps, double *us, unsigned *n)
 {
-    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
-    gpu_engine *e = (gpu_engine *)b;
-    CUfunction empty;
-    int rc = get_fn("op_empty_pdl", 0, &empty);
+    CUfunction f;
+    int rc = get_fn(name, 0, &f);
     if (rc) return rc;
     CUgraphExec g = NULL;
-    CUfunction was = lr_cu_set_stand_in(empty);
+    CUfunction was = lr_cu_set_stand_in(ctr ? NULL : f);
+    if (ctr) lr_cu_set_stand_in_flag(f, ctr);
     rc = capture(e, 1, att_long_at(e, e->h_io[1]), ~0u, &g, NULL);
-    lr_cu_set_stand_in(was);
+    if (n) *n = lr_cu_stand_in_flag_ctas();
+    lr_cu_set_stand_in(was); /* (ends the flag stand-in too) */
     if (!rc) rc = time_graph(e, g, reps, us);
     lr_cu_graph_destroy(g);
     return rc;
+}
+
+int lr_engine_gpu_graph_floor_us(lr_engine *b, int reps, double *us)
+{
+    if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
+    return floor_graph((gpu_engine *)b, "op_empty_pdl", 0, reps, us, NULL);
 }
 
 int lr_engine_gpu_graph_floor_flag_us(lr_engine *b, int reps, double *us, unsigned *ctas, unsigned *counted)
 {
     if (b->ops != &lr_engine_gpu_ops) return LR_FAIL(LR_EINVAL, "graph timing needs the GPU engine");
     gpu_engine *e = (gpu_engine *)b;
-    CUfunction f;
-    int rc = get_fn("op_empty_flag", 0, &f);
-    if (rc) return rc;
     /* the counter and its broken-target flag: the io block's spare bytes
        24..31, zeros on the host, so the step's first copy resets them */
     const CUdeviceptr ctr = e->d_tok + 24;
-    CUgraphExec g = NULL;
-    CUfunction was = lr_cu_set_stand_in(NULL);
-    lr_cu_set_stand_in_flag(f, ctr);
-    rc = capture(e, 1, att_long_at(e, e->h_io[1]), ~0u, &g, NULL);
-    const unsigned n = lr_cu_stand_in_flag_ctas();
-    lr_cu_set_stand_in_flag(NULL, 0);
-    lr_cu_set_stand_in(was);
-    if (!rc) rc = time_graph(e, g, reps, us);
+    unsigned n = 0;
     uint32_t got[2] = { 0, 0 };
+    int rc = floor_graph(e, "op_empty_flag", ctr, reps, us, &n);
     if (!rc) rc = lr_cu_stream_sync(e->s);
     if (!rc) rc = lr_cu_d2h(got, ctr, sizeof got);
-    lr_cu_graph_destroy(g);
     if (rc) return rc;
     *ctas = n, *counted = got[0];
     if (got[1]) return LR_FAIL(LR_EVERIFY, "flag floor: a CTA gave up waiting for its predecessors (%u of %u counted)",
