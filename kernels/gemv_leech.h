@@ -32,11 +32,15 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
  * and scales each output by rsqrt(mean(x^2) + eps) (spec `norm`: y = W
  * rmsnorm(x) with unit gain); res: it adds its output into y (spec `res`: y
  * += W x, the residual add). The last two are the rotated residual's
- * (docs/format.md, docs/engine.md). */
+ * (docs/format.md, docs/engine.md). l2w > 0 (with early): before its PDL wait,
+ * while the small op before it runs and the DRAM idles, each CTA asks L2 for up
+ * to l2w KB of its own share past its first segments (spec `l2w`; immutable
+ * weights, so nothing waits on it; LEECHRT_GEMV_L2W). */
 typedef struct lr_leech_ends {
     int trig;
     int res;
     float norm_eps;
+    int l2w;
 } lr_leech_ends;
 
 typedef struct lr_leech_geom {
@@ -270,6 +274,14 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * plain model, or a rotated one under LEECHRT_RRES_ENDS=0 or LEECHRT_FUSE=0) */
 #define LR_ENGINE_GEMV_TRIGGER_FOR(rres) ((rres) ? LR_ENGINE_GEMV_TRIGGER_RRES : LR_ENGINE_GEMV_TRIGGER)
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps);
+/* LEECHRT_GEMV_L2W (KB per CTA, 0-4096, 0 = off, the default) and
+ * LEECHRT_GEMV_L2W_MASK (the projections, bits as the trigger mask's;
+ * default 12: o and down, the GEMVs after attention and the rotation):
+ * lr_leech_engine_ends gives those projections ends.l2w. Garbage refused. */
+extern int lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask;
+#define LR_ENGINE_GEMV_L2W_MASK 12
+int lr_gemv_p14s_l2w_set(const char *what, const char *s);
+int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
  * from here (a host reference has only the kernel's arguments; the kernel
  * has eps in its spec): set it to the spec's before calling them. */

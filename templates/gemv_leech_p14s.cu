@@ -207,6 +207,8 @@
 // @spec gemv_leech_p14s rows=5120 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 noepi=1
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1 l2w=96
+// @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=1 l2w=160
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 side=1
 // the rotated residual's ends (norm: eps 1e-6 as f32 bits; res: y += W x)
@@ -327,6 +329,16 @@
 #endif
 #ifndef LR_EARLY
 #define LR_EARLY 0
+#endif
+// LR_L2W (lr_leech_ends.l2w, with LR_EARLY): before the PDL wait warp 0 asks
+// L2 for up to LR_L2W KB of the CTA's share past the first segments the
+// warps load themselves (with bal: the CTA's segments; else its first
+// batches), while the small op before this GEMV runs and the DRAM idles
+#ifndef LR_L2W
+#define LR_L2W 0
+#endif
+#if LR_L2W && !LR_EARLY
+#error "LR_L2W: the share asked into L2 before the PDL wait (early)"
 #endif
 #ifndef LR_XROT
 #define LR_XROT 0
@@ -1026,6 +1038,19 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     stage_table_async(tab, gtab);
 #else
     if (!NO_TAB_STAGE) stage_table(tab, gtab);
+#endif
+#if LR_L2W
+    if (threadIdx.x < 32) { // 16 KB a lane, after the warps' own first loads
+#if LR_BAL
+        const long long s0 = (long long)rgA * SC + off + (LR_ILV ? WARPS : 0), s1 = (long long)rgA * SC + off + bS;
+#else
+        const long long s0 = (long long)blockIdx.x * LR_GROUPS * LR_RG * SC;
+        const long long s1 = min((long long)RGN * SC, s0 + (long long)LR_GROUPS * LR_RG * SC);
+#endif
+        const long long e = min(s1 * SEG, s0 * SEG + LR_L2W * 1024LL);
+        for (long long a = s0 * SEG + lane * 16384LL; a < e; a += 32 * 16384LL)
+            lr_prefetch_l2_range(W + a, (unsigned)min(16384LL, e - a));
+    }
 #endif
     lr_pdl_wait();
     x = lr_after_wait(x); // no load of x above the wait (lr_common.cuh)

@@ -188,6 +188,16 @@ LR_DEV u32 lr_smem_u32(const void *p)
 
 // Warms L2 with a line of immutable data (weights) before lr_pdl_wait.
 LR_DEV void lr_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+// n bytes (a multiple of 16, 16-byte aligned) into L2: one bulk prefetch on
+// sm_90, a line at a time before it.
+LR_DEV void lr_prefetch_l2_range(const void *p, unsigned n)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
+#else
+    for (unsigned i = 0; i < n; i += 128) lr_prefetch_l2((const char *)p + i);
+#endif
+}
 // N bytes (a multiple of 128, 16-byte aligned) into L2: one bulk prefetch on
 // sm_90, a line at a time before it.
 template <int N> LR_DEV void lr_prefetch_l2_bytes(const void *p)
