@@ -401,6 +401,26 @@ static int test_gate_side(void)
     return gate_setting("LEECHRT_GEMV_SIDE", "1", "5");
 }
 
+/* LEECHRT_GEMV_L2W: every Planes14S GEMV (mask 15) asking L2 for part of
+ * its share before its PDL wait: the gate on tiny and two 4B layers, then
+ * on a rotated 14B layer (its tuned split and warp-group geometries); garbage
+ * in either setting refused by name. */
+static int test_gate_l2w(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_GEMV_L2W_MASK", "15", 1);
+    int rc = gate_setting("LEECHRT_GEMV_L2W", "64", "4097");
+    setenv("LEECHRT_GEMV_L2W", "192", 1);
+    g_rres = 1;
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    g_rres = 0;
+    setenv("LEECHRT_GEMV_L2W_MASK", "16", 1);
+    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_L2W_MASK");
+    unsetenv("LEECHRT_GEMV_L2W_MASK");
+    unsetenv("LEECHRT_GEMV_L2W");
+    return rc;
+}
+
 /* Every Planes14S GEMV in the int8 mode over the int8 form
  * (LEECHRT_GEMV_I8=1); with the rotation in o's and down's prologue asked
  * for too, those keep the f16 form (the int8 mode has no rotating
@@ -728,6 +748,6 @@ static int test_context_limit(void)
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
        T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
-       T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_rotated_residual),
+       T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_l2w), T_CASE(test_gate_rotated_residual),
        T_CASE(test_gate_rotated_everywhere),
        T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))
