@@ -262,7 +262,7 @@ lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, 
     return e;
 }
 
-int lr_gemv_p14s_l2w = 0, lr_gemv_p14s_l2w_mask = LR_ENGINE_GEMV_L2W_MASK;
+int lr_gemv_p14s_l2w = LR_ENGINE_GEMV_L2W, lr_gemv_p14s_l2w_mask = LR_ENGINE_GEMV_L2W_MASK;
 
 int lr_gemv_p14s_l2w_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4096, &lr_gemv_p14s_l2w); }
 

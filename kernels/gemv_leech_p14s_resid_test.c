@@ -131,13 +131,14 @@ static int test_spec_keys(void)
     T_ASSERT(gu.trig && gu.norm_eps == 1e-5f && !gu.res, "gate|up ends %d %g %d", gu.trig, gu.norm_eps, gu.res);
     T_ASSERT(d.trig && d.norm_eps == 0 && d.res, "down ends %d %g %d", d.trig, d.norm_eps, d.res);
     T_ASSERT(!dp.trig && dp.norm_eps == 0 && !dp.res, "a plain down without the mask %d %g %d", dp.trig, dp.norm_eps, dp.res);
-    T_ASSERT(!q.l2w && !o.l2w && !d.l2w, "l2w without LEECHRT_GEMV_L2W: %d %d %d", q.l2w, o.l2w, d.l2w);
-    /* LEECHRT_GEMV_L2W: the KB go to the mask's projections (default o and
-       down), the spec key only with early; garbage refused, values kept */
+    T_ASSERT(!q.l2w && !o.l2w && d.l2w == LR_ENGINE_GEMV_L2W, "l2w by default: %d %d %d", q.l2w, o.l2w, d.l2w);
+    /* LEECHRT_GEMV_L2W: the KB go to the mask's projections (default down),
+       the spec key only with early; garbage refused, values kept */
     T_OK(lr_gemv_p14s_l2w_set("LEECHRT_GEMV_L2W", "160"));
+    T_OK(lr_gemv_p14s_l2w_mask_set("LEECHRT_GEMV_L2W_MASK", "12"));
     lr_leech_ends lq = lr_leech_engine_ends(LR_PROJ_QKV, 0, 1, 1, 1e-6f), lo = lr_leech_engine_ends(LR_PROJ_O, 0, 1, 1, 1e-6f),
                   lgu = lr_leech_engine_ends(LR_PROJ_GATEUP, 0, 1, 1, 1e-6f), ld = lr_leech_engine_ends(LR_PROJ_DOWN, 0, 1, 1, 1e-6f);
-    T_ASSERT(!lq.l2w && lo.l2w == 160 && !lgu.l2w && ld.l2w == 160, "default mask: l2w %d %d %d %d", lq.l2w, lo.l2w, lgu.l2w,
+    T_ASSERT(!lq.l2w && lo.l2w == 160 && !lgu.l2w && ld.l2w == 160, "mask 12: l2w %d %d %d %d", lq.l2w, lo.l2w, lgu.l2w,
              ld.l2w);
     T_OK(lr_gemv_p14s_l2w_mask_set("LEECHRT_GEMV_L2W_MASK", "3"));
     lq = lr_leech_engine_ends(LR_PROJ_QKV, 0, 1, 1, 1e-6f), lgu = lr_leech_engine_ends(LR_PROJ_GATEUP, 0, 1, 1, 1e-6f);
@@ -156,7 +157,7 @@ static int test_spec_keys(void)
     g.early = 0;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
     T_ASSERT(!lr_jit_spec_get(&s, "l2w", 0), "l2w key without early");
-    lr_gemv_p14s_l2w = 0, lr_gemv_p14s_l2w_mask = LR_ENGINE_GEMV_L2W_MASK;
+    lr_gemv_p14s_l2w = LR_ENGINE_GEMV_L2W, lr_gemv_p14s_l2w_mask = LR_ENGINE_GEMV_L2W_MASK;
     return T_PASS;
 }
 
