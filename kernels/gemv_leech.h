@@ -278,7 +278,7 @@ lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, 
  * (the projections, bits as the trigger mask's): lr_leech_engine_ends gives
  * those projections ends.l2w. Default 192 KB for down (mask 4), the GEMV
  * after the rotation, whose 8 CTAs leave the DRAM idle while down's CTAs
- * wait: 14B on the H100 (one process, 4c1e0e1) 320.9 tok/s against
+ * wait: 14B on the H100 (one process, e95e767) 320.9 tok/s against
  * 316.7 / 317.5 without, down 709 -> 675 us per token inside the graph; o
  * after the attention lost (272 -> 324-353 us) and is not in the mask.
  * Garbage refused. */

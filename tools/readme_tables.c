@@ -316,8 +316,8 @@ static void h100_table(void)
     source(&c, "h100_engine_variants.csv");
     out("Launch floor: every kernel an empty one of its shape, chained by the PDL wait (the engine's handoff) or by a "
         "counter in memory (flag handoff, `templates/op_empty_flag.cu`).\n\n"
-        "| commit | model | tuning rows | tok/s | ms per token | %% of read bound | launch floor µs | flag-handoff floor "
-        "µs |\n|---|---|---|---|---|---|---|---|\n");
+        "| commit | model | tuning rows | variant | tok/s | ms per token | %% of read bound | launch floor µs | "
+        "flag-handoff floor µs |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int r = 0; r < c.n; r++) {
         if (strcmp(get(&c, r, "matrix"), "step")) continue;
         const char *model = get(&c, r, "model"), *commit = get(&c, r, "commit"), *v = get(&c, r, "variant");
@@ -329,11 +329,17 @@ static void h100_table(void)
         if (dup) continue;
         const double fl = row_us(&c, NULL, model, "graph_floor", commit, v),
                      ff = row_us(&c, NULL, model, "graph_floor_flag", commit, v);
-        const char *rows = strstr(v, "SIBLING=1") ? "the H200's (borrowed)" : "none (rule of thumb)";
+        /* the sibling rule is the default since cfa5caa: rows that do not turn it off borrow */
+        const char *rows = strstr(v, "SIBLING=0") || strstr(v, "no tuning rows") ? "none (rule of thumb)"
+                                                                                  : "the H200's (borrowed)";
         char a[32] = "-", b[32] = "-";
         if (fl >= 0) snprintf(a, sizeof a, "%.1f", fl);
         if (ff >= 0) snprintf(b, sizeof b, "%.1f", ff);
-        out("| %s | %s | %s | %s | %.3f | %s | %s | %s |\n", commit, model, rows, get(&c, r, "tok_s"),
+        /* the variant as the CSV quotes it, without the quotes */
+        char vv[160];
+        snprintf(vv, sizeof vv, "%s", *v == '"' ? v + 1 : *v ? v : "-");
+        if (*v == '"' && strlen(vv) && vv[strlen(vv) - 1] == '"') vv[strlen(vv) - 1] = 0;
+        out("| %s | %s | %s | %s | %s | %.3f | %s | %s | %s |\n", commit, model, rows, vv, get(&c, r, "tok_s"),
             atof(get(&c, r, "us")) / 1e3, get(&c, r, "pct_read_bound"), a, b);
     }
 }
