@@ -274,16 +274,18 @@ enum { LR_PROJ_QKV, LR_PROJ_O, LR_PROJ_GATEUP, LR_PROJ_DOWN, LR_PROJ_N };
  * plain model, or a rotated one under LEECHRT_RRES_ENDS=0 or LEECHRT_FUSE=0) */
 #define LR_ENGINE_GEMV_TRIGGER_FOR(rres) ((rres) ? LR_ENGINE_GEMV_TRIGGER_RRES : LR_ENGINE_GEMV_TRIGGER)
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps);
-/* LEECHRT_GEMV_L2W (KB per CTA, 0-4096, 0 = off) and LEECHRT_GEMV_L2W_MASK
- * (the projections, bits as the trigger mask's): lr_leech_engine_ends gives
- * those projections ends.l2w. Default 192 KB for down (mask 4), the GEMV
- * after the rotation, whose 8 CTAs leave the DRAM idle while down's CTAs
- * wait: 14B on the H100 (one process, e95e767) 320.9 tok/s against
- * 316.7 / 317.5 without, down 709 -> 675 us per token inside the graph; o
- * after the attention lost (272 -> 324-353 us) and is not in the mask.
+/* LEECHRT_GEMV_L2W (KB per CTA, 0-4096, 0 = off, the default) and
+ * LEECHRT_GEMV_L2W_MASK (the projections, bits as the trigger mask's; default
+ * 4: down, the GEMV after the rotation, whose 8 CTAs leave the DRAM idle while
+ * down's CTAs wait): lr_leech_engine_ends gives those projections ends.l2w.
+ * Off by default: on the H100 (one process per model, 2fb4201,
+ * h100_engine_variants.csv) 14B 329.8 / 329.1 tok/s at 128 / 192 KB against
+ * 326.5 / 326.8 off (down 699 -> 668-677 us per token inside the graph), but
+ * 4B 609.2 at 192 against 621.8 / 615.4; o after the attention lost (272 ->
+ * 324-353 us, e95e767) and is not in the mask. Not yet run on an H200.
  * Garbage refused. */
 extern int lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask;
-#define LR_ENGINE_GEMV_L2W 192
+#define LR_ENGINE_GEMV_L2W 0
 #define LR_ENGINE_GEMV_L2W_MASK 4
 int lr_gemv_p14s_l2w_set(const char *what, const char *s);
 int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s);
