@@ -202,6 +202,16 @@ static int test_gate_f16_projections(void)
 }
 
 static int refuses_setting(const char *name);
+
+/* After a passing rc: name=bad refused by name at open; name unset after. */
+static int refused_then_unset(int rc, const char *name, const char *bad)
+{
+    setenv(name, bad, 1);
+    if (rc == T_PASS) rc = refuses_setting(name);
+    unsetenv(name);
+    return rc;
+}
+
 /* The ops before the rotations as separate launches (LEECHRT_FUSE=0): the
  * one-buffer residual path on rotated projections. */
 static int test_gate_unfused(void)
@@ -268,10 +278,17 @@ static int test_gate_rotated_residual(void)
     if (rc == T_PASS && g_rres_ends) rc = T_FAIL;
     unsetenv("LEECHRT_RRES_ENDS");
     g_rres = 0;
-    setenv("LEECHRT_RRES_ENDS", "2", 1);
-    if (rc == T_PASS) rc = refuses_setting("LEECHRT_RRES_ENDS");
-    unsetenv("LEECHRT_RRES_ENDS");
-    return rc;
+    return refused_then_unset(rc, "LEECHRT_RRES_ENDS", "2");
+}
+
+/* After a passing rc: the gate on one rotated 14B layer with the settings as
+ * they are, then name=bad refused by name; name unset after. */
+static int gate_14b_rotated_then_refuse(int rc, const char *name, const char *bad)
+{
+    g_rres = 1;
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    g_rres = 0;
+    return refused_then_unset(rc, name, bad);
 }
 
 /* LEECHRT_GEMV_TRIGGER: the split GEMVs that let the op after them launch
@@ -294,13 +311,7 @@ static int test_gate_trigger(void)
        plain and on the rotated residual, where gate|up follows o directly */
     setenv("LEECHRT_GEMV_TRIGGER", "15", 1);
     if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
-    g_rres = 1;
-    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
-    g_rres = 0;
-    setenv("LEECHRT_GEMV_TRIGGER", "16", 1);
-    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_TRIGGER");
-    unsetenv("LEECHRT_GEMV_TRIGGER");
-    return rc;
+    return gate_14b_rotated_then_refuse(rc, "LEECHRT_GEMV_TRIGGER", "16");
 }
 
 /* Opening the tiny model's GPU engine with the environment variable `name`
@@ -387,10 +398,7 @@ static int gate_setting(const char *name, const char *on, const char *bad)
     int rc = gate("tiny", 0, 64, 2e-2);
     if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
     g_layout = 0;
-    setenv(name, bad, 1);
-    if (rc == T_PASS) rc = refuses_setting(name);
-    unsetenv(name);
-    return rc;
+    return refused_then_unset(rc, name, bad);
 }
 
 /* Every Planes14S GEMV with the side warp making its row ends' values
@@ -411,12 +419,7 @@ static int test_gate_l2w(void)
     setenv("LEECHRT_GEMV_L2W_MASK", "15", 1);
     int rc = gate_setting("LEECHRT_GEMV_L2W", "64", "4097");
     setenv("LEECHRT_GEMV_L2W", "192", 1);
-    g_rres = 1;
-    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
-    g_rres = 0;
-    setenv("LEECHRT_GEMV_L2W_MASK", "16", 1);
-    if (rc == T_PASS) rc = refuses_setting("LEECHRT_GEMV_L2W_MASK");
-    unsetenv("LEECHRT_GEMV_L2W_MASK");
+    rc = gate_14b_rotated_then_refuse(rc, "LEECHRT_GEMV_L2W_MASK", "16");
     unsetenv("LEECHRT_GEMV_L2W");
     return rc;
 }
