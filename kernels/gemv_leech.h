@@ -280,8 +280,9 @@ lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, 
  * down's CTAs wait): lr_leech_engine_ends gives those projections ends.l2w.
  * Off by default: on the H100 (one process per model, 2fb4201,
  * h100_engine_variants.csv) 14B 329.8 / 329.1 tok/s at 128 / 192 KB against
- * 326.5 / 326.8 off (down 699 -> 668-677 us per token inside the graph), but
- * 4B 609.2 at 192 against 621.8 / 615.4; o after the attention lost (272 ->
+ * 326.5 / 326.8 off (down 699 -> 668-677 us per token inside the graph), 8B
+ * 492.8 / 491.2 at 128 against 488.0 / 488.5 (3cc1aed), but 4B 603.6-604.0
+ * against 608.4-617.2 (its down's share is 84 KB a CTA); o after the attention lost (272 ->
  * 324-353 us, e95e767) and is not in the mask. Not yet run on an H200.
  * Garbage refused. */
 extern int lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask;
