@@ -271,7 +271,6 @@ int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s)
     return lr_setting_int(what, s, 0, 15, &lr_gemv_p14s_l2w_mask);
 }
 
-
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
 
 int lr_gemv_p14s_late_n_set(const char *what, const char *s)
