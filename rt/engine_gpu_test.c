@@ -580,12 +580,16 @@ static int test_settings_reset(void)
     setenv("LEECHRT_GEMV_EARLY", "0", 1);
     setenv("LEECHRT_GEMV_SIDE", side ? "0" : "1", 1);
     setenv("LEECHRT_GEMV_LATE", "50", 1);
+    setenv("LEECHRT_GEMV_L2W", "64", 1);
+    setenv("LEECHRT_GEMV_L2W_MASK", "3", 1);
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
     T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side && lr_gemv_p14s_c3 == !c3 &&
-                 lr_gemv_p14s_late == 50,
-             "settings not taken: %d %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
-             lr_gemv_p14s_c3, lr_gemv_p14s_late);
+                 lr_gemv_p14s_late == 50 && lr_gemv_p14s_l2w == 64 && lr_gemv_p14s_l2w_mask == 3,
+             "settings not taken: %d %d %d %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
+             lr_gemv_p14s_c3, lr_gemv_p14s_late, lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask);
+    unsetenv("LEECHRT_GEMV_L2W");
+    unsetenv("LEECHRT_GEMV_L2W_MASK");
     unsetenv("LEECHRT_GEMV_LATE");
     unsetenv("LEECHRT_ROT_UNROLL");
     unsetenv("LEECHRT_GEMV_C3");
@@ -597,6 +601,8 @@ static int test_settings_reset(void)
     unlink(path);
     T_ASSERT(lr_gemv_p14s_late == LR_ENGINE_GEMV_LATE, "the engine's late weighting %d after an unset open",
              lr_gemv_p14s_late);
+    T_ASSERT(lr_gemv_p14s_l2w == LR_ENGINE_GEMV_L2W && lr_gemv_p14s_l2w_mask == LR_ENGINE_GEMV_L2W_MASK,
+             "l2w %d, mask %d after an unset open", lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask);
     T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early && lr_gemv_p14s_side == side && lr_gemv_p14s_c3 == c3,
              "unset kept %d %d %d %d (defaults %d %d %d %d)", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
              lr_gemv_p14s_c3, rot, early, side, c3);
