@@ -335,10 +335,8 @@ static void h100_table(void)
         char a[32] = "-", b[32] = "-";
         if (fl >= 0) snprintf(a, sizeof a, "%.1f", fl);
         if (ff >= 0) snprintf(b, sizeof b, "%.1f", ff);
-        /* the variant as the CSV quotes it, without the quotes */
         char vv[160];
-        snprintf(vv, sizeof vv, "%s", *v == '"' ? v + 1 : *v ? v : "-");
-        if (*v == '"' && strlen(vv) && vv[strlen(vv) - 1] == '"') vv[strlen(vv) - 1] = 0;
+        snprintf(vv, sizeof vv, "%s", *v ? v : "-");
         if (strlen(vv) > 100) snprintf(vv + 96, sizeof vv - 96, " ..."); /* a LEECHRT_TUNE value: whole in the CSV */
         out("| %s | %s | %s | %s | %s | %.3f | %s | %s | %s |\n", commit, model, rows, vv, get(&c, r, "tok_s"),
             atof(get(&c, r, "us")) / 1e3, get(&c, r, "pct_read_bound"), a, b);

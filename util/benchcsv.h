@@ -20,8 +20,11 @@ int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *dev
 void lr_csv_row(lr_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lr_csv_close(lr_csv *c);
 
-/* The reading side: splits a line of these files (no quoting) at commas in
- * place, the line end removed; at most max fields, the last holding the rest. */
+/* The reading side: splits a line of these files at commas in place, the
+ * line end removed; at most max fields, the last holding the rest. A field
+ * that starts with a quote (the writers quote free text: bench_engine's
+ * variant) runs to its closing quote, commas included, and is returned
+ * without its quotes ("" inside it is one quote). */
 #include <string.h>
 static inline int lr_csv_split(char *line, char **f, int max)
 {
@@ -29,6 +32,19 @@ static inline int lr_csv_split(char *line, char **f, int max)
     line[strcspn(line, "\r\n")] = 0;
     for (char *p = line;; p++) {
         f[n++] = p;
+        if (*p == '"' && n < max) { /* unquote in place: q reads, w writes */
+            char *q = p + 1, *w = p;
+            for (; *q && !(q[0] == '"' && q[1] != '"'); q++) {
+                if (q[0] == '"') q++; /* "" */
+                *w++ = *q;
+            }
+            if (*q) q++; /* the closing quote */
+            const char *rest = q;
+            *w = 0;
+            p = strchr(rest, ',');
+            if (!p) break;
+            continue;
+        }
         p = strchr(p, ',');
         if (!p || n == max) break;
         *p = 0;

@@ -1,6 +1,6 @@
 /* The results reader: header, rows, a repeated header skipped, short rows
  * and unknown columns read as "", a missing file refused naming it, and the
- * commit list (unique, bounded). */
+ * commit list (unique, bounded); a quoted field read whole, unquoted. */
 #include "test/t.h"
 #include "util/err.h"
 #include "util/results_csv.h"
@@ -45,4 +45,32 @@ static int test_read_and_get(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_read_and_get))
+/* A quoted field (bench_engine's variant) keeps its commas, loses its
+ * quotes, and "" in it is one quote; an unclosed one runs to the line end. */
+static int test_quoted(void)
+{
+    static char text[] = "date,variant,us\n"
+                         "2026-12-05,\"norm, SwiGLU fused\",2.5\n"
+                         "2026-12-05,\"say \"\"hi\"\"\"\n"
+                         "2026-12-05,\"\",1\n"
+                         "2026-12-05,\"open, to the end\n";
+    FILE *f = fmemopen(text, strlen(text), "r");
+    T_ASSERT(f, "fmemopen");
+    lr_rcsv c;
+    int rc = lr_rcsv_read(f, "quoted.csv", &c);
+    fclose(f);
+    T_OK(rc);
+    T_ASSERT(c.n == 4, "%d rows", c.n);
+    T_ASSERT(!strcmp(lr_rcsv_get(&c, 0, "variant"), "norm, SwiGLU fused") && !strcmp(lr_rcsv_get(&c, 0, "us"), "2.5"),
+             "row 0: '%s' '%s'", lr_rcsv_get(&c, 0, "variant"), lr_rcsv_get(&c, 0, "us"));
+    T_ASSERT(!strcmp(lr_rcsv_get(&c, 1, "variant"), "say \"hi\"") && c.nf[1] == 2, "row 1: '%s' (%d fields)",
+             lr_rcsv_get(&c, 1, "variant"), c.nf[1]);
+    T_ASSERT(!*lr_rcsv_get(&c, 2, "variant") && !strcmp(lr_rcsv_get(&c, 2, "us"), "1"), "row 2: '%s' '%s'",
+             lr_rcsv_get(&c, 2, "variant"), lr_rcsv_get(&c, 2, "us"));
+    T_ASSERT(!strcmp(lr_rcsv_get(&c, 3, "variant"), "open, to the end") && c.nf[3] == 2, "row 3: '%s' (%d fields)",
+             lr_rcsv_get(&c, 3, "variant"), c.nf[3]);
+    lr_rcsv_free(&c);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_read_and_get), T_CASE(test_quoted))
