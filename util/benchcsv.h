@@ -39,9 +39,8 @@ static inline int lr_csv_split(char *line, char **f, int max)
                 *w++ = *q;
             }
             if (*q) q++; /* the closing quote */
-            const char *rest = q;
             *w = 0;
-            p = strchr(rest, ',');
+            p = strchr(q, ',');
             if (!p) break;
             continue;
         }

@@ -7,18 +7,24 @@
 
 #include <string.h>
 
+/* Reads the in-memory text as the results file `name`. */
+static int read_text(char *text, const char *name, lr_rcsv *c)
+{
+    FILE *f = fmemopen(text, strlen(text), "r");
+    if (!f) return LR_FAIL(LR_EIO, "%s: fmemopen", name);
+    int rc = lr_rcsv_read(f, name, c);
+    fclose(f);
+    return rc;
+}
+
 static int test_read_and_get(void)
 {
     static char text[] = "date,commit,arm,us\n"
                          "2026-11-30,aaa1111,f16,1.5\n"
                          "date,commit,arm,us\n"
                          "2026-11-30,bbb2222,leech\n";
-    FILE *f = fmemopen(text, strlen(text), "r");
-    T_ASSERT(f, "fmemopen");
     lr_rcsv c;
-    int rc = lr_rcsv_read(f, "mem.csv", &c);
-    fclose(f);
-    T_OK(rc);
+    T_OK(read_text(text, "mem.csv", &c));
     T_ASSERT(c.n == 2 && c.nh == 4, "%d rows, %d columns", c.n, c.nh);
     T_ASSERT(!strcmp(lr_rcsv_get(&c, 0, "us"), "1.5") && !strcmp(lr_rcsv_get(&c, 1, "arm"), "leech"), "values");
     T_ASSERT(!*lr_rcsv_get(&c, 1, "us") && !*lr_rcsv_get(&c, 0, "nope") && !*lr_rcsv_get(&c, 5, "arm"), "absent = \"\"");
@@ -30,11 +36,7 @@ static int test_read_and_get(void)
     lr_rcsv_free(&c);
     /* a commit is a whole item of the list, not a part of another */
     static char dirty[] = "date,commit\n2026-11-30,abc1234-dirty\n2026-11-30,abc1234\n";
-    f = fmemopen(dirty, strlen(dirty), "r");
-    T_ASSERT(f, "fmemopen");
-    rc = lr_rcsv_read(f, "dirty.csv", &c);
-    fclose(f);
-    T_OK(rc);
+    T_OK(read_text(dirty, "dirty.csv", &c));
     char both[64] = "";
     T_ASSERT(lr_rcsv_commits(&c, both, sizeof both) == 2 && !strcmp(both, "abc1234-dirty, abc1234"), "commits '%s'", both);
     T_ASSERT(c.line[0] == 2 && c.line[1] == 3 && lr_rcsv_col(&c, "commit") == 1 && lr_rcsv_col(&c, "us") == -1,
@@ -54,12 +56,8 @@ static int test_quoted(void)
                          "2026-12-05,\"say \"\"hi\"\"\"\n"
                          "2026-12-05,\"\",1\n"
                          "2026-12-05,\"open, to the end\n";
-    FILE *f = fmemopen(text, strlen(text), "r");
-    T_ASSERT(f, "fmemopen");
     lr_rcsv c;
-    int rc = lr_rcsv_read(f, "quoted.csv", &c);
-    fclose(f);
-    T_OK(rc);
+    T_OK(read_text(text, "quoted.csv", &c));
     T_ASSERT(c.n == 4, "%d rows", c.n);
     T_ASSERT(!strcmp(lr_rcsv_get(&c, 0, "variant"), "norm, SwiGLU fused") && !strcmp(lr_rcsv_get(&c, 0, "us"), "2.5"),
              "row 0: '%s' '%s'", lr_rcsv_get(&c, 0, "variant"), lr_rcsv_get(&c, 0, "us"));
