@@ -35,12 +35,14 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
  * (docs/format.md, docs/engine.md). l2w > 0 (with early): before its PDL wait,
  * while the small op before it runs and the DRAM idles, each CTA asks L2 for up
  * to l2w KB of its own share past its first segments (spec `l2w`; immutable
- * weights, so nothing waits on it; LEECHRT_GEMV_L2W). */
+ * weights, so nothing waits on it; LEECHRT_GEMV_L2W), and at most l2wp % of
+ * that share (spec `l2wp` where below 100; LEECHRT_GEMV_L2W_SHARE). */
 typedef struct lr_leech_ends {
     int trig;
     int res;
     float norm_eps;
     int l2w;
+    int l2wp;
 } lr_leech_ends;
 
 typedef struct lr_leech_geom {
@@ -290,6 +292,17 @@ extern int lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask;
 #define LR_ENGINE_GEMV_L2W_MASK 4
 int lr_gemv_p14s_l2w_set(const char *what, const char *s);
 int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s);
+/* LEECHRT_GEMV_L2W_SHARE (1-100 %, default 100: no limit but the KB): the
+ * same prefetch capped at that part of each CTA's share, so one setting
+ * scales with the model. Why: on the H100 (19f7640, one process per model)
+ * down's best KB were about 40 % of its CTAs' share in every model (4B: 84 KB
+ * a CTA, 16-40 KB trimmed down 284 -> 275-277 us per token where 64 and 128
+ * lengthened it to 296 and 311; 8B: 171 KB, 64 best, 419 -> 403-405; 14B:
+ * 297 KB, 128 best, 714 -> 698), where a fixed KB helps one model and hurts
+ * another. */
+extern int lr_gemv_p14s_l2w_share;
+#define LR_ENGINE_GEMV_L2W_SHARE 100
+int lr_gemv_p14s_l2w_share_set(const char *what, const char *s);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
  * from here (a host reference has only the kernel's arguments; the kernel
  * has eps in its spec): set it to the spec's before calling them. */

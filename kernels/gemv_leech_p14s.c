@@ -252,13 +252,13 @@ float lr_gemv_p14s_ref_norm_eps = 0.f;
 
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps)
 {
-    lr_leech_ends e = { 0, 0, 0.f, 0 };
+    lr_leech_ends e = { 0, 0, 0.f, 0, 100 };
     const int bit = proj == LR_PROJ_QKV ? 1 : proj == LR_PROJ_GATEUP ? 2 : proj == LR_PROJ_DOWN ? 4 : 8;
     e.trig = !(trig_mask & bit) ? 0 : proj == LR_PROJ_O ? 2 : 1;
     const int reader = proj == LR_PROJ_QKV || proj == LR_PROJ_GATEUP;
     if (rres && reader && unit) e.norm_eps = eps;
     if (rres && !reader) e.res = 1;
-    if (lr_gemv_p14s_l2w_mask & bit) e.l2w = lr_gemv_p14s_l2w;
+    if (lr_gemv_p14s_l2w_mask & bit) e.l2w = lr_gemv_p14s_l2w, e.l2wp = lr_gemv_p14s_l2w_share;
     return e;
 }
 
@@ -269,6 +269,13 @@ int lr_gemv_p14s_l2w_set(const char *what, const char *s) { return lr_setting_in
 int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s)
 {
     return lr_setting_int(what, s, 0, 15, &lr_gemv_p14s_l2w_mask);
+}
+
+int lr_gemv_p14s_l2w_share = LR_ENGINE_GEMV_L2W_SHARE;
+
+int lr_gemv_p14s_l2w_share_set(const char *what, const char *s)
+{
+    return lr_setting_int(what, s, 1, 100, &lr_gemv_p14s_l2w_share);
 }
 
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
@@ -490,7 +497,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
         lr_jit_spec_set(s, "norm", (long long)b);
     }
     if (geom.ends.res) lr_jit_spec_set(s, "res", 1);
-    if (geom.early && geom.ends.l2w > 0) lr_jit_spec_set(s, "l2w", geom.ends.l2w);
+    if (geom.early && geom.ends.l2w > 0) {
+        lr_jit_spec_set(s, "l2w", geom.ends.l2w);
+        if (geom.ends.l2wp > 0 && geom.ends.l2wp < 100) lr_jit_spec_set(s, "l2wp", geom.ends.l2wp);
+    }
     const int batches = (rgn + geom.rg - 1) / geom.rg;
     g->grid = (lr_dim3){ geom.bal ? bal_grid : lr_leech_batch_grid((batches + groups - 1) / groups, geom.persist), 1, 1 };
     g->cluster = (lr_dim3){ 0, 0, 0 };

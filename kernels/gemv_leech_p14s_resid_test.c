@@ -151,13 +151,31 @@ static int test_spec_keys(void)
     lr_clear_error();
     T_ASSERT(!bad && lr_gemv_p14s_l2w == 160 && lr_gemv_p14s_l2w_mask == 3, "garbage taken or a value lost (%d, %d)",
              lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask);
-    g.ends = ld, g.ends.l2w = 96, g.early = 1;
+    /* LEECHRT_GEMV_L2W_SHARE: the % goes with the KB (default 100: no key) */
+    T_ASSERT(ld.l2wp == LR_ENGINE_GEMV_L2W_SHARE && lq.l2wp == LR_ENGINE_GEMV_L2W_SHARE, "l2wp by default: %d %d", ld.l2wp,
+             lq.l2wp);
+    T_OK(lr_gemv_p14s_l2w_share_set("LEECHRT_GEMV_L2W_SHARE", "40"));
+    lq = lr_leech_engine_ends(LR_PROJ_QKV, 0, 1, 1, 1e-6f), ld = lr_leech_engine_ends(LR_PROJ_DOWN, 0, 1, 1, 1e-6f);
+    T_ASSERT(lq.l2w == 160 && lq.l2wp == 40 && !ld.l2w, "share 40: %d %d %d", lq.l2w, lq.l2wp, ld.l2w);
+    const int bad_share = lr_gemv_p14s_l2w_share_set("LEECHRT_GEMV_L2W_SHARE", "0") == LR_OK ||
+                          lr_gemv_p14s_l2w_share_set("LEECHRT_GEMV_L2W_SHARE", "101") == LR_OK ||
+                          lr_gemv_p14s_l2w_share_set("LEECHRT_GEMV_L2W_SHARE", "40%") == LR_OK ||
+                          !strstr(lr_errmsg(), "LEECHRT_GEMV_L2W_SHARE");
+    lr_clear_error();
+    T_ASSERT(!bad_share && lr_gemv_p14s_l2w_share == 40, "share garbage taken or the value lost (%d)",
+             lr_gemv_p14s_l2w_share);
+    g.ends = ld, g.ends.l2w = 96, g.ends.l2wp = 100, g.early = 1;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
     T_ASSERT(lr_jit_spec_get(&s, "l2w", 0) == 96, "l2w key missing with early");
+    T_ASSERT(!lr_jit_spec_get(&s, "l2wp", 0), "l2wp key at 100 %%");
+    g.ends.l2wp = 40;
+    T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
+    T_ASSERT(lr_jit_spec_get(&s, "l2wp", 0) == 40, "l2wp key missing at 40 %%");
     g.early = 0;
     T_OK(lr_gemv_leech_p14s_spec(&s, &lg, 1000, 600, 603, g, 232448));
-    T_ASSERT(!lr_jit_spec_get(&s, "l2w", 0), "l2w key without early");
+    T_ASSERT(!lr_jit_spec_get(&s, "l2w", 0) && !lr_jit_spec_get(&s, "l2wp", 0), "l2w keys without early");
     lr_gemv_p14s_l2w = LR_ENGINE_GEMV_L2W, lr_gemv_p14s_l2w_mask = LR_ENGINE_GEMV_L2W_MASK;
+    lr_gemv_p14s_l2w_share = LR_ENGINE_GEMV_L2W_SHARE;
     return T_PASS;
 }
 

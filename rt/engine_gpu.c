@@ -618,9 +618,10 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
 static void settings_to_defaults(void)
 {
     static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
-        sibling, l2w, l2w_mask;
+        sibling, l2w, l2w_mask, l2w_share;
     if (!saved) {
         sibling = lr_tuning_sibling, l2w = lr_gemv_p14s_l2w, l2w_mask = lr_gemv_p14s_l2w_mask;
+        l2w_share = lr_gemv_p14s_l2w_share;
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
@@ -628,6 +629,7 @@ static void settings_to_defaults(void)
         return;
     }
     lr_tuning_sibling = sibling, lr_gemv_p14s_l2w = l2w, lr_gemv_p14s_l2w_mask = l2w_mask;
+    lr_gemv_p14s_l2w_share = l2w_share;
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
@@ -704,6 +706,8 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
        (KB per CTA, 0 = off; kernels/gemv_leech.h) */
     if (!rc) rc = lr_gemv_p14s_l2w_set("GPU engine: LEECHRT_GEMV_L2W", getenv("LEECHRT_GEMV_L2W"));
     if (!rc) rc = lr_gemv_p14s_l2w_mask_set("GPU engine: LEECHRT_GEMV_L2W_MASK", getenv("LEECHRT_GEMV_L2W_MASK"));
+    /* and at most this % of each CTA's share (1-100, default 100) */
+    if (!rc) rc = lr_gemv_p14s_l2w_share_set("GPU engine: LEECHRT_GEMV_L2W_SHARE", getenv("LEECHRT_GEMV_L2W_SHARE"));
     /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
        launches (0: the norm kernel, the add pending into it) */
     e->rres_ends = 1;

@@ -411,8 +411,9 @@ static int test_gate_side(void)
 
 /* LEECHRT_GEMV_L2W: every Planes14S GEMV (mask 15) asking L2 for part of
  * its share before its PDL wait: the gate on tiny and two 4B layers, then
- * on a rotated 14B layer (its tuned split and warp-group geometries); garbage
- * in either setting refused by name. */
+ * on a rotated 14B layer (its tuned split and warp-group geometries), and
+ * there again with the prefetch capped at 40 % of each share
+ * (LEECHRT_GEMV_L2W_SHARE); garbage in each setting refused by name. */
 static int test_gate_l2w(void)
 {
     NEED_GPU();
@@ -420,6 +421,12 @@ static int test_gate_l2w(void)
     int rc = gate_setting("LEECHRT_GEMV_L2W", "64", "4097");
     setenv("LEECHRT_GEMV_L2W", "192", 1);
     rc = gate_14b_rotated_then_refuse(rc, "LEECHRT_GEMV_L2W_MASK", "16");
+    /* and capped at 40 % of each CTA's share (spec l2wp) */
+    setenv("LEECHRT_GEMV_L2W", "4096", 1);
+    setenv("LEECHRT_GEMV_L2W_MASK", "15", 1);
+    setenv("LEECHRT_GEMV_L2W_SHARE", "40", 1);
+    rc = gate_14b_rotated_then_refuse(rc, "LEECHRT_GEMV_L2W_SHARE", "0");
+    unsetenv("LEECHRT_GEMV_L2W_MASK");
     unsetenv("LEECHRT_GEMV_L2W");
     return rc;
 }
@@ -582,12 +589,15 @@ static int test_settings_reset(void)
     setenv("LEECHRT_GEMV_LATE", "50", 1);
     setenv("LEECHRT_GEMV_L2W", "64", 1);
     setenv("LEECHRT_GEMV_L2W_MASK", "3", 1);
+    setenv("LEECHRT_GEMV_L2W_SHARE", "40", 1);
     T_OK(lr_engine_gpu_ops.open(m, &o, &g));
     g->ops->close(g);
     T_ASSERT(lr_rot_unroll_max == 3 && lr_gemv_p14s_early == 0 && lr_gemv_p14s_side == !side && lr_gemv_p14s_c3 == !c3 &&
-                 lr_gemv_p14s_late == 50 && lr_gemv_p14s_l2w == 64 && lr_gemv_p14s_l2w_mask == 3,
-             "settings not taken: %d %d %d %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
-             lr_gemv_p14s_c3, lr_gemv_p14s_late, lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask);
+                 lr_gemv_p14s_late == 50 && lr_gemv_p14s_l2w == 64 && lr_gemv_p14s_l2w_mask == 3 &&
+                 lr_gemv_p14s_l2w_share == 40,
+             "settings not taken: %d %d %d %d %d %d %d %d", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
+             lr_gemv_p14s_c3, lr_gemv_p14s_late, lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask, lr_gemv_p14s_l2w_share);
+    unsetenv("LEECHRT_GEMV_L2W_SHARE");
     unsetenv("LEECHRT_GEMV_L2W");
     unsetenv("LEECHRT_GEMV_L2W_MASK");
     unsetenv("LEECHRT_GEMV_LATE");
@@ -601,8 +611,10 @@ static int test_settings_reset(void)
     unlink(path);
     T_ASSERT(lr_gemv_p14s_late == LR_ENGINE_GEMV_LATE, "the engine's late weighting %d after an unset open",
              lr_gemv_p14s_late);
-    T_ASSERT(lr_gemv_p14s_l2w == LR_ENGINE_GEMV_L2W && lr_gemv_p14s_l2w_mask == LR_ENGINE_GEMV_L2W_MASK,
-             "l2w %d, mask %d after an unset open", lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask);
+    T_ASSERT(lr_gemv_p14s_l2w == LR_ENGINE_GEMV_L2W && lr_gemv_p14s_l2w_mask == LR_ENGINE_GEMV_L2W_MASK &&
+                 lr_gemv_p14s_l2w_share == LR_ENGINE_GEMV_L2W_SHARE,
+             "l2w %d, mask %d, share %d after an unset open", lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask,
+             lr_gemv_p14s_l2w_share);
     T_ASSERT(lr_rot_unroll_max == rot && lr_gemv_p14s_early == early && lr_gemv_p14s_side == side && lr_gemv_p14s_c3 == c3,
              "unset kept %d %d %d %d (defaults %d %d %d %d)", lr_rot_unroll_max, lr_gemv_p14s_early, lr_gemv_p14s_side,
              lr_gemv_p14s_c3, rot, early, side, c3);

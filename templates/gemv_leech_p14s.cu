@@ -208,6 +208,7 @@
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1
 // @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 groups=3 pro=1 early=1 side=1 l2w=96
+// @spec gemv_leech_p14s rows=5120 cols=17408 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=4 split=1 ilv=1 early=1 i8=1 c3=1 res=1 l2w=4096 l2wp=40
 // @spec gemv_leech_p14s rows=34816 cols=5120 threads=768 rg=1 ntab=603 prefetch=1 shr=1 bal=18 split=1 ilv=1 early=1 swiglu=1 side=1 l2w=160
 // @spec gemv_leech_p14s rows=7168 cols=5120 threads=128 rg=1 ntab=603 prefetch=1 shr=1 xw=1 early=1 side=1
 // @spec gemv_leech_p14s rows=77 cols=1001 threads=64 rg=3 ntab=603 prefetch=2 side=1
@@ -336,6 +337,13 @@
 // batches), while the small op before this GEMV runs and the DRAM idles
 #ifndef LR_L2W
 #define LR_L2W 0
+#endif
+// LR_L2WP (lr_leech_ends.l2wp, with LR_L2W): and at most this % of the share
+#ifndef LR_L2WP
+#define LR_L2WP 100
+#endif
+#if LR_L2WP < 1 || LR_L2WP > 100
+#error "LR_L2WP: a percentage of the CTA's share, 1-100"
 #endif
 #if LR_L2W && !LR_EARLY
 #error "LR_L2W: the share asked into L2 before the PDL wait (early)"
@@ -1047,7 +1055,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         const long long s0 = (long long)blockIdx.x * LR_GROUPS * LR_RG * SC;
         const long long s1 = min((long long)RGN * SC, s0 + (long long)LR_GROUPS * LR_RG * SC);
 #endif
-        const long long e = min(s1 * SEG, s0 * SEG + LR_L2W * 1024LL);
+        // (the share's part rounded down to 16 bytes, the prefetch's unit)
+        const long long part = LR_L2WP < 100 ? ((s1 - s0) * SEG * LR_L2WP / 100) & ~15LL : (s1 - s0) * SEG;
+        const long long e = min(s0 * SEG + part, s0 * SEG + LR_L2W * 1024LL);
         for (long long a = s0 * SEG + lane * 16384LL; a < e; a += 32 * 16384LL)
             lr_prefetch_l2_range(W + a, (unsigned)min(16384LL, e - a));
     }
