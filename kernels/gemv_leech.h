@@ -303,6 +303,16 @@ int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s);
 extern int lr_gemv_p14s_l2w_share;
 #define LR_ENGINE_GEMV_L2W_SHARE 100
 int lr_gemv_p14s_l2w_share_set(const char *what, const char *s);
+/* The two as a device gets them before its environment is read (the engine
+ * at each open, cache warm for its --device): on the devices where the
+ * prefetch was measured to pay, on (no KB cap, 40 % of the share); else off
+ * (LR_ENGINE_GEMV_L2W, LR_ENGINE_GEMV_L2W_SHARE). On: the H100 SXM ("NVIDIA
+ * H100 80GB HBM3"), where 40 % ran 4B 611.7 / 619.9 tok/s against 607.3 /
+ * 608.7 off, 8B 495.7 / 496.0 against 488.3 / 488.7, 14B 320.5 against 317.6
+ * (fdfb23b, alternating in one process per model, h100_engine_variants.csv;
+ * down's phase 285 -> 280, 419 -> 402, 715 -> 692 us per token). Not the
+ * H200: not yet measured there. device_name NULL: off. */
+void lr_gemv_p14s_l2w_device_defaults(const char *device_name, int *kb, int *share);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
  * from here (a host reference has only the kernel's arguments; the kernel
  * has eps in its spec): set it to the spec's before calling them. */

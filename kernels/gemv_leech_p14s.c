@@ -278,6 +278,16 @@ int lr_gemv_p14s_l2w_share_set(const char *what, const char *s)
     return lr_setting_int(what, s, 1, 100, &lr_gemv_p14s_l2w_share);
 }
 
+void lr_gemv_p14s_l2w_device_defaults(const char *device_name, int *kb, int *share)
+{
+    /* a name prefix, as the tuning table's: the SXM card only (the PCIe one, "NVIDIA H100 PCIe",
+       has two thirds of the bandwidth and was not measured) */
+    static const char on[] = "NVIDIA H100 80GB HBM3";
+    const int yes = device_name && !strncmp(device_name, on, sizeof on - 1);
+    *kb = yes ? 4096 : LR_ENGINE_GEMV_L2W;
+    *share = yes ? 40 : LR_ENGINE_GEMV_L2W_SHARE;
+}
+
 int lr_gemv_p14s_late_set(const char *what, const char *s) { return lr_setting_int(what, s, 25, 100, &lr_gemv_p14s_late); }
 
 int lr_gemv_p14s_late_n_set(const char *what, const char *s)

@@ -176,6 +176,21 @@ static int test_spec_keys(void)
     T_ASSERT(!lr_jit_spec_get(&s, "l2w", 0) && !lr_jit_spec_get(&s, "l2wp", 0), "l2w keys without early");
     lr_gemv_p14s_l2w = LR_ENGINE_GEMV_L2W, lr_gemv_p14s_l2w_mask = LR_ENGINE_GEMV_L2W_MASK;
     lr_gemv_p14s_l2w_share = LR_ENGINE_GEMV_L2W_SHARE;
+    /* per device: on for the H100 SXM only (a name prefix), off elsewhere */
+    static const struct { const char *name; int kb, share; } dev[] = {
+        { "NVIDIA H100 80GB HBM3", 4096, 40 },        { "NVIDIA H100 80GB HBM3 MIG 1g.10gb", 4096, 40 },
+        { "NVIDIA H100 PCIe", LR_ENGINE_GEMV_L2W, LR_ENGINE_GEMV_L2W_SHARE },
+        { "NVIDIA H200", LR_ENGINE_GEMV_L2W, LR_ENGINE_GEMV_L2W_SHARE },
+        { "NVIDIA H100", LR_ENGINE_GEMV_L2W, LR_ENGINE_GEMV_L2W_SHARE },
+        { "", LR_ENGINE_GEMV_L2W, LR_ENGINE_GEMV_L2W_SHARE },
+        { NULL, LR_ENGINE_GEMV_L2W, LR_ENGINE_GEMV_L2W_SHARE },
+    };
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) {
+        int kb = -1, share = -1;
+        lr_gemv_p14s_l2w_device_defaults(dev[i].name, &kb, &share);
+        T_ASSERT(kb == dev[i].kb && share == dev[i].share, "%s: l2w %d, share %d (want %d, %d)",
+                 dev[i].name ? dev[i].name : "(null)", kb, share, dev[i].kb, dev[i].share);
+    }
     return T_PASS;
 }
 

@@ -73,6 +73,12 @@ const char *lr_tuning_current_rows_device(void)
     return lr_tuning_rows_device(d ? d->name : g_target, d ? d->cc_major * 10 + d->cc_minor : g_target_cc);
 }
 
+const char *lr_tuning_current_device(void)
+{
+    const lr_device_info *d = lr_cu_device();
+    return d ? d->name : g_target;
+}
+
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS])
 {
     if (lr_tuning_override_lookup(arm, rows, cols, knobs)) return 1;

@@ -36,6 +36,8 @@ const char *lr_tuning_rows_device(const char *name, int cc);
 const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc);
 /* The same for the current device (or the target). */
 const char *lr_tuning_current_rows_device(void);
+/* The current device's name, else the target's ("" when neither is set). */
+const char *lr_tuning_current_device(void);
 /* Whether shapes a device has no row for take its sibling's: 1 (default) or 0, set from
  * LEECHRT_TUNE_SIBLING through lr_tuning_sibling_set (garbage refused naming
  * `what`, the value unchanged). */

@@ -703,7 +703,8 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     if (!rc) rc = lr_gemv_p14s_late_set("GPU engine: LEECHRT_GEMV_LATE", getenv("LEECHRT_GEMV_LATE"));
     if (!rc) rc = lr_gemv_p14s_late_n_set("GPU engine: LEECHRT_GEMV_LATE_N", getenv("LEECHRT_GEMV_LATE_N"));
     /* the GEMVs after a small op ask L2 for part of their share before their PDL wait
-       (KB per CTA, 0 = off; kernels/gemv_leech.h) */
+       (KB per CTA, 0 = off; on by default where measured to pay: kernels/gemv_leech.h) */
+    lr_gemv_p14s_l2w_device_defaults(lr_tuning_current_device(), &lr_gemv_p14s_l2w, &lr_gemv_p14s_l2w_share);
     if (!rc) rc = lr_gemv_p14s_l2w_set("GPU engine: LEECHRT_GEMV_L2W", getenv("LEECHRT_GEMV_L2W"));
     if (!rc) rc = lr_gemv_p14s_l2w_mask_set("GPU engine: LEECHRT_GEMV_L2W_MASK", getenv("LEECHRT_GEMV_L2W_MASK"));
     /* and at most this % of each CTA's share (1-100, default 100) */

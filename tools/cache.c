@@ -247,6 +247,8 @@ static int warm(int argc, char **argv)
     if (sscanf(g_arch, "sm_%d", &cc) != 1) { fprintf(stderr, "cache warm: bad --arch %s\n", g_arch); return 2; }
     if (!dry && !lr_nvrtc_available()) { fprintf(stderr, "cache warm: NVRTC is needed to warm a cache\n"); return 1; }
     lr_tuning_set_target(device, cc);
+    /* the down prefetch as the engine sets it on that device (kernels/gemv_leech.h) */
+    lr_gemv_p14s_l2w_device_defaults(device, &lr_gemv_p14s_l2w, &lr_gemv_p14s_l2w_share);
     lr_jit_spec s;
     lr_probe_spec(&s, 512, 8);
     add(&s);

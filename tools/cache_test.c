@@ -152,6 +152,17 @@ static int test_dry_run_plans_default_layouts(void)
     }
     snprintf(cmd, sizeof cmd, "%s warm --models 4B --dry-run | grep -c c3_1", g_bin);
     T_ASSERT(output_has(cmd, "0"), "the 4B plan has 3-bit kernels");
+    /* the down prefetch as the engine sets it per device: on for the H100 SXM
+       (40 % of each share, no KB cap), on down only; off for the H200 */
+    snprintf(cmd, sizeof cmd, "%s warm --models 14B --dry-run | grep -c l2w_", g_bin);
+    T_ASSERT(output_has(cmd, "0"), "the H200's 14B plan has prefetching kernels");
+    snprintf(cmd, sizeof cmd,
+             "%s warm --models 14B --device 'NVIDIA H100 80GB HBM3' --dry-run | grep l2w_4096__l2wp_40 | grep -c rows_5120__cols_17408",
+             g_bin);
+    T_ASSERT(!output_has(cmd, "0"), "the H100's 14B plan lacks down with the prefetch");
+    snprintf(cmd, sizeof cmd, "%s warm --models 14B --device 'NVIDIA H100 80GB HBM3' --dry-run | grep l2w_ | grep -vc cols_17408",
+             g_bin);
+    T_ASSERT(output_has(cmd, "0"), "the H100's 14B plan prefetches outside down");
     return T_PASS;
 }
 
