@@ -295,11 +295,11 @@ int lr_gemv_p14s_l2w_mask_set(const char *what, const char *s);
 /* LEECHRT_GEMV_L2W_SHARE (1-100 %, default 100: no limit but the KB): the
  * same prefetch capped at that part of each CTA's share, so one setting
  * scales with the model. Why: on the H100 (19f7640, one process per model)
- * down's best KB were about 40 % of its CTAs' share in every model (4B: 84 KB
- * a CTA, 16-40 KB trimmed down 284 -> 275-277 us per token where 64 and 128
- * lengthened it to 296 and 311; 8B: 171 KB, 64 best, 419 -> 403-405; 14B:
- * 297 KB, 128 best, 714 -> 698), where a fixed KB helps one model and hurts
- * another. */
+ * down's best KB were about 40 % of its CTAs' share in every model (4B: ~84
+ * KB a CTA, 16 / 32 / 40 KB trimmed down 284 -> 275-278 us per token, 24 KB
+ * 283, where 64 and 128 lengthened it to 296 and 311; 8B: ~171 KB, 64 best,
+ * 419 -> 403-405; 14B: ~297 KB, 128 best, 714 -> 698), where a fixed KB
+ * helps one model and hurts another. */
 extern int lr_gemv_p14s_l2w_share;
 #define LR_ENGINE_GEMV_L2W_SHARE 100
 int lr_gemv_p14s_l2w_share_set(const char *what, const char *s);
