@@ -36,7 +36,8 @@ float lr_leech_ref_row_end(double s, int r, const uint32_t *exc_ptr, const uint3
  * while the small op before it runs and the DRAM idles, each CTA asks L2 for up
  * to l2w KB of its own share past its first segments (spec `l2w`; immutable
  * weights, so nothing waits on it; LEECHRT_GEMV_L2W), and at most l2wp % of
- * that share (spec `l2wp` where below 100; LEECHRT_GEMV_L2W_SHARE). */
+ * that share (spec `l2wp` for 1-99; 0 and 100 set no such cap;
+ * LEECHRT_GEMV_L2W_SHARE). */
 typedef struct lr_leech_ends {
     int trig;
     int res;

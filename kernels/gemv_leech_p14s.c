@@ -281,7 +281,7 @@ int lr_gemv_p14s_l2w_share_set(const char *what, const char *s)
 void lr_gemv_p14s_l2w_device_defaults(const char *device_name, int *kb, int *share)
 {
     /* a name prefix, as the tuning table's: the SXM card only (the PCIe one, "NVIDIA H100 PCIe",
-       has two thirds of the bandwidth and was not measured) */
+       has about 60% of its bandwidth and was not measured) */
     static const char on[] = "NVIDIA H100 80GB HBM3";
     const int yes = device_name && !strncmp(device_name, on, sizeof on - 1);
     *kb = yes ? 4096 : LR_ENGINE_GEMV_L2W;
