@@ -67,24 +67,29 @@ const char *lr_tuning_rows_device(const char *name, int cc)
     return lr_tuning_rows_device_in(lr_tuning_table, lr_tuning_table_n, name, cc);
 }
 
-const char *lr_tuning_current_rows_device(void)
-{
-    const lr_device_info *d = lr_cu_device();
-    return lr_tuning_rows_device(d ? d->name : g_target, d ? d->cc_major * 10 + d->cc_minor : g_target_cc);
-}
-
 const char *lr_tuning_current_device(void)
 {
     const lr_device_info *d = lr_cu_device();
     return d ? d->name : g_target;
 }
 
+/* the current device's compute capability, else the target's */
+static int current_cc(void)
+{
+    const lr_device_info *d = lr_cu_device();
+    return d ? d->cc_major * 10 + d->cc_minor : g_target_cc;
+}
+
+const char *lr_tuning_current_rows_device(void)
+{
+    return lr_tuning_rows_device(lr_tuning_current_device(), current_cc());
+}
+
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS])
 {
     if (lr_tuning_override_lookup(arm, rows, cols, knobs)) return 1;
-    const lr_device_info *d = lr_cu_device();
-    return lr_tuning_lookup_in(lr_tuning_table, lr_tuning_table_n, d ? d->name : g_target,
-                               d ? d->cc_major * 10 + d->cc_minor : g_target_cc, arm, rows, cols, knobs);
+    return lr_tuning_lookup_in(lr_tuning_table, lr_tuning_table_n, lr_tuning_current_device(), current_cc(), arm, rows,
+                               cols, knobs);
 }
 
 int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR_TUNE_KNOBS], int *now)

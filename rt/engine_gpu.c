@@ -618,18 +618,17 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
 static void settings_to_defaults(void)
 {
     static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
-        sibling, l2w, l2w_mask, l2w_share;
+        sibling, l2w_mask;
+    /* (not the L2W KB and share: each open sets them to its device's defaults) */
     if (!saved) {
-        sibling = lr_tuning_sibling, l2w = lr_gemv_p14s_l2w, l2w_mask = lr_gemv_p14s_l2w_mask;
-        l2w_share = lr_gemv_p14s_l2w_share;
+        sibling = lr_tuning_sibling, l2w_mask = lr_gemv_p14s_l2w_mask;
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
         saved = 1;
         return;
     }
-    lr_tuning_sibling = sibling, lr_gemv_p14s_l2w = l2w, lr_gemv_p14s_l2w_mask = l2w_mask;
-    lr_gemv_p14s_l2w_share = l2w_share;
+    lr_tuning_sibling = sibling, lr_gemv_p14s_l2w_mask = l2w_mask;
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
