@@ -281,7 +281,8 @@ lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, 
  * LEECHRT_GEMV_L2W_MASK (the projections, bits as the trigger mask's; default
  * 4: down, the GEMV after the rotation, whose 8 CTAs leave the DRAM idle while
  * down's CTAs wait): lr_leech_engine_ends gives those projections ends.l2w.
- * Off by default: on the H100 (one process per model, 2fb4201,
+ * Off by default (LR_ENGINE_GEMV_L2W) save where lr_gemv_p14s_l2w_device_defaults
+ * below turns it on with a share cap. Fixed KB values on the H100 (one process per model, 2fb4201,
  * h100_engine_variants.csv) 14B 329.8 / 329.1 tok/s at 128 / 192 KB against
  * 326.5 / 326.8 off (down 699 -> 668-677 us per token inside the graph), 8B
  * 492.8 / 491.2 at 128 against 488.0 / 488.5 (3cc1aed), but 4B 603.6-604.0
@@ -313,7 +314,10 @@ int lr_gemv_p14s_l2w_share_set(const char *what, const char *s);
  * H100 80GB HBM3"), where 40 % ran 4B 611.7 / 619.9 tok/s against 607.3 /
  * 608.7 off, 8B 495.7 / 496.0 against 488.3 / 488.7, 14B 320.5 against 317.6
  * (fdfb23b, alternating in one process per model, h100_engine_variants.csv;
- * down's phase 285 -> 280, 419 -> 402, 715 -> 692 us per token). Not the
+ * down's phase 285 -> 280, 419 -> 402, 715 -> 692 us per token); the default
+ * at open against off on another H100 SXM (de1a77a, f4b1027): 14B 329.1 /
+ * 328.1 against 326.9 / 326.1, 8B 504.5 / 504.6 against 496.9 / 496.8, 32B
+ * 154.7 / 154.6 against 154.4 / 154.4, 4B within its repeats' spread. Not the
  * H200: not yet measured there. device_name NULL: off. */
 void lr_gemv_p14s_l2w_device_defaults(const char *device_name, int *kb, int *share);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
