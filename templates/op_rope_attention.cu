@@ -6,9 +6,11 @@
 // the fresh k and v (rounded to f16 as the cache holds them) for *pos. The
 // group's first CTA writes k and v to cache row *pos; no CTA reads that row,
 // so the group needs no ordering between its CTAs. qkv is read only.
-// Threads (lr_op_rope_attention_threads): 1024 by default, 32 warps of 4
-// positions each, so a context up to 128 is one round trip to the cache
-// (14B step's graph 3735 us against 3803 at 256 threads, e491c38).
+// Threads (lr_op_rope_attention_threads): 512 by default (LR_ATT_THREADS_DEFAULT,
+// since the thirty-sixth session: its CTAs fit beside the q|k|v GEMV's last
+// ones, docs/engine.md), 16 warps of 4 positions each, so a context up to 64
+// is one round trip to the cache; 1024 took the 14B graph 3735 us against
+// 3803 at 256 threads (e491c38) and was the default before.
 // odbits / oq (null: none): o's per-head input rotation (artifact rotation
 // kind 2) applied to each head's output before it is written, so the step
 // has no rotation launch before o (lr_head_rotate, engine_ops.cuh).
