@@ -287,7 +287,8 @@ lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, 
  * 326.5 / 326.8 off (down 699 -> 668-677 us per token inside the graph), 8B
  * 492.8 / 491.2 at 128 against 488.0 / 488.5 (3cc1aed), but 4B 603.6-604.0
  * against 608.4-617.2 (its down's share is 84 KB a CTA); o after the attention lost (272 ->
- * 324-353 us, e95e767) and is not in the mask; q|k|v with down (mask 5, 4096 KB
+ * 324-353 us, e95e767; at the 40 % share cap, mask 12, 14B 327.3 / 328.3 against 328.2 /
+ * 328.1 tok/s, o 258-260 -> 262 us, 7ea306e) and is not in the mask; q|k|v with down (mask 5, 4096 KB
  * at 40 %, 52234d9) 328.8 / 328.6 against 328.0 / 327.9 on 14B, its own phase
  * 337 -> 349 us, so not either. Not yet run on an H200.
  * Garbage refused. */
