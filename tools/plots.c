@@ -312,11 +312,61 @@ static int plot_timeline(lr_canvas *c)
     return LR_OK;
 }
 
+/* The same arm's fused 14B layer on the H100 over its time on the H200 (the
+ * H200's newest row at a commit as committed, lr_rcsv_newest), beside the
+ * ratio of the two cards' read bounds: bytes-bound arms sit near that line,
+ * arms held by on-chip work (decode, latency) near 1. Class-uniform and
+ * ball-drawn rows both; an arm is drawn once (the ball file's row, or the
+ * class-uniform one when only that exists). */
+static int plot_devices(lr_canvas *c)
+{
+    static const char *h100[] = { "h100_gemv_14b.csv", "h100_gemv_14b_ball.csv" };
+    static const char *h200[] = { "h200_gemv_14b_p14s.csv", "h200_gemv_14b.csv", "h200_gemv_14b_ball.csv" };
+    lr_rcsv a[2], b[3];
+    memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++) rc = load(h100[k], &a[k]);
+    for (int k = 0; k < 3 && !rc; k++) rc = load(h200[k], &b[k]);
+    bar x[32];
+    int n = 0;
+    double ratio = 0;
+    for (int k = 0; k < 2 && !rc; k++)
+        for (int r = 0; r < a[k].n && n < 32; r++) {
+            const char *arm = lr_rcsv_get(&a[k], r, "arm");
+            if (strcmp(lr_rcsv_get(&a[k], r, "matrix"), "layer_fused_pdl") || !strcmp(arm, "f16")) continue;
+            int bi, br, dup = 0;
+            for (int i = 0; i < n; i++) dup |= !strncmp(x[i].label, arm, strlen(arm)) && x[i].label[strlen(arm)] == ' ';
+            if (dup || lr_rcsv_newest(b, 3, arm, "14B", "layer_fused_pdl", &bi, &br)) continue;
+            const double ua = atof(lr_rcsv_get(&a[k], r, "us")), ub = atof(lr_rcsv_get(&b[bi], br, "us"));
+            const double ga = lr_rcsv_process_bound(&a[k], r), gb = lr_rcsv_process_bound(&b[bi], br);
+            if (ub <= 0 || ua <= 0) continue;
+            if (!ratio && ga > 0) ratio = gb / ga;
+            bar *y = &x[n++];
+            snprintf(y->label, sizeof y->label, "%s @%s", arm, lr_rcsv_get(&b[bi], br, "commit"));
+            y->v = ua / ub;
+            snprintf(y->value, sizeof y->value, "%.2fx  %.1f / %.1f us", y->v, ua, ub);
+            const int control = strstr(arm, "_loads") || strstr(arm, "_decode") || strstr(arm, "_smem") ||
+                                !strncmp(arm, "stream", 6) || !strcmp(arm, "noweights");
+            y->colour = !strcmp(arm, "cublas") ? F16 : control ? CONTROL : strstr(arm, "@ball") ? BEST : LEECH;
+        }
+    if (!rc) {
+        qsort(x, (size_t)n, sizeof *x, cmp_bar);
+        char src[400], tl[64];
+        source_line(src, sizeof src, "bench/results/h100_gemv_14b.csv, h100_gemv_14b_ball.csv (H200: h200_gemv_14b*.csv)", a, 2);
+        snprintf(tl, sizeof tl, "read bounds %.2fx", ratio);
+        rc = chart(c, "Qwen3-14B layer (fused, PDL): H100 time / H200 time", src, x, n, 1.6, 0.2, "x", ratio, tl);
+    }
+    for (int k = 0; k < 2; k++) lr_rcsv_free(&a[k]);
+    for (int k = 0; k < 3; k++) lr_rcsv_free(&b[k]);
+    return rc;
+}
+
 static const struct { const char *file; int (*draw)(lr_canvas *); } g_plots[] = {
     { "gemv_14b.png", plot_gemv },
     { "engine_tok_s.png", plot_engine },
     { "p14s_side.png", plot_side },
     { "timeline_14b_layer.png", plot_timeline },
+    { "gemv_devices.png", plot_devices },
 };
 
 int main(int argc, char **argv)

@@ -343,6 +343,49 @@ static void h100_table(void)
     }
 }
 
+/* The fused 14B layer (four launches with PDL) of each arm on the H100 beside
+ * the H200's newest row of that arm run at a commit as committed (no
+ * "+variant"), from the H200 files in order (later date, then later file and
+ * row, wins). Why: the two cards have the same SMs and clocks and ~1.5x
+ * different read bounds, so an arm whose time moves less than the bound is
+ * held by something other than bytes. The commits differ; each is named. */
+static void device_table(const char *h100_file, const char *blocks, const char *const *h200_files, int nfiles,
+                         const char *arms)
+{
+    csv a, b[8];
+    if (nfiles > 8 || load(h100_file, &a)) return;
+    int nb = 0;
+    for (int i = 0; i < nfiles; i++)
+        if (!load(h200_files[i], &b[nb])) nb++;
+    if (!nb) { lr_rcsv_free(&a); return; }
+    out("\n### GEMV, one Qwen3-14B layer (4 launches, PDL), %s: the H100 beside the H200\n", blocks);
+    source(&a, h100_file);
+    out("H200 rows: the newest of each arm at a commit as committed in `bench/results/");
+    for (int i = 0; i < nfiles; i++) out("%s%s", i ? "`, `" : "", h200_files[i]);
+    out("` (commits differ; each is named). Read bounds are each process's own.\n\n"
+        "| arm | b/w | H200 commit | H200 µs | %% of H200 bound | H100 commit | H100 µs | %% of H100 bound | "
+        "H100 / H200 time | H200 / H100 read bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int r = 0; r < a.n; r++) {
+        const char *arm = get(&a, r, "arm");
+        if (strcmp(get(&a, r, "matrix"), "layer_fused_pdl") || strcmp(get(&a, r, "model"), "14B") ||
+            !lr_list_has(arms, arm))
+            continue;
+        int bi, br;
+        if (lr_rcsv_newest(b, nb, arm, "14B", "layer_fused_pdl", &bi, &br)) continue;
+        const double ua = atof(get(&a, r, "us")), ub = atof(get(&b[bi], br, "us"));
+        const double ga = lr_rcsv_process_bound(&a, r), gb = lr_rcsv_process_bound(&b[bi], br);
+        const char *pa = get(&a, r, "pct_read_bound"), *pb = get(&b[bi], br, "pct_read_bound");
+        const char *bw = get(&a, r, "bits_per_weight");
+        char rb[32] = "-";
+        if (ga > 0 && gb > 0) snprintf(rb, sizeof rb, "%.2f", gb / ga);
+        out("| %s | %s | %s | %.1f | %s | %s | %.1f | %s | %.2f | %s |\n", arm, atof(bw) > 0 ? bw : "-",
+            get(&b[bi], br, "commit"), ub, *pb ? pb : "-", get(&a, r, "commit"), ua, *pa ? pa : "-",
+            ub > 0 ? ua / ub : 0, rb);
+    }
+    lr_rcsv_free(&a);
+    for (int i = 0; i < nb; i++) lr_rcsv_free(&b[i]);
+}
+
 static void quality_table(void)
 {
     csv c;
@@ -468,6 +511,24 @@ static void generate(void)
                       "Nsight Compute: the 14B down with warp groups (107 CTAs) and with the split over segments (132 CTAs), "
                       "GEMV and loads-only control (the verify launch)");
     engine_table();
+    /* the same arms on the H100 (the H200's tuning rows borrowed): bytes a third slower to
+     * arrive than on the H200, so what scales less than the read bound is not bytes */
+    gemv_table("h100_gemv_14b.csv", "GEMV, one Qwen3-14B decoder layer on the H100 (one process)", "14B",
+               "f16,cublas,noweights,stream_p14s,stream_p14s3,leech_p14,leech_p14s,leech_p14s3,leech_i8,leech_p12x,"
+               "leech_slot32,leech_p14rec");
+    gemv_table("h100_gemv_14b_ball.csv", "GEMV, Qwen3-14B layer on the H100, blocks drawn over the ball (one process)",
+               "14B", "f16,stream_p14s3,leech_p14s3@ball,leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,"
+               "leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,leech_p14s3_smem@ball");
+    {
+        const char *h200[] = { "h200_gemv_14b_p14s.csv", "h200_gemv_14b.csv", "h200_gemv_14b_ball.csv" };
+        device_table("h100_gemv_14b.csv", "class-uniform blocks", h200, 3,
+                     "f16,cublas,noweights,stream_p14s,stream_p14s3,leech_p14,leech_p14s,leech_p14s3,leech_i8,leech_p12x,"
+                     "leech_slot32,leech_p14rec");
+        device_table("h100_gemv_14b_ball.csv", "blocks drawn over the ball", h200, 3,
+                     "stream_p14s3,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,"
+                     "leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,"
+                     "leech_p14s3_smem@ball");
+    }
     h100_table();
     quality_table();
 }

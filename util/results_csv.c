@@ -112,3 +112,28 @@ int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n)
     for (const char *p = out; (p = strchr(p, ',')); p++) count++;
     return count;
 }
+
+int lr_rcsv_newest(const lr_rcsv *f, int nf, const char *arm, const char *model, const char *matrix, int *fi, int *row)
+{
+    const char *date = NULL;
+    *fi = *row = -1;
+    for (int i = 0; i < nf; i++)
+        for (int r = 0; r < f[i].n; r++) {
+            const char *d = lr_rcsv_get(&f[i], r, "date");
+            if (strcmp(lr_rcsv_get(&f[i], r, "arm"), arm) || strcmp(lr_rcsv_get(&f[i], r, "model"), model) ||
+                strcmp(lr_rcsv_get(&f[i], r, "matrix"), matrix) || strchr(lr_rcsv_get(&f[i], r, "commit"), '+'))
+                continue;
+            if (date && strcmp(d, date) < 0) continue; /* ISO dates compare as strings */
+            date = d, *fi = i, *row = r;
+        }
+    return *fi < 0 ? -1 : 0;
+}
+
+double lr_rcsv_process_bound(const lr_rcsv *c, int r)
+{
+    const char *commit = lr_rcsv_get(c, r, "commit");
+    for (int k = r < c->n ? r : c->n - 1; k >= 0; k--)
+        if (!strcmp(lr_rcsv_get(c, k, "arm"), "read_bound") && !strcmp(lr_rcsv_get(c, k, "commit"), commit))
+            return atof(lr_rcsv_get(c, k, "gbps"));
+    return 0;
+}

@@ -32,5 +32,12 @@ void lr_rcsv_free(lr_rcsv *c);
  * commits of c's rows not already in it; stops, still terminated, when full.
  * Returns how many commits the list holds. */
 int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n);
+/* The newest row over nf files with this arm, model and matrix, run at a
+ * commit as committed (no "+variant" suffix): the latest date, then the later
+ * file, then the later row. Sets *fi and *row and returns 0; -1 when none. */
+int lr_rcsv_newest(const lr_rcsv *f, int nf, const char *arm, const char *model, const char *matrix, int *fi, int *row);
+/* The read bound (GB/s) that row r's own process measured: the nearest
+ * read_bound row at or above it with its commit; 0 when none. */
+double lr_rcsv_process_bound(const lr_rcsv *c, int r);
 
 #endif

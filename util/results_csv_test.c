@@ -71,4 +71,41 @@ static int test_quoted(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_read_and_get), T_CASE(test_quoted))
+/* The newest committed row over several files, and each row's own process's
+ * read bound: a "+variant" commit is passed over, a later date wins over a
+ * later file, an equal date goes to the later file; the bound is the nearest
+ * read_bound row above of the row's commit. */
+static int test_newest_and_bound(void)
+{
+    static char one[] = "date,commit,arm,model,matrix,us,gbps\n"
+                        "2026-12-01,aaa1111,read_bound,,probe,,4500\n"
+                        "2026-12-01,aaa1111,x,14B,layer,10,\n"
+                        "2026-12-03,bbb2222+exp,read_bound,,probe,,4400\n"
+                        "2026-12-03,bbb2222+exp,x,14B,layer,9,\n"
+                        "2026-12-02,ccc3333,read_bound,,probe,,4600\n"
+                        "2026-12-02,ccc3333,x,14B,layer,11,\n"
+                        "2026-12-02,ccc3333,read_bound,,probe,,4700\n"
+                        "2026-12-02,ccc3333,x,14B,layer,12,\n";
+    static char two[] = "date,commit,arm,model,matrix,us,gbps\n"
+                        "2026-12-01,ddd4444,x,14B,layer,13,\n"
+                        "2026-12-02,eee5555,x,8B,layer,14,\n";
+    static char three[] = "date,commit,arm,model,matrix,us\n2026-12-02,fff6666,x,14B,layer,15\n";
+    lr_rcsv f[3];
+    T_OK(read_text(one, "one.csv", &f[0]));
+    T_OK(read_text(two, "two.csv", &f[1]));
+    T_OK(read_text(three, "three.csv", &f[2]));
+    int fi, r;
+    T_OK(lr_rcsv_newest(f, 2, "x", "14B", "layer", &fi, &r));
+    T_ASSERT(fi == 0 && !strcmp(lr_rcsv_get(&f[fi], r, "us"), "12"), "newest: file %d us %s", fi,
+             lr_rcsv_get(&f[fi], r, "us"));
+    T_ASSERT(lr_rcsv_process_bound(&f[0], r) == 4700 && lr_rcsv_process_bound(&f[0], 1) == 4500,
+             "bounds %g %g", lr_rcsv_process_bound(&f[0], r), lr_rcsv_process_bound(&f[0], 1));
+    T_ASSERT(lr_rcsv_process_bound(&f[1], 0) == 0, "no read_bound row: 0");
+    T_OK(lr_rcsv_newest(f, 3, "x", "14B", "layer", &fi, &r));
+    T_ASSERT(fi == 2 && r == 0, "equal date: the later file (%d, %d)", fi, r);
+    T_ASSERT(lr_rcsv_newest(f, 3, "x", "4B", "layer", &fi, &r) == -1 && fi == -1, "none: -1");
+    for (int i = 0; i < 3; i++) lr_rcsv_free(&f[i]);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_read_and_get), T_CASE(test_quoted), T_CASE(test_newest_and_bound))
