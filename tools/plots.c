@@ -316,8 +316,7 @@ static int plot_timeline(lr_canvas *c)
  * H200's newest row at a commit as committed, lr_rcsv_newest), beside the
  * ratio of the two cards' read bounds: bytes-bound arms sit near that line,
  * arms held by on-chip work (decode, latency) near 1. Class-uniform and
- * ball-drawn rows both; an arm is drawn once (the ball file's row, or the
- * class-uniform one when only that exists). */
+ * ball-drawn (@ball) arms both, each once: its first H100 row. */
 static int plot_devices(lr_canvas *c)
 {
     static const char *h100[] = { "h100_gemv_14b.csv", "h100_gemv_14b_ball.csv" };
