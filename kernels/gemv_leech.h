@@ -282,15 +282,13 @@ lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, 
  * 4: down, the GEMV after the rotation, whose 8 CTAs leave the DRAM idle while
  * down's CTAs wait): lr_leech_engine_ends gives those projections ends.l2w.
  * Off by default (LR_ENGINE_GEMV_L2W) save where lr_gemv_p14s_l2w_device_defaults
- * below turns it on with a share cap. Fixed KB values on the H100 (one process per model, 2fb4201,
- * h100_engine_variants.csv) 14B 329.8 / 329.1 tok/s at 128 / 192 KB against
- * 326.5 / 326.8 off (down 699 -> 668-677 us per token inside the graph), 8B
- * 492.8 / 491.2 at 128 against 488.0 / 488.5 (3cc1aed), but 4B 603.6-604.0
- * against 608.4-617.2 (its down's share is 84 KB a CTA); o after the attention lost (272 ->
- * 324-353 us, e95e767; at the 40 % share cap, mask 12, 14B 327.3 / 328.3 against 328.2 /
- * 328.1 tok/s, o 258-260 -> 262 us, 7ea306e) and is not in the mask; q|k|v with down (mask 5, 4096 KB
- * at 40 %, 52234d9) 328.8 / 328.6 against 328.0 / 327.9 on 14B, its own phase
- * 337 -> 349 us, so not either. Not yet run on an H200.
+ * below turns it on with a share cap. Why mask 4: on the H100 down's phase
+ * gained (699 -> 668-677 us per token on 14B, 2fb4201) where o's and q|k|v's
+ * lost (o 272 -> 324-353 us, e95e767; at the 40 % cap 258-260 -> 262, 7ea306e;
+ * q|k|v 337 -> 349, 52234d9). Every run, per model and session, is in
+ * docs/engine.md (from the forty-eighth session, "part of a GEMV's share asked
+ * into L2 before its PDL wait") and h100_engine_variants.csv. Not yet run on
+ * an H200.
  * Garbage refused. */
 extern int lr_gemv_p14s_l2w, lr_gemv_p14s_l2w_mask;
 #define LR_ENGINE_GEMV_L2W 0
