@@ -513,21 +513,22 @@ static void generate(void)
     engine_table();
     /* the same arms on the H100 (the H200's tuning rows borrowed): bytes a third slower to
      * arrive than on the H200, so what scales less than the read bound is not bytes */
+#define H100_ARMS                                                                                                  \
+    "f16,cublas,noweights,stream_p14s,stream_p14s3,leech_p14,leech_p14s,leech_p14s_loads,leech_p14s_decode,"       \
+    "leech_p14s3,leech_i8,leech_p12x,leech_slot32,leech_p14rec"
+#define H100_BALL_ARMS                                                                                             \
+    "stream_p14s3,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,"                  \
+    "leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,"      \
+    "leech_p14s3_smem@ball"
     gemv_table("h100_gemv_14b.csv", "GEMV, one Qwen3-14B decoder layer on the H100 (one process per commit)", "14B",
-               "f16,cublas,noweights,stream_p14s,stream_p14s3,leech_p14,leech_p14s,leech_p14s_loads,leech_p14s_decode,"
-               "leech_p14s3,leech_i8,leech_p12x,leech_slot32,leech_p14rec");
-    gemv_table("h100_gemv_14b_ball.csv", "GEMV, Qwen3-14B layer on the H100, blocks drawn over the ball (one process per commit)",
-               "14B", "f16,stream_p14s3,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,"
-               "leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,leech_p14s3_smem@ball");
+               H100_ARMS);
+    gemv_table("h100_gemv_14b_ball.csv",
+               "GEMV, Qwen3-14B layer on the H100, blocks drawn over the ball (one process per commit)", "14B",
+               "f16," H100_BALL_ARMS);
     {
         const char *h200[] = { "h200_gemv_14b_p14s.csv", "h200_gemv_14b.csv", "h200_gemv_14b_ball.csv" };
-        device_table("h100_gemv_14b.csv", "class-uniform blocks", h200, 3,
-                     "f16,cublas,noweights,stream_p14s,stream_p14s3,leech_p14,leech_p14s,leech_p14s_loads,leech_p14s_decode,"
-                     "leech_p14s3,leech_i8,leech_p12x,leech_slot32,leech_p14rec");
-        device_table("h100_gemv_14b_ball.csv", "blocks drawn over the ball", h200, 3,
-                     "stream_p14s3,leech_p14s@ball,leech_p14s_loads@ball,leech_p14s_decode@ball,leech_p14s3@ball,"
-                     "leech_p14s3_loads@ball,leech_p14s3_loads_nox@ball,leech_p14s3_loads_nopro@ball,leech_p14s3_decode@ball,"
-                     "leech_p14s3_smem@ball");
+        device_table("h100_gemv_14b.csv", "class-uniform blocks", h200, 3, H100_ARMS);
+        device_table("h100_gemv_14b_ball.csv", "blocks drawn over the ball", h200, 3, H100_BALL_ARMS);
     }
     h100_table();
     quality_table();
