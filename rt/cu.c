@@ -304,8 +304,11 @@ static int ensure_smem(CUfunction f, unsigned smem)
         if (g_smem[h].f == f) break;
         if (!g_smem[h].f) {
             g_smem[h].f = f;
-            g_smem[h].dyn = 48 * 1024;
             rc = lr_cu_func_attr(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &g_smem[h].stat);
+            /* without the attribute a launch gets 48 KB of static and dynamic
+             * together, not 48 KB of dynamic: a kernel with static arrays
+             * asking 48 KB - static + 1 or more needs the attribute raised */
+            g_smem[h].dyn = 48 * 1024 - g_smem[h].stat;
             break;
         }
     }

@@ -269,7 +269,40 @@ static int test_probe_verified(void)
     return T_PASS;
 }
 
+/* A kernel with static shared memory (the probe's partials) asking 48 KB of
+ * dynamic shared memory on top: over the 48 KB a launch gets without the
+ * opt-in attribute, so the runtime must raise it (it once assumed 48 KB of
+ * dynamic memory free whatever the static size, and such a launch failed
+ * with CUDA_ERROR_INVALID_VALUE; found by a shared-memory pad experiment). */
+static int test_dynamic_smem_beside_static(void)
+{
+    NEED_GPU();
+    lr_jit_spec s;
+    lr_probe_spec(&s, 128, 4); /* a specialization no other case launches: a fresh slot */
+    CUfunction f;
+    T_OK(lr_jit_get(&s, &f));
+    int stat = 0;
+    T_OK(lr_cu_func_attr(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &stat));
+    T_ASSERT(stat > 0, "the probe has no static shared memory (%d B): the case tests nothing", stat);
+    size_t n16 = 20011;
+    uint32_t *h = malloc(n16 * 16), out[64];
+    lr_rng r;
+    lr_rng_seed(&r, 11);
+    lr_fill_random(LR_E_U32, h, n16 * 4, &r, 0);
+    lr_arg a[5] = { 0 };
+    a[0].host = h, a[0].count = n16 * 4;
+    a[1].v.u64 = n16;
+    a[2].host = out, a[2].count = 64;
+    a[3].v.u32 = 64, a[4].v.u32 = 128;
+    lr_launch_geom g = { .grid = { 64, 1, 1 }, .block = { 128, 1, 1 }, .smem = 48 * 1024 };
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
+    free(h);
+    T_ASSERT(rc == LR_OK, "%d B static + %u B dynamic: %s", stat, g.smem, lr_errmsg());
+    return T_PASS;
+}
+
 T_MAIN(T_CASE(test_device_info), T_CASE(test_memory_roundtrip), T_CASE(test_other_thread), T_CASE(test_probe_verified),
        T_CASE(test_gemv_f16_qwen3_shapes), T_CASE(test_gemv_awkward_shapes_and_budgets), T_CASE(test_noweights_control),
        T_CASE(test_budget_refuses_oversized_launch), T_CASE(test_descriptor_mismatch_detected),
-       T_CASE(test_graph_replay_matches_eager))
+       T_CASE(test_graph_replay_matches_eager), T_CASE(test_dynamic_smem_beside_static))
