@@ -364,6 +364,15 @@ void lr_cu_set_stand_in_flag(CUfunction f, CUdeviceptr ctr)
 
 unsigned lr_cu_stand_in_flag_ctas(void) { return g_flag_ctas; }
 
+static _Thread_local unsigned g_smem_pad;
+
+unsigned lr_cu_set_smem_pad(unsigned bytes)
+{
+    unsigned was = g_smem_pad;
+    g_smem_pad = bytes;
+    return was;
+}
+
 static _Thread_local lr_cu_launch_map g_map;
 static _Thread_local void *g_map_user;
 
@@ -376,6 +385,11 @@ int lr_cu_launch_ex(CUfunction f, lr_dim3 g, lr_dim3 b, lr_dim3 cl, unsigned sme
     if (g_stand_in && g_flag_ctr) f = g_stand_in, args = flag_args, g_flag_ctas += g.x * (g.y ? g.y : 1) * (g.z ? g.z : 1);
     else if (g_stand_in) f = g_stand_in, args = NULL; /* (it takes no parameters) */
     else if (g_map && !(f = g_map(f, g_map_user))) return lr_wrap(LR_EINVAL, "launch map");
+    if (g_smem_pad) { /* a pad past the budget fails the launch: no silent half-measure */
+        int prc = ensure_smem(f, smem + g_smem_pad);
+        if (prc) return prc;
+        smem += g_smem_pad;
+    }
     int rc = ensure_smem(f, smem);
     if (rc) return rc;
     if (cl.x == 0 && !g_pdl)

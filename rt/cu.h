@@ -124,6 +124,13 @@ unsigned lr_cu_stand_in_flag_ctas(void);
 typedef CUfunction (*lr_cu_launch_map)(CUfunction f, void *user);
 void lr_cu_set_launch_map(lr_cu_launch_map map, void *user);
 
+/* From now on (this thread) every launch asks for `bytes` more dynamic shared
+ * memory than it needs (left unused; a launch the pad would take past the
+ * budget fails), so the driver's carveout leaves less L1. For measuring
+ * whether a kernel's bytes in flight depend on the L1 its shared memory
+ * leaves (experiment). Returns the previous pad. */
+unsigned lr_cu_set_smem_pad(unsigned bytes);
+
 /* A module's __device__ or __constant__ variable: its address and size. */
 int lr_cu_module_global(CUmodule m, const char *name, CUdeviceptr *p, size_t *size);
 

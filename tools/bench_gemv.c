@@ -12,6 +12,7 @@
 #include "util/args.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/setting.h"
 #include "util/strlist.h"
 
 #include <math.h>
@@ -90,12 +91,15 @@ int main(int argc, char **argv)
         } else { fprintf(stderr, "bench_gemv: unknown option %s\n", a); usage(stderr); return 2; }
     }
     if (reps < 3) reps = 3;
+    int smem_pad = 0; /* LEECHRT_SMEM_PAD: bytes of unused shared memory per launch past the read bound (experiment) */
     /* the engine's comparison switch, for the same comparison in a chain of GEMVs */
     if (lr_gemv_p14s_early_set("bench_gemv: LEECHRT_GEMV_EARLY", getenv("LEECHRT_GEMV_EARLY")) ||
         lr_gemv_p14s_side_set("bench_gemv: LEECHRT_GEMV_SIDE", getenv("LEECHRT_GEMV_SIDE")) ||
         lr_gemv_p14s_i8_set("bench_gemv: LEECHRT_GEMV_I8", getenv("LEECHRT_GEMV_I8")) ||
         lr_gemv_p14s_c3_set("bench_gemv: LEECHRT_GEMV_C3", getenv("LEECHRT_GEMV_C3")) ||
-        lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE"))) {
+        lr_tuning_override_set("bench_gemv: LEECHRT_TUNE", getenv("LEECHRT_TUNE")) ||
+        (getenv("LEECHRT_SMEM_PAD") &&
+         lr_setting_int("bench_gemv: LEECHRT_SMEM_PAD", getenv("LEECHRT_SMEM_PAD"), 0, 232448, &smem_pad))) {
         fprintf(stderr, "%s\n", lr_errmsg());
         return 2;
     }
@@ -113,6 +117,7 @@ int main(int argc, char **argv)
     printf("device %s, %d SMs, L2 %d MB, smem budget %d B\n", devname, d->sm_count, d->l2_bytes >> 20, lr_cu_smem_budget());
     printf("read bound (probe, verified): %.0f GB/s\n\n", bound);
     lr_csv_row(&out, "read_bound,,probe,,,,,%.1f,100.0,0", bound);
+    lr_cu_set_smem_pad((unsigned)smem_pad); /* (after the read bound: it stays the card's) */
 
     CUdeviceptr x, y;
     if (lr_cu_alloc(&x, 32768 * 4 * 4) || lr_cu_alloc(&y, 65536 * 4 * 4) || lr_cu_memset8(x, 0x3c, 32768 * 4 * 4)) {
