@@ -244,6 +244,28 @@ static int test_graph_replay_matches_eager(void)
     return T_PASS;
 }
 
+/* The probe f over n16 random 16-byte words (seed) at blocks x threads with
+ * smem bytes of dynamic shared memory, verified against its host reference
+ * through the ffi path. */
+static int verify_probe(CUfunction f, size_t n16, unsigned blocks, unsigned threads, unsigned smem, uint64_t seed)
+{
+    uint32_t *h = malloc(n16 * 16), *out = malloc(blocks * sizeof *out);
+    if (!h || !out) { free(h); free(out); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+    lr_rng r;
+    lr_rng_seed(&r, seed);
+    lr_fill_random(LR_E_U32, h, n16 * 4, &r, 0);
+    lr_arg a[5] = { 0 };
+    a[0].host = h, a[0].count = n16 * 4;
+    a[1].v.u64 = n16;
+    a[2].host = out, a[2].count = blocks;
+    a[3].v.u32 = blocks, a[4].v.u32 = threads;
+    lr_launch_geom g = { .grid = { blocks, 1, 1 }, .block = { threads, 1, 1 }, .smem = smem };
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
+    free(h), free(out);
+    return rc;
+}
+
 static int test_probe_verified(void)
 {
     NEED_GPU();
@@ -251,21 +273,7 @@ static int test_probe_verified(void)
     lr_probe_spec(&s, 256, 8);
     CUfunction f;
     T_OK(lr_jit_get(&s, &f));
-    size_t n16 = 300007;
-    uint32_t *h = malloc(n16 * 16), out[264];
-    lr_rng r;
-    lr_rng_seed(&r, 9);
-    lr_fill_random(LR_E_U32, h, n16 * 4, &r, 0);
-    lr_arg a[5] = { 0 };
-    a[0].host = h, a[0].count = n16 * 4;
-    a[1].v.u64 = n16;
-    a[2].host = out, a[2].count = 264;
-    a[3].v.u32 = 264, a[4].v.u32 = 256;
-    lr_launch_geom g = { .grid = { 264, 1, 1 }, .block = { 256, 1, 1 } };
-    lr_verify_report rep;
-    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
-    free(h);
-    T_ASSERT(rc == LR_OK, "%s", lr_errmsg());
+    T_ASSERT(verify_probe(f, 300007, 264, 256, 0, 9) == LR_OK, "%s", lr_errmsg());
     return T_PASS;
 }
 
@@ -284,21 +292,8 @@ static int test_dynamic_smem_beside_static(void)
     int stat = 0;
     T_OK(lr_cu_func_attr(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &stat));
     T_ASSERT(stat > 0, "the probe has no static shared memory (%d B): the case tests nothing", stat);
-    size_t n16 = 20011;
-    uint32_t *h = malloc(n16 * 16), out[64];
-    lr_rng r;
-    lr_rng_seed(&r, 11);
-    lr_fill_random(LR_E_U32, h, n16 * 4, &r, 0);
-    lr_arg a[5] = { 0 };
-    a[0].host = h, a[0].count = n16 * 4;
-    a[1].v.u64 = n16;
-    a[2].host = out, a[2].count = 64;
-    a[3].v.u32 = 64, a[4].v.u32 = 128;
-    lr_launch_geom g = { .grid = { 64, 1, 1 }, .block = { 128, 1, 1 }, .smem = 48 * 1024 };
-    lr_verify_report rep;
-    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
-    free(h);
-    T_ASSERT(rc == LR_OK, "%d B static + %u B dynamic: %s", stat, g.smem, lr_errmsg());
+    T_ASSERT(verify_probe(f, 20011, 64, 128, 48 * 1024, 11) == LR_OK, "%d B static + 48 KB dynamic: %s", stat,
+             lr_errmsg());
     return T_PASS;
 }
 
