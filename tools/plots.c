@@ -327,6 +327,7 @@ static int plot_devices(lr_canvas *c)
     for (int k = 0; k < 2 && !rc; k++) rc = load(h100[k], &a[k]);
     for (int k = 0; k < 3 && !rc; k++) rc = load(h200[k], &b[k]);
     bar x[32];
+    const char *drawn[32]; /* x[i]'s arm */
     int n = 0;
     double ratio = 0;
     for (int k = 0; k < 2 && !rc; k++)
@@ -334,12 +335,13 @@ static int plot_devices(lr_canvas *c)
             const char *arm = lr_rcsv_get(&a[k], r, "arm");
             if (strcmp(lr_rcsv_get(&a[k], r, "matrix"), "layer_fused_pdl") || !strcmp(arm, "f16")) continue;
             int bi, br, dup = 0;
-            for (int i = 0; i < n; i++) dup |= !strncmp(x[i].label, arm, strlen(arm)) && x[i].label[strlen(arm)] == ' ';
+            for (int i = 0; i < n; i++) dup |= !strcmp(drawn[i], arm);
             if (dup || lr_rcsv_newest(b, 3, arm, "14B", "layer_fused_pdl", &bi, &br)) continue;
             const double ua = atof(lr_rcsv_get(&a[k], r, "us")), ub = atof(lr_rcsv_get(&b[bi], br, "us"));
             const double ga = lr_rcsv_process_bound(&a[k], r), gb = lr_rcsv_process_bound(&b[bi], br);
             if (ub <= 0 || ua <= 0) continue;
             if (!ratio && ga > 0) ratio = gb / ga;
+            drawn[n] = arm;
             bar *y = &x[n++];
             snprintf(y->label, sizeof y->label, "%s @%s", arm, lr_rcsv_get(&b[bi], br, "commit"));
             y->v = ua / ub;
