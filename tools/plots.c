@@ -89,7 +89,9 @@ static int cmp_bar(const void *a, const void *b)
 /* Every arm's fused 14B layer under PDL as % of the read bound measured in
  * its process: the newest run of each arm (by date, then the later file:
  * class-uniform blocks, the Planes14S re-runs, ball-drawn blocks (@ball)),
- * labelled with its commit. */
+ * labelled with its commit. Rows of experiments (a commit "X+variant":
+ * branch code or a setting main does not run) are left out, as
+ * lr_rcsv_newest does: the chart shows what main's code measured. */
 static int plot_gemv(lr_canvas *c)
 {
     static const char *files[] = { "h200_gemv_14b.csv", "h200_gemv_14b_p14s.csv", "h200_gemv_14b_ball.csv" };
@@ -105,7 +107,9 @@ static int plot_gemv(lr_canvas *c)
     for (int k = 0; k < NF; k++)
         for (int r = 0; r < f[k].n; r++) {
             const char *arm = lr_rcsv_get(&f[k], r, "arm"), *pct = lr_rcsv_get(&f[k], r, "pct_read_bound");
-            if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl") || !*pct) continue;
+            if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl") || !*pct ||
+                strchr(lr_rcsv_get(&f[k], r, "commit"), '+'))
+                continue;
             int i = 0;
             while (i < n && strcmp(lr_rcsv_get(pick[i].f, pick[i].r, "arm"), arm)) i++;
             if (i == n && n == 32) continue;
