@@ -157,17 +157,25 @@ static int plot_engine(lr_canvas *c)
     int rc = load("h200_engine.csv", &f);
     if (rc) return rc;
     static const char *models[] = { "4B", "8B", "14B", "32B" };
-    static const struct { const char *arm, *label; uint32_t colour; } arms[] = {
-        { "engine_leech", "default", BEST }, { "engine_leech_p14s", "Planes14S", LEECH }, { "engine_f16", "f16", F16 } };
-    bar b[12];
+    /* rotated: the model with its residual stream rotated at import (the
+       rotation folded into the weights, docs/rotation.md), synthetic rows
+       "qwen3-XB-synthetic-rotated" */
+    static const struct { const char *arm, *label; uint32_t colour; int rotated; } arms[] = {
+        { "engine_leech", "default, rotated", BEST, 1 }, { "engine_leech", "default", BEST, 0 },
+        { "engine_leech_p14s", "Planes14S", LEECH, 0 }, { "engine_f16", "f16", F16, 0 } };
+    enum { NA = sizeof arms / sizeof arms[0] };
+    bar b[4 * NA];
     int n = 0;
     double vmax = 0;
     for (int m = 0; m < 4; m++)
-        for (int a = 0; a < 3; a++) {
+        for (int a = 0; a < NA; a++) {
             int last = -1;
+            char rot[48];
+            snprintf(rot, sizeof rot, "qwen3-%s-synthetic-rotated", models[m]);
             for (int r = 0; r < f.n; r++)
-                if (!strcmp(lr_rcsv_get(&f, r, "arm"), arms[a].arm) && same_model(lr_rcsv_get(&f, r, "model"), models[m]) &&
-                    !strcmp(lr_rcsv_get(&f, r, "matrix"), "step"))
+                if (!strcmp(lr_rcsv_get(&f, r, "arm"), arms[a].arm) && !strcmp(lr_rcsv_get(&f, r, "matrix"), "step") &&
+                    (arms[a].rotated ? !strcmp(lr_rcsv_get(&f, r, "model"), rot)
+                                     : same_model(lr_rcsv_get(&f, r, "model"), models[m])))
                     last = r;
             if (last < 0) continue;
             bar *x = &b[n++];
