@@ -385,6 +385,19 @@
 #if LR_RES && LR_SWIGLU
 #error "LR_RES: the residual add is the end of a plain GEMV (o, down), not of SwiGLU"
 #endif
+// LR_EAH: the 3-bit form's class-table entries of the next segment loaded
+// right after this one's decode is issued (its IMMAs and the row partial
+// cover their latency) instead of at the top of the next step
+#ifndef LR_EAH
+#define LR_EAH 0
+#endif
+#if LR_EAH && LR_LOADONLY // (the loads-only control reads no entries)
+#undef LR_EAH
+#define LR_EAH 0
+#endif
+#if LR_EAH && (!LR_C3 || !LR_ILV || LR_RG != 1)
+#error "LR_EAH: the 3-bit form on the interleaved split, one row group per batch"
+#endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
@@ -660,6 +673,17 @@ LR_DEV void load_entries(uint4 (&e)[2][2], const uint2 &h, const u8 *tab)
     e[1][0] = *(const uint4 *)(tab + (h.y & 0xffffu));
     e[1][1] = *(const uint4 *)(tab + (h.y >> 16));
 }
+
+#if LR_C3
+// The 3-bit form's four entries of a segment: byte offsets from the 12-bit
+// fields of its header words H (w[2].y) and H2 (w[2].z).
+LR_DEV void load_entries_c3(uint4 (&e)[2][2], const seg_regs &s, const u8 *tab)
+{
+    const u32 H = s.w[2].y, H2 = s.w[2].z;
+    const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
+    load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
+}
+#endif
 
 // d = A B with a zero accumulator (ptxas reads RZ for C: no register moves).
 LR_DEV void mma_z(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1)
@@ -1124,6 +1148,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
     const bool xact = (g >> 1) == q;
     const u8 *const xl8 = xs8 + (g & 1) * 48 + q * 96;
 #endif
+#if LR_EAH
+    uint4 eah[2][2]; // the entries of the segment decoded next (cur)
+#endif
     u32 bits[LR_RG]; // LR_LOADONLY: the set bits of the row groups' segments
     float acc[LR_RG][LR_NACC][4];
     (void)bits;
@@ -1152,9 +1179,14 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             // fields of H, H2, and the twelve int8-form words from the nine
             // stored ones (per triple three ANDs, and the fourth word
             // gathered from the triple's spare nibble bits)
-            const u32 H = C[r].w[2].y, H2 = C[r].w[2].z;
-            const u32 o11 = ((H & 0xfu) << 4) | ((H >> 8) & 0xf00u) | ((H2 & 0xfu) << 12);
-            load_entries(e, make_uint2(H & 0xfff0fff0u, (H2 & 0xfff0u) | o11 << 16), tab);
+#if LR_EAH
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+#pragma unroll
+                for (int u = 0; u < 2; u++) e[i][u] = eah[i][u];
+#else
+            load_entries_c3(e, C[r], tab);
+#endif
             // word t at its use (each is used once): stored word S_i is
             // w[i / 4] component i % 4 (S8 = w[2].x)
             auto V = [&](int t) -> u32 {
@@ -1274,6 +1306,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
         // a spill)
         float *const red_g = red_w + g + (q & 1) * 8;
 #endif
+#if LR_EAH
+        // the first segment's entries (the table is staged now); nxt starts
+        // as cur, so a step without a next segment reads valid headers
+        load_entries_c3(eah, cur[0], tab);
+        nxt[0] = cur[0];
+#endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
         for (int t = t0; t < off + bS; t += WARPS) {
@@ -1296,6 +1334,9 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
             wnext += (size_t)WARPS * SEG;
 #endif
             decode(cur, sc);
+#if LR_EAH
+            load_entries_c3(eah, nxt[0], tab);
+#endif
             if (nb != b || t + WARPS >= off + bS) { // the warp leaves row group b
 #else
         for (int t = t0; t < t1; t++) {
