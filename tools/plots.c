@@ -142,7 +142,8 @@ static int plot_gemv(lr_canvas *c)
 
 /* Decode tokens/s per model size: the engine's default layout (arm
  * engine_leech: the 3-bit form or Planes14S per shape), Planes14S and f16,
- * each the newest run (the file's last step row of that arm and model; a
+ * each the newest run (the file's last step row of that arm and model, not an
+ * experiment's "X+variant" row; on the rotated-residual models too; a
  * model is "14B" in early rows, "qwen3-14B-synthetic" since). */
 static int same_model(const char *csv_model, const char *m)
 {
@@ -157,9 +158,9 @@ static int plot_engine(lr_canvas *c)
     int rc = load("h200_engine.csv", &f);
     if (rc) return rc;
     static const char *models[] = { "4B", "8B", "14B", "32B" };
-    /* rotated: the model with its residual stream rotated at import (the
-       rotation folded into the weights, docs/rotation.md), synthetic rows
-       "qwen3-XB-synthetic-rotated" */
+    /* rotated: the model with its residual stream held rotated (the
+       rotation folded into the weights at import, docs/engine.md "the rotated
+       residual"), synthetic rows "qwen3-XB-synthetic-rotated" */
     static const struct { const char *arm, *label; uint32_t colour; int rotated; } arms[] = {
         { "engine_leech", "default, rotated", BEST, 1 }, { "engine_leech", "default", BEST, 0 },
         { "engine_leech_p14s", "Planes14S", LEECH, 0 }, { "engine_f16", "f16", F16, 0 } };
@@ -174,6 +175,7 @@ static int plot_engine(lr_canvas *c)
             snprintf(rot, sizeof rot, "qwen3-%s-synthetic-rotated", models[m]);
             for (int r = 0; r < f.n; r++)
                 if (!strcmp(lr_rcsv_get(&f, r, "arm"), arms[a].arm) && !strcmp(lr_rcsv_get(&f, r, "matrix"), "step") &&
+                    !strchr(lr_rcsv_get(&f, r, "commit"), '+') && /* not an experiment's row */
                     (arms[a].rotated ? !strcmp(lr_rcsv_get(&f, r, "model"), rot)
                                      : same_model(lr_rcsv_get(&f, r, "model"), models[m])))
                     last = r;
