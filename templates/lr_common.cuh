@@ -175,6 +175,9 @@ LR_DEV void lr_pdl_enter()
 template <class T> LR_DEV T *lr_after_wait(T *p)
 {
     asm volatile("mov.b64 %0, %0;" : "+l"(p));
+#if defined(LR_AWG) && LR_AWG
+    __builtin_assume(__isGlobal(p)); // global again: LDG, not generic LD
+#endif
     return p;
 }
 
