@@ -90,8 +90,8 @@ static int cmp_bar(const void *a, const void *b)
  * its process: the newest run of each arm (by date, then the later file:
  * class-uniform blocks, the Planes14S re-runs, ball-drawn blocks (@ball)),
  * labelled with its commit. Rows of experiments (a commit "X+variant":
- * branch code or a setting main does not run) are left out, as
- * lr_rcsv_newest does: the chart shows what main's code measured. */
+ * branch code or a setting main does not run) are left out (lr_rcsv_newest):
+ * the chart shows what main's code measured. */
 static int plot_gemv(lr_canvas *c)
 {
     static const char *files[] = { "h200_gemv_14b.csv", "h200_gemv_14b_p14s.csv", "h200_gemv_14b_ball.csv" };
@@ -102,21 +102,20 @@ static int plot_gemv(lr_canvas *c)
     if (rc) return rc;
     for (int k = 1; k < NF; k++) /* the later files are optional */
         if (load(files[k], &f[k])) lr_clear_error(), memset(&f[k], 0, sizeof f[k]);
+    /* each arm's newest row by lr_rcsv_newest's rule; arms without a % (the
+       no-weights control) are not drawn */
     struct { const lr_rcsv *f; int r; } pick[32];
     int n = 0;
     for (int k = 0; k < NF; k++)
-        for (int r = 0; r < f[k].n; r++) {
-            const char *arm = lr_rcsv_get(&f[k], r, "arm"), *pct = lr_rcsv_get(&f[k], r, "pct_read_bound");
-            if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl") || !*pct ||
-                strchr(lr_rcsv_get(&f[k], r, "commit"), '+'))
-                continue;
-            int i = 0;
+        for (int r = 0; r < f[k].n && n < 32; r++) {
+            const char *arm = lr_rcsv_get(&f[k], r, "arm");
+            if (strcmp(lr_rcsv_get(&f[k], r, "matrix"), "layer_fused_pdl")) continue;
+            int i = 0, fi, row;
             while (i < n && strcmp(lr_rcsv_get(pick[i].f, pick[i].r, "arm"), arm)) i++;
-            if (i == n && n == 32) continue;
-            /* ISO dates compare as strings; a later row of an equal date wins */
-            if (i < n && strcmp(lr_rcsv_get(&f[k], r, "date"), lr_rcsv_get(pick[i].f, pick[i].r, "date")) < 0) continue;
-            if (i == n) n++;
-            pick[i].f = &f[k], pick[i].r = r;
+            if (i < n || lr_rcsv_newest(f, NF, arm, "14B", "layer_fused_pdl", &fi, &row) ||
+                !*lr_rcsv_get(&f[fi], row, "pct_read_bound"))
+                continue;
+            pick[n].f = &f[fi], pick[n].r = row, n++;
         }
     bar b[32];
     for (int i = 0; i < n; i++) {
