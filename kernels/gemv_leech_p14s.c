@@ -500,6 +500,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    {   /* experiment: the walk unrolled by two */
+        const char *e = getenv("LEECHRT_GEMV_U2");
+        if (e && e[0] == '1' && geom.ilv && geom.bal && geom.rg == 1) lr_jit_spec_set(s, "u2", 1);
+    }
     if (geom.ends.norm_eps > 0) {
         /* the eps as its f32 bits: the template takes __int_as_float of it */
         uint32_t b;

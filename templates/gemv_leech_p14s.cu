@@ -385,6 +385,12 @@
 #if LR_RES && LR_SWIGLU
 #error "LR_RES: the residual add is the end of a plain GEMV (o, down), not of SwiGLU"
 #endif
+#ifndef LR_U2
+#define LR_U2 0
+#endif
+#if LR_U2 && (!LR_ILV || LR_RG != 1)
+#error "LR_U2: the interleaved split's walk, one row group per batch"
+#endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
@@ -1276,7 +1282,51 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
 #endif
         const u8 *wnext = LR_DECODEONLY == 1 ? W + (size_t)((t0 + WARPS) % SC) * SEG
                                              : W + ((size_t)rgA * SC + t0 + WARPS) * SEG;
-        for (int t = t0; t < off + bS; t += WARPS) {
+#if LR_U2
+        // LR_U2: the walk unrolled by two with the two segments' registers
+        // swapping roles, so no step copies the next segment into the
+        // current one (15 moves a step at 80 registers)
+        auto step = [&](seg_regs (&C)[LR_RG], seg_regs (&N)[LR_RG], int t) {
+            int nsc = sc + WARPS, nb = b;
+            if (WARPS < SC) {
+                if (nsc >= SC) nsc -= SC, nb++;
+            } else
+                nb += nsc / SC, nsc %= SC;
+#if LR_DECODEONLY == 1
+            load_seg(N[0], wnext, lane);
+            wnext += (size_t)WARPS * SEG;
+            if (WARPS < SC && nsc + WARPS >= SC) wnext -= (size_t)SC * SEG;
+            if (WARPS >= SC) wnext = W + (size_t)((nsc + WARPS) % SC) * SEG;
+#elif LR_DECODEONLY
+            load_all(N, nb, nsc);
+#else
+            if (t + WARPS < off + bS) load_seg(N[0], wnext, lane);
+            wnext += (size_t)WARPS * SEG;
+#endif
+            decode(C, sc);
+            if (nb != b || t + WARPS >= off + bS) {
+#if LR_LOADONLY
+                const u32 tb = lr_warp_sum_u32(bits[0]);
+                if (lane < 16) ((u32 *)red_w)[(b - k0) * 16 + lane] = tb;
+                bits[0] = 0;
+#else
+                const float v = quad_sum_pair(yacc[0][0], yacc[0][1], q & 1);
+                yacc[0][0] = yacc[0][1] = 0.f;
+                if (q < 2) red_g[(b - k0) * 16] = v;
+#endif
+            }
+            b = nb, sc = nsc;
+        };
+        {
+            int t = t0;
+            for (; t + WARPS < off + bS; t += 2 * WARPS) {
+                step(cur, nxt, t);
+                step(nxt, cur, t + WARPS);
+            }
+            if (t < off + bS) step(cur, nxt, t);
+        }
+#endif
+        for (int t = LR_U2 ? off + bS : t0; t < off + bS; t += WARPS) {
             int nsc = sc + WARPS, nb = b;
             if (WARPS < SC) { // (compile time) at most one row group on
                 if (nsc >= SC) nsc -= SC, nb++;
