@@ -174,7 +174,7 @@ static int plot_engine(lr_canvas *c)
             snprintf(rot, sizeof rot, "qwen3-%s-synthetic-rotated", models[m]);
             for (int r = 0; r < f.n; r++)
                 if (!strcmp(lr_rcsv_get(&f, r, "arm"), arms[a].arm) && !strcmp(lr_rcsv_get(&f, r, "matrix"), "step") &&
-                    !strchr(lr_rcsv_get(&f, r, "commit"), '+') && /* not an experiment's row */
+                    !lr_rcsv_is_experiment(&f, r) &&
                     (arms[a].rotated ? !strcmp(lr_rcsv_get(&f, r, "model"), rot)
                                      : same_model(lr_rcsv_get(&f, r, "model"), models[m])))
                     last = r;

@@ -113,6 +113,8 @@ int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n)
     return count;
 }
 
+int lr_rcsv_is_experiment(const lr_rcsv *c, int r) { return strchr(lr_rcsv_get(c, r, "commit"), '+') != NULL; }
+
 int lr_rcsv_newest(const lr_rcsv *f, int nf, const char *arm, const char *model, const char *matrix, int *fi, int *row)
 {
     const char *date = NULL;
@@ -121,7 +123,7 @@ int lr_rcsv_newest(const lr_rcsv *f, int nf, const char *arm, const char *model,
         for (int r = 0; r < f[i].n; r++) {
             const char *d = lr_rcsv_get(&f[i], r, "date");
             if (strcmp(lr_rcsv_get(&f[i], r, "arm"), arm) || strcmp(lr_rcsv_get(&f[i], r, "model"), model) ||
-                strcmp(lr_rcsv_get(&f[i], r, "matrix"), matrix) || strchr(lr_rcsv_get(&f[i], r, "commit"), '+'))
+                strcmp(lr_rcsv_get(&f[i], r, "matrix"), matrix) || lr_rcsv_is_experiment(&f[i], r))
                 continue;
             if (date && strcmp(d, date) < 0) continue; /* ISO dates compare as strings */
             date = d, *fi = i, *row = r;

@@ -32,6 +32,9 @@ void lr_rcsv_free(lr_rcsv *c);
  * commits of c's rows not already in it; stops, still terminated, when full.
  * Returns how many commits the list holds. */
 int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n);
+/* Whether row r comes from an experiment: its commit carries a "+variant"
+ * suffix (branch code, or a setting main does not run). */
+int lr_rcsv_is_experiment(const lr_rcsv *c, int r);
 /* The newest row over nf files with this arm, model and matrix, run at a
  * commit as committed (no "+variant" suffix): the latest date, then the later
  * file, then the later row. Sets *fi and *row and returns 0; -1 when none. */

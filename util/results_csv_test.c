@@ -104,6 +104,7 @@ static int test_newest_and_bound(void)
     T_OK(lr_rcsv_newest(f, 3, "x", "14B", "layer", &fi, &r));
     T_ASSERT(fi == 2 && r == 0, "equal date: the later file (%d, %d)", fi, r);
     T_ASSERT(lr_rcsv_newest(f, 3, "x", "4B", "layer", &fi, &r) == -1 && fi == -1, "none: -1");
+    T_ASSERT(lr_rcsv_is_experiment(&f[0], 3) && !lr_rcsv_is_experiment(&f[0], 1), "experiment rows: the \"+variant\" commit");
     for (int i = 0; i < 3; i++) lr_rcsv_free(&f[i]);
     return T_PASS;
 }
