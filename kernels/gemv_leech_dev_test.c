@@ -364,7 +364,9 @@ static int test_loader_hook(void)
 /* DEFAULT picks the 3-bit form where the tuning table has a leech_p14s3
  * row for the shape on the device (here: the H200 as a target, no GPU
  * needed), Planes14S where it has a leech_p14s row, Planes14 elsewhere. An
- * sm_90 device the table has no rows for (the H100) takes the H200's. */
+ * sm_90 device the table has no rows for (the H100 PCIe) takes the H200's;
+ * the H100 SXM has rows of its own for 14B's gate|up and takes the H200's
+ * for the rest. */
 static int test_default_layout_rule(void)
 {
     lr_tuning_set_target("NVIDIA H200", 90);
@@ -380,18 +382,34 @@ static int test_default_layout_rule(void)
     int th[LR_TUNE_KNOBS], tg[LR_TUNE_KNOBS];
     lr_tuning_set_target("NVIDIA H200", 90);
     const int hh = lr_tuning_lookup("leech_p14s3", 34816, 5120, th);
-    lr_tuning_set_target("NVIDIA H100 80GB HBM3", 90);
+    lr_tuning_set_target("NVIDIA H100 PCIe", 90);
     const int gg = lr_tuning_lookup("leech_p14s3", 34816, 5120, tg), g = lr_leech_dev_default_layout(34816, 5120);
     const char *src = lr_tuning_current_rows_device();
     lr_tuning_sibling = 0;
     const int g0 = lr_leech_dev_default_layout(34816, 5120);
     const char *src0 = lr_tuning_current_rows_device();
     lr_tuning_sibling = 1;
-    lr_tuning_set_target(NULL, 0);
     T_ASSERT(hh && gg && !memcmp(th, tg, sizeof th) && g == LR_LEECH_DEV_P14S3 && src && !strcmp(src, "NVIDIA H200"),
-             "H100: rows %d %d, layout %d, from %s", hh, gg, g, src ? src : "(none)");
-    T_ASSERT(g0 == LR_LEECH_DEV_P14 && !src0, "H100 without the sibling rule: layout %d, from %s", g0,
+             "H100 PCIe: rows %d %d, layout %d, from %s", hh, gg, g, src ? src : "(none)");
+    T_ASSERT(g0 == LR_LEECH_DEV_P14 && !src0, "H100 PCIe without the sibling rule: layout %d, from %s", g0,
              src0 ? src0 : "(none)");
+    /* the H100 SXM: its own gate|up row (swept there, not the H200's), the H200's down;
+       without the sibling rule only the shapes it has rows for keep the 3-bit form */
+    int ts[LR_TUNE_KNOBS], td[LR_TUNE_KNOBS], hd[LR_TUNE_KNOBS];
+    lr_tuning_set_target("NVIDIA H100 80GB HBM3", 90);
+    const int sg = lr_tuning_lookup("leech_p14s3", 34816, 5120, ts), sd = lr_tuning_lookup("leech_p14s3", 5120, 17408, td);
+    char ssrc[64]; /* the target's name lives in a buffer the next target overwrites */
+    snprintf(ssrc, sizeof ssrc, "%s", lr_tuning_current_rows_device() ? lr_tuning_current_rows_device() : "(none)");
+    lr_tuning_sibling = 0;
+    const int sg0 = lr_leech_dev_default_layout(34816, 5120), sd0 = lr_leech_dev_default_layout(5120, 17408);
+    lr_tuning_sibling = 1;
+    lr_tuning_set_target("NVIDIA H200", 90);
+    const int hdd = lr_tuning_lookup("leech_p14s3", 5120, 17408, hd);
+    lr_tuning_set_target(NULL, 0);
+    T_ASSERT(sg && sd && hdd && memcmp(ts, th, sizeof ts) && !memcmp(td, hd, sizeof td) &&
+                 !strcmp(ssrc, "NVIDIA H100 80GB HBM3") && sg0 == LR_LEECH_DEV_P14S3 && sd0 == LR_LEECH_DEV_P14,
+             "H100 SXM: rows %d %d %d, own %d, down the H200's %d, from %s, alone %d %d", sg, sd, hdd,
+             !!memcmp(ts, th, sizeof ts), !memcmp(td, hd, sizeof td), ssrc, sg0, sd0);
     T_ASSERT(!strcmp(lr_tuning_rows_device("NVIDIA H200", 90), "NVIDIA H200") && !lr_tuning_rows_device("", 90) &&
                  !lr_tuning_rows_device(NULL, 90) && !lr_tuning_rows_device("NVIDIA H200", 75),
              "rows_device");

@@ -22,7 +22,8 @@ extern const int lr_tuning_table_n;
 /* 1 and the knobs when the current device (or, with no device initialized,
  * the target of lr_tuning_set_target) has an entry for (arm, rows, cols), or,
  * with lr_tuning_sibling on, its sibling has (the first other tuned device of
- * its compute capability: an H100 gets the H200's rows, the same SM; each
+ * its compute capability: an H100 gets the H200's rows where it has none of
+ * its own, the same SM; each
  * spec still takes its grid from the running device's SM count); 0
  * otherwise (the rule-of-thumb defaults). */
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);

@@ -58,5 +58,7 @@ const lr_tuning_row lr_tuning_table[] = {
     { "NVIDIA H200", 90, "leech_p14s3", 10240, 5120, { 640, 1, 2, 1, 1, 1, 1, 0, 199680, 0 }, 11.29 },
     { "NVIDIA H200", 90, "leech_p14s3_swiglu", 34816, 5120, { 640, 1, 2, 1, 1, 1, 1, 0, 265216, 0 }, 25.67 },
     { "NVIDIA H200", 90, "leech_p14s3", 7168, 5120, { 768, 1, 2, 1, 1, 1, 1, 0, 68608, 0 }, 8.89 },
+    { "NVIDIA H100 80GB HBM3", 90, "leech_p14s3", 34816, 5120, { 512, 1, 2, 1, 1, 1, 1, 0, 199680, 0 }, 31.17 },
+    { "NVIDIA H100 80GB HBM3", 90, "leech_p14s", 34816, 5120, { 512, 1, 2, 1, 1, 1, 0, 0, 723968, 0 }, 38.93 },
 };
-const int lr_tuning_table_n = 54;
+const int lr_tuning_table_n = 56;

@@ -305,7 +305,7 @@ static void engine_table(void)
     }
 }
 
-/* The decode step on the H100 (no tuning rows of its own): the H200's rows
+/* The decode step on the H100 (until 2026-12-06 no tuning rows of its own): the H200's rows
  * borrowed (kernels/tuning.h) against the rule-of-thumb geometries, with the
  * launch floor and its flag-handoff twin of each. */
 static void h100_table(void)
