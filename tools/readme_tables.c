@@ -34,6 +34,19 @@ static void out(const char *fmt, ...)
     va_end(ap);
 }
 
+/* s as one markdown table cell in dst: '|' escaped (a variant such as "gate|up" would
+ * otherwise split the cell), at most max characters of s, then " ..." */
+static void md_cell(char *dst, size_t cap, const char *s, size_t max)
+{
+    size_t n = 0, i = 0;
+    for (; s[i] && i < max && n + 3 < cap; i++) {
+        if (s[i] == '|') dst[n++] = '\\';
+        dst[n++] = s[i];
+    }
+    dst[n] = 0;
+    if (s[i] && n + 5 < cap) memcpy(dst + n, " ...", 5);
+}
+
 /* bench/results/NAME (a table whose file is missing is left out) */
 static int load(const char *name, csv *c)
 {
@@ -330,14 +343,16 @@ static void h100_table(void)
         const double fl = row_us(&c, NULL, model, "graph_floor", commit, v),
                      ff = row_us(&c, NULL, model, "graph_floor_flag", commit, v);
         /* the sibling rule is the default since cfa5caa: rows that do not turn it off borrow */
+        /* since d906e03 the H100 has rows of its own for 14B's plain gate|up, which only the
+           4-bit layout's SwiGLU falls back to; such runs say so in their variant */
         const char *rows = strstr(v, "SIBLING=0") || strstr(v, "no tuning rows") ? "none (rule of thumb)"
-                                                                                  : "the H200's (borrowed)";
+                           : strstr(v, "H100's own") ? "the H100's own for 14B's gate\\|up, else the H200's"
+                                                     : "the H200's (borrowed)";
         char a[32] = "-", b[32] = "-";
         if (fl >= 0) snprintf(a, sizeof a, "%.1f", fl);
         if (ff >= 0) snprintf(b, sizeof b, "%.1f", ff);
-        char vv[160];
-        snprintf(vv, sizeof vv, "%s", *v ? v : "-");
-        if (strlen(vv) > 100) snprintf(vv + 96, sizeof vv - 96, " ..."); /* a LEECHRT_TUNE value: whole in the CSV */
+        char vv[220];
+        md_cell(vv, sizeof vv, *v ? v : "-", 100); /* a LEECHRT_TUNE value: whole in the CSV */
         out("| %s | %s | %s | %s | %s | %.3f | %s | %s | %s |\n", commit, model, rows, vv, get(&c, r, "tok_s"),
             atof(get(&c, r, "us")) / 1e3, get(&c, r, "pct_read_bound"), a, b);
     }

@@ -38,6 +38,37 @@ static int test_tables_check_detects_drift(void)
     return run_check(&c);
 }
 
+/* unescaped '|' in a markdown table line (a cell's text such as "gate|up" must
+ * come as "gate\\|up", or it splits the cell and shifts the columns after it) */
+static int table_bars(const char *line)
+{
+    int n = 0;
+    for (const char *p = line; *p && *p != '\n'; p++)
+        if (*p == '|' && (p == line || p[-1] != '\\')) n++;
+    return n;
+}
+
+/* Every README table's rows have as many cells as its header: a generated
+ * cell with a bar in it would shift every column after it. */
+static int test_readme_tables_rows_whole(void)
+{
+    FILE *f = fopen("README.md", "r");
+    T_SKIP_IF(!f, "not run from the repository root");
+    char line[8192];
+    int header = 0, lineno = 0, bad = 0, tables = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] != '|') { header = 0; continue; }
+        const int n = table_bars(line);
+        if (!header) { header = n, tables++; continue; }
+        if (n != header && !bad) bad = lineno;
+    }
+    fclose(f);
+    T_ASSERT(tables > 10, "only %d tables found in README.md", tables);
+    T_ASSERT(!bad, "README.md line %d: a table row whose cell count differs from its header's", bad);
+    return T_PASS;
+}
+
 static int test_plots_match_results(void)
 {
     const check c = { g_plots, "bench/plots", "%s --check bench/plots bench/results",
@@ -67,6 +98,7 @@ int main(int argc, char **argv)
     snprintf(g_tables, sizeof g_tables, "%s/../bin/readme_tables", dir);
     snprintf(g_plots, sizeof g_plots, "%s/../bin/plots", dir);
     static const t_case cases[] = { T_CASE(test_readme_matches_results), T_CASE(test_tables_check_detects_drift),
+                                    T_CASE(test_readme_tables_rows_whole),
                                     T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
