@@ -35,11 +35,12 @@ static void out(const char *fmt, ...)
 }
 
 /* s as one markdown table cell in dst: '|' escaped (a variant such as "gate|up" would
- * otherwise split the cell), at most max characters of s, then " ..." */
+ * otherwise split the cell); longer than max characters, its first max - 4 and " ..." */
 static void md_cell(char *dst, size_t cap, const char *s, size_t max)
 {
+    const size_t keep = strlen(s) > max ? max - 4 : max;
     size_t n = 0, i = 0;
-    for (; s[i] && i < max && n + 3 < cap; i++) {
+    for (; s[i] && i < keep && n + 3 < cap; i++) {
         if (s[i] == '|') dst[n++] = '\\';
         dst[n++] = s[i];
     }
@@ -342,9 +343,9 @@ static void h100_table(void)
         if (dup) continue;
         const double fl = row_us(&c, NULL, model, "graph_floor", commit, v),
                      ff = row_us(&c, NULL, model, "graph_floor_flag", commit, v);
-        /* the sibling rule is the default since cfa5caa: rows that do not turn it off borrow */
-        /* since d906e03 the H100 has rows of its own for 14B's plain gate|up, which only the
-           4-bit layout's SwiGLU falls back to; such runs say so in their variant */
+        /* the sibling rule is the default since cfa5caa: rows that do not turn it off borrow;
+           since d906e03 the H100 has rows of its own for 14B's plain gate|up, which only the
+           4-bit layout's SwiGLU falls back to, and such runs say so in their variant */
         const char *rows = strstr(v, "SIBLING=0") || strstr(v, "no tuning rows") ? "none (rule of thumb)"
                            : strstr(v, "H100's own") ? "the H100's own for 14B's gate\\|up, else the H200's"
                                                      : "the H200's (borrowed)";

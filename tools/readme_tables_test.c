@@ -39,7 +39,7 @@ static int test_tables_check_detects_drift(void)
 }
 
 /* unescaped '|' in a markdown table line (a cell's text such as "gate|up" must
- * come as "gate\\|up", or it splits the cell and shifts the columns after it) */
+ * come as "gate\|up", or it splits the cell and shifts the columns after it) */
 static int table_bars(const char *line)
 {
     int n = 0;
