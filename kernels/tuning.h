@@ -35,9 +35,11 @@ int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int c
  * else its sibling (with lr_tuning_sibling on); else NULL. */
 const char *lr_tuning_rows_device(const char *name, int cc);
 const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc);
-/* The same for the current device (or the target). */
+/* The same for the current device (or the target). Where that is the target's own name,
+ * the pointer is into the target's buffer: the next lr_tuning_set_target overwrites it. */
 const char *lr_tuning_current_rows_device(void);
-/* The current device's name, else the target's ("" when neither is set). */
+/* The current device's name, else the target's ("" when neither is set; the target's
+ * lives in a buffer the next lr_tuning_set_target overwrites). */
 const char *lr_tuning_current_device(void);
 /* Whether shapes a device has no row for take its sibling's: 1 (default) or 0, set from
  * LEECHRT_TUNE_SIBLING through lr_tuning_sibling_set (garbage refused naming
