@@ -4,6 +4,7 @@
  * not in the table gets the arm's rule-of-thumb default. */
 #ifndef LR_TUNING_H
 #define LR_TUNING_H
+#include <stddef.h>
 
 #define LR_TUNE_KNOBS 10 /* threads, rpw, unroll, tile, ksplit/extra0, xsmem/extra1, minb, extra2, extra3, extra4 */
 
@@ -79,6 +80,11 @@ int lr_tuning_csv_best(const char *path, const char *arm, const char *commits, l
 /* Whether the engine runs a candidate with these knobs as measured (rows it
  * does not are left out of the table). */
 int lr_tuning_engine_runs(const char *arm, const int knobs[LR_TUNE_KNOBS]);
+/* The rows of a tuning table's C source as tools/tune_gemv writes it (text of
+ * len bytes; `path` names it in messages), in file order: at most max, row
+ * pointers into the picks themselves. LR_EFORMAT (naming the file and line)
+ * for anything else, LR_ERANGE past max rows. */
+int lr_tuning_table_parse(const char *text, size_t len, const char *path, lr_tuning_pick *rows, int max, int *n);
 /* The same from an open stream; `path` names it in messages. */
 #include <stdio.h>
 int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const char *commits, lr_tuning_pick *picks,

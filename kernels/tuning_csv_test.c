@@ -180,8 +180,11 @@ static int test_ball_rows(void)
     return T_PASS;
 }
 
-/* The program: the picked rows land in the written table; without --table
- * it refuses (exit 2); a missing CSV fails naming it (exit 1). No GPU. */
+/* The program: the picked rows land in the written table (the compiled-in
+ * table's rows where it does not exist yet, the file's own where it does, so
+ * a second arm's merge keeps the first's); without --table it refuses (exit
+ * 2); a missing CSV, or a table file it cannot read, fails naming it (exit 1)
+ * and leaves the file as it was. No GPU. */
 static int test_tune_gemv_from_csv(void)
 {
     char bin[1200], cmd[4096], out[] = "/tmp/lrtable.XXXXXX";
@@ -190,8 +193,10 @@ static int test_tune_gemv_from_csv(void)
     T_SKIP_IF(!slash, "no program path");
     snprintf(slash, sizeof bin - (size_t)(slash - bin), "/../bin/tune_gemv");
     T_SKIP_IF(access(bin, X_OK) != 0, "no tune_gemv");
-    write_csv(HDR ROW("aaa", "NVIDIA Test GPU (sm_90)", "leech_p14s", 77, 1001, 3.5, 64, 2, 0, 3));
+    write_csv(HDR ROW("aaa", "NVIDIA Test GPU (sm_90)", "leech_p14s", 77, 1001, 3.5, 64, 2, 0, 3)
+              ROW("aaa", "NVIDIA Test GPU (sm_90)", "leech_p14", 78, 1002, 4.5, 96, 1, 0, 1));
     close(mkstemp(out));
+    unlink(out); /* not there yet: the merge starts from the table compiled in */
     snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
     int st = system(cmd);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "tune_gemv --from-csv exited %d", WEXITSTATUS(st));
@@ -203,6 +208,38 @@ static int test_tune_gemv_from_csv(void)
     T_ASSERT(strstr(text, "{ \"NVIDIA Test GPU\", 90, \"leech_p14s\", 77, 1001, { 64, 1, 2, 2, 1, -1, 0, -1, 3, 0 }, 3.50 },"),
              "row not in the table:\n%.400s", text);
     T_ASSERT(strstr(text, "const int lr_tuning_table_n ="), "table not complete");
+    T_ASSERT(strstr(text, "\"NVIDIA H200\", 90, \"leech_p14s\","), "the compiled-in rows are not in the table");
+    /* a second arm merged into the same file, no rebuild between: both rows stay */
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14 --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "second merge exited %d", WEXITSTATUS(st));
+    f = fopen(out, "r");
+    k = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[k] = 0;
+    if (f) fclose(f);
+    T_ASSERT(strstr(text, "\"NVIDIA Test GPU\", 90, \"leech_p14s\", 77, 1001,") &&
+                 strstr(text, "{ \"NVIDIA Test GPU\", 90, \"leech_p14\", 78, 1002, { 96, 1, 2, 1, 1, -1, 0, -1, 1, 0 }, 4.50 },"),
+             "the second merge lost a row:\n%.400s", text);
+    /* a table file that is not one: refused naming it, left as it was */
+    char junk[] = "/tmp/lrjunk.XXXXXX", err[] = "/tmp/lrjunkerr.XXXXXX";
+    int fd = mkstemp(junk);
+    T_ASSERT(fd >= 0 && write(fd, "int x;\n", 7) == 7, "cannot write %s", junk);
+    close(fd);
+    close(mkstemp(err));
+    snprintf(cmd, sizeof cmd, "%s --arm leech_p14 --from-csv %s --table %s >/dev/null 2>%s", bin, g_path, junk, err);
+    st = system(cmd);
+    f = fopen(err, "r");
+    k = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[k] = 0;
+    if (f) fclose(f);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1 && strstr(text, junk) && strstr(text, "not a tuning table"),
+             "a junk table: exit %d, says %s", WEXITSTATUS(st), text);
+    f = fopen(junk, "r");
+    k = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[k] = 0;
+    if (f) fclose(f);
+    T_ASSERT(!strcmp(text, "int x;\n"), "the junk table was changed: %s", text);
+    unlink(junk), unlink(err);
     /* --ball: a CSV with no ball rows has nothing to pick (exit 1); --ball with a non-Leech arm is refused */
     snprintf(cmd, sizeof cmd, "%s --arm leech_p14s --ball --from-csv %s --table %s >/dev/null 2>&1", bin, g_path, out);
     st = system(cmd);
