@@ -20,8 +20,8 @@ typedef struct lr_tuning_row {
 extern const lr_tuning_row lr_tuning_table[];
 extern const int lr_tuning_table_n;
 
-/* 1 and the knobs when the current device (or, with no device initialized,
- * the target of lr_tuning_set_target) has an entry for (arm, rows, cols), or,
+/* 1 and the knobs when the current device (or, while one is set, the target
+ * of lr_tuning_set_target) has an entry for (arm, rows, cols), or,
  * with lr_tuning_sibling on, its sibling has (the first other tuned device of
  * its compute capability: an H100 gets the H200's rows where it has none of
  * its own, the same SM; each
@@ -39,8 +39,8 @@ const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char
 /* The same for the current device (or the target). Where that is the target's own name,
  * the pointer is into the target's buffer: the next lr_tuning_set_target overwrites it. */
 const char *lr_tuning_current_rows_device(void);
-/* The current device's name, else the target's ("" when neither is set; the target's
- * lives in a buffer the next lr_tuning_set_target overwrites). */
+/* The target's name while one is set, else the current device's ("" when neither is;
+ * the target's lives in a buffer the next lr_tuning_set_target overwrites). */
 const char *lr_tuning_current_device(void);
 /* Whether shapes a device has no row for take its sibling's: 1 (default) or 0, set from
  * LEECHRT_TUNE_SIBLING through lr_tuning_sibling_set (garbage refused naming
@@ -63,8 +63,10 @@ int lr_tuning_side_candidates(const char *arm, int rows, int cols, int out[5][LR
 int lr_tuning_override_set(const char *what, const char *s);
 /* 1 and the knobs when an override names (arm, rows, cols). */
 int lr_tuning_override_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS]);
-/* Look up as if running on this device (name prefix, cc) when no device is
- * initialized: lets a machine without a GPU warm the cubin cache for one. */
+/* Look up as if running on this device (name prefix, cc), ahead of the
+ * initialized device if there is one, until called with NULL: lets a machine
+ * without a GPU warm the cubin cache for one, and a test check one device's
+ * rows on another. */
 void lr_tuning_set_target(const char *device_name, int cc);
 
 /* The fastest candidate per (device, shape) among the rows of arm `arm` in a
