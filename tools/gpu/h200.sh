@@ -160,7 +160,8 @@ case $cmd in
       2>&1 | tee -a "$OUT/tune_$arm.log" | grep -v '^  '
     # the table's rows: the fastest candidate per shape over every sweep of
     # this arm in $OUT/tune_ARM.csv at this commit (several tune calls in one
-    # run combine; the compiled-in table keeps the shapes none of them swept)
+    # run combine; kernels/tuning_table.c keeps the rows none of them swept, even
+    # where an earlier merge in this run wrote them and nothing was rebuilt)
     # a sweep over ball-drawn blocks (--ball), on a model's weights (--model FILE) or timed as a
     # PDL chain (--pdl) picks among its own rows (ARM@ball, ARM@model, ARM@pdl, ARM@ball@pdl, ...)
     ball=; case " $k " in *" --ball "*) ball=--ball ;; esac
