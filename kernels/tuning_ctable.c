@@ -112,8 +112,8 @@ int lr_tuning_table_parse(const char *text, size_t len, const char *path, lr_tun
         }
         if (state == 1) {
             if (!strcmp(s, "};")) { state = 2; continue; }
-            /* the placeholder an empty table holds (C has no empty arrays) */
-            if (!strncmp(s, "{ 0, 0, 0,", 10)) continue;
+            /* the placeholder an empty table holds (C has no empty arrays), exactly as written */
+            if (!strcmp(s, "{ 0, 0, 0, 0, 0, { 0 }, 0 },")) continue;
             if (*n >= max) return LR_FAIL(LR_ERANGE, "%s:%d: more than %d rows", path, line, max);
             lr_tuning_pick *r = &rows[*n];
             if (!row_line(s, r))

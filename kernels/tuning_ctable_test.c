@@ -78,6 +78,8 @@ static int test_malformed_refused(void)
         { HEAD "    { \"NVIDIA H200\", 90, \"f16\", -5, 5, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 0 }, 1.0 },\n};\nconst int lr_tuning_table_n = 1;\n", "t.c:5: not a row", 8 },
         { HEAD "    { \"NVIDIA \\\"H200\", 90, \"f16\", 5, 5, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 0 }, 1.0 },\n};\nconst int lr_tuning_table_n = 1;\n", "t.c:5: not a row", 8 },
         { HEAD "    { \"NVIDIA H200\", 90, \"f16\", 5, 5, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 0 }, nan },\n};\nconst int lr_tuning_table_n = 1;\n", "t.c:5: not a row", 8 },
+        /* a row that starts like the empty table's placeholder */
+        { HEAD "    { 0, 0, 0, 7 },\n};\nconst int lr_tuning_table_n = 0;\n", "t.c:5: not a row", 8 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int n;
