@@ -4,12 +4,14 @@
  * forty-first session). Every *_test.c that initializes the device must be
  * on the list, and every name on it must be a test that exists. Run from the
  * repository root (skipped elsewhere). Also: h200.sh engine refuses a residual
- * form it does not know. */
+ * form it does not know, `require` tells the card apart, and l2w refuses an
+ * unknown model, each before anything is built. */
 #include "test/t.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,4 +99,65 @@ static int test_engine_refuses_unknown_residual(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_every_gpu_test_is_listed), T_CASE(test_engine_refuses_unknown_residual))
+/* Runs `h200.sh ARGS` with PATH = FAKEDIR first (FAKEDIR/nvidia-smi, when
+ * present, prints GPU), OUT and BUILD in a temp folder; the exit status, and
+ * the output in msg. */
+static int h200(const char *args, const char *gpu, char *msg, size_t cap)
+{
+    char dir[] = "/tmp/lr_h200_XXXXXX", cmd[1024];
+    if (!mkdtemp(dir)) return -1;
+    if (gpu) {
+        snprintf(cmd, sizeof cmd, "%s/nvidia-smi", dir);
+        FILE *f = fopen(cmd, "w");
+        if (!f) return -1;
+        /* the real one's answer to --query-gpu=name --format=csv,noheader */
+        fprintf(f, "#!/bin/sh\necho '%s'\n", gpu);
+        fclose(f);
+        if (chmod(cmd, 0755)) return -1;
+    }
+    snprintf(cmd, sizeof cmd, "PATH=%s:$PATH OUT=%s/out BUILD=%s/b bash tools/gpu/h200.sh %s 2>&1", dir, dir, dir, args);
+    msg[0] = 0;
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    size_t n = fread(msg, 1, cap - 1, f);
+    msg[n] = 0;
+    const int st = pclose(f);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) { /* (a leftover temp folder is not this test's failure) */ }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `h200.sh require NAME`: 0 on a card whose name contains NAME, 3 on another
+ * card or none, naming what it found; it builds nothing (BUILD stays absent). */
+static int test_require_tells_the_card(void)
+{
+    T_SKIP_IF(access("tools/gpu/h200.sh", R_OK) != 0, "not run from the repository root");
+    char msg[512];
+    int rc = h200("require H200", "NVIDIA H200", msg, sizeof msg);
+    T_ASSERT(rc == 0, "on an H200: exit %d, output: %s", rc, msg);
+    rc = h200("require H200", "NVIDIA H100 80GB HBM3", msg, sizeof msg);
+    T_ASSERT(rc == 3, "on an H100: exit %d, output: %s", rc, msg);
+    T_ASSERT(strstr(msg, "NVIDIA H100 80GB HBM3") && strstr(msg, "not H200"), "the H100 not named: %s", msg);
+    /* no nvidia-smi of ours; the test machine's own, if it has one, is asked for a name no card has */
+    rc = h200("require 'no such card'", NULL, msg, sizeof msg);
+    T_ASSERT(rc == 3, "no such card: exit %d, output: %s", rc, msg);
+    T_ASSERT(strstr(msg, "nothing run"), "no message: %s", msg);
+    rc = h200("require", "NVIDIA H200", msg, sizeof msg);
+    T_ASSERT(rc != 0, "require without a name passed: %s", msg);
+    return T_PASS;
+}
+
+/* `h200.sh l2w MODELS` refuses a model the synthetic ones lack before it
+ * builds or times anything. */
+static int test_l2w_refuses_unknown_model(void)
+{
+    T_SKIP_IF(access("tools/gpu/h200.sh", R_OK) != 0, "not run from the repository root");
+    char msg[512];
+    const int rc = h200("l2w 14B,15B", "NVIDIA H200", msg, sizeof msg);
+    T_ASSERT(rc == 2, "exit %d, output: %s", rc, msg);
+    T_ASSERT(strstr(msg, "not 15B"), "no message naming the model: %s", msg);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_every_gpu_test_is_listed), T_CASE(test_engine_refuses_unknown_residual),
+       T_CASE(test_require_tells_the_card), T_CASE(test_l2w_refuses_unknown_model))

@@ -7,6 +7,15 @@
 #                                           (default 4) at a time (the whole suite took over 300 s
 #                                           there, mostly CPU-only codec tests)
 #   tools/gpu/h200.sh run PROGRAM ARGS...   any built program, output logged
+#   tools/gpu/h200.sh require NAME          exit 0 if this machine's GPU name contains NAME, else
+#                                           3 (no GPU or another card), before anything is built:
+#                                           a call meant for one card costs seconds on another
+#                                           (`tools/gpu/h200.sh require H200 || exit 0` first)
+#   tools/gpu/h200.sh l2w [MODELS]          down's L2 prefetch share rule (LEECHRT_GEMV_L2W=4096,
+#                                           _SHARE=40; the H100 SXM's default) against none,
+#                                           alternating in one bench_engine process on each
+#                                           model's rotated synthetic step (default
+#                                           14B), rows into $OUT/engine_variants.csv
 #   tools/gpu/h200.sh engine [MODELS] [LAYOUTS] [RESIDUALS]
 #                                           the decode benchmark (default 4B,8B,14B,32B at
 #                                           default,planes14s) into $OUT/h200_engine.csv;
@@ -133,6 +142,28 @@ case $cmd in
     engine_model "$m" "$r"
     "$B/bin/bench_engine" -m "$M" -n 32 --layout default --timeline "$OUT/h200_timeline.csv" \
       --csv "$OUT/timeline_engine.csv" 2>&1 | tee -a "$OUT/timeline_$m.log" | grep -E 'tok/s|timeline|per phase|^    ' ;;
+  require)
+    # the GPU's name before any build: device calls may bring another card than the one asked for
+    want=${1:?require NAME}
+    name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    case $name in
+      *"$want"*) echo "require: $name" ;;
+      "") echo "require: no GPU here (nvidia-smi found none), not $want: nothing run" >&2; exit 3 ;;
+      *) echo "require: this GPU is $name, not $want: nothing run" >&2; exit 3 ;;
+    esac ;;
+  l2w)
+    # whether down's L2 prefetch share rule pays on this card (on by default on the H100 SXM
+    # only, lr_gemv_p14s_l2w_device_defaults): off, on, off, on in one process (~230 s for 14B)
+    models=${1:-14B}
+    for m in ${models//,/ }; do
+      known_model l2w "$m"
+    done
+    for m in ${models//,/ }; do
+      engine_model "$m" rotated
+      "$B/bin/bench_engine" -m "$M" -n 64 --layout default --csv "$OUT/engine_variants.csv" \
+        --env LEECHRT_GEMV_L2W=0,4096,0,4096 --env LEECHRT_GEMV_L2W_SHARE=40 2>&1 |
+        tee -a "$OUT/l2w_$m.log" | grep -E 'tok/s'
+    done ;;
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
@@ -231,5 +262,5 @@ case $cmd in
         >"$OUT/ncu_${arm}_$m.csv" 2>"$OUT/ncu_${arm}_$m.log" || { echo "ncu failed on $arm $m" >&2; tail -5 "$OUT/ncu_${arm}_$m.log" >&2; }
       grep -E '"(Duration|DRAM Throughput|Achieved Occupancy|Issue Slots Busy|Eligible Warps Per Scheduler)"' "$OUT/ncu_${arm}_$m.csv" | awk -F'","' '{ gsub(/"/, "", $NF); print $(NF-2) " " $NF " " $(NF-1) }' | head -8
     done ;;
-  *) echo "usage: $0 build|test [FILTER]|gputest|run PROGRAM ARGS...|controls [MODEL]|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]|tune-engine MODEL [p14s|p14s3]" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test [FILTER]|gputest|require NAME|l2w [MODELS]|run PROGRAM ARGS...|controls [MODEL]|profile ARM [MATRICES] [MODEL]|tune ARM [MODELS]|tune-engine MODEL [p14s|p14s3]" >&2; exit 2 ;;
 esac
