@@ -8,6 +8,32 @@
 #include <sys/stat.h>
 #include <time.h>
 
+/* Rows appended under another file's header would shift its columns (bench_engine
+ * --env adds "variant"; a reader then takes tok_s for a variant). The file's header
+ * must be ours, or ours followed by more columns, which our rows leave empty. */
+static int header_fits(const char *path, const char *hdr)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return LR_FAIL(LR_EIO, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    fclose(f);
+    if (n < 0) {
+        free(line);
+        return LR_FAIL(LR_EIO, "%s: cannot read its header", path);
+    }
+    line[strcspn(line, "\r\n")] = 0;
+    const size_t k = strlen(hdr);
+    const int ok = !strncmp(line, hdr, k) && (line[k] == 0 || line[k] == ',');
+    int rc = LR_OK;
+    if (!ok)
+        rc = LR_FAIL(LR_EFORMAT, "%s: its header \"%.600s\" is not \"%s\" (or that and more columns): "
+                     "rows of this program would land in the wrong columns; write to another file", path, line, hdr);
+    free(line);
+    return rc;
+}
+
 int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *device)
 {
     memset(c, 0, sizeof *c);
@@ -35,9 +61,14 @@ int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *dev
     if (!path) return LR_OK;
     struct stat st;
     int fresh = stat(path, &st) != 0 || st.st_size == 0;
+    const char *hdr = header ? header : LR_CSV_HEADER;
+    if (!fresh) {
+        int rc = header_fits(path, hdr);
+        if (rc) return rc;
+    }
     c->f = fopen(path, "a");
     if (!c->f) return LR_FAIL(LR_EIO, "%s: %s", path, strerror(errno));
-    if (fresh) fprintf(c->f, "%s\n", header ? header : LR_CSV_HEADER);
+    if (fresh) fprintf(c->f, "%s\n", hdr);
     return LR_OK;
 }
 

@@ -1,7 +1,8 @@
 /* Benchmark results as CSV rows with the project's common columns:
  * date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,
  * pct_read_bound,max_rel_err[,extra columns]. Appends; writes the header when
- * the file is new. The commit comes from $LEECHRT_COMMIT, else git (with
+ * the file is new, and refuses (LR_EFORMAT) a file whose header is neither the
+ * program's nor the program's followed by more columns. The commit comes from $LEECHRT_COMMIT, else git (with
  * "-dirty" when tracked files differ from HEAD). */
 #ifndef LR_BENCHCSV_H
 #define LR_BENCHCSV_H

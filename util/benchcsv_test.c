@@ -3,7 +3,9 @@
  * rows pass for a commit they were not measured on). */
 #include "test/t.h"
 #include "util/benchcsv.h"
+#include "util/err.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,4 +60,58 @@ static int test_commit_from_git(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_commit_from_env), T_CASE(test_commit_from_git))
+static long file_size(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* Appending: the file's header must be the program's, or the program's plus
+ * more columns; anything else is refused, naming the file, with nothing written. */
+static int test_append_header(void)
+{
+    char dir[] = "/tmp/lr_benchcsv_XXXXXX", p[64], q[64], cmd[128];
+    T_ASSERT(mkdtemp(dir), "temp dir");
+    snprintf(p, sizeof p, "%s/a.csv", dir);
+    snprintf(q, sizeof q, "%s/b.csv", dir);
+    lr_csv c;
+    setenv("LEECHRT_COMMIT", "abc1234", 1);
+    int rc = lr_csv_open(&c, p, LR_CSV_HEADER ",tok_s", "d");
+    lr_csv_row(&c, "a,m,step,,,,1.0,,,,2.0");
+    lr_csv_close(&c);
+    const long n0 = file_size(p);
+    int same = lr_csv_open(&c, p, LR_CSV_HEADER ",tok_s", "d"); /* the same header: appends */
+    lr_csv_row(&c, "a,m,step,,,,1.0,,,,3.0");
+    lr_csv_close(&c);
+    const long n1 = file_size(p);
+    int wider = lr_csv_open(&c, p, LR_CSV_HEADER ",tok_s,variant", "d"); /* one column more: refused */
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", lr_errmsg());
+    if (!wider) lr_csv_close(&c);
+    int cut = lr_csv_open(&c, p, LR_CSV_HEADER ",tok", "d"); /* a prefix of a name, not a column: refused */
+    if (!cut) lr_csv_close(&c);
+    const long n2 = file_size(p);
+    /* a file with more columns takes rows with fewer (they end early) */
+    FILE *f = fopen(q, "w");
+    if (f) fprintf(f, "%s,tok_s,variant\r\n", LR_CSV_HEADER), fclose(f);
+    int narrow = lr_csv_open(&c, q, LR_CSV_HEADER ",tok_s", "d");
+    if (!narrow) lr_csv_close(&c);
+    int plain = lr_csv_open(&c, q, NULL, "d");
+    if (!plain) lr_csv_close(&c);
+    unsetenv("LEECHRT_COMMIT");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    sh(cmd);
+    T_ASSERT(!rc && !same && n1 > n0, "the same header appends (%d %d, %ld -> %ld bytes)", rc, same, n0, n1);
+    T_ASSERT(wider == LR_EFORMAT && strstr(msg, p) && strstr(msg, "header"), "a header with a column more: %d '%s'",
+             wider, msg);
+    T_ASSERT(cut == LR_EFORMAT, "a header cut inside a column name: %d", cut);
+    T_ASSERT(n2 == n1, "a refused open wrote nothing (%ld -> %ld bytes)", n1, n2);
+    T_ASSERT(!narrow && !plain, "a file with more columns takes fewer: %d %d", narrow, plain);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_commit_from_env), T_CASE(test_commit_from_git), T_CASE(test_append_header))
