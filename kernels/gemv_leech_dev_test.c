@@ -400,6 +400,8 @@ static int test_default_layout_rule(void)
     const int sg = lr_tuning_lookup("leech_p14s3", 34816, 5120, ts), sd = lr_tuning_lookup("leech_p14s3", 5120, 17408, td);
     char ssrc[64]; /* the target's name lives in a buffer the next target overwrites */
     snprintf(ssrc, sizeof ssrc, "%s", lr_tuning_current_rows_device() ? lr_tuning_current_rows_device() : "(none)");
+    char sdesc[160];
+    lr_tuning_current_rows_desc(sdesc, sizeof sdesc);
     lr_tuning_sibling = 0;
     const int sg0 = lr_leech_dev_default_layout(34816, 5120), sd0 = lr_leech_dev_default_layout(5120, 17408);
     lr_tuning_sibling = 1;
@@ -410,6 +412,9 @@ static int test_default_layout_rule(void)
                  !strcmp(ssrc, "NVIDIA H100 80GB HBM3") && sg0 == LR_LEECH_DEV_P14S3 && sd0 == LR_LEECH_DEV_P14,
              "H100 SXM: rows %d %d %d, own %d, down the H200's %d, from %s, alone %d %d", sg, sd, hdd,
              !!memcmp(ts, th, sizeof ts), !memcmp(td, hd, sizeof td), ssrc, sg0, sd0);
+    T_ASSERT(!strncmp(sdesc, "NVIDIA H100 80GB HBM3 (", 23) && strstr(sdesc, " + NVIDIA H200's elsewhere") &&
+                 !strchr(sdesc, ','),
+             "H100 SXM's rows reported as '%s'", sdesc);
     T_ASSERT(!strcmp(lr_tuning_rows_device("NVIDIA H200", 90), "NVIDIA H200") && !lr_tuning_rows_device("", 90) &&
                  !lr_tuning_rows_device(NULL, 90) && !lr_tuning_rows_device("NVIDIA H200", 75),
              "rows_device");
@@ -434,9 +439,19 @@ static int test_default_layout_rule(void)
                  !strcmp(lr_tuning_rows_device_in(tab, n, "GPU E", 89), "GPU C") &&
                  !lr_tuning_rows_device_in(tab, n, "GPU F", 75),
              "rows_device_in");
+    /* the report of whose rows: own (counted), filled by the sibling, borrowed, none */
+    char dB[96], dD[96], dF[96], dB0[96], dC[96];
+    lr_tuning_rows_desc_in(tab, n, "GPU B x", 90, dB, sizeof dB);
+    lr_tuning_rows_desc_in(tab, n, "GPU D", 90, dD, sizeof dD);
+    lr_tuning_rows_desc_in(tab, n, "GPU F", 75, dF, sizeof dF);
+    lr_tuning_rows_desc_in(tab, n, "GPU C", 89, dC, sizeof dC);
     lr_tuning_sibling = 0;
+    lr_tuning_rows_desc_in(tab, n, "GPU B x", 90, dB0, sizeof dB0);
     const int b128_off = lr_tuning_lookup_in(tab, n, "GPU B x", 90, "arm", 128, 64, k2);
     lr_tuning_sibling = 1;
+    T_ASSERT(!strcmp(dB, "GPU B (1 row) + GPU A's elsewhere") && !strcmp(dD, "GPU A's (borrowed)") &&
+                 !strcmp(dF, "none (rule of thumb)") && !strcmp(dC, "GPU C (1 row)") && !strcmp(dB0, "GPU B (1 row)"),
+             "rows_desc_in: '%s' '%s' '%s' '%s' '%s'", dB, dD, dF, dC, dB0);
     T_ASSERT(!b128_off, "the sibling lent a row with the rule off");
     /* LEECHRT_TUNE_SIBLING: 0 and 1; garbage refused naming it, unchanged */
     static const char *bad[] = { "", "2", "-1", "on", "1x", "0.5" };

@@ -62,6 +62,19 @@ int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int c
     return 0;
 }
 
+void lr_tuning_rows_desc_in(const lr_tuning_row *tab, int n, const char *name, int cc, char *buf, size_t len)
+{
+    int own = 0;
+    const char *dev = NULL;
+    for (int i = 0; name && name[0] && i < n; i++)
+        if (row_of_device(&tab[i], name, cc)) own++, dev = tab[i].device;
+    const char *sib = name && name[0] && lr_tuning_sibling ? sibling_in(tab, n, name, cc) : NULL;
+    if (own && sib) snprintf(buf, len, "%s (%d row%s) + %s's elsewhere", dev, own, own > 1 ? "s" : "", sib);
+    else if (own) snprintf(buf, len, "%s (%d row%s)", dev, own, own > 1 ? "s" : "");
+    else if (sib) snprintf(buf, len, "%s's (borrowed)", sib);
+    else snprintf(buf, len, "none (rule of thumb)");
+}
+
 const char *lr_tuning_rows_device(const char *name, int cc)
 {
     return lr_tuning_rows_device_in(lr_tuning_table, lr_tuning_table_n, name, cc);
@@ -84,6 +97,11 @@ static int current_cc(void)
     if (g_target[0]) return g_target_cc;
     const lr_device_info *d = lr_cu_device();
     return d ? d->cc_major * 10 + d->cc_minor : 0;
+}
+
+void lr_tuning_current_rows_desc(char *buf, size_t len)
+{
+    lr_tuning_rows_desc_in(lr_tuning_table, lr_tuning_table_n, lr_tuning_current_device(), current_cc(), buf, len);
 }
 
 const char *lr_tuning_current_rows_device(void)

@@ -36,6 +36,12 @@ int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int c
  * else its sibling (with lr_tuning_sibling on); else NULL. */
 const char *lr_tuning_rows_device(const char *name, int cc);
 const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc);
+/* For reports (bench_engine's tuning_rows column; no commas): "DEV (K rows)" when
+ * the device has rows of its own, "+ SIB's elsewhere" after it while its sibling
+ * fills the other shapes, "SIB's (borrowed)" with none of its own, else
+ * "none (rule of thumb)". Overrides (LEECHRT_TUNE) are not counted. */
+void lr_tuning_rows_desc_in(const lr_tuning_row *tab, int n, const char *name, int cc, char *buf, size_t len);
+void lr_tuning_current_rows_desc(char *buf, size_t len);
 /* The same for the current device (or the target). Where that is the target's own name,
  * the pointer is into the target's buffer: the next lr_tuning_set_target overwrites it. */
 const char *lr_tuning_current_rows_device(void);

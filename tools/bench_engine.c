@@ -34,9 +34,10 @@ static void usage(FILE *f)
                "  --layout L   VRAM layouts of the Leech matrices, comma-separated: planes14s3, planes14s,\n"
                "               planes14, default (the engine's per-matrix choice; arm engine_leech)\n"
                "               (default planes14s)\n"
-               "  --csv FILE   append results (columns of bench_gemv plus tok_s)\n"
+               "  --csv FILE   append results (columns of bench_gemv plus tok_s, variant and tuning_rows:\n"
+               "               whose tuning-table rows the GEMVs got); refused when FILE has another header\n"
                "  --env NAME=V1,V2,...  run each once per value with the environment variable NAME set\n"
-               "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; adds a variant column.\n"
+               "               (e.g. LEECHRT_FUSE=0,1), same artifact and process; the variant column names it.\n"
                "               Given up to 4 times: every combination (e.g. --env LEECHRT_ATT_THREADS=256,1024\n"
                "               --env LEECHRT_ATT_SPLITS=1,16 runs 4 variants). A value - leaves NAME unset\n"
                "               (its default)\n"
@@ -112,8 +113,15 @@ static int timeline(lr_engine *e, const char *arm, const char *label, const char
 }
 
 
-/* vc: the variant column (",\"NAME=V\"" under --env), or "" */
-static int run(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv, const char *vc)
+/* --env NAME=V1,V2,... (up to MAX_ENV of them): see run_variants_from */
+#define MAX_ENV 4
+#define ENV_LEN 1024
+static char g_env[MAX_ENV][ENV_LEN];
+static int g_nenv;
+
+/* variant: the variant column (",\"NAME=V\"" under --env), or "" */
+static int run(const char *path, const char *label, const char *arm, int layout, int n, lr_csv *csv,
+               const char *variant)
 {
     lr_model *m;
     double t0 = lr_now();
@@ -124,6 +132,12 @@ static int run(const char *path, const char *label, const char *arm, int layout,
     rc = lr_engine_gpu_ops.open(m, &o, &e);
     if (rc) { lr_model_close(m); return rc; }
     double t_open = lr_now() - t0;
+    /* the columns after tok_s: the variant (empty without --env), then whose
+       tuning rows the GEMVs got, read after the open (a variant may set
+       LEECHRT_TUNE_SIBLING) */
+    char rows_desc[160], vc[sizeof rows_desc + MAX_ENV * (128 + ENV_LEN + 2) + 16];
+    lr_tuning_current_rows_desc(rows_desc, sizeof rows_desc);
+    snprintf(vc, sizeof vc, "%s,%s", *variant ? variant : ",", rows_desc);
     const lr_model_config *c = lr_model_cfg(m);
     const float *lg;
     int32_t tok = 1, nx = 0;
@@ -149,6 +163,7 @@ static int run(const char *path, const char *label, const char *arm, int layout,
                "%.2f GB weights/token = %.0f GB/s = %.1f%% of the read bound; %.1f tok/s with the logits to the host\n",
                arm, label, c->n_layers, t_open, tps, 1e-3 * us, e->launches_per_step + 1, e->pdl ? "PDL" : "no PDL",
                e->bytes_per_step / 1e9, gbps, 100 * gbps / g_bound, 1e6 / us2);
+        printf("  tuning rows: %s\n", rows_desc);
         lr_csv_row(csv, "%s,%s,step,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us, gbps, 100 * gbps / g_bound, tps, vc);
         lr_csv_row(csv, "%s,%s,step_logits,,,,%.1f,%.1f,%.2f,,%.2f%s", arm, label, us2, gbps2, 100 * gbps2 / g_bound,
                    1e6 / us2, vc);
@@ -228,10 +243,6 @@ static int run(const char *path, const char *label, const char *arm, int layout,
 /* --env NAME=V1,V2,... (up to MAX_ENV of them): each run repeated once per
  * combination of values, on the same artifact in the same process (a
  * side-by-side comparison); the variant column lists the settings. */
-#define MAX_ENV 4
-static char g_env[MAX_ENV][1024];
-static int g_nenv;
-
 static int run_variants_from(int d, char *vc, size_t vlen, const char *path, const char *label, const char *arm,
                              int layout, int n, lr_csv *csv)
 {
@@ -337,13 +348,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_engine: %s\n", lr_errmsg());
         return 2;
     }
-    const char *rows_dev = lr_tuning_current_rows_device();
-    printf("tuning rows: %s\n", !rows_dev ? "none for this device (rule-of-thumb geometries)"
-                                 : strcmp(rows_dev, d->name) ? rows_dev : "this device's own");
+    char rows_desc[160];
+    lr_tuning_current_rows_desc(rows_desc, sizeof rows_desc);
+    printf("tuning rows: %s\n", rows_desc);
     char dev[200];
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
-    if (lr_csv_open(&csv, csvp, g_nenv ? LR_CSV_HEADER ",tok_s,variant" : LR_CSV_HEADER ",tok_s", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    if (lr_csv_open(&csv, csvp, LR_CSV_HEADER ",tok_s,variant,tuning_rows", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     if (tlp && lr_csv_open(&g_tl, tlp, TL_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     if (tlcp && lr_csv_open(&g_tl_ctas, tlcp, TL_CTAS_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;

@@ -346,7 +346,11 @@ static void h100_table(void)
         /* the sibling rule is the default since cfa5caa: rows that do not turn it off borrow;
            since d906e03 the H100 has rows of its own for 14B's plain gate|up, which only the
            4-bit layout's SwiGLU falls back to, and such runs say so in their variant */
-        const char *rows = strstr(v, "SIBLING=0") || strstr(v, "no tuning rows") ? "none (rule of thumb)"
+        /* newer rows carry whose rows in bench_engine's tuning_rows column; older ones say it
+           in their variant, or borrowed */
+        const char *tr = get(&c, r, "tuning_rows");
+        const char *rows = *tr ? tr
+                           : strstr(v, "SIBLING=0") || strstr(v, "no tuning rows") ? "none (rule of thumb)"
                            : strstr(v, "H100's own") ? "the H100's own for 14B's gate\\|up, else the H200's"
                                                      : "the H200's (borrowed)";
         char a[32] = "-", b[32] = "-";

@@ -69,6 +69,21 @@ static int test_readme_tables_rows_whole(void)
     return T_PASS;
 }
 
+/* The H100 decode table names whose tuning rows a run got from bench_engine's
+ * tuning_rows column where a row has one (older rows: from the variant). */
+static int test_h100_table_tuning_rows_column(void)
+{
+    const check c = {
+        g_tables, "bench/results/h100_engine_variants.csv",
+        "d=$(mktemp -d) && cp bench/results/*.csv $d/ && "
+        "echo '2026-12-07,zz99999,GPU X (sm_90),engine_leech,qwen3-14B-synthetic-rotated,step,,,,3000.0,2000.0,60.00,,333.33,"
+        "\"LEECHRT_A=1\",GPU X (1 row) + GPU Y'\\''s elsewhere' >> $d/h100_engine_variants.csv && "
+        "%s $d > $d/out.md && grep 'zz99999' $d/out.md | grep -q \"| GPU X (1 row) + GPU Y's elsewhere | LEECHRT_A=1 | 333.33 |\"; "
+        "r=$?; rm -rf $d; exit $r",
+        "a row's tuning_rows column did not reach the H100 decode table" };
+    return run_check(&c);
+}
+
 static int test_plots_match_results(void)
 {
     const check c = { g_plots, "bench/plots", "%s --check bench/plots bench/results",
@@ -98,7 +113,7 @@ int main(int argc, char **argv)
     snprintf(g_tables, sizeof g_tables, "%s/../bin/readme_tables", dir);
     snprintf(g_plots, sizeof g_plots, "%s/../bin/plots", dir);
     static const t_case cases[] = { T_CASE(test_readme_matches_results), T_CASE(test_tables_check_detects_drift),
-                                    T_CASE(test_readme_tables_rows_whole),
+                                    T_CASE(test_readme_tables_rows_whole), T_CASE(test_h100_table_tuning_rows_column),
                                     T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

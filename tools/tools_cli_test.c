@@ -229,13 +229,16 @@ static int test_engine_rows(void)
         "d,c,H,leech_p14s3@model@pdl,8B,qkv,6144,4096,3.6,6.60,,,1e-08,672,1,2,1,1,1,1,0,4120,0\n"
         "d,c,H,leech_p14s3_swiglu@model@pdl,8B,gateup,24576,4096,3.6,18.6,,,1e-08,768,1,2,1,1,1,0,0,268800,0\n";
     static const char *const engine[] = {
-        /* the slower chain pick loses in the engine: the first variant's two rows */
-        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant\n"
-        "d,c,H,engine_leech,8B,step,,,,2117,,,,472.4,\"LEECHRT_TUNE=-\"\n"
-        "d,c,H,engine_leech,8B,gemv_qkv,,,,234,,,,,\"LEECHRT_TUNE=-\"\n"
+        /* the slower chain pick loses in the engine: the first variant's two rows
+           (bench_engine's columns since the tuning_rows one; the other cases the older ones) */
+        "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant,"
+        "tuning_rows\n"
+        "d,c,H,engine_leech,8B,step,,,,2117,,,,472.4,\"LEECHRT_TUNE=-\",H (9 rows)\n"
+        "d,c,H,engine_leech,8B,gemv_qkv,,,,234,,,,,\"LEECHRT_TUNE=-\",H (9 rows)\n"
         "d,c,H,engine_leech,8B,step,,,,2033,,,,491.8,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/200728/0;"
-        "leech_p14s3_swiglu:24576x4096=768/1/2/1/1/1/0/0/268800/0\"\n"
-        "d,c,H,engine_leech,8B,step,,,,2061,,,,485.2,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/4120/0\"\n",
+        "leech_p14s3_swiglu:24576x4096=768/1/2/1/1/1/0/0/268800/0\",H (9 rows)\n"
+        "d,c,H,engine_leech,8B,step,,,,2061,,,,485.2,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/4120/0\","
+        "H (9 rows)\n",
         /* the table wins */
         "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant\n"
         "d,c,H,engine_leech,8B,step,,,,2117,,,,492.4,\"LEECHRT_TUNE=-\"\n"
