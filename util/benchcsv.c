@@ -8,9 +8,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* Rows appended under another file's header would shift its columns (bench_engine
- * --env adds "variant"; a reader then takes tok_s for a variant). The file's header
- * must be ours, or ours followed by more columns, which our rows leave empty. */
+/* Rows appended under another file's header would shift its columns (before the
+ * fifty-ninth session bench_engine wrote "variant" only under --env: a file from a
+ * run without it took variants as extra fields). The file's header must be ours,
+ * or ours followed by more columns, which our rows leave empty. */
 static int header_fits(const char *path, const char *hdr)
 {
     FILE *f = fopen(path, "r");
