@@ -343,11 +343,10 @@ static void h100_table(void)
         if (dup) continue;
         const double fl = row_us(&c, NULL, model, "graph_floor", commit, v),
                      ff = row_us(&c, NULL, model, "graph_floor_flag", commit, v);
-        /* the sibling rule is the default since cfa5caa: rows that do not turn it off borrow;
-           since d906e03 the H100 has rows of its own for 14B's plain gate|up, which only the
-           4-bit layout's SwiGLU falls back to, and such runs say so in their variant */
-        /* newer rows carry whose rows in bench_engine's tuning_rows column; older ones say it
-           in their variant, or borrowed */
+        /* whose rows: bench_engine's tuning_rows column where a row has it; older rows say it
+           in their variant (the sibling rule is the default since cfa5caa, so rows that do not
+           turn it off borrow; since d906e03 the H100 has rows of its own for 14B's plain
+           gate|up, which only the 4-bit layout's SwiGLU falls back to, and such runs say so) */
         const char *tr = get(&c, r, "tuning_rows");
         const char *rows = *tr ? tr
                            : strstr(v, "SIBLING=0") || strstr(v, "no tuning rows") ? "none (rule of thumb)"
