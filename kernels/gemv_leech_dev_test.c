@@ -384,22 +384,22 @@ static int test_default_layout_rule(void)
     const int hh = lr_tuning_lookup("leech_p14s3", 34816, 5120, th);
     lr_tuning_set_target("NVIDIA H100 PCIe", 90);
     const int gg = lr_tuning_lookup("leech_p14s3", 34816, 5120, tg), g = lr_leech_dev_default_layout(34816, 5120);
-    const char *src = lr_tuning_current_rows_device();
+    char src[96], src0[96];
+    lr_tuning_current_rows_desc(src, sizeof src);
     lr_tuning_sibling = 0;
     const int g0 = lr_leech_dev_default_layout(34816, 5120);
-    const char *src0 = lr_tuning_current_rows_device();
+    lr_tuning_current_rows_desc(src0, sizeof src0);
     lr_tuning_sibling = 1;
-    T_ASSERT(hh && gg && !memcmp(th, tg, sizeof th) && g == LR_LEECH_DEV_P14S3 && src && !strcmp(src, "NVIDIA H200"),
-             "H100 PCIe: rows %d %d, layout %d, from %s", hh, gg, g, src ? src : "(none)");
-    T_ASSERT(g0 == LR_LEECH_DEV_P14 && !src0, "H100 PCIe without the sibling rule: layout %d, from %s", g0,
-             src0 ? src0 : "(none)");
+    T_ASSERT(hh && gg && !memcmp(th, tg, sizeof th) && g == LR_LEECH_DEV_P14S3 &&
+                 !strcmp(src, "NVIDIA H200's (borrowed)"),
+             "H100 PCIe: rows %d %d, layout %d, from '%s'", hh, gg, g, src);
+    T_ASSERT(g0 == LR_LEECH_DEV_P14 && !strcmp(src0, "none (rule of thumb)"),
+             "H100 PCIe without the sibling rule: layout %d, from '%s'", g0, src0);
     /* the H100 SXM: its own gate|up row (swept there, not the H200's), the H200's down;
        without the sibling rule only the shapes it has rows for keep the 3-bit form */
     int ts[LR_TUNE_KNOBS], td[LR_TUNE_KNOBS], hd[LR_TUNE_KNOBS];
     lr_tuning_set_target("NVIDIA H100 80GB HBM3", 90);
     const int sg = lr_tuning_lookup("leech_p14s3", 34816, 5120, ts), sd = lr_tuning_lookup("leech_p14s3", 5120, 17408, td);
-    char ssrc[64]; /* the target's name lives in a buffer the next target overwrites */
-    snprintf(ssrc, sizeof ssrc, "%s", lr_tuning_current_rows_device() ? lr_tuning_current_rows_device() : "(none)");
     char sdesc[160];
     lr_tuning_current_rows_desc(sdesc, sizeof sdesc);
     lr_tuning_sibling = 0;
@@ -408,16 +408,23 @@ static int test_default_layout_rule(void)
     lr_tuning_set_target("NVIDIA H200", 90);
     const int hdd = lr_tuning_lookup("leech_p14s3", 5120, 17408, hd);
     lr_tuning_set_target(NULL, 0);
-    T_ASSERT(sg && sd && hdd && memcmp(ts, th, sizeof ts) && !memcmp(td, hd, sizeof td) &&
-                 !strcmp(ssrc, "NVIDIA H100 80GB HBM3") && sg0 == LR_LEECH_DEV_P14S3 && sd0 == LR_LEECH_DEV_P14,
-             "H100 SXM: rows %d %d %d, own %d, down the H200's %d, from %s, alone %d %d", sg, sd, hdd,
-             !!memcmp(ts, th, sizeof ts), !memcmp(td, hd, sizeof td), ssrc, sg0, sd0);
+    T_ASSERT(sg && sd && hdd && memcmp(ts, th, sizeof ts) && !memcmp(td, hd, sizeof td) && sg0 == LR_LEECH_DEV_P14S3 &&
+                 sd0 == LR_LEECH_DEV_P14,
+             "H100 SXM: rows %d %d %d, own %d, down the H200's %d, alone %d %d", sg, sd, hdd, !!memcmp(ts, th, sizeof ts),
+             !memcmp(td, hd, sizeof td), sg0, sd0);
     T_ASSERT(!strncmp(sdesc, "NVIDIA H100 80GB HBM3 (", 23) && strstr(sdesc, " + NVIDIA H200's elsewhere") &&
                  !strchr(sdesc, ','),
              "H100 SXM's rows reported as '%s'", sdesc);
-    T_ASSERT(!strcmp(lr_tuning_rows_device("NVIDIA H200", 90), "NVIDIA H200") && !lr_tuning_rows_device("", 90) &&
-                 !lr_tuning_rows_device(NULL, 90) && !lr_tuning_rows_device("NVIDIA H200", 75),
-             "rows_device");
+    /* the real table: the H200's own rows; no name, or another compute
+       capability, none */
+    char rh[96], re[96], rn[96], r75[96];
+    lr_tuning_rows_desc_in(lr_tuning_table, lr_tuning_table_n, "NVIDIA H200", 90, rh, sizeof rh);
+    lr_tuning_rows_desc_in(lr_tuning_table, lr_tuning_table_n, "", 90, re, sizeof re);
+    lr_tuning_rows_desc_in(lr_tuning_table, lr_tuning_table_n, NULL, 90, rn, sizeof rn);
+    lr_tuning_rows_desc_in(lr_tuning_table, lr_tuning_table_n, "NVIDIA H200", 75, r75, sizeof r75);
+    T_ASSERT(!strncmp(rh, "NVIDIA H200 (", 13) && strstr(rh, " rows)") && !strcmp(re, "none (rule of thumb)") &&
+                 !strcmp(rn, "none (rule of thumb)") && !strcmp(r75, "none (rule of thumb)"),
+             "the table's rows: '%s' '%s' '%s' '%s'", rh, re, rn, r75);
     /* a device with rows of its own keeps them and takes its sibling's
        only for the shapes it lacks; another compute capability borrows
        nothing */
@@ -434,24 +441,21 @@ static int test_default_layout_rule(void)
               e128 = lr_tuning_lookup_in(tab, n, "GPU E", 89, "arm", 128, 64, k5);
     T_ASSERT(b64 && k1[0] == 3 && b128 && k2[0] == 2 && d128 && k3[0] == 2 && !d256 && !e128,
              "own %d/%d, filled %d/%d, unseen %d/%d, none %d %d", b64, k1[0], b128, k2[0], d128, k3[0], d256, e128);
-    T_ASSERT(!strcmp(lr_tuning_rows_device_in(tab, n, "GPU B x", 90), "GPU B x") &&
-                 !strcmp(lr_tuning_rows_device_in(tab, n, "GPU D", 90), "GPU A") &&
-                 !strcmp(lr_tuning_rows_device_in(tab, n, "GPU E", 89), "GPU C") &&
-                 !lr_tuning_rows_device_in(tab, n, "GPU F", 75),
-             "rows_device_in");
     /* the report of whose rows: own (counted), filled by the sibling, borrowed, none */
-    char dB[96], dD[96], dF[96], dB0[96], dC[96];
+    char dB[96], dD[96], dF[96], dB0[96], dC[96], dE[96];
     lr_tuning_rows_desc_in(tab, n, "GPU B x", 90, dB, sizeof dB);
     lr_tuning_rows_desc_in(tab, n, "GPU D", 90, dD, sizeof dD);
     lr_tuning_rows_desc_in(tab, n, "GPU F", 75, dF, sizeof dF);
     lr_tuning_rows_desc_in(tab, n, "GPU C", 89, dC, sizeof dC);
+    lr_tuning_rows_desc_in(tab, n, "GPU E", 89, dE, sizeof dE);
     lr_tuning_sibling = 0;
     lr_tuning_rows_desc_in(tab, n, "GPU B x", 90, dB0, sizeof dB0);
     const int b128_off = lr_tuning_lookup_in(tab, n, "GPU B x", 90, "arm", 128, 64, k2);
     lr_tuning_sibling = 1;
     T_ASSERT(!strcmp(dB, "GPU B (1 row) + GPU A's elsewhere") && !strcmp(dD, "GPU A's (borrowed)") &&
-                 !strcmp(dF, "none (rule of thumb)") && !strcmp(dC, "GPU C (1 row)") && !strcmp(dB0, "GPU B (1 row)"),
-             "rows_desc_in: '%s' '%s' '%s' '%s' '%s'", dB, dD, dF, dC, dB0);
+                 !strcmp(dF, "none (rule of thumb)") && !strcmp(dC, "GPU C (1 row)") && !strcmp(dB0, "GPU B (1 row)") &&
+                 !strcmp(dE, "GPU C's (borrowed)"),
+             "rows_desc_in: '%s' '%s' '%s' '%s' '%s' '%s'", dB, dD, dF, dC, dB0, dE);
     T_ASSERT(!b128_off, "the sibling lent a row with the rule off");
     /* LEECHRT_TUNE_SIBLING: 0 and 1; garbage refused naming it, unchanged */
     static const char *bad[] = { "", "2", "-1", "on", "1x", "0.5" };

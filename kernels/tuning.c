@@ -32,14 +32,6 @@ static const char *sibling_in(const lr_tuning_row *tab, int n, const char *name,
     return NULL;
 }
 
-const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc)
-{
-    if (!name || !name[0]) return NULL;
-    for (int i = 0; i < n; i++)
-        if (row_of_device(&tab[i], name, cc)) return name;
-    return lr_tuning_sibling ? sibling_in(tab, n, name, cc) : NULL;
-}
-
 int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int cc, const char *arm, int rows, int cols,
                         int knobs[LR_TUNE_KNOBS])
 {
@@ -75,11 +67,6 @@ void lr_tuning_rows_desc_in(const lr_tuning_row *tab, int n, const char *name, i
     else snprintf(buf, len, "none (rule of thumb)");
 }
 
-const char *lr_tuning_rows_device(const char *name, int cc)
-{
-    return lr_tuning_rows_device_in(lr_tuning_table, lr_tuning_table_n, name, cc);
-}
-
 /* The target, where one is set, comes ahead of the initialized device: a
  * test that asks for the H200's rows gets them on whatever card it runs on
  * (before, only while no test case had initialized the device yet, so such
@@ -102,11 +89,6 @@ static int current_cc(void)
 void lr_tuning_current_rows_desc(char *buf, size_t len)
 {
     lr_tuning_rows_desc_in(lr_tuning_table, lr_tuning_table_n, lr_tuning_current_device(), current_cc(), buf, len);
-}
-
-const char *lr_tuning_current_rows_device(void)
-{
-    return lr_tuning_rows_device(lr_tuning_current_device(), current_cc());
 }
 
 int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOBS])

@@ -31,20 +31,13 @@ int lr_tuning_lookup(const char *arm, int rows, int cols, int knobs[LR_TUNE_KNOB
 /* The same over a given table (tests). */
 int lr_tuning_lookup_in(const lr_tuning_row *tab, int n, const char *name, int cc, const char *arm, int rows, int cols,
                         int knobs[LR_TUNE_KNOBS]);
-/* Whose rows a device (name, cc) mainly gets, for reports: name itself when
- * the table has rows for it (its sibling's still fill the shapes it lacks);
- * else its sibling (with lr_tuning_sibling on); else NULL. */
-const char *lr_tuning_rows_device(const char *name, int cc);
-const char *lr_tuning_rows_device_in(const lr_tuning_row *tab, int n, const char *name, int cc);
 /* For reports (bench_engine's tuning_rows column; no commas): "DEV (K rows)" when
  * the device has rows of its own, "+ SIB's elsewhere" after it while its sibling
  * fills the other shapes, "SIB's (borrowed)" with none of its own, else
  * "none (rule of thumb)". Overrides (LEECHRT_TUNE) are not counted. */
 void lr_tuning_rows_desc_in(const lr_tuning_row *tab, int n, const char *name, int cc, char *buf, size_t len);
+/* The same for the current device, or the target while one is set. */
 void lr_tuning_current_rows_desc(char *buf, size_t len);
-/* The same for the current device (or the target). Where that is the target's own name,
- * the pointer is into the target's buffer: the next lr_tuning_set_target overwrites it. */
-const char *lr_tuning_current_rows_device(void);
 /* The target's name while one is set, else the current device's ("" when neither is;
  * the target's lives in a buffer the next lr_tuning_set_target overwrites). */
 const char *lr_tuning_current_device(void);
