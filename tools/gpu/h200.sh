@@ -87,6 +87,20 @@ engine_model() {
   M=/tmp/engine_$1$sfx.lrt
   [ -f "$M" ] || "$B/bin/gen_synthetic" -c "$1" --residual "$2" -o "$M" >/dev/null || exit 1
 }
+# bench_engine -n 64 on each model of the list $2 (all checked first: exit 2 on one the
+# synthetic models lack) in residual form $3, rows appended to CSV $4, output logged to
+# $OUT/$5_MODEL[_rotated].log; the rest are bench_engine's flags ($1: who asks)
+bench_models() {
+  local who=$1 models=$2 res=$3 csv=$4 log=$5 m
+  shift 5
+  for m in ${models//,/ }; do
+    known_model "$who" "$m"
+  done
+  for m in ${models//,/ }; do
+    engine_model "$m" "$res"
+    "$B/bin/bench_engine" -m "$M" -n 64 --csv "$csv" "$@" 2>&1 | tee -a "$OUT/${log}_$m$sfx.log" | grep -E 'tok/s'
+  done
+}
 case $cmd in
   build)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
@@ -122,18 +136,11 @@ case $cmd in
     # /tmp), bench_engine -n 64 at the layouts, every row appended to $OUT/h200_engine.csv
     # (for bench/results/h200_engine.csv). 8B ~60 s, 14B ~80 s, 32B ~200 s with two layouts.
     models=${1:-4B,8B,14B,32B} layouts=${2:-default,planes14s} residuals=${3:-rotated}
-    for m in ${models//,/ }; do
-      known_model engine "$m"
-    done
     for r in ${residuals//,/ }; do
       known_residual engine "$r"
     done
     for r in ${residuals//,/ }; do
-      for m in ${models//,/ }; do
-        engine_model "$m" "$r"
-        "$B/bin/bench_engine" -m "$M" -n 64 --layout "$layouts" --csv "$OUT/h200_engine.csv" 2>&1 |
-          tee -a "$OUT/engine_$m$sfx.log" | grep -E 'tok/s'
-      done
+      bench_models engine "$models" "$r" "$OUT/h200_engine.csv" engine --layout "$layouts"
     done ;;
   timeline)
     m=${1:-14B} r=${2:-rotated}
@@ -154,16 +161,8 @@ case $cmd in
   l2w)
     # whether down's L2 prefetch share rule pays on this card (on by default on the H100 SXM
     # only, lr_gemv_p14s_l2w_device_defaults): off, on, off, on in one process (~230 s for 14B)
-    models=${1:-14B}
-    for m in ${models//,/ }; do
-      known_model l2w "$m"
-    done
-    for m in ${models//,/ }; do
-      engine_model "$m" rotated
-      "$B/bin/bench_engine" -m "$M" -n 64 --layout default --csv "$OUT/engine_variants.csv" \
-        --env LEECHRT_GEMV_L2W=0,4096,0,4096 --env LEECHRT_GEMV_L2W_SHARE=40 2>&1 |
-        tee -a "$OUT/l2w_$m.log" | grep -E 'tok/s'
-    done ;;
+    bench_models l2w "${1:-14B}" rotated "$OUT/engine_variants.csv" l2w --layout default \
+      --env LEECHRT_GEMV_L2W=0,4096,0,4096 --env LEECHRT_GEMV_L2W_SHARE=40 ;;
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
