@@ -178,7 +178,9 @@ static int run(const char *path, const char *label, const char *arm, int layout,
         }
         if (!rc && g_tl.f) {
             char vq[1200] = "";
-            if (vc[0]) snprintf(vq, sizeof vq, "%s", vc + 1); /* (vc: ,"NAME=V") */
+            /* the timeline's variant column alone (variant: ,"NAME=V"; vc also carries
+               tuning_rows, which the timeline CSVs do not have) */
+            if (variant[0]) snprintf(vq, sizeof vq, "%s", variant + 1);
             if ((rc = timeline(e, arm, label, vq, gus, csv, vc))) {
                 printf("  timeline: not measured: %s\n", lr_errmsg());
                 lr_clear_error(), rc = 0;
