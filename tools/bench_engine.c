@@ -177,10 +177,9 @@ static int run(const char *path, const char *label, const char *arm, int layout,
             lr_csv_row(csv, "%s,%s,graph_logits,,,,%.1f,,,,%s", arm, label, gus2, vc);
         }
         if (!rc && g_tl.f) {
-            char vq[1200] = "";
             /* the timeline's variant column alone (variant: ,"NAME=V"; vc also carries
                tuning_rows, which the timeline CSVs do not have) */
-            if (variant[0]) snprintf(vq, sizeof vq, "%s", variant + 1);
+            const char *vq = variant[0] ? variant + 1 : "";
             if ((rc = timeline(e, arm, label, vq, gus, csv, vc))) {
                 printf("  timeline: not measured: %s\n", lr_errmsg());
                 lr_clear_error(), rc = 0;
