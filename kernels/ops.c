@@ -101,6 +101,7 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
             lr_jit_spec_set(s, "threads", !strcmp(op, "op_rope_kv") ? (head_dim > 128 ? head_dim : 128) : t[i].threads);
             if (!strcmp(op, "op_attention")) lr_jit_spec_set(s, "head_dim", head_dim);
             if (!strcmp(op, "op_head_int8g_mma")) {
+                lr_jit_spec_set(s, "threads", lr_op_head_mma_threads(head_dim));
                 lr_jit_spec_set(s, "hidden", head_dim);
                 if (lr_op_head_mma > 1) lr_jit_spec_set(s, "rb", lr_op_head_mma);
             }
@@ -122,6 +123,18 @@ int lr_op_head_unroll = 1;
 int lr_op_head_mma = 1; /* 226-229 us of the 14B step against 259 for the scalar head (h200_engine_variants.csv) */
 
 int lr_op_head_mma_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 4, &lr_op_head_mma); }
+
+int lr_op_head_warps = 8;
+
+int lr_op_head_warps_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 32, &lr_op_head_warps); }
+
+unsigned lr_op_head_mma_threads(int hidden)
+{
+    /* 0: as many warps as the row has 512-column chunks (one each, loaded at once), at most 32 */
+    const int chunks = (hidden / 64 + 7) / 8;
+    const int w = lr_op_head_warps ? lr_op_head_warps : chunks < 1 ? 1 : chunks > 32 ? 32 : chunks;
+    return 32u * (unsigned)w;
+}
 
 /* 16 warps x 4 positions: a 64-position context in one round trip. 1024 was
  * the default until the GEMVs shrank; at 512 the q|k|v GEMV costs the chain

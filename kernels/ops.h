@@ -97,6 +97,16 @@ unsigned lr_op_head_rows_per_cta(void);
  * unchanged; NULL: unchanged. */
 extern int lr_op_head_mma;
 int lr_op_head_mma_set(const char *what, const char *s);
+/* Warps of op_head_int8g_mma's CTA, which split the row's 64-column groups
+ * (each warp loads its groups in chunks of 8, a chunk's 16 bytes per lane
+ * and row all in flight at once): N = 1..32 warps, or 0 for one chunk per
+ * warp (ceil(hidden / 512) warps, at most 32). Default 8.
+ * LEECHRT_HEAD_WARPS through lr_op_head_warps_set (anything but 0..32 is
+ * LR_EINVAL naming `what`, unchanged; NULL: unchanged). */
+extern int lr_op_head_warps;
+int lr_op_head_warps_set(const char *what, const char *s);
+/* op_head_int8g_mma's threads for this hidden width at lr_op_head_warps. */
+unsigned lr_op_head_mma_threads(int hidden);
 /* op_head_int8g_mma's rows per CTA with `blocks` row blocks (16 each). */
 unsigned lr_op_head_mma_rows_per_cta(int blocks);
 

@@ -284,15 +284,21 @@ static int head_case(int vocab, int hidden)
     }
     lr_op_head_unroll = 1;
     /* the tensor-core head on the same table and x (its reference takes
-       f16(x) in the weights' dot), 1, 2 and 3 row blocks per CTA */
-    const int keep = lr_op_head_mma;
-    for (int rb = 1; rb <= 3 && rc == T_PASS; rb++) {
-        lr_op_head_mma = rb;
-        const unsigned per = lr_op_head_mma_rows_per_cta(rb);
-        rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a, geom((vocab + per - 1) / per, 256), 1e-5);
-        if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma rb %d\n", vocab, hidden, rb);
-    }
-    lr_op_head_mma = keep;
+       f16(x) in the weights' dot), 1, 2 and 3 row blocks per CTA, with 8
+       warps, one chunk per warp (0) and 3 warps (groups left over) */
+    const int keep = lr_op_head_mma, keep_w = lr_op_head_warps;
+    const int warps[] = { 8, 0, 3 };
+    for (int wi = 0; wi < 3 && rc == T_PASS; wi++)
+        for (int rb = 1; rb <= 3 && rc == T_PASS; rb++) {
+            lr_op_head_mma = rb, lr_op_head_warps = warps[wi];
+            const unsigned per = lr_op_head_mma_rows_per_cta(rb);
+            rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a,
+                     geom((vocab + per - 1) / per, lr_op_head_mma_threads(hidden)), 1e-5);
+            if (rc != T_PASS)
+                fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma rb %d warps %d\n", vocab, hidden, rb,
+                        warps[wi]);
+        }
+    lr_op_head_mma = keep, lr_op_head_warps = keep_w;
     free(q); free(sb); free(x); free(lg);
     return rc;
 }
@@ -462,6 +468,35 @@ static int test_head_mma_setting(void)
     return T_PASS;
 }
 
+/* LEECHRT_HEAD_WARPS's parse (0..32, garbage refused naming the setting,
+ * unchanged) and the CTA it makes: 8 warps by default, one warp per
+ * 512-column chunk at 0 (5120: 10, 2624: 6, 192: 1). No GPU needed. */
+static int test_head_warps_setting(void)
+{
+    const int keep = lr_op_head_warps;
+    T_ASSERT(keep == 8 && lr_op_head_mma_threads(5120) == 256, "default %d warps, %u threads", keep,
+             lr_op_head_mma_threads(5120));
+    static const char *bad[] = { "", "33", "-1", "many", "8x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_ASSERT(lr_op_head_warps_set("LEECHRT_HEAD_WARPS", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
+        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_HEAD_WARPS") && lr_op_head_warps == 8, "'%s': %s", bad[i], lr_errmsg());
+    }
+    T_OK(lr_op_head_warps_set("X", NULL));
+    T_OK(lr_op_head_warps_set("X", "0"));
+    T_ASSERT(lr_op_head_mma_threads(5120) == 320 && lr_op_head_mma_threads(2624) == 192 &&
+                 lr_op_head_mma_threads(192) == 32 && lr_op_head_mma_threads(65536) == 1024,
+             "auto: %u %u %u %u", lr_op_head_mma_threads(5120), lr_op_head_mma_threads(2624),
+             lr_op_head_mma_threads(192), lr_op_head_mma_threads(65536));
+    lr_jit_spec s;
+    lr_op_spec(&s, "op_head_int8g_mma", 5120);
+    T_ASSERT(spec_param(&s, "threads") == 320, "spec threads %lld", spec_param(&s, "threads"));
+    T_OK(lr_op_head_warps_set("X", "3"));
+    T_ASSERT(lr_op_head_mma_threads(5120) == 96, "3 warps: %u threads", lr_op_head_mma_threads(5120));
+    lr_op_head_warps = keep;
+    lr_clear_error();
+    return T_PASS;
+}
+
 /* The two heads' references agree but for x's f16 rounding in the weights'
  * dot (relative to the row's magnitude, well under 1e-3), and are equal when
  * x is already f16. No GPU needed. */
@@ -500,6 +535,6 @@ static int test_head_mma_reference(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
+T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_warps_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
        T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention),
        T_CASE(test_att_threads_setting))

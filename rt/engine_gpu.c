@@ -113,6 +113,7 @@ typedef struct gpu_engine {
                               (o, down) themselves (lr_leech_engine_ends) */
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
+    unsigned head_threads; /* f_head's CTA */
     CUstream s;
     CUgraphExec graph;     /* the step, copying the logits to host_logits */
     CUgraphExec graph_greedy; /* the step, copying only the argmax slot to h_io[4..5] */
@@ -578,7 +579,7 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
     const unsigned head_rows = e->head_mma ? lr_op_head_mma_rows_per_cta(e->head_mma) : lr_op_head_rows_per_cta();
-    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), 256, a, count))) return rc;
+    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), e->head_threads, a, count))) return rc;
     if (!e->greedy) return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
     /* Greedy: 8 bytes (the argmax slot) leave the device instead of the vocab's logits (608 KB
      * at 14B) and the host scans nothing. */
@@ -617,12 +618,13 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
+    static int saved, head_unroll, head_mma, head_warps, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
         sibling, l2w_mask;
     /* (not the L2W KB and share: each open sets them to its device's defaults) */
     if (!saved) {
         sibling = lr_tuning_sibling, l2w_mask = lr_gemv_p14s_l2w_mask;
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
+        head_warps = lr_op_head_warps;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
         saved = 1;
@@ -630,6 +632,7 @@ static void settings_to_defaults(void)
     }
     lr_tuning_sibling = sibling, lr_gemv_p14s_l2w_mask = l2w_mask;
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
+    lr_op_head_warps = head_warps;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
 }
@@ -684,6 +687,7 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     if (!rc) rc = lr_tuning_sibling_set("GPU engine: LEECHRT_TUNE_SIBLING", getenv("LEECHRT_TUNE_SIBLING"));
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
+    if (!rc) rc = lr_op_head_warps_set("GPU engine: LEECHRT_HEAD_WARPS", getenv("LEECHRT_HEAD_WARPS"));
     /* RoPE's angles from a host table per step (1, default) or f64 math in
        every layer's kernel (0, for comparisons) */
     e->rope_table = 1;
@@ -748,6 +752,7 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
                      "(the model has %u)", c->n_heads);
     if (e->att_long_from >= e->base.max_context) e->att_long_from = 0;
     e->head_mma = lr_op_head_mma;
+    e->head_threads = e->head_mma ? lr_op_head_mma_threads((int)c->hidden) : 256;
     e->q_dim = (int)(c->n_heads * c->head_dim);
     e->kv_dim = (int)(c->n_kv_heads * c->head_dim);
     if (c->head_dim % 32 || c->head_dim > 1024 || c->hidden % 64)

@@ -5,8 +5,8 @@
 // of a row pair through L1 (Nsight Compute: L1/TEX 97.6% busy, 66-69% of its
 // bytes' bound); here a warp takes 16 rows and x enters as the mma's B
 // fragment, 32 bytes of f16 per lane per 512 columns, 1/8 of the weights'.
-// A CTA takes 16 rows; its 8 warps split the groups (warp w: groups
-// [w GPW, (w + 1) GPW), GPW = ceil(NG / 8)) in chunks of up to 8 and add
+// A CTA takes 16 rows; its warps split the groups (warp w: groups
+// [w GPW, (w + 1) GPW), GPW = ceil(NG / warps)) in chunks of up to 8 and add
 // their partial rows through shared memory in warp order (the same logits
 // every run). Why so small a unit: with whole rows per warp (80 KB at 14B)
 // the last of ~4.5 units per warp set the kernel's end (246 us against the
@@ -23,9 +23,12 @@
 // 2q + 1 of rows g, g + 8 once per chunk.
 // LR_RB row blocks of 16 per CTA (default 1): a warp's x fragment and group
 // sums of a chunk serve all of them.
-// Specialization: LR_THREADS (8 warps), LR_HIDDEN (columns, a multiple of 64),
-// LR_RB.
+// Specialization: LR_THREADS (whole warps; 8 the default, one per 512-column
+// chunk where all of a warp's groups are in flight at once: kernels/ops.h
+// lr_op_head_warps), LR_HIDDEN (columns, a multiple of 64), LR_RB.
 // @spec op_head_int8g_mma threads=256 hidden=5120
+// @spec op_head_int8g_mma threads=320 hidden=5120
+// @spec op_head_int8g_mma threads=160 hidden=2560
 // @spec op_head_int8g_mma threads=256 hidden=2624 rb=2
 // @spec op_head_int8g_mma threads=256 hidden=192 rb=3
 #include "gemv_leech.cuh"
@@ -37,8 +40,8 @@
 #define WARPS (LR_THREADS / 32)
 #define GPW ((NG + WARPS - 1) / WARPS) // groups per warp
 #define NCW ((GPW + 7) / 8)            // chunks per warp
-#if LR_HIDDEN % 64 || LR_THREADS != 256
-#error "op_head_int8g_mma: hidden a multiple of 64, 8 warps"
+#if LR_HIDDEN % 64 || LR_THREADS % 32 || LR_THREADS > 1024
+#error "op_head_int8g_mma: hidden a multiple of 64, whole warps"
 #endif
 
 // Four int8 weights (one word) as two half2 of the exact values.
