@@ -370,6 +370,19 @@ static int test_gate_swiglu_off(void)
     return rc;
 }
 
+/* The tensor-core head's CTA at one warp per 512-column chunk
+ * (LEECHRT_HEAD_WARPS=0; tiny: one warp) and at 3 warps: the same gate;
+ * garbage in the setting is refused by name. */
+static int test_gate_head_warps(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_HEAD_WARPS", "0", 1);
+    int rc = gate("tiny", 0, 64, 2e-2);
+    setenv("LEECHRT_HEAD_WARPS", "3", 1);
+    if (rc == T_PASS) rc = gate("tiny", 0, 64, 2e-2);
+    return refused_then_unset(rc, "LEECHRT_HEAD_WARPS", "33");
+}
+
 /* LEECHRT_XROT=3: o and down rotate their input in their Planes14S GEMV's
  * prologue (no rotation launch): the same gate, every such projection
  * taking it; garbage in the setting is refused by name. */
@@ -771,7 +784,7 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_head_warps), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
        T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_l2w), T_CASE(test_gate_rotated_residual),
        T_CASE(test_gate_rotated_everywhere),
        T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))
