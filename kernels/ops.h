@@ -100,7 +100,8 @@ int lr_op_head_mma_set(const char *what, const char *s);
 /* Warps of op_head_int8g_mma's CTA, which split the row's 64-column groups
  * (each warp loads its groups in chunks of 8, a chunk's 16 bytes per lane
  * and row all in flight at once): N = 1..32 warps, or 0 for one chunk per
- * warp (ceil(hidden / 512) warps, at most 32). Default 8.
+ * warp (ceil(hidden / 512) warps, at most 32). Default 8: 0 measured the same on
+ * the H100, where the head runs at the byte bound (docs/engine.md); the H200 is untried.
  * LEECHRT_HEAD_WARPS through lr_op_head_warps_set (anything but 0..32 is
  * LR_EINVAL naming `what`, unchanged; NULL: unchanged). */
 extern int lr_op_head_warps;
