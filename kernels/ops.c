@@ -104,7 +104,6 @@ void lr_op_spec(lr_jit_spec *s, const char *op, int head_dim)
                 lr_jit_spec_set(s, "threads", lr_op_head_mma_threads(head_dim));
                 lr_jit_spec_set(s, "hidden", head_dim);
                 if (lr_op_head_mma > 1) lr_jit_spec_set(s, "rb", lr_op_head_mma);
-                if (lr_op_head_pers_on(head_dim)) lr_jit_spec_set(s, "pers", 1);
             }
             if (!strcmp(op, "op_rope_attention")) {
                 lr_op_rope_attention_spec(s, head_dim, (int)lr_op_rope_attention_threads(head_dim), lr_op_att_splits);
@@ -131,32 +130,10 @@ int lr_op_head_warps_set(const char *what, const char *s) { return lr_setting_in
 
 unsigned lr_op_head_mma_threads(int hidden)
 {
-    /* 0 (and the persistent head): as many warps as the row has 512-column chunks (one each,
-       loaded at once), at most 32 */
+    /* 0: as many warps as the row has 512-column chunks (one each, loaded at once), at most 32 */
     const int chunks = (hidden / 64 + 7) / 8;
-    const int w = lr_op_head_warps && !lr_op_head_pers_on(hidden) ? lr_op_head_warps
-                  : chunks < 1                                      ? 1
-                  : chunks > 32                                     ? 32
-                                                                    : chunks;
+    const int w = lr_op_head_warps ? lr_op_head_warps : chunks < 1 ? 1 : chunks > 32 ? 32 : chunks;
     return 32u * (unsigned)w;
-}
-
-int lr_op_head_pers = 0;
-
-int lr_op_head_pers_set(const char *what, const char *s) { return lr_setting_int(what, s, 0, 1, &lr_op_head_pers); }
-
-int lr_op_head_pers_on(int hidden) { return lr_op_head_pers && lr_op_head_mma == 1 && hidden <= 32 * 512; }
-
-unsigned lr_op_head_pers_grid(int vocab, int sm_count, int regs, int threads)
-{
-    /* registers are allotted per warp in units of 256; 64 K per SM, 64 warps, 32 CTAs */
-    const int warps = (threads + 31) / 32, per_warp = (regs * 32 + 255) / 256 * 256;
-    int per_sm = per_warp > 0 ? 65536 / (warps * per_warp) : 1;
-    if (per_sm > 64 / warps) per_sm = 64 / warps;
-    if (per_sm > 32) per_sm = 32;
-    if (per_sm < 1) per_sm = 1;
-    const unsigned blocks = (unsigned)(vocab + 15) / 16, grid = (unsigned)(sm_count > 0 ? sm_count : 1) * (unsigned)per_sm;
-    return grid < blocks ? grid : blocks;
 }
 
 /* 16 warps x 4 positions: a 64-position context in one round trip. 1024 was

@@ -108,20 +108,6 @@ extern int lr_op_head_warps;
 int lr_op_head_warps_set(const char *what, const char *s);
 /* op_head_int8g_mma's threads for this hidden width at lr_op_head_warps. */
 unsigned lr_op_head_mma_threads(int hidden);
-/* The persistent tensor-core head (spec pers=1): a grid of the CTAs the SMs
- * hold at once walks the row blocks, each warp's next block in flight while
- * it multiplies the current one, x loaded once per CTA. Only with one row
- * block per CTA (lr_op_head_mma 1) and hidden <= 16384; its warps are one
- * per 512-column chunk whatever lr_op_head_warps says. Default 0 (off);
- * LEECHRT_HEAD_PERSIST (0 or 1) through lr_op_head_pers_set (garbage
- * LR_EINVAL naming `what`, unchanged; NULL: unchanged). */
-extern int lr_op_head_pers;
-int lr_op_head_pers_set(const char *what, const char *s);
-/* 1 when the head for this width is the persistent one. */
-int lr_op_head_pers_on(int hidden);
-/* Its grid: the CTAs of `threads` at `regs` registers that sm_count SMs hold
- * at once, at most one per row block of 16. */
-unsigned lr_op_head_pers_grid(int vocab, int sm_count, int regs, int threads);
 /* op_head_int8g_mma's rows per CTA with `blocks` row blocks (16 each). */
 unsigned lr_op_head_mma_rows_per_cta(int blocks);
 

@@ -298,16 +298,6 @@ static int head_case(int vocab, int hidden)
                 fprintf(stderr, "    vocab %d hidden %d: op_head_int8g_mma rb %d warps %d\n", vocab, hidden, rb,
                         warps[wi]);
         }
-    /* the persistent head: a grid of 7 CTAs (blocks left over on some) and
-       the one the engine would take at 168 registers */
-    lr_op_head_mma = 1, lr_op_head_pers = 1;
-    const unsigned pt = lr_op_head_mma_threads(hidden);
-    const unsigned pg[] = { 7, lr_op_head_pers_grid(vocab, lr_cu_device()->sm_count, 168, (int)pt) };
-    for (int i = 0; i < 2 && rc == T_PASS; i++) {
-        rc = run(&lr_op_head_mma_desc, "op_head_int8g_mma", hidden, a, geom(pg[i], pt), 1e-5);
-        if (rc != T_PASS) fprintf(stderr, "    vocab %d hidden %d: persistent head, grid %u\n", vocab, hidden, pg[i]);
-    }
-    lr_op_head_pers = 0;
     lr_op_head_mma = keep, lr_op_head_warps = keep_w;
     free(q); free(sb); free(x); free(lg);
     return rc;
@@ -507,48 +497,6 @@ static int test_head_warps_setting(void)
     return T_PASS;
 }
 
-/* LEECHRT_HEAD_PERSIST's parse (0, 1; garbage refused naming it, unchanged),
- * when it applies (one row block, hidden <= 16384), its spec (pers=1, one
- * warp per chunk whatever LEECHRT_HEAD_WARPS says) and its grid (the CTAs
- * the SMs hold by registers, warps and the 32-CTA cap; at most the row
- * blocks). No GPU needed. */
-static int test_head_pers_setting(void)
-{
-    const int keep = lr_op_head_pers, keep_mma = lr_op_head_mma, keep_w = lr_op_head_warps;
-    T_ASSERT(keep == 0 && !lr_op_head_pers_on(5120), "default %d", keep);
-    static const char *bad[] = { "", "2", "-1", "on", "1x" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        T_ASSERT(lr_op_head_pers_set("LEECHRT_HEAD_PERSIST", bad[i]) == LR_EINVAL, "'%s' accepted", bad[i]);
-        T_ASSERT(strstr(lr_errmsg(), "LEECHRT_HEAD_PERSIST") && lr_op_head_pers == 0, "'%s': %s", bad[i], lr_errmsg());
-    }
-    T_OK(lr_op_head_pers_set("X", "1"));
-    lr_op_head_warps = 3;
-    T_ASSERT(lr_op_head_pers_on(5120) && lr_op_head_pers_on(16384) && !lr_op_head_pers_on(16448),
-             "applies to 5120 %d 16384 %d 16448 %d", lr_op_head_pers_on(5120), lr_op_head_pers_on(16384),
-             lr_op_head_pers_on(16448));
-    T_ASSERT(lr_op_head_mma_threads(5120) == 320 && lr_op_head_mma_threads(2560) == 160,
-             "persistent threads %u %u", lr_op_head_mma_threads(5120), lr_op_head_mma_threads(2560));
-    lr_jit_spec s;
-    lr_op_spec(&s, "op_head_int8g_mma", 5120);
-    T_ASSERT(spec_param(&s, "pers") == 1 && spec_param(&s, "threads") == 320, "spec pers %lld threads %lld",
-             spec_param(&s, "pers"), spec_param(&s, "threads"));
-    lr_op_head_mma = 2;
-    lr_op_spec(&s, "op_head_int8g_mma", 5120);
-    T_ASSERT(!lr_op_head_pers_on(5120) && spec_param(&s, "pers") == -1 && spec_param(&s, "threads") == 96,
-             "with 2 row blocks: pers %lld threads %lld", spec_param(&s, "pers"), spec_param(&s, "threads"));
-    lr_op_head_mma = keep_mma, lr_op_head_warps = keep_w;
-    /* 168 registers: 10 warps take 53,760 of 65,536 (one CTA per SM), 5 warps two */
-    T_ASSERT(lr_op_head_pers_grid(151936, 132, 168, 320) == 132, "%u", lr_op_head_pers_grid(151936, 132, 168, 320));
-    T_ASSERT(lr_op_head_pers_grid(151936, 132, 168, 160) == 264, "%u", lr_op_head_pers_grid(151936, 132, 168, 160));
-    T_ASSERT(lr_op_head_pers_grid(100, 132, 168, 320) == 7, "%u", lr_op_head_pers_grid(100, 132, 168, 320));
-    T_ASSERT(lr_op_head_pers_grid(151936, 2, 32, 32) == 64, "%u", lr_op_head_pers_grid(151936, 2, 32, 32));
-    T_ASSERT(lr_op_head_pers_grid(151936, 1, 64, 1024) == 1, "%u", lr_op_head_pers_grid(151936, 1, 64, 1024));
-    T_ASSERT(lr_op_head_pers_grid(151936, 1, 255, 1024) == 1, "%u", lr_op_head_pers_grid(151936, 1, 255, 1024));
-    lr_op_head_pers = keep;
-    lr_clear_error();
-    return T_PASS;
-}
-
 /* The two heads' references agree but for x's f16 rounding in the weights'
  * dot (relative to the row's magnitude, well under 1e-3), and are equal when
  * x is already f16. No GPU needed. */
@@ -587,6 +535,6 @@ static int test_head_mma_reference(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_warps_setting), T_CASE(test_head_pers_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
+T_MAIN(T_CASE(test_head_unroll_setting), T_CASE(test_head_mma_setting), T_CASE(test_head_warps_setting), T_CASE(test_head_mma_reference), T_CASE(test_embed), T_CASE(test_add_rmsnorm), T_CASE(test_rope_kv), T_CASE(test_attention),
        T_CASE(test_silu_mul), T_CASE(test_head), T_CASE(test_argmax), T_CASE(test_rope_attention),
        T_CASE(test_att_threads_setting))

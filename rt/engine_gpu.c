@@ -114,7 +114,6 @@ typedef struct gpu_engine {
     CUfunction f_embed, f_norm, f_rope, f_att, f_rope_att, f_silu, f_head, f_argmax;
     int head_mma;          /* f_head is op_head_int8g_mma with this many row blocks per CTA; 0: op_head_int8g */
     unsigned head_threads; /* f_head's CTA */
-    unsigned head_grid;    /* and grid (the persistent head's: what the SMs hold at once) */
     CUstream s;
     CUgraphExec graph;     /* the step, copying the logits to host_logits */
     CUgraphExec graph_greedy; /* the step, copying only the argmax slot to h_io[4..5] */
@@ -579,7 +578,8 @@ static int enqueue_step(gpu_engine *e, int hooks, int *count)
     if (hooks && (rc = layer_hook(e, (int)c->n_layers, 0))) return rc;
     int vocab = (int)c->vocab;
     void *a[] = { &e->head_q, &e->head_sb, &e->xn, &e->logits, &vocab, &hidden };
-    if ((rc = L1(e, e->f_head, e->head_grid, e->head_threads, a, count))) return rc;
+    const unsigned head_rows = e->head_mma ? lr_op_head_mma_rows_per_cta(e->head_mma) : lr_op_head_rows_per_cta();
+    if ((rc = L1(e, e->f_head, cdiv((unsigned)vocab, head_rows), e->head_threads, a, count))) return rc;
     if (!e->greedy) return on(e) ? lr_cu_d2h_async(e->host_logits, e->logits, (size_t)vocab * 4, e->s) : LR_OK;
     /* Greedy: 8 bytes (the argmax slot) leave the device instead of the vocab's logits (608 KB
      * at 14B) and the host scans nothing. */
@@ -618,13 +618,13 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, head_warps, head_pers, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
+    static int saved, head_unroll, head_mma, head_warps, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
         sibling, l2w_mask;
     /* (not the L2W KB and share: each open sets them to its device's defaults) */
     if (!saved) {
         sibling = lr_tuning_sibling, l2w_mask = lr_gemv_p14s_l2w_mask;
         head_unroll = lr_op_head_unroll, head_mma = lr_op_head_mma, att_threads = lr_op_att_threads;
-        head_warps = lr_op_head_warps, head_pers = lr_op_head_pers;
+        head_warps = lr_op_head_warps;
         att_splits = lr_op_att_splits, early = lr_gemv_p14s_early, side = lr_gemv_p14s_side, i8 = lr_gemv_p14s_i8;
         c3 = lr_gemv_p14s_c3, rot_unroll = lr_rot_unroll_max, late = lr_gemv_p14s_late, late_n = lr_gemv_p14s_late_n;
         saved = 1;
@@ -632,7 +632,7 @@ static void settings_to_defaults(void)
     }
     lr_tuning_sibling = sibling, lr_gemv_p14s_l2w_mask = l2w_mask;
     lr_op_head_unroll = head_unroll, lr_op_head_mma = head_mma, lr_op_att_threads = att_threads;
-    lr_op_head_warps = head_warps, lr_op_head_pers = head_pers;
+    lr_op_head_warps = head_warps;
     lr_op_att_splits = att_splits, lr_gemv_p14s_early = early, lr_gemv_p14s_side = side, lr_gemv_p14s_i8 = i8;
     lr_gemv_p14s_c3 = c3, lr_rot_unroll_max = rot_unroll, lr_gemv_p14s_late = late, lr_gemv_p14s_late_n = late_n;
 }
@@ -688,10 +688,6 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     /* the head on tensor cores or the scalar one (kernels/ops.h) */
     if (!rc) rc = lr_op_head_mma_set("GPU engine: LEECHRT_HEAD_MMA", getenv("LEECHRT_HEAD_MMA"));
     if (!rc) rc = lr_op_head_warps_set("GPU engine: LEECHRT_HEAD_WARPS", getenv("LEECHRT_HEAD_WARPS"));
-    if (!rc) rc = lr_op_head_pers_set("GPU engine: LEECHRT_HEAD_PERSIST", getenv("LEECHRT_HEAD_PERSIST"));
-    if (!rc && lr_op_head_pers && (lr_op_head_mma != 1 || c->hidden > 32 * 512))
-        rc = LR_FAIL(LR_EUNSUPPORTED, "GPU engine: LEECHRT_HEAD_PERSIST=1 needs the tensor-core head with one row "
-                     "block (LEECHRT_HEAD_MMA=1, not %d) and hidden <= 16384 (%u)", lr_op_head_mma, c->hidden);
     /* RoPE's angles from a host table per step (1, default) or f64 math in
        every layer's kernel (0, for comparisons) */
     e->rope_table = 1;
@@ -837,14 +833,6 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     if (!rc) rc = get_fn("op_argmax", 0, &e->f_argmax);
     if (!rc)
         rc = e->head_mma ? get_fn("op_head_int8g_mma", (int)c->hidden, &e->f_head) : get_fn("op_head_int8g", 0, &e->f_head);
-    e->head_grid = cdiv((unsigned)c->vocab,
-                        e->head_mma ? lr_op_head_mma_rows_per_cta(e->head_mma) : lr_op_head_rows_per_cta());
-    if (!rc && e->head_mma && lr_op_head_pers_on((int)c->hidden)) {
-        int regs = 0;
-        rc = lr_cu_func_attr(e->f_head, CU_FUNC_ATTRIBUTE_NUM_REGS, &regs);
-        if (!rc)
-            e->head_grid = lr_op_head_pers_grid((int)c->vocab, lr_cu_device()->sm_count, regs, (int)e->head_threads);
-    }
     /* Why page-locked: the step's copies run inside its graph as DMA instead
      * of synchronous copies through a staging buffer around it. */
     if (!rc) rc = lr_cu_alloc_host((void **)&e->host_logits, (size_t)c->vocab * 4);

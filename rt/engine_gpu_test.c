@@ -383,41 +383,6 @@ static int test_gate_head_warps(void)
     return refused_then_unset(rc, "LEECHRT_HEAD_WARPS", "33");
 }
 
-/* The persistent head (LEECHRT_HEAD_PERSIST=1): the same gate on tiny and on
- * 4B's widths (Qwen3's whole vocabulary, a grid of what the SMs hold);
- * garbage refused by name, and with row blocks of 2 (LEECHRT_HEAD_MMA=2)
- * refused as unsupported, naming both settings. */
-static int test_gate_head_persist(void)
-{
-    NEED_GPU();
-    setenv("LEECHRT_HEAD_PERSIST", "1", 1);
-    int rc = gate("tiny", 0, 64, 2e-2);
-    if (rc == T_PASS) rc = gate("4B", 2, 12, 2e-2);
-    if (rc == T_PASS) {
-        setenv("LEECHRT_HEAD_MMA", "2", 1);
-        char path[256];
-        lr_model *m;
-        if (make_model("tiny", 0, path, sizeof path, &m) != T_PASS) rc = T_FAIL;
-        else {
-            lr_engine_opts o = { .max_context = 8 };
-            lr_engine *g = NULL;
-            const int orc = lr_engine_gpu_ops.open(m, &o, &g);
-            if (g) g->ops->close(g);
-            lr_model_close(m);
-            unlink(path);
-            if (orc != LR_EUNSUPPORTED || !strstr(lr_errmsg(), "LEECHRT_HEAD_PERSIST") ||
-                !strstr(lr_errmsg(), "LEECHRT_HEAD_MMA")) {
-                fprintf(stderr, "    LEECHRT_HEAD_PERSIST=1 with LEECHRT_HEAD_MMA=2: open returned %d: %s\n", orc,
-                        lr_errmsg());
-                rc = T_FAIL;
-            }
-            lr_clear_error();
-        }
-        unsetenv("LEECHRT_HEAD_MMA");
-    }
-    return refused_then_unset(rc, "LEECHRT_HEAD_PERSIST", "2");
-}
-
 /* LEECHRT_XROT=3: o and down rotate their input in their Planes14S GEMV's
  * prologue (no rotation launch): the same gate, every such projection
  * taking it; garbage in the setting is refused by name. */
@@ -819,7 +784,7 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_head_warps), T_CASE(test_gate_head_persist), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_head_warps), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
        T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_l2w), T_CASE(test_gate_rotated_residual),
        T_CASE(test_gate_rotated_everywhere),
        T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

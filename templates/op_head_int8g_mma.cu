@@ -23,22 +23,12 @@
 // 2q + 1 of rows g, g + 8 once per chunk.
 // LR_RB row blocks of 16 per CTA (default 1): a warp's x fragment and group
 // sums of a chunk serve all of them.
-// LR_PERS (1): a persistent grid (the host sizes it to the CTAs the SMs hold
-// at once) walks the row blocks blockIdx.x, + gridDim.x, ...; each warp has
-// one chunk (at most 8 groups), loads its x fragment once, and has the next
-// block's weights in flight in a second register set while it multiplies
-// the current one, so an SM's bytes in flight never drop to a CTA's tail
-// and relaunch. Why: on the H200 the head runs at ~80% of the read bound
-// (timeline at 5253d54) where the H100 reaches its bound.
 // Specialization: LR_THREADS (whole warps; 8 the default, one per 512-column
 // chunk where all of a warp's groups are in flight at once: kernels/ops.h
 // lr_op_head_warps), LR_HIDDEN (columns, a multiple of 64), LR_RB.
 // @spec op_head_int8g_mma threads=256 hidden=5120
 // @spec op_head_int8g_mma threads=320 hidden=5120
 // @spec op_head_int8g_mma threads=160 hidden=2560
-// @spec op_head_int8g_mma threads=320 hidden=5120 pers=1
-// @spec op_head_int8g_mma threads=160 hidden=2560 pers=1
-// @spec op_head_int8g_mma threads=32 hidden=192 pers=1
 // @spec op_head_int8g_mma threads=256 hidden=2624 rb=2
 // @spec op_head_int8g_mma threads=256 hidden=192 rb=3
 #include "gemv_leech.cuh"
@@ -46,9 +36,6 @@
 #define NG (LR_HIDDEN / 64)
 #ifndef LR_RB
 #define LR_RB 1
-#endif
-#ifndef LR_PERS
-#define LR_PERS 0
 #endif
 #define WARPS (LR_THREADS / 32)
 #define GPW ((NG + WARPS - 1) / WARPS) // groups per warp
@@ -67,140 +54,6 @@ LR_DEV void i8x4_to_h2(u32 w, u32 &lo, u32 &hi)
 }
 
 LR_DEV u32 word(const uint4 &v, int t) { return t == 0 ? v.x : t == 1 ? v.y : t == 2 ? v.z : v.w; }
-
-#if LR_PERS
-#if LR_RB != 1 || GPW > 8
-#error "op_head_int8g_mma pers=1: one row block per step, at most 8 groups per warp"
-#endif
-
-// Row block blk's weights (rows g and g + 8, this warp's groups), past the
-// vocabulary the last row.
-LR_DEV void pers_load_w(const i8 *q, int vocab, int blk, int G0, int ng, int g, int qd, uint4 (&w)[2][8])
-{
-    const int r[2] = { min(16 * blk + g, vocab - 1), min(16 * blk + g + 8, vocab - 1) };
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const i8 *wr = q + (u64)r[h] * LR_HIDDEN;
-#pragma unroll
-        for (int n = 0; n < 8; n++)
-            w[h][n] = n < ng ? lr_ld_stream16(wr + 64 * (G0 + n) + 16 * qd) : make_uint4(0u, 0u, 0u, 0u);
-    }
-}
-
-// Its scale pairs (groups 2qd, 2qd + 1). Apart from the weights because
-// they are 4-byte loads: the first block's wait for the PDL wait, so that
-// sass_count --pdl-check sees no narrow load above it.
-LR_DEV void pers_load_s(const u16 *sb, int vocab, int blk, int G0, int ng, int g, int qd, u32 (&s)[2][2])
-{
-    const int r[2] = { min(16 * blk + g, vocab - 1), min(16 * blk + g + 8, vocab - 1) };
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const u16 *sr = sb + (u64)r[h] * NG * 2;
-#pragma unroll
-        for (int k = 0; k < 2; k++) s[h][k] = 2 * qd + k < ng ? *(const u32 *)(sr + 2 * (G0 + 2 * qd + k)) : 0u;
-    }
-}
-
-// v where m, else 0, made inside the block's loop: with x loaded once, the
-// compiler would hoist all 64 selected B words out of the walk and spill
-// them (seen in the SASS: LDL.64 per mma); volatile keeps the select here.
-LR_DEV u32 pick(u32 v, bool m)
-{
-    u32 r;
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0; selp.b32 %0, %1, 0, p; }" : "=r"(r) : "r"(v), "r"((u32)m));
-    return r;
-}
-
-// One row block: the warp's dot over its groups, then the rows' sums over
-// the quad and (through part, one barrier) over the warps in warp order.
-LR_DEV void pers_block(const uint4 (&w)[2][8], const u32 (&s)[2][2], const u32 (&xb)[8], float X0, float X1, int ng,
-                       int g, int qd, int lane, int warp, float (*part)[16], float *logits, int row0, int vocab)
-{
-    float d[4] = { 0.f, 0.f, 0.f, 0.f };
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        if (n >= ng) break; // warp-uniform
-        const bool mine = g == n;
-#pragma unroll
-        for (int t = 0; t < 4; t++) {
-            u32 a0, a1, a2, a3;
-            i8x4_to_h2(word(w[0][n], t), a0, a2);
-            i8x4_to_h2(word(w[1][n], t), a1, a3);
-            lr_mma16816(d, a0, a1, a2, a3, pick(xb[2 * t], mine), pick(xb[2 * t + 1], mine));
-        }
-    }
-    float acc[2];
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        float sa, ba, sc, bc;
-        lr_h2x2f(s[h][0], sa, ba);
-        lr_h2x2f(s[h][1], sc, bc);
-        acc[h] = sa * d[2 * h] + ba * X0 + sc * d[2 * h + 1] + bc * X1;
-        acc[h] += __shfl_xor_sync(0xffffffffu, acc[h], 1);
-        acc[h] += __shfl_xor_sync(0xffffffffu, acc[h], 2);
-    }
-    if (qd == 0) part[warp][g] = acc[0], part[warp][g + 8] = acc[1];
-    __syncthreads();
-    if (threadIdx.x < 16 && row0 + (int)threadIdx.x < vocab) {
-        float t = 0.f;
-#pragma unroll
-        for (int k = 0; k < WARPS; k++) t += part[k][threadIdx.x];
-        logits[row0 + threadIdx.x] = t;
-    }
-    (void)lane;
-}
-
-extern "C" __global__ void __launch_bounds__(LR_THREADS, 1)
-LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
-          int vocab, int hidden_)
-{
-    LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
-    // two buffers: block i writes part[i % 2], reads it after the barrier;
-    // block i + 2 writes it again only after every thread passed block
-    // i + 1's barrier, which the readers reach after reading
-    __shared__ float part[2][WARPS][16];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, qd = lane & 3;
-    const int G0 = warp * GPW, ng = min(GPW, NG - G0), nblk = (vocab + 15) / 16, step = gridDim.x;
-    uint4 wa[2][8], wb[2][8];
-    u32 sa[2][2], sbb[2][2];
-    int blk = blockIdx.x;
-    // the weights are immutable: the first block is in flight before the wait
-    if (blk < nblk) pers_load_w(q, vocab, blk, G0, ng, g, qd, wa);
-    lr_pdl_wait(); // x comes from the previous kernel
-    x = lr_after_wait(x);
-    // (through lr_after_wait, or NVVM hoists these 4-byte loads above the wait)
-    if (blk < nblk) pers_load_s(lr_after_wait(sb), vocab, blk, G0, ng, g, qd, sa);
-    // B: this lane's 16 columns of group g as f16, once; the group sums as in
-    // the per-block kernel below
-    u32 xb[8];
-    float xs = 0.f;
-    if (g < ng) {
-        const float4 *xp = (const float4 *)(x + 64 * (G0 + g) + 16 * qd);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const float4 v = xp[k];
-            xb[2 * k] = lr_pack_h2(v.x, v.y), xb[2 * k + 1] = lr_pack_h2(v.z, v.w);
-            xs += (v.x + v.y) + (v.z + v.w);
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < 8; k++) xb[k] = 0u;
-    }
-    xs += __shfl_xor_sync(0xffffffffu, xs, 1);
-    xs += __shfl_xor_sync(0xffffffffu, xs, 2);
-    const float X0 = __shfl_sync(0xffffffffu, xs, 8 * qd), X1 = __shfl_sync(0xffffffffu, xs, 8 * qd + 4);
-    // two register sets taking turns, so no step copies one into the other
-    for (; blk < nblk; blk += 2 * step) {
-        const int b1 = blk + step, b2 = blk + 2 * step;
-        if (b1 < nblk) pers_load_w(q, vocab, b1, G0, ng, g, qd, wb), pers_load_s(sb, vocab, b1, G0, ng, g, qd, sbb);
-        pers_block(wa, sa, xb, X0, X1, ng, g, qd, lane, warp, part[0], logits, 16 * blk, vocab);
-        if (b1 >= nblk) break;
-        if (b2 < nblk) pers_load_w(q, vocab, b2, G0, ng, g, qd, wa), pers_load_s(sb, vocab, b2, G0, ng, g, qd, sa);
-        pers_block(wb, sbb, xb, X0, X1, ng, g, qd, lane, warp, part[1], logits, 16 * b1, vocab);
-    }
-}
-
-#else
 
 extern "C" __global__ void __launch_bounds__(LR_THREADS)
 LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__restrict__ x, float *__restrict__ logits,
@@ -307,4 +160,3 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
             logits[row0 + i] = t;
         }
 }
-#endif
