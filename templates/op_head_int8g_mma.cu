@@ -67,30 +67,47 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
     const int G0 = warp * GPW, ng = min(GPW, NG - G0);
     uint4 w[2][8];
     u32 s[2][2];
-    // chunk j's weights (groups G0 + 8j + n) and scale pairs (its groups
-    // 2qd, 2qd + 1) of row block b: rows g and g + 8 of it (past the end: the
-    // last row, never stored)
-    auto load = [&](int j, int b) {
-        const int r0 = min(row0 + 16 * b + g, vocab - 1), r1 = min(row0 + 16 * b + g + 8, vocab - 1);
-        const i8 *wr[2] = { q + (u64)r0 * LR_HIDDEN, q + (u64)r1 * LR_HIDDEN };
-        const u16 *sr[2] = { sb + (u64)r0 * NG * 2, sb + (u64)r1 * NG * 2 };
+    // chunk j's weights (groups G0 + 8j + n) of row block b: rows g and g + 8
+    // of it (past the end: the last row, never stored). The first chunk's
+    // loads are unconditional (a group past the warp's reads a clamped
+    // address and is never multiplied: the loop below stops at ng): under
+    // `8j + n < ng` each load sat in its own branch of the PTX, and ptxas,
+    // predicating them, placed every one after the PDL wait (sass_count
+    // --pdl-check: 0 wide loads before it) instead of beside the op before.
+    auto row_ptr = [&](int b, int h) {
+        return min(row0 + 16 * b + g + 8 * h, vocab - 1);
+    };
+    auto load_w = [&](int j, int b) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
+            const i8 *wr = q + (u64)row_ptr(b, h) * LR_HIDDEN;
 #pragma unroll
             for (int n = 0; n < 8; n++) {
-                const int G = G0 + 8 * j + n;
-                w[h][n] = 8 * j + n < ng ? lr_ld_stream16(wr[h] + 64 * G + 16 * qd) : make_uint4(0u, 0u, 0u, 0u);
-            }
-#pragma unroll
-            for (int k = 0; k < 2; k++) {
-                const int G = G0 + 8 * j + 2 * qd + k;
-                s[h][k] = 8 * j + 2 * qd + k < ng ? *(const u32 *)(sr[h] + 2 * G) : 0u;
+                const int G = min(G0 + 8 * j + n, NG - 1);
+                w[h][n] = j == 0 || 8 * j + n < ng ? lr_ld_stream16(wr + 64 * G + 16 * qd) : make_uint4(0u, 0u, 0u, 0u);
             }
         }
     };
-    // the weights are immutable: the first chunk is in flight before the wait
-    load(0, 0);
+    // and its scale pairs (the chunk's groups 2qd, 2qd + 1)
+    auto load_s = [&](int j, int b, const u16 *sbp) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const u16 *sr = sbp + (u64)row_ptr(b, h) * NG * 2;
+#pragma unroll
+            for (int k = 0; k < 2; k++) {
+                const int G = G0 + 8 * j + 2 * qd + k;
+                s[h][k] = 8 * j + 2 * qd + k < ng ? *(const u32 *)(sr + 2 * G) : 0u;
+            }
+        }
+    };
+    // the weights are immutable: the first chunk is in flight before the
+    // wait; its scales, 4-byte loads, after it (through lr_after_wait, or
+    // NVVM hoists them above it). The branch (always taken) keeps the loads
+    // in a block of their own: in one block with the wait, ptxas scheduled
+    // the wait (which depends on nothing) first, at the kernel's top.
+    if (row0 < vocab) load_w(0, 0);
     lr_pdl_wait(); // x comes from the previous kernel
+    load_s(0, 0, lr_after_wait(sb));
     float acc[LR_RB][2] = {};
     for (int j = 0; j < NCW; j++) {
         // B: this lane's 16 columns of the chunk's group g, as f16; their f32
@@ -137,8 +154,8 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
                 acc[b][h] += sa * d[2 * h] + ba * X0 + sc * d[2 * h + 1] + bc * X1;
             }
             // the next row block's weights, or the next chunk's first
-            if (b + 1 < LR_RB) load(j, b + 1);
-            else if (j + 1 < NCW) load(j + 1, 0);
+            if (b + 1 < LR_RB) load_w(j, b + 1), load_s(j, b + 1, sb);
+            else if (j + 1 < NCW) load_w(j + 1, 0), load_s(j + 1, 0, sb);
         }
     }
     // rows g and g + 8 of each block: the sum over the quad's four lanes, then over the warps
