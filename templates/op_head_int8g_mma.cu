@@ -88,7 +88,10 @@ LR_KERNEL(const i8 *__restrict__ q, const u16 *__restrict__ sb, const float *__r
             }
         }
     };
-    // the weights are immutable: the first chunk is in flight before the wait
+    // The weights are immutable, so the first chunk could be in flight before
+    // the wait; in the SASS it is not: ptxas schedules the wait (which depends
+    // on nothing) at the kernel's top. Keeping the loads above it (branch
+    // headpre, d847e34) measured slower on the H100 SXM (docs/engine.md).
     load(0, 0);
     lr_pdl_wait(); // x comes from the previous kernel
     float acc[LR_RB][2] = {};
