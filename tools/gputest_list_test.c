@@ -139,6 +139,18 @@ static int test_require_tells_the_card(void)
     return T_PASS;
 }
 
+/* `h200.sh head MODELS` refuses a model the synthetic ones lack before it
+ * builds or runs anything, naming the subcommand and the model. */
+static int test_head_refuses_unknown_model(void)
+{
+    T_SKIP_IF(access("tools/gpu/h200.sh", R_OK) != 0, "not run from the repository root");
+    char msg[512];
+    const int rc = h200("head 14B,15B", "NVIDIA H200", msg, sizeof msg);
+    T_ASSERT(rc == 2 && strstr(msg, "head: models are among") && strstr(msg, "15B"), "head 14B,15B: exit %d: %s", rc,
+             msg);
+    return T_PASS;
+}
+
 /* `h200.sh l2w MODELS` refuses a model the synthetic ones lack before it
  * builds or times anything. */
 static int test_l2w_refuses_unknown_model(void)
@@ -152,4 +164,5 @@ static int test_l2w_refuses_unknown_model(void)
 }
 
 T_MAIN(T_CASE(test_every_gpu_test_is_listed), T_CASE(test_engine_refuses_unknown_residual),
-       T_CASE(test_require_tells_the_card), T_CASE(test_l2w_refuses_unknown_model))
+       T_CASE(test_require_tells_the_card), T_CASE(test_l2w_refuses_unknown_model),
+       T_CASE(test_head_refuses_unknown_model))

@@ -16,6 +16,11 @@
 #                                           alternating in one bench_engine process on each
 #                                           model's rotated synthetic step (default
 #                                           14B), rows into $OUT/engine_variants.csv
+#   tools/gpu/h200.sh head [MODELS]         the output head's warps (LEECHRT_HEAD_WARPS=8, the
+#                                           default, against 0: one per 512-column chunk),
+#                                           alternating in one bench_engine process on each
+#                                           model's rotated synthetic step (default 14B), rows
+#                                           into $OUT/engine_variants.csv
 #   tools/gpu/h200.sh engine [MODELS] [LAYOUTS] [RESIDUALS]
 #                                           the decode benchmark (default 4B,8B,14B,32B at
 #                                           default,planes14s) into $OUT/h200_engine.csv;
@@ -163,6 +168,12 @@ case $cmd in
     # only, lr_gemv_p14s_l2w_device_defaults): off, on, off, on in one process (~230 s for 14B)
     bench_models l2w "${1:-14B}" rotated "$OUT/engine_variants.csv" l2w --layout default \
       --env LEECHRT_GEMV_L2W=0,4096,0,4096 --env LEECHRT_GEMV_L2W_SHARE=40 ;;
+  head)
+    # the tensor-core head's warps (LEECHRT_HEAD_WARPS: 8, the default, against one per
+    # 512-column chunk) in one process, alternating (docs/engine.md, "The head's warps": the
+    # same on the H100 SXM, where the head is at the byte bound; the H200's head is not)
+    bench_models head "${1:-14B}" rotated "$OUT/engine_variants.csv" head --layout default \
+      --env LEECHRT_HEAD_WARPS=-,0,-,0 ;;
   run)
     p=$1; shift
     "$B/bin/$p" "$@" 2>&1 | tee -a "$OUT/$p.log" ;;
