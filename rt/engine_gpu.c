@@ -618,8 +618,8 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
  * in one process; '-' there unsets). */
 static void settings_to_defaults(void)
 {
-    static int saved, head_unroll, head_mma, head_warps, att_threads, att_splits, early, side, i8, c3, rot_unroll, late, late_n,
-        sibling, l2w_mask;
+    static int saved, head_unroll, head_mma, head_warps, att_threads, att_splits, early, side, i8, c3, rot_unroll, late,
+        late_n, sibling, l2w_mask;
     /* (not the L2W KB and share: each open sets them to its device's defaults) */
     if (!saved) {
         sibling = lr_tuning_sibling, l2w_mask = lr_gemv_p14s_l2w_mask;
