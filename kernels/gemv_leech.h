@@ -489,6 +489,18 @@ int lr_leech_dev_gemv(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUstr
 int lr_leech_dev_enable_rot(lr_leech_dev *m);
 int lr_leech_dev_gemv_rot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUdeviceptr dbits, CUdeviceptr q,
                           CUstream s);
+/* The SwiGLU pair's GEMV with h's rotation at its end (template knob trot:
+ * the last rows/2 / slab CTAs of the grid rotate h, one slab each, once every
+ * CTA has stored its part), so the engine needs no rotation launch before
+ * down. enable_trot gets its kernel for the rotation plan's slab and gather
+ * unroll (LR_EUNSUPPORTED for a plain GEMV, a width the rotation does not
+ * serve or a grid with fewer CTAs than slabs; LR_ERANGE over the budget);
+ * gemv_trot enqueues h = SwiGLU(W x) into y and Q h into yrot, with Q's
+ * tables and a u32 counter cnt that is 0 before and after (one per stream).
+ * Idempotent. */
+int lr_leech_dev_enable_trot(lr_leech_dev *m, int slab, int unroll);
+int lr_leech_dev_gemv_trot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUdeviceptr yrot, CUdeviceptr dbits,
+                           CUdeviceptr q, CUdeviceptr cnt, CUstream s);
 /* Device bytes held (the whole image: records, class tables, scales, tail). */
 size_t lr_leech_dev_bytes(const lr_leech_dev *m);
 int lr_leech_dev_rows(const lr_leech_dev *m);

@@ -3,6 +3,7 @@
  * launch. */
 #include "jit/jit.h"
 #include "kernels/gemv_leech.h"
+#include "kernels/rotation.h"
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/p14_layout.h"
 #include "layouts/leech_vram/p14s_c3.h"
@@ -33,6 +34,8 @@ struct lr_leech_dev {
     int ntab;               /* class-table entries (Planes14S) */
     CUfunction fn_rot;      /* the GEMV with the rotation in its prologue, once enabled */
     lr_launch_geom g_rot;
+    CUfunction fn_trot;     /* the SwiGLU GEMV with h's rotation at its end, once enabled */
+    lr_launch_geom g_trot;
 };
 
 const char *lr_leech_dev_layout_name(int layout)
@@ -219,6 +222,49 @@ int lr_leech_dev_gemv_rot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, C
     int rows = m->rows, cols = m->cols;
     void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols, &dbits, &q };
     return lr_cu_launch_ex(m->fn_rot, m->g_rot.grid, m->g_rot.block, m->g_rot.cluster, m->g_rot.smem, s, args);
+}
+
+int lr_leech_dev_enable_trot(lr_leech_dev *m, int slab, int unroll)
+{
+    if (m->fn_trot) return LR_OK;
+    if (!m->swiglu) return LR_FAIL(LR_EUNSUPPORTED, "leech dev: the rotation at the end is the SwiGLU pair's");
+    const int n = m->rows / 2;
+    int mm, k;
+    if (lr_rot_factor(n, &mm, &k)) {
+        lr_clear_error();
+        return LR_FAIL(LR_EUNSUPPORTED, "leech dev: width %d is not served by the rotation", n);
+    }
+    if (slab < 4 || slab > mm || mm % slab || (slab & (slab - 1)) || unroll < 1 || (mm / slab) % unroll)
+        return LR_FAIL(LR_EINVAL, "leech dev: slab %d / unroll %d does not divide width %d's %d columns", slab, unroll, n, mm);
+    lr_jit_spec spec;
+    lr_launch_geom g;
+    lr_leech_geom geom = m->geom;
+    int rc = lr_gemv_leech_p14s_spec_fit(&spec, &g, m->rows, m->cols, m->ntab, &geom, lr_cu_smem_budget(), 1);
+    if (rc) return rc;
+    /* the last m / slab CTAs rotate one slab each: the grid must have them */
+    if (g.grid.x < (unsigned)(mm / slab))
+        return LR_FAIL(LR_EUNSUPPORTED, "leech dev: a grid of %u CTAs for %d slabs", g.grid.x, mm / slab);
+    const unsigned need = 16 + 4u * (unsigned)(k * slab + k * k);
+    if (need > (unsigned)lr_cu_smem_budget())
+        return LR_FAIL(LR_ERANGE, "leech dev: the rotation at the end needs %u bytes of shared memory", need);
+    if (g.smem < need) g.smem = need;
+    lr_jit_spec_set(&spec, "trot", slab);
+    lr_jit_spec_set(&spec, "trotu", unroll);
+    CUfunction fn = NULL;
+    rc = lr_jit_get(&spec, &fn);
+    if (!rc) m->fn_trot = fn, m->g_trot = g;
+    return rc;
+}
+
+int lr_leech_dev_gemv_trot(const lr_leech_dev *m, CUdeviceptr x, CUdeviceptr y, CUdeviceptr yrot, CUdeviceptr dbits,
+                           CUdeviceptr q, CUdeviceptr cnt, CUstream s)
+{
+    if (!m->fn_trot) return LR_FAIL(LR_EINVAL, "leech dev: the rotation at the end is not enabled");
+    CUdeviceptr w = m->w, tab = m->tab, scale = m->scale, tail = m->tail;
+    CUdeviceptr ep = m->exc_ptr, ec = m->exc_col, ed = m->exc_dw;
+    int rows = m->rows, cols = m->cols;
+    void *args[] = { &w, &tab, &scale, &tail, &ep, &ec, &ed, &x, &y, &rows, &cols, &yrot, &dbits, &q, &cnt };
+    return lr_cu_launch_ex(m->fn_trot, m->g_trot.grid, m->g_trot.block, m->g_trot.cluster, m->g_trot.smem, s, args);
 }
 
 size_t lr_leech_dev_bytes(const lr_leech_dev *m) { return m->bytes; }

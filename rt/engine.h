@@ -117,6 +117,8 @@ int lr_engine_gpu_swiglu_layers(const lr_engine *e);
 /* Projections (o, down) whose Planes14S GEMV rotates its input in its
  * prologue (LEECHRT_XROT; no rotation launch for them). */
 int lr_engine_gpu_xrot_projs(const lr_engine *e);
+/* gate|up GEMVs rotating h for down at their end (LEECHRT_TROT): one launch fewer each */
+int lr_engine_gpu_trot_projs(const lr_engine *e);
 /* Projections whose GEMV lets the op after it launch after its main loop
  * (LEECHRT_GEMV_TRIGGER). */
 int lr_engine_gpu_trig_projs(const lr_engine *e);

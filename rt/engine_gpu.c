@@ -76,6 +76,9 @@ typedef struct proj {
     int leech;             /* 1: Leech layout; 0: f16 */
     int swiglu;            /* gate|up whose GEMV ends in SwiGLU: it writes h, no op_silu_mul */
     int xrot;              /* the GEMV rotates its input in its prologue: no rotation launch */
+    int trot;              /* gate|up: rotation index + 1 of down's input, which its GEMV applies to
+                              h at its end (into gu); 0 none */
+    int rot_done;          /* down: the GEMV before made its rotated input (in gu) */
     CUdeviceptr hdbits, hq; /* rotation kind 2 (per head, o only): its signs and Q_odd table, applied
                                by the attention kernel to each head's output; 0 for none */
     lr_leech_dev *ld;
@@ -108,6 +111,9 @@ typedef struct gpu_engine {
                               (after the main loop: bit 0 q|k|v, 1 gate|up, 2 down; at entry: 3 o) */
     int xrot;              /* LEECHRT_XROT: which Planes14S GEMVs rotate their input in their prologue
                               (bit 0: o, bit 1: down) */
+    int trot;              /* LEECHRT_TROT: gate|up's GEMV rotates h for down at its end (1) or the
+                              rotation is a launch of its own (0) */
+    CUdeviceptr tcnt;      /* its CTA counter (u32, 0 between launches) */
     int rres_ends;         /* LEECHRT_RRES_ENDS (default 1): in a rotated-residual model, Planes14S
                               GEMVs take the norm (q|k|v, gate|up; unit gains) and the residual add
                               (o, down) themselves (lr_leech_engine_ends) */
@@ -334,6 +340,21 @@ static int want_xrot(gpu_engine *e, proj *p)
     return rc;
 }
 
+/* gate|up's SwiGLU GEMV rotates h for down at its end (lr_leech_dev_enable_trot)
+ * when the engine fuses, down has a rotation of its own on the slab plan and the
+ * kernel fits; otherwise the rotation stays a launch of its own. */
+static int want_trot(gpu_engine *e, proj *gu, proj *down)
+{
+    if (!e->trot || !e->fuse || !gu->swiglu || !gu->ld || down->rot < 0 || down->xrot || down->cols != gu->rows / 2)
+        return LR_OK;
+    const lr_rot_plan *pl = &e->rots[down->rot].dev.plan;
+    if (pl->mode != LR_ROT_SLAB) return LR_OK;
+    int rc = lr_leech_dev_enable_trot(gu->ld, pl->s, pl->unroll);
+    if (rc == LR_ERANGE || rc == LR_EUNSUPPORTED) return lr_clear_error(), LR_OK;
+    if (!rc) gu->trot = down->rot + 1, down->rot_done = 1;
+    return rc;
+}
+
 static const lr_tensor_view *need(const lr_model *m, int l, const char *role, int *rc)
 {
     const lr_tensor_view *t = lr_model_layer_tensor(m, l, role);
@@ -390,6 +411,10 @@ static int run_gemv(gpu_engine *e, const proj *p, CUdeviceptr in, CUdeviceptr y,
 {
     if (!on(e)) return LR_OK;
     (*count)++;
+    if (p->leech && p->trot) {
+        const lr_rot_dev *rd = &e->rots[p->trot - 1].dev;
+        return lr_leech_dev_gemv_trot(p->ld, in, y, e->gu, rd->dbits, rd->q, e->tcnt, e->s);
+    }
     if (p->leech) return lr_leech_dev_gemv(p->ld, in, y, e->s);
     int rows = p->rows, cols = p->cols;
     void *args[] = { (void *)&p->w16, &in, &y, &rows, &cols };
@@ -408,7 +433,8 @@ static int run_proj(gpu_engine *e, const proj *p, CUdeviceptr x, CUdeviceptr y, 
         const lr_rot_dev *rd = &e->rots[p->rot].dev;
         return lr_leech_dev_gemv_rot(p->ld, x, y, rd->dbits, rd->q, e->s);
     }
-    if (p->rot >= 0) {
+    if (p->rot_done) in = e->gu; /* gate|up's GEMV rotated h into gu */
+    else if (p->rot >= 0) {
         e->phase = PH_ROT;
         if (on(e)) {
             if ((rc = lr_rot_dev_launch(&e->rots[p->rot].dev, x, e->xr, 1, e->s))) return rc;
@@ -714,6 +740,9 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     if (!rc) rc = lr_gemv_p14s_l2w_share_set("GPU engine: LEECHRT_GEMV_L2W_SHARE", getenv("LEECHRT_GEMV_L2W_SHARE"));
     /* a rotated-residual model's norm and residual add in its Planes14S GEMVs (1, default), or as
        launches (0: the norm kernel, the add pending into it) */
+    /* gate|up's GEMV rotating h for down at its end (1) or the rotation as a launch (0, default) */
+    e->trot = 0;
+    if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_TROT", getenv("LEECHRT_TROT"), 0, 1, &e->trot);
     e->rres_ends = 1;
     if (!rc) rc = lr_setting_int("GPU engine: LEECHRT_RRES_ENDS", getenv("LEECHRT_RRES_ENDS"), 0, 1, &e->rres_ends);
     /* whether the GEMVs take those ends (an upload that cannot, another layout or f16, reports
@@ -798,7 +827,8 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
         if ((rc = want_fused(e, &L->p[PROJ_QKV], LR_ROT_X_NORM)) || (rc = want_fused(e, &L->p[PROJ_GU], LR_ROT_X_NORM)))
             break;
         if (((e->xrot & 1) && (rc = want_xrot(e, &L->p[PROJ_O]))) ||
-            ((e->xrot & 2) && (rc = want_xrot(e, &L->p[PROJ_DOWN]))))
+            ((e->xrot & 2) && (rc = want_xrot(e, &L->p[PROJ_DOWN]))) ||
+            (rc = want_trot(e, &L->p[PROJ_GU], &L->p[PROJ_DOWN])))
             break;
         if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) break;
     }
@@ -819,6 +849,8 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
     if (!rc) rc = lr_cu_alloc(&e->h, (size_t)c->intermediate * 4);
     if (!rc) rc = lr_cu_alloc(&e->down, H * 4);
     if (!rc) rc = lr_cu_alloc(&e->logits, (size_t)c->vocab * 4);
+    if (!rc) rc = lr_cu_alloc(&e->tcnt, 4);
+    if (!rc) rc = lr_cu_memset8(e->tcnt, 0, 4);
     if (!rc) rc = get_fn("op_embed_int8g", 0, &e->f_embed);
     if (!rc) rc = get_fn("op_add_rmsnorm", 0, &e->f_norm);
     if (!rc && e->fuse) rc = get_fn("op_rope_attention", (int)c->head_dim, &e->f_rope_att);
@@ -1117,6 +1149,8 @@ static int has_xrot(const proj *p) { return p->xrot; } /* (only o and down ever 
 static int has_trig(const proj *p) { return p->ld && lr_leech_dev_trig(p->ld); }
 
 int lr_engine_gpu_xrot_projs(const lr_engine *b) { return count_projs(b, has_xrot); }
+static int has_trot(const proj *p) { return p->trot != 0; }
+int lr_engine_gpu_trot_projs(const lr_engine *b) { return count_projs(b, has_trot); }
 int lr_engine_gpu_trig_projs(const lr_engine *b) { return count_projs(b, has_trig); }
 int lr_engine_gpu_rres_ends(const lr_engine *b) { return count_projs(b, proj_mode); }
 
@@ -1155,7 +1189,7 @@ static void gpu_close(lr_engine *b)
     if (e->head_q != e->emb_q) { lr_cu_free(e->head_q); lr_cu_free(e->head_sb); }
     lr_cu_free(e->emb_q); lr_cu_free(e->emb_sb); lr_cu_free(e->out_norm);
     CUdeviceptr bufs[] = { e->d_tok, e->xb[0], e->xb[1], e->xn, e->xr,   e->qkv,
-                           e->att,   e->o,     e->gu,    e->h,  e->down, e->logits };
+                           e->att,   e->o,     e->gu,    e->h,  e->down, e->logits, e->tcnt };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) lr_cu_free(bufs[i]);
     lr_cu_stream_destroy(e->s);
     lr_cu_free_host(e->host_logits), lr_cu_free_host(e->h_io);

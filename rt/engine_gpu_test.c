@@ -74,6 +74,7 @@ static int want_launches(int layers)
 }
 
 static int g_xrot_projs; /* the last gate's engine: GEMVs rotating their input */
+static int g_trot_projs; /* the last gate's engine: gate|up GEMVs rotating h for down */
 static int g_trig_projs; /* the last gate's engine: GEMVs letting the next op launch after their main loop */
 static int g_rres_ends;  /* the last gate's engine: GEMVs taking the rotated residual's norm or add */
 
@@ -99,8 +100,10 @@ static int gate(const char *cfgname, int layers, int steps, double layer_tol)
     const int ends = lr_engine_gpu_rres_ends(gpu);
     T_ASSERT(ends == 0 || (g_rres && ends == 4 * (int)c->n_layers), "%d GEMVs with the rotated residual's ends "
              "(0 or all 4 per layer expected here)", ends);
-    const int want = want_launches((int)c->n_layers) - swl - xrp - ends / 2;
-    g_xrot_projs = xrp;
+    /* and gate|up GEMVs that rotate h for down at their end (LEECHRT_TROT): one less each */
+    const int trp = lr_engine_gpu_trot_projs(gpu);
+    const int want = want_launches((int)c->n_layers) - swl - xrp - ends / 2 - trp;
+    g_xrot_projs = xrp, g_trot_projs = trp;
     g_trig_projs = lr_engine_gpu_trig_projs(gpu);
     g_rres_ends = ends;
     if ((g_layout == LR_LEECH_DEV_P14S || g_layout == LR_LEECH_DEV_P14S3) && !g_proj_f16)
@@ -399,6 +402,27 @@ static int test_gate_xrot(void)
     if (rc == T_PASS) rc = refuses_setting("LEECHRT_XROT");
     unsetenv("LEECHRT_XROT");
     return rc;
+}
+
+/* LEECHRT_TROT=1: the SwiGLU gate|up GEMV rotates h for down at its end
+ * (its last CTAs, once every CTA has stored its part; no rotation launch):
+ * the same gate on tiny (whose 768-wide rotation is not a slab plan: the
+ * launch stays), two 4B layers and one rotated 14B layer, each of whose
+ * layers takes it; garbage in the setting is refused by name. */
+static int test_gate_trot(void)
+{
+    NEED_GPU();
+    setenv("LEECHRT_TROT", "1", 1);
+    g_layout = LR_LEECH_DEV_P14S;
+    int rc = gate("tiny", 0, 64, 2e-2);
+    if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
+    if (rc == T_PASS && g_trot_projs != 2) rc = T_FAIL, printf("    %d of 2 4B layers rotate h in gate|up\n", g_trot_projs);
+    g_layout = 0;
+    g_rres = 1;
+    if (rc == T_PASS) rc = gate("14B", 1, 6, 2e-2);
+    if (rc == T_PASS && g_trot_projs != 1) rc = T_FAIL, printf("    the 14B layer's gate|up does not rotate h\n");
+    g_rres = 0;
+    return refused_then_unset(rc, "LEECHRT_TROT", "2");
 }
 
 /* The gate on the tiny model and two 4B layers (q|k|v, o, the SwiGLU
@@ -784,7 +808,7 @@ static int test_context_limit(void)
 
 T_MAIN(T_CASE(test_gate_tiny_64_tokens), T_CASE(test_gate_4b_widths), T_CASE(test_gate_llama), T_CASE(test_gate_layouts),
        T_CASE(test_gate_f16_projections), T_CASE(test_gate_unfused), T_CASE(test_gate_att_long),
-       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_head_warps), T_CASE(test_gate_xrot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
+       T_CASE(test_gate_swiglu_off), T_CASE(test_gate_head_warps), T_CASE(test_gate_xrot), T_CASE(test_gate_trot), T_CASE(test_gate_side), T_CASE(test_gate_i8), T_CASE(test_gate_c3), T_CASE(test_gate_rot_slab),
        T_CASE(test_gate_o_full), T_CASE(test_gate_trigger), T_CASE(test_gate_l2w), T_CASE(test_gate_rotated_residual),
        T_CASE(test_gate_rotated_everywhere),
        T_CASE(test_concurrent_opens), T_CASE(test_settings_reset), T_CASE(test_launch_floor), T_CASE(test_timeline), T_CASE(test_context_limit))

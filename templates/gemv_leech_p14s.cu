@@ -385,6 +385,22 @@
 #if LR_RES && LR_SWIGLU
 #error "LR_RES: the residual add is the end of a plain GEMV (o, down), not of SwiGLU"
 #endif
+// LR_TROT = S > 0 (with LR_SWIGLU): the incoherence rotation of h (the
+// rows / 2 outputs, the down GEMV's input) at this kernel's end instead of a
+// launch of its own: each CTA counts itself on tcnt after its stores; the
+// last M / S to arrive wait there for the rest and each rotate one slab of
+// S columns (rotate_block.cuh, the standalone kernel's plan) into yrot, then
+// the last of them resets the counter. It saves the launch and the wait
+// between gate|up and the rotation. LR_TROTU: the gather's loads in flight.
+#ifndef LR_TROT
+#define LR_TROT 0
+#endif
+#ifndef LR_TROTU
+#define LR_TROTU 8
+#endif
+#if LR_TROT && (!LR_SWIGLU || LR_XROT)
+#error "LR_TROT: the rotation of a SwiGLU gate|up's output"
+#endif
 #if (LR_SPLIT || LR_ILV) && !LR_BAL
 #error "LR_SPLIT and LR_ILV are modes of the balanced split (LR_BAL)"
 #endif
@@ -802,6 +818,58 @@ LR_DEV void xrot_prologue(float *zs, float *qs, const float *__restrict__ q, u32
 #define LR_XROT_PARAMS
 #endif
 
+#if LR_TROT
+#include "rotate_block.cuh"
+#define TR_N (LR_ROWS / 2)
+#define TR_M (TR_N & -TR_N)
+#define TR_K (TR_N / TR_M)
+#define TR_NS (TR_M / LR_TROT)
+// h read through L2: other CTAs of this grid wrote it (no read-only path)
+struct trot_src {
+    const float *x;
+    typedef float4 raw;
+    __device__ __forceinline__ raw load(int e) const { return __ldcg((const float4 *)(x + e)); }
+    __device__ __forceinline__ float4 value(const raw &v, int, bool, bool) { return v; }
+};
+LR_DEV u32 trot_ld_acquire(const u32 *p)
+{
+    u32 v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+// The main warps only (side warps have left): their barrier is CTA_SYNC.
+LR_DEV void trot_tail(const float *h, float *__restrict__ yrot, const u32 *__restrict__ tdbits,
+                      const float *__restrict__ tq, u32 *tcnt, u8 *smem)
+{
+    __threadfence(); // this thread's stores of h, before the CTA counts itself
+    u32 *tk = (u32 *)smem; // (the class table's place: every main warp is past it)
+    CTA_SYNC();
+    if (threadIdx.x == 0) *tk = atomicAdd(tcnt, 1u);
+    CTA_SYNC();
+    const int first = (int)gridDim.x - TR_NS, t = (int)*tk;
+    if (t < first) return;
+    lr_pdl_launch_dependents(); // down's CTAs may take the SMs the others left
+    float *zs = (float *)(smem + 16), *qs = zs + TR_K * LR_TROT;
+    for (int i = threadIdx.x; i < TR_K * TR_K; i += LR_THREADS) qs[i] = tq[i];
+    if (threadIdx.x == 0) // (a CTA that never arrives is a bug: trap, not hang, after ~1 s)
+        for (u32 i = 0; trot_ld_acquire(tcnt) < gridDim.x; i++) {
+            if (i == 1u << 25) __trap();
+            __nanosleep(32);
+        }
+    CTA_SYNC();
+    trot_src src{ h };
+    lr_rot_gather_src<TR_K, TR_M, LR_TROT, LR_THREADS, LR_TROTU>(zs, src, tdbits, t - first);
+    lr_rot_passes<TR_K, LR_TROT, LR_THREADS, 5, 15>(zs);
+    CTA_SYNC();
+    lr_rot_mix_out<TR_K, TR_M, LR_TROT, LR_THREADS>(zs, qs, yrot, t - first);
+    CTA_SYNC(); // every slab read h: the counter may go back to 0
+    if (threadIdx.x == 0 && atomicAdd(tcnt, 1u) == gridDim.x + TR_NS - 1) atomicExch(tcnt, 0u);
+}
+#define LR_TROT_PARAMS , float *__restrict__ yrot, const u32 *__restrict__ tdbits, const float *__restrict__ tq, u32 *tcnt
+#else
+#define LR_TROT_PARAMS
+#endif
+
 #if LR_PRO
 // LR_PRO: the prologue's x (f16 pairs) with a thread's loads, up to 16 at a
 // time, issued before the class-table loop and stored after it (with
@@ -910,7 +978,7 @@ extern "C" __global__ void __launch_bounds__(LR_THREADS + 32 * LR_SIDE, LR_MINB)
 LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__restrict__ row_scale,
           const u16 *__restrict__ tail, const u32 *__restrict__ exc_ptr, const u32 *__restrict__ exc_col,
           const float *__restrict__ exc_dw, const float *__restrict__ x, float *__restrict__ y, int rows_, int cols_
-          LR_XROT_PARAMS)
+          LR_XROT_PARAMS LR_TROT_PARAMS)
 {
     LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
 #if LR_TRIGE
@@ -1569,5 +1637,8 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
                                                                      tail, x, NBLK * 24, row_scale, y);
 #endif
     }
+#endif
+#if LR_TROT
+    trot_tail(y, yrot, tdbits, tq, tcnt, smem);
 #endif
 }

@@ -151,14 +151,17 @@ LR_DEV void lr_rot_gather(float *zs, const float *__restrict__ x, const u32 *__r
 // Slab FWHT bits above the shuffled ones (item bits B.. of v), up to 3 per
 // pass: a thread loads the 2^R float4 that differ in those bits (stride L
 // items, consecutive threads on consecutive items: no bank conflicts).
-template <int K, int S, int T, int B>
+// BAR >= 0: the passes' barrier is bar.sync BAR over the T threads (a
+// block whose other warps do not take part), else __syncthreads.
+template <int K, int S, int T, int B, int BAR = -1>
 LR_DEV void lr_rot_passes(float *zs)
 {
     constexpr int V = S / 4, LVT = lr_ilog2(V);
     if constexpr (B < LVT) {
         constexpr int R = (LVT - B) < 3 ? (LVT - B) : 3;
         constexpr int L = 1 << B, G = 1 << R, HI = V / (L * G), NG = K * V / G;
-        __syncthreads();
+        if constexpr (BAR >= 0) asm volatile("bar.sync %0, %1;" ::"n"(BAR), "n"(T) : "memory");
+        else __syncthreads();
         for (int g = threadIdx.x; g < NG; g += T) {
             const int lo = g % L, rest = g / L;
             const int hi = rest % HI, r = rest / HI;
@@ -174,7 +177,7 @@ LR_DEV void lr_rot_passes(float *zs)
 #pragma unroll
             for (int e = 0; e < G; e++) p[e * L] = a[e];
         }
-        lr_rot_passes<K, S, T, B + R>(zs);
+        lr_rot_passes<K, S, T, B + R, BAR>(zs);
     }
 }
 
