@@ -406,15 +406,15 @@ static int test_gate_xrot(void)
 
 /* LEECHRT_TROT=1: the SwiGLU gate|up GEMV rotates h for down at its end
  * (its last CTAs, once every CTA has stored its part; no rotation launch):
- * the same gate on tiny (whose 768-wide rotation is not a slab plan: the
- * launch stays), two 4B layers and one rotated 14B layer, each of whose
- * layers takes it; garbage in the setting is refused by name. */
+ * the same gate on tiny, two 4B layers and one rotated 14B layer (each 4B
+ * and 14B layer takes it); garbage in the setting is refused by name. */
 static int test_gate_trot(void)
 {
     NEED_GPU();
     setenv("LEECHRT_TROT", "1", 1);
     g_layout = LR_LEECH_DEV_P14S;
     int rc = gate("tiny", 0, 64, 2e-2);
+    printf("    tiny: %d layers rotate h in gate|up\n", g_trot_projs);
     if (rc == T_PASS) rc = gate("4B", 2, 8, 2e-2);
     if (rc == T_PASS && g_trot_projs != 2) rc = T_FAIL, printf("    %d of 2 4B layers rotate h in gate|up\n", g_trot_projs);
     g_layout = 0;
