@@ -841,10 +841,15 @@ LR_DEV u32 trot_ld_acquire(const u32 *p)
 LR_DEV void trot_tail(const float *h, float *__restrict__ yrot, const u32 *__restrict__ tdbits,
                       const float *__restrict__ tq, u32 *tcnt, u8 *smem)
 {
-    __threadfence(); // this thread's stores of h, before the CTA counts itself
     u32 *tk = (u32 *)smem; // (the class table's place: every main warp is past it)
     CTA_SYNC();
-    if (threadIdx.x == 0) *tk = atomicAdd(tcnt, 1u);
+    // one release by thread 0 orders the CTA's stores of h before its count
+    // (the barrier puts them before it; a fence in every thread cost more)
+    if (threadIdx.x == 0) {
+        u32 t;
+        asm volatile("atom.add.release.gpu.global.u32 %0, [%1], 1;" : "=r"(t) : "l"(tcnt) : "memory");
+        *tk = t;
+    }
     CTA_SYNC();
     const int first = (int)gridDim.x - TR_NS, t = (int)*tk;
     if (t < first) return;
