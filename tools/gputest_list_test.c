@@ -139,30 +139,24 @@ static int test_require_tells_the_card(void)
     return T_PASS;
 }
 
-/* `h200.sh head MODELS` refuses a model the synthetic ones lack before it
- * builds or runs anything, naming the subcommand and the model. */
-static int test_head_refuses_unknown_model(void)
+/* `h200.sh l2w MODELS` and `h200.sh head MODELS` refuse a model the
+ * synthetic ones lack before they build or time anything, naming the
+ * subcommand and the model. */
+static int test_models_refused_by_name(void)
 {
     T_SKIP_IF(access("tools/gpu/h200.sh", R_OK) != 0, "not run from the repository root");
-    char msg[512];
-    const int rc = h200("head 14B,15B", "NVIDIA H200", msg, sizeof msg);
-    T_ASSERT(rc == 2 && strstr(msg, "head: models are among") && strstr(msg, "15B"), "head 14B,15B: exit %d: %s", rc,
-             msg);
-    return T_PASS;
-}
-
-/* `h200.sh l2w MODELS` refuses a model the synthetic ones lack before it
- * builds or times anything. */
-static int test_l2w_refuses_unknown_model(void)
-{
-    T_SKIP_IF(access("tools/gpu/h200.sh", R_OK) != 0, "not run from the repository root");
-    char msg[512];
-    const int rc = h200("l2w 14B,15B", "NVIDIA H200", msg, sizeof msg);
-    T_ASSERT(rc == 2, "exit %d, output: %s", rc, msg);
-    T_ASSERT(strstr(msg, "not 15B"), "no message naming the model: %s", msg);
+    static const char *const sub[] = { "l2w", "head" };
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+        char cmd[64], who[64], msg[512];
+        snprintf(cmd, sizeof cmd, "%s 14B,15B", sub[i]);
+        snprintf(who, sizeof who, "%s: models are among", sub[i]);
+        const int rc = h200(cmd, "NVIDIA H200", msg, sizeof msg);
+        T_ASSERT(rc == 2, "%s: exit %d, output: %s", cmd, rc, msg);
+        T_ASSERT(strstr(msg, who) && strstr(msg, "not 15B"), "%s: no message naming the subcommand and model: %s", cmd,
+                 msg);
+    }
     return T_PASS;
 }
 
 T_MAIN(T_CASE(test_every_gpu_test_is_listed), T_CASE(test_engine_refuses_unknown_residual),
-       T_CASE(test_require_tells_the_card), T_CASE(test_l2w_refuses_unknown_model),
-       T_CASE(test_head_refuses_unknown_model))
+       T_CASE(test_require_tells_the_card), T_CASE(test_models_refused_by_name))
