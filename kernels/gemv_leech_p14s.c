@@ -500,6 +500,10 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    {   /* experiment: the segment loads' L2 qualifiers (template LR_LDH) */
+        const char *e = getenv("LEECHRT_GEMV_LDH");
+        if (e && atoi(e) > 0 && atoi(e) <= 4) lr_jit_spec_set(s, "ldh", atoi(e));
+    }
     if (geom.ends.norm_eps > 0) {
         /* the eps as its f32 bits: the template takes __int_as_float of it */
         uint32_t b;
