@@ -44,6 +44,7 @@ typedef struct lr_leech_ends {
     float norm_eps;
     int l2w;
     int l2wp;
+    int ldh; /* (experiment) the segment loads' L2 qualifiers, template LR_LDH */
 } lr_leech_ends;
 
 typedef struct lr_leech_geom {

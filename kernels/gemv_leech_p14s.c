@@ -252,13 +252,17 @@ float lr_gemv_p14s_ref_norm_eps = 0.f;
 
 lr_leech_ends lr_leech_engine_ends(int proj, int trig_mask, int rres, int unit, float eps)
 {
-    lr_leech_ends e = { 0, 0, 0.f, 0, 100 };
+    lr_leech_ends e = { 0, 0, 0.f, 0, 100, 0 };
     const int bit = proj == LR_PROJ_QKV ? 1 : proj == LR_PROJ_GATEUP ? 2 : proj == LR_PROJ_DOWN ? 4 : 8;
     e.trig = !(trig_mask & bit) ? 0 : proj == LR_PROJ_O ? 2 : 1;
     const int reader = proj == LR_PROJ_QKV || proj == LR_PROJ_GATEUP;
     if (rres && reader && unit) e.norm_eps = eps;
     if (rres && !reader) e.res = 1;
     if (lr_gemv_p14s_l2w_mask & bit) e.l2w = lr_gemv_p14s_l2w, e.l2wp = lr_gemv_p14s_l2w_share;
+    {   /* experiment: LEECHRT_GEMV_LDH on the projections in LEECHRT_GEMV_LDH_MASK */
+        const char *v = getenv("LEECHRT_GEMV_LDH"), *m = getenv("LEECHRT_GEMV_LDH_MASK");
+        if (v && m && (atoi(m) & bit) && atoi(v) > 0 && atoi(v) <= 4) e.ldh = atoi(v);
+    }
     return e;
 }
 
@@ -500,6 +504,7 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    if (geom.ends.ldh) lr_jit_spec_set(s, "ldh", geom.ends.ldh);
     if (geom.ends.norm_eps > 0) {
         /* the eps as its f32 bits: the template takes __int_as_float of it */
         uint32_t b;

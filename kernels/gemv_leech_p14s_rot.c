@@ -60,7 +60,7 @@ int lr_gemv_leech_p14s_spec_rot(lr_jit_spec *s, lr_launch_geom *g, int rows, int
     if (geom.xw) geom.xw = 0, geom.pro = 1; /* x' is made in the prologue */
     geom.side = 0; /* the template's rule: the side warp does not rotate */
     geom.i8 = 0;   /* the int8 mode quantizes x itself; it has no rotating prologue */
-    geom.ends = (lr_leech_ends){ 0, 0, 0.f, 0, 0 }; /* the plain end, launching its dependents at exit */
+    geom.ends = (lr_leech_ends){ 0, 0, 0.f, 0, 0, 0 }; /* the plain end, launching its dependents at exit */
     int rc = lr_gemv_leech_p14s_spec(s, g, rows, cols, ntab, geom, smem_budget);
     if (rc) return rc;
     /* after the GEMV's own shared memory: x' (cols f32), then Q_odd's table */

@@ -837,7 +837,7 @@ static int test_gpu_split_repeat(void)
         if (ypair_make(&p, shapes[i][0], shapes[i][1], 4500 + i)) return T_FAIL;
         /* down as is; q|k|v with its row end fetched ahead and the segments
            round-robin; gate|up round-robin */
-        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, { 0, 0, 0.f, 0, 0 } };
+        const lr_leech_geom g = { 768, 1, 1, 0, 0, 1, 1, 0, 0, i == 1, 0, 1, 2, i > 0, 0, 0, 0, 0, 0, { 0, 0, 0.f, 0, 0, 0 } };
         int bad = run_y(&p.L, p.x, p.y0, g), diff = -1;
         for (int rep = 0; rep < 3 && !bad && diff < 0; rep++) diff = ypair_rerun(&p, g, &bad);
         printf("    %5d x %5d split: 4 launches %s\n", p.L.rows, p.L.cols,

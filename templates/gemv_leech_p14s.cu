@@ -502,6 +502,67 @@ struct seg_regs {
     // unused: the headers are H, H2's 12-bit fields)
 };
 
+// (experiment LR_LDH: the segment loads' L2 qualifiers: 1 L2::256B, 2 L2::128B,
+// 3 L2::evict_first, 4 both evict_first and 256B)
+#ifndef LR_LDH
+#define LR_LDH 0
+#endif
+#if LR_LDH == 1
+#define LDH_Q ".L2::256B"
+#elif LR_LDH == 2
+#define LDH_Q ".L2::128B"
+#elif LR_LDH == 3
+#define LDH_Q ".L2::cache_hint"
+#elif LR_LDH == 4
+#define LDH_Q ".L2::cache_hint.L2::256B"
+#endif
+
+#if LR_LDH
+#define LDH_OP "ld.global.nc.L1::no_allocate" LDH_Q
+#if LR_LDH >= 3
+// (non-volatile: the compiler may compute the policy once)
+LR_DEV unsigned long long ldh_pol()
+{
+    unsigned long long p;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+#define LDH_ARG , "l"(ldh_pol())
+#else
+#define LDH_ARG
+#endif
+LR_DEV uint4 ld_seg16(const void *p)
+{
+    uint4 v;
+#if LR_LDH >= 3
+    asm volatile(LDH_OP ".v4.u32 {%0,%1,%2,%3}, [%4], %5;" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) LDH_ARG);
+#else
+    asm volatile(LDH_OP ".v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+#endif
+    return v;
+}
+LR_DEV uint2 ld_stream8(const void *p)
+{
+    uint2 v;
+#if LR_LDH >= 3
+    asm volatile(LDH_OP ".v2.u32 {%0,%1}, [%2], %3;" : "=r"(v.x), "=r"(v.y) : "l"(p) LDH_ARG);
+#else
+    asm volatile(LDH_OP ".v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+#endif
+    return v;
+}
+LR_DEV u32 ld_stream2(const void *p)
+{
+    unsigned short v;
+#if LR_LDH >= 3
+    asm volatile(LDH_OP ".u16 %0, [%1], %2;" : "=h"(v) : "l"(p) LDH_ARG);
+#else
+    asm volatile(LDH_OP ".u16 %0, [%1];" : "=h"(v) : "l"(p));
+#endif
+    return v;
+}
+#else
+#define ld_seg16 lr_ld_stream16
 LR_DEV uint2 ld_stream8(const void *p)
 {
     uint2 v;
@@ -515,19 +576,20 @@ LR_DEV u32 ld_stream2(const void *p)
     asm volatile("ld.global.cs.u16 %0, [%1];" : "=h"(v) : "l"(p));
     return v;
 }
+#endif
 
 LR_DEV void load_seg(seg_regs &s, const u8 *seg, int lane)
 {
 #if LR_C3
     s.h = make_uint2(0u, 0u);
-    s.w[0] = lr_ld_stream16(seg + 16 * lane);
-    s.w[1] = lr_ld_stream16(seg + 512 + 16 * lane);
+    s.w[0] = ld_seg16(seg + 16 * lane);
+    s.w[1] = ld_seg16(seg + 512 + 16 * lane);
     const uint2 t = ld_stream8(seg + 1024 + 8 * lane);
     s.w[2] = make_uint4(t.x, t.y, ld_stream2(seg + 1280 + 2 * lane), 0u);
 #else
     s.h = ld_stream8(seg + 8 * lane);
 #pragma unroll
-    for (int j = 0; j < 3; j++) s.w[j] = lr_ld_stream16(seg + 256 + 512 * j + 16 * lane);
+    for (int j = 0; j < 3; j++) s.w[j] = ld_seg16(seg + 256 + 512 * j + 16 * lane);
 #endif
 }
 

@@ -105,7 +105,7 @@ static int plan_leech_engine(int rows, int cols, int nparts, int xrot, int proj,
 {
     const int late = lr_gemv_p14s_late;
     lr_gemv_p14s_late = LR_ENGINE_GEMV_LATE;
-    const lr_leech_ends plain = { 0, 0, 0.f, 0, 0 };
+    const lr_leech_ends plain = { 0, 0, 0.f, 0, 0, 0 };
     int rc = plan_leech_engine_at(rows, cols, nparts, xrot, plain, budget);
     for (int rres = 0; rres <= 1 && !rc && proj >= 0; rres++)
         rc = plan_leech_engine_at(rows, cols, nparts, 0,
