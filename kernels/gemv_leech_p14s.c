@@ -500,6 +500,11 @@ int lr_gemv_leech_p14s_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int col
     if (geom.side) lr_jit_spec_set(s, "side", geom.side);
     if (geom.i8) lr_jit_spec_set(s, "i8", 1);
     if (geom.c3) lr_jit_spec_set(s, "c3", 1);
+    {   /* experiment (branch xrep): x and the class table read from per-CTA copies */
+        const char *e = getenv("LEECHRT_XREP"), *t = getenv("LEECHRT_GTREP");
+        if (e && atoi(e) > 1 && atoi(e) <= 8) lr_jit_spec_set(s, "xrep", atoi(e));
+        if (t && atoi(t) > 1 && atoi(t) <= 8) lr_jit_spec_set(s, "gtrep", atoi(t));
+    }
     if (geom.ends.norm_eps > 0) {
         /* the eps as its f32 bits: the template takes __int_as_float of it */
         uint32_t b;
@@ -725,6 +730,25 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
         a[4].host = s->F.exc_ptr, a[5].host = s->F.exc_col, a[6].host = s->F.exc_dw;
         a[5].count = a[6].count = s->F.nexc ? s->F.nexc : 1;
     }
+    /* experiment (branch xrep): the kernel reads x and the table from copy
+     * blockIdx % R; every copy the same, so the reference reads copy 0 */
+    const char *ex = getenv("LEECHRT_XREP"), *et = getenv("LEECHRT_GTREP");
+    const int xr = ex && atoi(ex) > 1 && atoi(ex) <= 8 ? atoi(ex) : 1, tr = et && atoi(et) > 1 && atoi(et) <= 8 ? atoi(et) : 1;
+    float *xrep = NULL;
+    unsigned char *trep = NULL;
+    if (xr > 1) {
+        xrep = calloc((size_t)xr * 32768, sizeof(float));
+        if (!xrep) { free(x), free(y); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+        for (int k = 0; k < xr; k++) memcpy(xrep + (size_t)k * 32768, x, sizeof(float) * (size_t)s->cols);
+        a[7].host = xrep, a[7].count = (size_t)xr * 32768;
+    }
+    if (tr > 1) {
+        const size_t tb = a[1].count, st = (tb + 255) / 256 * 256;
+        trep = calloc((size_t)tr, st);
+        if (!trep) { free(x), free(y), free(xrep); return LR_FAIL(LR_ENOMEM, "out of memory"); }
+        for (int k = 0; k < tr; k++) memcpy(trep + (size_t)k * st, a[1].host, tb);
+        a[1].host = trep, a[1].count = (size_t)tr * st;
+    }
     lr_verify_report rep;
     const int i8 = s->data8 != NULL;
     const lr_kernel_desc *desc =
@@ -734,7 +758,7 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
                                 : (i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc);
     int rc = lr_call_verify(desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
-    free(x), free(y);
+    free(x), free(y), free(xrep), free(trep);
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /* The Leech benchmark arms' device images (kernels/leech_arm_img.h). */
 #include "kernels/leech_arm_img.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static size_t al256(size_t n) { return (n + 255) / 256 * 256; }
@@ -11,7 +12,10 @@ int lr_leech_arm_img_upload(lr_leech_arm_img *img, const lr_leech_arm_src *src, 
     img->copies = copies < 1 ? 1 : copies;
     const size_t rows = (size_t)src->rows, n_tail = src->tail_f16 && src->tail ? rows * (size_t)src->tail * 2 : 0;
     img->off_tab = al256(src->bytes);
-    img->off_scale = img->off_tab + al256((size_t)src->nentries * 16);
+    /* experiment (branch xrep): LEECHRT_GTREP copies of the table, al256 apart */
+    const char *et = getenv("LEECHRT_GTREP");
+    const int tr = et && atoi(et) > 1 && atoi(et) <= 8 ? atoi(et) : 1;
+    img->off_scale = img->off_tab + (size_t)tr * al256((size_t)src->nentries * 16);
     img->off_tail = img->off_scale + al256(sizeof(float) * rows);
     img->wbytes = img->off_tail + al256(n_tail);
     if (src->exc_ptr) {
@@ -24,7 +28,8 @@ int lr_leech_arm_img_upload(lr_leech_arm_img *img, const lr_leech_arm_src *src, 
     for (int c = 0; c < img->copies && !rc; c++) {
         CUdeviceptr b = img->w + (size_t)c * img->wbytes;
         rc = lr_cu_h2d(b, src->data, src->bytes);
-        if (!rc) rc = lr_cu_h2d(b + img->off_tab, src->tab, (size_t)src->nentries * 16);
+        for (int k = 0; k < tr && !rc; k++)
+            rc = lr_cu_h2d(b + img->off_tab + (size_t)k * al256((size_t)src->nentries * 16), src->tab, (size_t)src->nentries * 16);
         if (!rc) rc = lr_cu_h2d(b + img->off_scale, src->row_scale, sizeof(float) * rows);
         if (!rc && n_tail) rc = lr_cu_h2d(b + img->off_tail, src->tail_f16, n_tail);
         if (!rc && src->exc_ptr) rc = lr_cu_h2d(b + img->off_ptr, src->exc_ptr, sizeof(uint32_t) * (rows + 1));

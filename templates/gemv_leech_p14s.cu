@@ -331,6 +331,16 @@
 #ifndef LR_EARLY
 #define LR_EARLY 0
 #endif
+// experiment (branch xrep): x and the class table read from one of several
+// identical copies, chosen by CTA, so that the whole grid's reads of them at
+// its start do not all land on the same L2 lines. x's copies are 32,768
+// floats apart, the table's al256(ntab * 16) bytes.
+#ifndef LR_XREP
+#define LR_XREP 1
+#endif
+#ifndef LR_GTREP
+#define LR_GTREP 1
+#endif
 // LR_L2W (lr_leech_ends.l2w, with LR_EARLY): before the PDL wait warp 0 asks
 // L2 for up to LR_L2W KB of the CTA's share past the first segments the
 // warps load themselves (with bal: the CTA's segments; else its first
@@ -913,6 +923,12 @@ LR_KERNEL(const u8 *__restrict__ W, const u8 *__restrict__ gtab, const float *__
           LR_XROT_PARAMS)
 {
     LR_TL_SCOPE(); // the timeline probe (lr_common.cuh): nothing unless timeline=1
+#if LR_XREP > 1
+    x += (blockIdx.x % LR_XREP) * 32768;
+#endif
+#if LR_GTREP > 1
+    gtab += (blockIdx.x % LR_GTREP) * (size_t)((LR_NTAB * 16 + 255) & ~255);
+#endif
 #if LR_TRIGE
     // the dependents launched at entry (ends.trig 2): with a grid that leaves
     // SMs free (the 14B o: 107 CTAs), the next kernel's CTAs take those SMs

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     lr_csv_row(&out, "read_bound,,probe,,,,,%.1f,100.0,0", bound);
 
     CUdeviceptr x, y;
-    if (lr_cu_alloc(&x, 32768 * 4 * 4) || lr_cu_alloc(&y, 65536 * 4 * 4) || lr_cu_memset8(x, 0x3c, 32768 * 4 * 4)) {
+    if (lr_cu_alloc(&x, 32768 * 4 * 8) || lr_cu_alloc(&y, 65536 * 4 * 4) || lr_cu_memset8(x, 0x3c, 32768 * 4 * 8)) {
         fprintf(stderr, "bench_gemv: %s\n", lr_errmsg());
         return 1;
     }
