@@ -62,7 +62,7 @@ static const char *get(const csv *c, int r, const char *col) { return lr_rcsv_ge
 static void source(const csv *c, const char *name)
 {
     if (!c->n) return;
-    char commits[256] = "";
+    char commits[1024] = ""; /* every commit (h200_gemv_14b_ball.csv has 59; 256 cut three lists short) */
     int k = lr_rcsv_commits(c, commits, sizeof commits);
     /* the first and last date (ISO dates compare as strings) */
     const char *d0 = get(c, 0, "date"), *d1 = d0;
