@@ -29,8 +29,10 @@ int lr_rcsv_col(const lr_rcsv *c, const char *name);
 const char *lr_rcsv_get(const lr_rcsv *c, int r, const char *col);
 void lr_rcsv_free(lr_rcsv *c);
 /* Appends to the comma-separated list in out (n bytes, NUL-terminated) the
- * commits of c's rows not already in it; stops, still terminated, when full.
- * Returns how many commits the list holds. */
+ * commits of c's rows not already in it. When one does not fit, the list is
+ * cut: its last items give way until it can end with "..." (alone when even
+ * one commit and the mark do not fit), and a list so marked takes no more.
+ * Returns how many commits the list holds (the mark not counted). */
 int lr_rcsv_commits(const lr_rcsv *c, char *out, size_t n);
 /* Whether row r comes from an experiment: its commit carries a "+variant"
  * suffix (branch code, or a setting main does not run). */

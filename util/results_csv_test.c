@@ -31,8 +31,15 @@ static int test_read_and_get(void)
     char list[32] = "";
     T_ASSERT(lr_rcsv_commits(&c, list, sizeof list) == 2 && !strcmp(list, "aaa1111, bbb2222"), "commits '%s'", list);
     T_ASSERT(lr_rcsv_commits(&c, list, sizeof list) == 2, "repeat adds nothing: '%s'", list);
-    char small[12] = "";
-    T_ASSERT(lr_rcsv_commits(&c, small, sizeof small) == 1 && !strcmp(small, "aaa1111"), "bounded: '%s'", small);
+    /* a list that cannot hold every commit says so ("aaa1111, bbb2222" is 17 bytes) */
+    char cut13[13] = "", cut12[12] = "", cut4[4] = "", cut3[3] = "";
+    T_ASSERT(lr_rcsv_commits(&c, cut13, sizeof cut13) == 1 && !strcmp(cut13, "aaa1111, ..."), "cut: '%s'", cut13);
+    T_ASSERT(lr_rcsv_commits(&c, cut12, sizeof cut12) == 0 && !strcmp(cut12, "..."), "cut to the mark: '%s'", cut12);
+    T_ASSERT(lr_rcsv_commits(&c, cut4, sizeof cut4) == 0 && !strcmp(cut4, "..."), "mark alone: '%s'", cut4);
+    T_ASSERT(lr_rcsv_commits(&c, cut3, sizeof cut3) == 0 && !*cut3, "no room even for the mark: '%s'", cut3);
+    T_ASSERT(lr_rcsv_commits(&c, cut13, sizeof cut13) == 1 && !strcmp(cut13, "aaa1111, ..."), "a cut list takes no more: '%s'", cut13);
+    char exact[18] = "";
+    T_ASSERT(lr_rcsv_commits(&c, exact, sizeof exact) == 2 && !strcmp(exact, "aaa1111, bbb2222"), "exact fit, no mark: '%s'", exact);
     lr_rcsv_free(&c);
     /* a commit is a whole item of the list, not a part of another */
     static char dirty[] = "date,commit\n2026-11-30,abc1234-dirty\n2026-11-30,abc1234\n";
