@@ -23,7 +23,8 @@ add() { # name, output file, exit code
   fi
   read -r _ p f s <<<"$line"
   pass=$((pass+p)); fail=$((fail+f)); skip=$((skip+s))
-  if [ "$f" != 0 ] || [ "$3" != 0 ] && [ "$f" = 0 ]; then
+  # a program with failed cases, or one that reported none failed but exited non-zero
+  if [ "$f" != 0 ] || { [ "$3" != 0 ] && [ "$f" = 0 ]; }; then
     [ "$f" = 0 ] && { fail=$((fail+1)); f=1; }
     failed+=("$1")
   fi
