@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gen_synthetic -c CONFIG -o OUT.lrt [--seed N] [--tokenizer PATH] [--threads N]\n"
-            "                     [--gain-bits G] [--proj f16] [--o-rotation heads|full] [--residual plain|rotated]\n"
+            "                     [--gain-bits G] [--proj leech|f16] [--o-rotation heads|full] [--residual plain|rotated]\n"
             "                     [--align 64|4096] [--help]\n"
             "Writes a synthetic leechrt model artifact (docs/format.md): Leech-archive projections\n"
             "(random valid indices, lognormal row scales, G gain bits, default 1), int8 embedding\n"
@@ -22,9 +22,12 @@ static void usage(FILE *f)
             "when it is held rotated).\n"
             "  -c CONFIG         %s\n"
             "  -o OUT            output file (written to a temp file, renamed at the end)\n"
-            "  --seed N          random seed (default 1); same seed, same bytes\n"
+            "  --seed N          random seed (default 1; decimal, or hexadecimal after 0x); same seed, same bytes\n"
             "  --tokenizer PATH  tokenizer.json or tokenizer.json.gz to embed (optional)\n"
             "  --threads N       generator threads (default: all cores)\n"
+            "  --gain-bits G     Leech gain bits per block, 0..2 (default 1)\n"
+            "  --proj P          leech (default: the 2-bit Leech archive) or f16 (the same shapes as f16,\n"
+            "                    for side-by-side runs)\n"
             "  --o-rotation R    attn_output's input rotation: heads (per head, applied by the attention\n"
             "                    kernel; rotation kind 2; default) or full (the whole width, its own launch)\n"
             "  --residual K      rotated (default, as import's): the residual stream held rotated, no\n"
@@ -45,7 +48,11 @@ int main(int argc, char **argv)
         if (!v) { fprintf(stderr, "gen_synthetic: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "-c") || !strcmp(a, "--config")) cfg_name = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--seed")) {
+            unsigned long long seed;
+            if (lr_arg_u64("gen_synthetic", a, v, &seed)) return 2;
+            o.seed = seed;
+        }
         else if (!strcmp(a, "--tokenizer")) o.tokenizer_path = v;
         else if (!strcmp(a, "--threads")) { if (lr_arg_int("gen_synthetic", a, v, 0, 4096, &o.nthreads)) return 2; }
         else if (!strcmp(a, "--gain-bits")) { if (lr_arg_int("gen_synthetic", a, v, 0, 2, &o.gain_bits)) return 2; }

@@ -3,6 +3,7 @@
 #include "loader/import/import.h"
 #include "loader/import/source.h"
 #include "loader/model.h"
+#include "util/args.h"
 #include "util/err.h"
 
 #include <stdio.h>
@@ -79,14 +80,25 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         if (!strcmp(a, "--no-rotate")) { o.no_rotate = 1; continue; }
         if (!strcmp(a, "--list")) { list = 1; continue; }
-        if (!v) { fprintf(stderr, "import: %s needs a value\n", a); usage(stderr); return 2; }
+        if (!v) {
+            /* the last argument: an option that takes a value, or not an option at all */
+            static const char *const valued[] = { "--hf", "--gguf", "-o", "--out", "--gain-bits", "--gptq",
+                                                  "--calib-tokens", "--gptq-damp", "--o-rotation", "--residual",
+                                                  "--target-damp", "--gptq-target", "--refit", "--threads",
+                                                  "--layers", "--seed", "--quant-layers", "--keep", "--embed" };
+            int known = 0;
+            for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
+            fprintf(stderr, known ? "import: %s needs a value\n" : "import: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
         char *end = NULL;
         if (!strcmp(a, "--hf")) hf = v;
         else if (!strcmp(a, "--gguf")) gguf = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--gain-bits")) o.gain_bits = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--gain-bits")) { if (lr_arg_int("import", a, v, 0, 2, &o.gain_bits)) return 2; }
         else if (!strcmp(a, "--gptq")) o.gptq_calib = v;
-        else if (!strcmp(a, "--calib-tokens")) o.calib_tokens = (int)strtol(v, &end, 10);
+        else if (!strcmp(a, "--calib-tokens")) { if (lr_arg_int("import", a, v, 1, 1 << 30, &o.calib_tokens)) return 2; }
         else if (!strcmp(a, "--gptq-damp")) {
             o.gptq_damp = strtod(v, &end);
             if (end == v || *end || !(o.gptq_damp > 0 && o.gptq_damp <= 10)) {
@@ -129,9 +141,13 @@ int main(int argc, char **argv)
             }
             o.refit = !strcmp(v, "all") ? LR_REFIT_ALL : LR_REFIT_SCALES;
         }
-        else if (!strcmp(a, "--threads")) o.nthreads = (int)strtol(v, &end, 10);
-        else if (!strcmp(a, "--layers")) o.max_layers = (int)strtol(v, &end, 10);
-        else if (!strcmp(a, "--seed")) o.seed = strtoull(v, &end, 0);
+        else if (!strcmp(a, "--threads")) { if (lr_arg_int("import", a, v, 0, 4096, &o.nthreads)) return 2; }
+        else if (!strcmp(a, "--layers")) { if (lr_arg_int("import", a, v, 1, 1 << 20, &o.max_layers)) return 2; }
+        else if (!strcmp(a, "--seed")) {
+            unsigned long long seed;
+            if (lr_arg_u64("import", a, v, &seed)) return 2;
+            o.seed = seed;
+        }
         else if (!strcmp(a, "--quant-layers")) {
             if (sscanf(v, "%d:%d", &o.quant_lo, &o.quant_hi) != 2 || o.quant_lo < 0 || o.quant_hi <= o.quant_lo) {
                 fprintf(stderr, "import: --quant-layers %s (A:B with 0 <= A < B)\n", v);

@@ -117,7 +117,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cols")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 1, 1048576, &cols)) return 2; }
         else if (!strcmp(a, "--gain-bits")) gains = v, i++;
         else if (!strcmp(a, "--threads")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 0, 4096, &nthreads)) return 2; }
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 0), i++;
+        else if (!strcmp(a, "--seed")) {
+            unsigned long long x;
+            i++;
+            if (lr_arg_u64("leech_mse_bench", a, v, &x)) return 2;
+            seed = x;
+        }
         else if (!strcmp(a, "--csv")) csv = v, i++;
         else { fprintf(stderr, "leech_mse_bench: unknown option %s\n", a); usage(stderr); return 2; }
     }

@@ -1,6 +1,7 @@
 /* leechrt: the launcher. Generates text from a model file through the public
  * API (rt/leechrt.h), streaming tokens as they come; with no -m it runs the
  * demo model (rt/demo_model.h), generating it on first use. */
+#include "util/args.h"
 #include "rt/chat.h"
 #include "rt/demo_model.h"
 #include "rt/leechrt.h"
@@ -72,7 +73,9 @@ static int parse_num(const char *flag, const char *v, double lo, double hi, doub
 int main(int argc, char **argv)
 {
     const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
-    double ntok = 128, temp = 0.7, top_k = 40, top_p = 0.9, ctx = 0, threads = 0, seed = -1;
+    double temp = 0.7, top_p = 0.9;
+    int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0;
+    unsigned long long seed = 0;
     int cpu = 0, chat = -1, no_think = 0, layout = LR_LAYOUT_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -92,13 +95,13 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
         else if (!strcmp(a, "--system")) system = v;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--tokens")) ok = parse_num(a, v, 1, 1e9, &ntok);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--tokens")) ok = !lr_arg_int("leechrt", a, v, 1, 1000000000, &ntok);
         else if (!strcmp(a, "--temp")) ok = parse_num(a, v, 0, 100, &temp);
-        else if (!strcmp(a, "--top-k")) ok = parse_num(a, v, 0, 1e9, &top_k);
+        else if (!strcmp(a, "--top-k")) ok = !lr_arg_int("leechrt", a, v, 0, 1000000000, &top_k);
         else if (!strcmp(a, "--top-p")) ok = parse_num(a, v, 0, 1, &top_p);
-        else if (!strcmp(a, "--seed")) ok = parse_num(a, v, 0, 1.8e19, &seed);
-        else if (!strcmp(a, "--ctx")) ok = parse_num(a, v, 1, 1 << 24, &ctx);
-        else if (!strcmp(a, "--threads")) ok = parse_num(a, v, 0, 4096, &threads);
+        else if (!strcmp(a, "--seed")) ok = !lr_arg_u64("leechrt", a, v, &seed), seeded = 1; /* every 64-bit seed exactly */
+        else if (!strcmp(a, "--ctx")) ok = !lr_arg_int("leechrt", a, v, 1, 1 << 24, &ctx);
+        else if (!strcmp(a, "--threads")) ok = !lr_arg_int("leechrt", a, v, 0, 4096, &threads);
         else if (!strcmp(a, "--layout")) {
             layout = !strcmp(v, "planes14s3")  ? LR_LAYOUT_PLANES14S3
                      : !strcmp(v, "planes14s") ? LR_LAYOUT_PLANES14S
@@ -121,9 +124,9 @@ int main(int argc, char **argv)
         model = demo;
     }
 
-    uint64_t s = seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL);
-    lr_rt_opts o = { .backend = cpu ? LR_BACKEND_CPU : LR_BACKEND_GPU, .seed = s, .max_context = (int)ctx,
-                     .cpu_threads = (int)threads, .leech_layout = layout };
+    uint64_t s = seeded ? (uint64_t)seed : (uint64_t)time(NULL);
+    lr_rt_opts o = { .backend = cpu ? LR_BACKEND_CPU : LR_BACKEND_GPU, .seed = s, .max_context = ctx,
+                     .cpu_threads = threads, .leech_layout = layout };
     lr_rt *rt;
     int rc = lr_rt_open(model, &o, &rt);
     if (rc == LR_ENODEV) {
@@ -153,7 +156,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     out_state st = { 0 };
-    lr_gen_params g = { .max_tokens = (int)ntok, .temperature = (float)temp, .top_k = (int)top_k,
+    lr_gen_params g = { .max_tokens = ntok, .temperature = (float)temp, .top_k = top_k,
                         .top_p = (float)top_p, .on_token = on_token, .user = &st };
     rc = lr_rt_generate(rt, ids, n, &g);
     free(ids);

@@ -52,6 +52,15 @@ static int test_help_and_bad_flags(void)
     T_ASSERT(strstr(err, "--frobnicate"), "bad flag message: %s", err);
     T_ASSERT(run("leechrt -n", out, sizeof out, err, sizeof err) == 2, "missing value exit code");
     T_ASSERT(run("leechrt --temp hot", out, sizeof out, err, sizeof err) == 2, "bad number exit code");
+    /* counts are whole numbers, refused by name otherwise (they were once truncated) */
+    static const char *const frac[][2] = { { "-n 1.5", "-n" }, { "--top-k 2.7", "--top-k" }, { "--ctx 3.9", "--ctx" },
+                                           { "--threads 1e2", "--threads" }, { "--seed -1", "--seed" },
+                                           { "--seed 18446744073709551616", "--seed" } };
+    for (size_t i = 0; i < sizeof frac / sizeof frac[0]; i++) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "leechrt --cpu %s", frac[i][0]);
+        T_ASSERT(run(cmd, out, sizeof out, err, sizeof err) == 2 && strstr(err, frac[i][1]), "%s: %s", cmd, err);
+    }
     T_ASSERT(run("ppl --help", out, sizeof out, err, sizeof err) == 0 && strstr(out, "usage: ppl"), "ppl --help");
     T_ASSERT(run("ppl --bogus", out, sizeof out, err, sizeof err) == 2, "ppl bad flag exit code");
     return T_PASS;
@@ -68,6 +77,9 @@ static int test_demo_model_seeded(void)
     rc = run("leechrt --cpu -n 12 --seed 9 -p 'the cat'", out2, sizeof out2, err, sizeof err);
     T_ASSERT(rc == 0 && strstr(err, "found"), "second run: exit %d: %s", rc, err);
     T_ASSERT(!strcmp(out, out2), "same seed, different text:\n%s\n%s", out, out2);
+    /* a seed past 2^53 is used and printed exactly (it once went through a double) */
+    rc = run("leechrt --cpu -n 2 --seed 9007199254740993 -p 'the cat'", out, sizeof out, err, sizeof err);
+    T_ASSERT(rc == 0 && strstr(err, "(seed 9007199254740993"), "exit %d, seed not printed exactly: %s", rc, err);
     rc = run("leechrt --cpu -n 5 --temp 0 --no-chat -p 'once'", out, sizeof out, err, sizeof err);
     T_ASSERT(rc == 0 && !strncmp(out, "once", 4), "raw prompt is echoed: exit %d, %s", rc, out);
     return T_PASS;

@@ -83,6 +83,15 @@ static int test_bad_numbers_refused(void)
         { "cache", "warm --threads many", "--threads" },
         { "cache", "warm --smem-budget 99999999999", "--smem-budget" },
         { "gen_synthetic", "--gain-bits 7", "--gain-bits" },
+        { "gen_synthetic", "-c tiny -o t.lrt --seed abc", "--seed" }, /* strtoull alone took it as 0 */
+        { "gen_synthetic", "-c tiny -o t.lrt --seed -5x", "--seed" },
+        { "import", "--gguf m.gguf -o o.lrt --gain-bits ''", "--gain-bits" },
+        { "import", "--gguf m.gguf -o o.lrt --gain-bits 4294967297", "--gain-bits" }, /* wrapped to 1 as an int */
+        { "import", "--gguf m.gguf -o o.lrt --threads 4294967296", "--threads" },      /* wrapped to 0: all cores */
+        { "import", "--gguf m.gguf -o o.lrt --calib-tokens 12k", "--calib-tokens" },
+        { "import", "--gguf m.gguf -o o.lrt --layers -2", "--layers" },
+        { "import", "--gguf m.gguf -o o.lrt --seed 1.5", "--seed" },
+        { "import", "--gguf m.gguf -o o.lrt --bogus", "unknown option --bogus" }, /* last: not "needs a value" */
         { "gen_synthetic", "-c tiny -o t.lrt --o-rotation half", "--o-rotation" },
         { "gen_synthetic", "-c tiny -o t.lrt --residual twisted", "--residual" },
         { "import", "--gguf m.gguf -o o.lrt --o-rotation heads2", "--o-rotation" },
@@ -91,6 +100,7 @@ static int test_bad_numbers_refused(void)
         { "inspect", "--threads x model.lrt", "--threads" },
         { "leech_encode_bench", "--threads 0", "--threads" },
         { "leech_mse_bench", "--gain-bits 5", "--gain-bits" },
+        { "leech_mse_bench", "--seed x1", "--seed" },
         { "import", "--gguf m.gguf -o o.lrt --refit most", "--refit" },
         { "import", "--gguf m.gguf -o o.lrt --refit scales", "--refit" }, /* without --gptq */
         { "leechrt", "--layout planes12", "--layout" },

@@ -52,4 +52,29 @@ static inline int lr_arg_int_list(const char *prog, const char *flag, const char
     return -1;
 }
 
+/* 0 and *out = the value if s is a whole unsigned 64-bit integer (decimal, or
+ * hexadecimal after 0x, as seeds are written); -1 otherwise: empty, a sign,
+ * trailing characters, or past 2^64 - 1 (strtoull alone would wrap "-5" and
+ * take "abc" as 0). */
+static inline int lr_parse_u64(const char *s, unsigned long long *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ' || *s == '\t') return -1;
+    char *e;
+    errno = 0;
+    const int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    unsigned long long x = strtoull(s, &e, hex ? 16 : 10);
+    if (*e || errno || e == s + (hex ? 2 : 0)) return -1;
+    *out = x;
+    return 0;
+}
+
+/* The same with the message on stderr, as lr_arg_int's. */
+static inline int lr_arg_u64(const char *prog, const char *flag, const char *v, unsigned long long *out)
+{
+    if (!lr_parse_u64(v, out)) return 0;
+    fprintf(stderr, "%s: %s needs an integer in [0, 2^64 - 1] (decimal, or hexadecimal after 0x), got '%s'\n", prog,
+            flag, v ? v : "");
+    return -1;
+}
+
 #endif
