@@ -6,12 +6,13 @@
 #include "loader/model_impl.h"
 #include "util/err.h"
 #include "util/half.h"
+#include "util/gunzip.h"
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 typedef unsigned long long ull;
 
@@ -122,38 +123,7 @@ int lr_model_tokenizer_json(const lr_model *m, char **json, size_t *n)
         *n = m->tok_bytes;
         return LR_OK;
     }
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 16) != Z_OK) return LR_FAIL(LR_ENOMEM, "%s: tokenizer: inflateInit failed", m->label);
-    size_t cap = m->tok_bytes * 4 + 4096, len = 0;
-    char *out = malloc(cap + 1);
-    int zr = Z_OK;
-    z.next_in = (Bytef *)(uintptr_t)m->tok;
-    z.avail_in = (uInt)m->tok_bytes;
-    while (out && zr == Z_OK) {
-        if (len == cap) {
-            if (cap >= MAX_JSON) break;
-            cap = cap * 2 > MAX_JSON ? MAX_JSON : cap * 2;
-            char *o = realloc(out, cap + 1);
-            if (!o) { free(out); out = NULL; break; }
-            out = o;
-        }
-        z.next_out = (Bytef *)out + len;
-        z.avail_out = (uInt)(cap - len);
-        zr = inflate(&z, Z_NO_FLUSH);
-        len = cap - z.avail_out;
-        if (zr == Z_BUF_ERROR && z.avail_out) break; /* truncated input */
-        if (zr == Z_BUF_ERROR) zr = Z_OK;
-    }
-    inflateEnd(&z);
-    if (!out) return LR_FAIL(LR_ENOMEM, "%s: tokenizer: out of memory", m->label);
-    if (zr != Z_STREAM_END) {
-        free(out);
-        return LR_FAIL(LR_EFORMAT, "%s: tokenizer: gzip blob is corrupt, truncated or inflates past %u bytes",
-                       m->label, MAX_JSON);
-    }
-    out[len] = 0;
-    *json = out;
-    *n = len;
-    return LR_OK;
+    char what[sizeof m->label + 16];
+    snprintf(what, sizeof what, "%s: tokenizer", m->label);
+    return lr_gunzip(m->tok, m->tok_bytes, MAX_JSON, what, json, n);
 }

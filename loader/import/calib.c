@@ -11,13 +11,13 @@
 #include "loader/parallel.h"
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
+#include "util/gunzip.h"
 
 #include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define NROLES 7
 static const char *const k_roles[NROLES] = { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" };
@@ -520,35 +520,6 @@ int lr_calib_open_ids(const lr_src *src, const lr_model_config *cfg, const int32
     return LR_OK;
 }
 
-static int gunzip(const void *in, size_t n, char **out, size_t *outn)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 16) != Z_OK) return LR_FAIL(LR_ENOMEM, "calibration: inflateInit failed");
-    size_t cap = n * 8 + 1024, len = 0;
-    char *buf = malloc(cap);
-    int zr = Z_OK;
-    z.next_in = (Bytef *)in, z.avail_in = (uInt)n;
-    while (buf && zr != Z_STREAM_END) {
-        if (len == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) break;
-            buf = b;
-        }
-        z.next_out = (Bytef *)buf + len, z.avail_out = (uInt)(cap - len);
-        zr = inflate(&z, Z_NO_FLUSH);
-        len = cap - z.avail_out;
-        if (zr != Z_OK && zr != Z_STREAM_END) break;
-    }
-    inflateEnd(&z);
-    if (zr != Z_STREAM_END) {
-        free(buf);
-        return LR_FAIL(LR_EFORMAT, "calibration: the source's tokenizer does not inflate");
-    }
-    *out = buf, *outn = len;
-    return LR_OK;
-}
-
 int lr_calib_open(const lr_src *src, const lr_model_config *cfg, const char *text_path, int max_tokens, int nthreads,
                   lr_calib **out)
 {
@@ -558,7 +529,8 @@ int lr_calib_open(const lr_src *src, const lr_model_config *cfg, const char *tex
     char *json = NULL;
     size_t jn = 0;
     int rc = LR_OK;
-    if (src->tok_kind == LR_TOK_JSON_GZIP) rc = gunzip(src->tok, src->tok_bytes, &json, &jn);
+    if (src->tok_kind == LR_TOK_JSON_GZIP)
+        rc = lr_gunzip(src->tok, src->tok_bytes, 256u << 20, "calibration: the source's tokenizer", &json, &jn);
     lr_tok *tok = NULL;
     if (!rc) rc = lr_tok_load_hf_mem(json ? json : src->tok, json ? jn : src->tok_bytes, NULL, 0, "tokenizer", &tok);
     free(json);

@@ -1,0 +1,13 @@
+/* One gzip member inflated into memory, with a bound on what it may become. */
+#ifndef LR_GUNZIP_H
+#define LR_GUNZIP_H
+#include <stddef.h>
+
+/* Inflates the gzip stream at in (n bytes; bytes after the stream's end are
+ * ignored, as gzip tools allow) into a new NUL-terminated buffer *out of *outn
+ * bytes, at most max (< 4 GiB). Why the bound: a few KB of gzip can inflate to
+ * gigabytes, and the buffer grows from min(4 n, max), never past max.
+ * Errors (LR_EFORMAT: corrupt, truncated or past max; LR_ENOMEM) name what. */
+int lr_gunzip(const void *in, size_t n, size_t max, const char *what, char **out, size_t *outn);
+
+#endif
