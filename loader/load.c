@@ -85,6 +85,7 @@ static int claim(lctx *c)
             return -1;
         }
         c->staged += t->plan.bytes;
+        if (c->staged > c->lm->report.staging_peak) c->lm->report.staging_peak = c->staged;
         break;
     }
     int jn = c->next++;
@@ -259,8 +260,9 @@ int lr_load_model(lr_model *m, const lr_load_opts *o, lr_loaded_model **out)
     lctx c;
     memset(&c, 0, sizeof c);
     if (!lm) {
+        const int rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", lr_model_path(m)); /* before m's label is freed */
         lr_model_close(m);
-        return LR_FAIL(LR_ENOMEM, "%s: out of memory", lr_model_path(m));
+        return rc;
     }
     lm->model = m;
     lm->n = lr_model_tensor_count(m);

@@ -38,6 +38,7 @@ typedef struct lr_load_report {
     double bpw_file, bpw_device;              /* whole model, embedding included */
     double bpw_proj_file, bpw_proj_device;    /* the decoder projections only */
     double s_open, s_unfold, s_total;         /* seconds: validate header/table; unfold+verify+upload; all */
+    uint64_t staging_peak;                    /* most host staging bytes held at once (capped by staging_bytes) */
 } lr_load_report;
 
 typedef struct lr_loaded_model {

@@ -133,7 +133,7 @@ static int test_plugged_layout(void)
     T_ASSERT(!setup(), "setup");
     if (!lr_layout_find("test-unpack")) T_OK(lr_layout_register(&k_unpack));
     T_ASSERT(lr_layout_register(&k_unpack) == LR_EINVAL, "duplicate layout accepted");
-    lr_load_opts o = { .nthreads = 4, .layouts = "nonexistent,test-unpack", .keep_host = 1, .staging_bytes = 1 };
+    lr_load_opts o = { .nthreads = 4, .layouts = "nonexistent,test-unpack", .keep_host = 1 };
     lr_loaded_model *lm;
     T_OK(lr_load(g_tiny, &o, &lm));
     int leech = 0;
@@ -170,6 +170,42 @@ static int test_plugged_layout(void)
     return T_PASS;
 }
 
+/* An upload through a layout that stages (not kept on the host), with the
+   staging capped below one tensor: the workers take the tensors one at a
+   time, waiting for each upload to free its buffer (claim's wait, which no
+   other test reaches), and every tensor reads back intact. */
+static int test_staged_upload_capped(void)
+{
+    T_SKIP_IF(!lr_cu_available(), "no GPU");
+    T_ASSERT(!setup(), "setup");
+    if (!lr_layout_find("test-unpack")) T_OK(lr_layout_register(&k_unpack));
+    lr_load_opts o = { .nthreads = 4, .layouts = "test-unpack", .staging_bytes = 1 };
+    lr_loaded_model *lm;
+    T_OK(lr_load(g_tiny, &o, &lm));
+    T_ASSERT(lm->on_device, "not uploaded: %s", lm->device_status);
+    uint64_t largest = 0;
+    int leech = 0;
+    for (int i = 0; i < lm->n; i++) {
+        const lr_loaded_tensor *t = &lm->t[i];
+        if (t->view->codec != LR_CODEC_LEECH) continue;
+        leech++;
+        T_ASSERT(!strcmp(t->layout->name, "test-unpack") && !t->plan.direct, "%s layout", t->view->name);
+        if (t->plan.bytes > largest) largest = t->plan.bytes;
+        uint64_t nb = t->view->rows * (uint64_t)t->view->u.leech.nblk;
+        uint64_t *want = malloc(nb * 8), *back = malloc(t->plan.bytes);
+        T_ASSERT(want && back, "malloc");
+        T_OK(lr_leech_archive_unpack(t->view->u.leech.archive, t->view->u.leech.archive_bytes, nb, 1, want, NULL));
+        T_OK(lr_cu_d2h(back, lr_loaded_part_dev(t, "idx"), t->plan.bytes));
+        T_ASSERT(!memcmp(back, want, nb * 8) && back[nb] == t->view->rows, "%s: device bytes differ", t->view->name);
+        free(want), free(back);
+    }
+    T_ASSERT(leech == 14, "%d leech tensors", leech);
+    T_ASSERT(lm->report.staging_peak == largest, "staging peak %llu bytes, want one tensor at a time (the largest %llu)",
+             (unsigned long long)lm->report.staging_peak, (unsigned long long)largest);
+    lr_loaded_free(lm);
+    return T_PASS;
+}
+
 static int test_errors_from_threads(void)
 {
     T_ASSERT(!setup(), "setup");
@@ -199,4 +235,4 @@ static int test_errors_from_threads(void)
 }
 
 T_MAIN(T_CASE(test_host_only_passthrough), T_CASE(test_default_load), T_CASE(test_plugged_layout),
-       T_CASE(test_errors_from_threads))
+       T_CASE(test_staged_upload_capped), T_CASE(test_errors_from_threads))
