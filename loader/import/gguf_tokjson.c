@@ -1,6 +1,7 @@
 #include "loader/import/gguf_tokjson.h"
 #include "loader/gguf/gguf.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ static int build(const lr_gguf *g, json_t **out)
     if (!rc && lr_gguf_find(g, "tokenizer.ggml.merges")) rc = lr_gguf_get_arr(g, "tokenizer.ggml.merges", LR_GGUF_STR, &merges);
     json_t *vocab = json_object(), *added = json_array(), *mj = json_array();
     if (!rc && (!vocab || !added || !mj)) rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", L);
+    size_t dups = 0;
     for (uint64_t i = 0; !rc && i < tokens->arr.n; i++) {
         const lr_gguf_str *t = &tokens->arr.strs[i];
         json_t *str = json_stringn(t->s, (size_t)t->len);
@@ -96,12 +98,16 @@ static int build(const lr_gguf *g, json_t **out)
             if (!a || json_array_append_new(added, a)) rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", L);
         } else {
             /* json_object_setn_new takes the key with its length: tokens
-             * holding NUL bytes stay intact. */
-            if (json_object_setn_new(vocab, t->s, (size_t)t->len, json_integer((json_int_t)i)))
+             * holding NUL bytes stay intact. A text seen before keeps its
+             * lower id, as the GGUF tokenizer loader keeps it (a set would
+             * move the text to the higher id and drop the lower one). */
+            if (json_object_getn(vocab, t->s, (size_t)t->len)) dups++;
+            else if (json_object_setn_new(vocab, t->s, (size_t)t->len, json_integer((json_int_t)i)))
                 rc = LR_FAIL(LR_EFORMAT, "%s: token %llu cannot be a JSON key", L, (unsigned long long)i);
             json_decref(str);
         }
     }
+    if (!rc && dups) lr_warn("%s: %zu vocabulary entries repeat the text of a lower id (the lower id keeps it)", L, dups);
     for (uint64_t i = 0; !rc && merges && i < merges->arr.n; i++) {
         json_t *m = json_stringn(merges->arr.strs[i].s, (size_t)merges->arr.strs[i].len);
         if (!m || json_array_append_new(mj, m))

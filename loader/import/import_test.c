@@ -473,6 +473,56 @@ static int test_gguf_tokenizer_json(void)
     return T_PASS;
 }
 
+/* Two tokens with one text: the lower id keeps it in the converted vocab, as
+   the GGUF loader keeps it (the converter once moved it to the higher id and
+   dropped the lower one), and both say so. */
+static int g_warned;
+static void count_warning(const char *msg) { g_warned += strstr(msg, "repeat the text of a lower id") != NULL; }
+
+static int test_gguf_tokenizer_json_duplicates(void)
+{
+    gb_buf b;
+    memset(&b, 0, sizeof b);
+    gb_header(&b, 3);
+    gb_kv_str(&b, "tokenizer.ggml.model", "gpt2");
+    gb_kv_str(&b, "tokenizer.ggml.pre", "gpt-2");
+    gb_kv_arr(&b, "tokenizer.ggml.tokens", LR_GGUF_STR, 4);
+    gb_str(&b, "a"), gb_str(&b, "b"), gb_str(&b, "ab"), gb_str(&b, "ab"); /* id 3 repeats id 2's text */
+    gb_kv_arr(&b, "tokenizer.ggml.merges", LR_GGUF_STR, 1);
+    gb_str(&b, "a b");
+    gb_finish(&b);
+    T_ASSERT(!b.failed, "build");
+    lr_gguf *g;
+    T_OK(lr_gguf_parse(b.p, b.n, "dup.gguf", &g));
+    g_warned = 0;
+    lr_set_warn_handler(count_warning);
+    char *json;
+    size_t jn;
+    lr_tok *ta = NULL, *tb = NULL;
+    int rc = lr_tok_from_gguf(g, &ta);
+    if (!rc) rc = lr_gguf_tokenizer_json(g, &json, &jn);
+    lr_set_warn_handler(NULL);
+    T_OK(rc);
+    T_ASSERT(g_warned == 2, "%d warnings (want the loader's and the converter's)", g_warned);
+    T_OK(lr_tok_load_hf_mem(json, jn, NULL, 0, "dup.json", &tb));
+    lr_tok_ids x = { 0 }, y = { 0 };
+    T_OK(lr_tok_encode(ta, "ab", 2, 1, &x));
+    T_OK(lr_tok_encode(tb, "ab", 2, 1, &y));
+    T_ASSERT(x.n == 1 && y.n == 1 && x.ids[0] == 2 && y.ids[0] == 2, "\"ab\" -> %d (GGUF) and %d (tokenizer.json), want 2",
+             x.n ? x.ids[0] : -1, y.n ? y.ids[0] : -1);
+    size_t l;
+    const char *t = lr_tok_token(tb, 2, &l);
+    T_ASSERT(t && l == 2 && !memcmp(t, "ab", 2), "token 2 lost its text in tokenizer.json");
+    lr_tok_ids_free(&x);
+    lr_tok_ids_free(&y);
+    lr_tok_free(ta);
+    lr_tok_free(tb);
+    free(json);
+    lr_gguf_close(g);
+    free(b.p);
+    return T_PASS;
+}
+
 /* ---- the pipeline ---- */
 
 static int import_hf(const tmodel *m, const char *dir, const char *out, const lr_import_opts *o, lr_import_stats *st)
@@ -1017,7 +1067,8 @@ static int test_rotated_residual_refusals(void)
 }
 
 T_MAIN(T_CASE(test_hf_config), T_CASE(test_hf_source), T_CASE(test_hf_rejects), T_CASE(test_ggml_dequant),
-       T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json), T_CASE(test_import_f16),
+       T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json),
+       T_CASE(test_gguf_tokenizer_json_duplicates), T_CASE(test_import_f16),
        T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama),
        T_CASE(test_rotated_residual_same_function), T_CASE(test_rotated_residual_leech),
        T_CASE(test_rotated_residual_refusals))
