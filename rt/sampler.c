@@ -16,16 +16,17 @@ struct lr_cand {
     int32_t id;
 };
 
+/* An infinite temperature makes (-inf - max) / T a NaN weight. */
 static int valid(const lr_sampler_params *p)
 {
-    return !isnan(p->temperature) && !isnan(p->top_p);
+    return isfinite(p->temperature) && !isnan(p->top_p);
 }
 
 int lr_sampler_init(lr_sampler *s, int vocab, const lr_sampler_params *p, uint64_t seed)
 {
     s->cand = NULL;
     if (vocab < 1) return LR_FAIL(LR_EINVAL, "sampler: vocabulary of %d tokens", vocab);
-    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature or top-p is NaN");
+    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature not finite or top-p NaN");
     s->p = *p;
     s->vocab = vocab;
     lr_rng_seed(&s->rng, seed);
@@ -42,7 +43,7 @@ void lr_sampler_free(lr_sampler *s)
 
 int lr_sampler_set(lr_sampler *s, const lr_sampler_params *p)
 {
-    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature or top-p is NaN");
+    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature not finite or top-p NaN");
     s->p = *p;
     return LR_OK;
 }
@@ -186,7 +187,11 @@ int32_t lr_sampler_sample(lr_sampler *s, const float *logits)
     }
     double mass = total;
     if (use_p && n > 1) {
+        /* at most the largest weight (1): with a flat distribution and a small p
+           the bound passes it, and nothing would be kept (the draw then fell back
+           to token 0); capped, the largest stays and the argument above holds */
         double cut = (1 - p) / (n - 1) * total;
+        if (cut > 1) cut = 1;
         int m = 0;
         for (int i = 0; i < nc; i++)
             if (c[i].w >= cut) c[m++] = c[i];

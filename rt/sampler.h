@@ -21,7 +21,8 @@ typedef struct lr_sampler {
     struct lr_cand *cand; /* scratch: [vocab] candidates */
 } lr_sampler;
 
-/* LR_EINVAL for vocab < 1 or a NaN/negative parameter. */
+/* LR_EINVAL for vocab < 1, a temperature that is not finite or a NaN top-p
+ * (negative values are meaningful: see the fields). */
 int lr_sampler_init(lr_sampler *s, int vocab, const lr_sampler_params *p, uint64_t seed);
 void lr_sampler_free(lr_sampler *s);
 /* Changes the parameters, keeping the random stream. */

@@ -101,6 +101,33 @@ static int cmp_desc(const void *a, const void *b)
     return x > y ? -1 : x < y ? 1 : 0;
 }
 
+/* A small p over an almost flat distribution keeps only the heaviest token:
+   the prefilter's bound then exceeds the heaviest weight and once dropped
+   everything (the draw fell back to token 0, the lightest here). */
+static int test_top_p_flat(void)
+{
+    static float l[151936];
+    const struct { int n; float p; } cs[] = { { 10, 0.05f }, { 151936, 1e-6f }, { 1000, 0.0009f } };
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+        const int n = cs[t].n;
+        for (int i = 0; i < n; i++) l[i] = 1e-3f * (float)i / (float)n;
+        lr_sampler s;
+        lr_sampler_params p = { 1.0f, 0, cs[t].p };
+        T_OK(lr_sampler_init(&s, n, &p, 5));
+        for (int d = 0; d < 100; d++) {
+            int32_t id = lr_sampler_sample(&s, l);
+            T_ASSERT(id == n - 1, "n %d, top-p %g: drew %d, want %d (the only token of the nucleus)", n, cs[t].p, id, n - 1);
+        }
+        lr_sampler_free(&s);
+    }
+    /* and parameters that cannot give a distribution are refused */
+    lr_sampler s;
+    const lr_sampler_params bad[] = { { INFINITY, 0, 0.9f }, { -INFINITY, 0, 0.9f }, { NAN, 0, 0.9f }, { 1.0f, 0, NAN } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        T_ASSERT(lr_sampler_init(&s, 4, &bad[i], 1) == LR_EINVAL, "parameters %zu accepted", i);
+    return T_PASS;
+}
+
 /* Top-p over a large vocabulary (the prefiltered path) against the nucleus
  * computed by sorting everything; also combined with top-k. */
 static int test_top_p_large(void)
@@ -232,5 +259,5 @@ static int test_matches_brute_force(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_greedy), T_CASE(test_frequencies), T_CASE(test_top_k), T_CASE(test_top_p_small),
+T_MAIN(T_CASE(test_greedy), T_CASE(test_frequencies), T_CASE(test_top_k), T_CASE(test_top_p_small), T_CASE(test_top_p_flat),
        T_CASE(test_top_p_large), T_CASE(test_seeded), T_CASE(test_matches_brute_force))
