@@ -107,7 +107,7 @@ static int cb_verify(void *p, uint64_t seed, double *err)
     *err = 0;
     for (size_t i = 0; i < rows; i++) {
         double e = fabs((double)y[i] - ref[i]) / (mag[i] > 1e-30 ? mag[i] : 1e-30);
-        if (!(e <= 1e-3)) { rc = LR_FAIL(LR_EVERIFY, "cublas row %zu: %g vs %g", i, y[i], ref[i]); *err = e; goto out; }
+        if (!(e <= 2e-5)) { /* of sum |w x|: measured at most 6.2e-7 (f32 accumulation) */ rc = LR_FAIL(LR_EVERIFY, "cublas row %zu: %g vs %g", i, y[i], ref[i]); *err = e; goto out; }
         if (e > *err) *err = e;
     }
 out:

@@ -121,8 +121,12 @@ float lr_gemv_leech_p14_weight(const uint8_t *W, const uint8_t *tab, int rows, i
 lr_leech_geom lr_gemv_leech_p14_default_geom(int rows, int cols);
 int lr_gemv_leech_p14_spec(lr_jit_spec *s, lr_launch_geom *g, int rows, int cols, int ntab, lr_leech_geom geom,
                            int smem_budget);
-/* Verify tolerance (relative to sum |w x| of the row). */
-#define LR_GEMV_LEECH_TOL 2e-4
+/* Verify tolerance (relative to sum |w x| of the row). One term of a row is
+ * about 1 / cols of that sum, so 2e-4 (the first value) let a dropped
+ * exception or a zeroed weight pass on 5120 x 17408; the measured errors are
+ * 1e-8 to 9e-7 (every committed bench CSV), and the I8x and record kernels
+ * already held 2e-5. */
+#define LR_GEMV_LEECH_TOL 2e-5
 
 extern const lr_gemv_arm lr_arm_leech_p14;
 

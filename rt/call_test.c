@@ -80,6 +80,12 @@ static int test_compare_catches_errors(void)
     got[1] = NAN;
     T_ASSERT(lr_call_compare_outputs(&lr_gemv_f16_desc, a, g, rf, sc, 1e-6, &rep) == LR_EVERIFY, "NaN not caught");
     T_ASSERT(strstr(lr_errmsg(), "y[1]"), "message names the element: %s", lr_errmsg());
+    /* an output neither the kernel nor the reference wrote (both still poison) */
+    got[1] = 2;
+    memset(&got[3], 0xff, 4), memset(&ref[3], 0xff, 4);
+    T_ASSERT(lr_call_compare_outputs(&lr_gemv_f16_desc, a, g, rf, sc, 1e-6, &rep) == LR_EVERIFY && rep.unwritten == 1 &&
+                 rep.bad == 1,
+             "an output written by neither side passed");
     return T_PASS;
 }
 
