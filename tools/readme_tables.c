@@ -57,6 +57,23 @@ static int load(const char *name, csv *c)
 
 static const char *get(const csv *c, int r, const char *col) { return lr_rcsv_get(c, r, col); }
 
+/* Appends " V |" (or " - |" when !have) to the row's cells; a cell that does
+ * not fit (a hostile CSV's 1e300) ends the row with " ... |" instead of
+ * writing past the buffer. */
+static void add_cell(char *cells, size_t cap, int *len, int have, double v)
+{
+    if (*len < 0 || (size_t)*len >= cap) return;
+    char cell[48];
+    const int k = snprintf(cell, sizeof cell, have ? " %.0f |" : " - |", v);
+    if (k > 0 && (size_t)k < sizeof cell && (size_t)(*len + k) < cap - 8) {
+        memcpy(cells + *len, cell, (size_t)k + 1);
+        *len += k;
+    } else {
+        *len += snprintf(cells + *len, cap - (size_t)*len, " ... |");
+        *len = (int)cap; /* full: nothing more is appended */
+    }
+}
+
 /* Names the file, device, date and every commit its rows come from (rows of
  * several runs may share a file; each row carries its own commit). */
 static void source(const csv *c, const char *name)
@@ -246,12 +263,12 @@ static void engine_table(void)
                 if (strcmp(get(&c, r, "matrix"), "step")) continue;
                 const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
                 double sum = 0;
-                char cells[1024];
+                char cells[1024] = "";
                 int len = 0, found = 0;
                 for (int i = 0; i < nph; i++) {
                     double v = engine_us(&c, arm, model, ph[i], commit);
                     if (v >= 0) sum += v, found = 1;
-                    len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", v);
+                    add_cell(cells, sizeof cells, &len, v >= 0, v);
                 }
                 double graph = engine_us(&c, arm, model, "graph", commit);
                 char gcell[32];
@@ -278,14 +295,14 @@ static void engine_table(void)
                 if (strcmp(get(&c, r, "matrix"), "graph")) continue;
                 const char *arm = get(&c, r, "arm"), *model = get(&c, r, "model"), *commit = get(&c, r, "commit");
                 double graph = atof(get(&c, r, "us"));
-                char cells[1024];
+                char cells[1024] = "";
                 int len = 0, found = 0;
                 for (int i = 0; i < nph; i++) {
                     char name[64];
                     snprintf(name, sizeof name, "without_%s", ph[i]);
                     double v = engine_us(&c, arm, model, name, commit);
                     found |= v >= 0;
-                    len += snprintf(cells + len, sizeof cells - (size_t)len, v >= 0 ? " %.0f |" : " - |", graph - v);
+                    add_cell(cells, sizeof cells, &len, v >= 0, graph - v);
                 }
                 if (found) out("| %s | %s | %s |%s %.0f |\n", commit, arm, model, cells, graph);
             }

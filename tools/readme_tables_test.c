@@ -69,6 +69,22 @@ static int test_readme_tables_rows_whole(void)
     return T_PASS;
 }
 
+/* A phase row of 1e300 µs (a hostile or broken CSV): the phase tables' cells
+ * once ran past their 1,024-byte row buffer (a crash); now the row ends with
+ * " ... |" and the program exits 0. */
+static int test_huge_phase_values(void)
+{
+    const check c = {
+        g_tables, "bench/results/h200_engine.csv",
+        "d=$(mktemp -d) && h=$(head -1 bench/results/h200_engine.csv) && echo \"$h\" > $d/h200_engine.csv && "
+        "for m in step graph embed norm rotation norm_rotation gemv_qkv rope_kv attention rope_attention gemv_o "
+        "gemv_gateup silu_mul gemv_down head argmax without_embed without_rotation without_gemv_qkv; do "
+        "echo \"2026-12-07,zz1,GPU X (sm_90),engine_leech,m,$m,,,,1e300,,,,,,\" >> $d/h200_engine.csv; done && "
+        "%s $d > $d/out.md && grep -q ' \\.\\.\\. |' $d/out.md; r=$?; rm -rf $d; exit $r",
+        "readme_tables on 1e300 phase values did not end the row with ' ... |' (or crashed)" };
+    return run_check(&c);
+}
+
 /* The H100 decode table names whose tuning rows a run got from bench_engine's
  * tuning_rows column where a row has one (older rows: from the variant). */
 static int test_h100_table_tuning_rows_column(void)
@@ -114,6 +130,7 @@ int main(int argc, char **argv)
     snprintf(g_plots, sizeof g_plots, "%s/../bin/plots", dir);
     static const t_case cases[] = { T_CASE(test_readme_matches_results), T_CASE(test_tables_check_detects_drift),
                                     T_CASE(test_readme_tables_rows_whole), T_CASE(test_h100_table_tuning_rows_column),
+                                    T_CASE(test_huge_phase_values),
                                     T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
