@@ -8,6 +8,7 @@
 #include "util/results_csv.h"
 #include "util/strlist.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,18 @@ static int num(const char *s, double lo, double hi, double *v)
     char *end;
     *v = strtod(s, &end);
     return end != s && !*end && *v >= lo && *v <= hi;
+}
+
+/* a decimal integer in [lo, hi]: shapes and knobs ("5120.9", "0x1400" and
+ * "767.99" were taken by num and cast, a row for another shape or geometry) */
+static int whole(const char *s, long lo, long hi, double *v)
+{
+    char *end;
+    errno = 0;
+    const long x = strtol(s, &end, 10);
+    if (end == s || *end || errno || x < lo || x > hi || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))) return 0;
+    *v = (double)x;
+    return 1;
 }
 
 /* "NVIDIA H200 (sm_90)" -> "NVIDIA H200", 90 */
@@ -81,10 +94,10 @@ int lr_tuning_csv_best_stream(FILE *f, const char *path, const char *arm, const 
         if (strcmp(fl[ci[2]], arm) || !lr_list_has(commits, fl[ci[0]])) continue;
         lr_tuning_pick p = { 0 };
         double v[2 + 1 + LR_TUNE_KNOBS];
-        int ok = device_cc(fl[ci[1]], p.device, sizeof p.device, &p.row.cc) && num(fl[ci[3]], 1, 1 << 30, &v[0]) &&
-                 num(fl[ci[4]], 1, 1 << 30, &v[1]) && num(fl[cus], 0, 1e12, &v[2]);
+        int ok = device_cc(fl[ci[1]], p.device, sizeof p.device, &p.row.cc) && whole(fl[ci[3]], 1, 1 << 30, &v[0]) &&
+                 whole(fl[ci[4]], 1, 1 << 30, &v[1]) && num(fl[cus], 0, 1e12, &v[2]);
         /* (knobs as LEECHRT_TUNE takes them: extra3 bit 20 is past 1e6) */
-        for (int k = 0; ok && k < LR_TUNE_KNOBS; k++) ok = num(fl[ci[5 + k]], -16777216, 16777216, &v[3 + k]);
+        for (int k = 0; ok && k < LR_TUNE_KNOBS; k++) ok = whole(fl[ci[5 + k]], -16777216, 16777216, &v[3 + k]);
         if (!ok) {
             rc = LR_FAIL(LR_EFORMAT, "%s:%d: a device, shape, time or knob field is malformed", path, c.line[r]);
             break;

@@ -133,6 +133,10 @@ static int test_malformed_refused(void)
         HDR ROW("aaa", "NVIDIA H200 (sm_9x)", "leech_p14s", 5120, 17408, 25.4, 128, 3, 0, 1),  /* bad cc */
         HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, fast, 128, 3, 0, 1),  /* time */
         HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 25.4, 12x, 3, 0, 1),  /* knob */
+        HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120.9, 17408, 25.4, 128, 3, 0, 1), /* rows not whole */
+        HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 0x4400, 25.4, 128, 3, 0, 1),  /* cols in hex */
+        HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 25.4, 767.99, 3, 0, 1), /* threads */
+        HDR ROW("aaa", "NVIDIA H200 (sm_90)", "leech_p14s", 5120, 17408, 25.4, 128, 3, 0, 0x10),  /* extra3 hex */
         HDR "2026-11-30,aaa,NVIDIA H200 (sm_90),leech_p14s,14B,down,5120\n",                    /* short row */
         "date,commit,device,arm,rows,cols,us\n",                                                 /* no knobs */
         "",                                                                                      /* empty */
