@@ -10,6 +10,7 @@
 #include "util/err.h"
 #include "util/log.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -345,6 +346,19 @@ static int test_cache_trim(void)
 static int warned;
 static void count_warn(const char *m) { (void)m; warned++; }
 
+/* the cubins in a cache folder */
+static int cubins(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const size_t l = strlen(e->d_name);
+        n += l > 6 && !strcmp(e->d_name + l - 6, ".cubin");
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 static int test_cache_readonly_and_missing(void)
 {
     T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
@@ -360,15 +374,21 @@ static int test_cache_readonly_and_missing(void)
     free(a);
     chmod(g_dir, 0555);
     int root_can_write = access(g_dir, W_OK) == 0; /* root ignores modes */
-    lr_jit_set_cache_dir(g_dir);
+    const int before = cubins(g_dir);
     warned = 0;
     lr_set_warn_handler(count_warn);
+    lr_jit_set_cache_dir(g_dir);
+    /* as root the mode does not stop a write, so the test sets the state the
+       check would have set (otherwise this case tested nothing under root) */
+    if (root_can_write) lr_jit_cache()->readonly = 1;
     T_OK(lr_jit_cubin(&s, "sm_90", 13000, &a, &n, &hit));
     free(a);
     T_ASSERT(hit, "read-only cache not read");
     T_OK(lr_jit_cubin(&s2, "sm_90", 13000, &a, &n, &hit));
     free(a);
-    if (!root_can_write) T_ASSERT(warned == 1, "expected one warning, got %d", warned);
+    T_ASSERT(!hit && cubins(g_dir) == before, "a read-only cache was written (%d cubins, %d before)", cubins(g_dir),
+             before);
+    T_ASSERT(warned == (root_can_write ? 0 : 1), "expected %d warning, got %d", root_can_write ? 0 : 1, warned);
     chmod(g_dir, 0755);
     /* a folder that cannot be created: compile in memory, one warning */
     lr_jit_set_cache_dir("/proc/leechrt-no-such-dir/cache");
@@ -398,6 +418,9 @@ static int test_spec_names(void)
     T_OK(lr_jit_spec_set(&s, "off", -3));
     T_OK(lr_jit_spec_set(&s, "threads", 128));
     T_ASSERT(lr_jit_spec_set(&s, "bad name", 1) == LR_EINVAL, "accepted a bad name");
+    /* one macro LR_THREADS for both: refused, the value kept */
+    T_ASSERT(lr_jit_spec_set(&s, "THREADS", 64) == LR_EINVAL && lr_jit_spec_get(&s, "threads", 0) == 128,
+             "a name differing only in case accepted");
     char name[256];
     T_OK(lr_jit_kernel_name(&s, name, sizeof name));
     T_ASSERT(!strcmp(name, "probe__threads_128__off_m3"), "name %s", name);
@@ -406,6 +429,11 @@ static int test_spec_names(void)
     T_ASSERT(strstr(src, "#define LR_THREADS 128") && strstr(src, "#define LR_OFF -3") &&
              strstr(src, "#define LR_KERNEL probe__threads_128__off_m3"), "prelude:\n%.300s", src);
     free(src);
+    /* the most negative value names a kernel without overflow */
+    lr_jit_spec_init(&s, "probe.cu", "probe");
+    T_OK(lr_jit_spec_set(&s, "off", -9223372036854775807LL - 1));
+    T_OK(lr_jit_kernel_name(&s, name, sizeof name));
+    T_ASSERT(!strcmp(name, "probe__off_m9223372036854775808"), "name %s", name);
     lr_jit_spec_init(&s, "no_such.cu", "x");
     T_ASSERT(lr_jit_source(&s, &src) == LR_EINVAL, "missing template accepted");
     return T_PASS;

@@ -130,6 +130,8 @@ static int test_spec_parse(void)
     T_ASSERT(lr_spec_parse("gemv_f16.cu", "gemv_f16 rows", 13, &s) == LR_EINVAL, "item without '=' accepted");
     T_ASSERT(lr_spec_parse("gemv_f16.cu", "gemv_f16 rows=8x", 16, &s) == LR_EINVAL, "8x accepted");
     T_ASSERT(lr_spec_parse("gemv_f16.cu", "gemv_f16 rows=", 14, &s) == LR_EINVAL, "empty value accepted");
+    T_ASSERT(lr_spec_parse("gemv_f16.cu", "gemv_f16 rows=99999999999999999999", 34, &s) == LR_EINVAL,
+             "a value past 64 bits accepted");
     return T_PASS;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct lr_template_src { const char *name; const char *src; size_t len; };
 extern const struct lr_template_src lr_template_table[];
@@ -41,11 +42,17 @@ static int valid_ident(const char *n)
 int lr_jit_spec_set(lr_jit_spec *s, const char *name, long long value)
 {
     if (!valid_ident(name)) return LR_FAIL(LR_EINVAL, "bad specialization parameter name '%s'", name);
-    for (int i = 0; i < s->nparams; i++)
+    for (int i = 0; i < s->nparams; i++) {
         if (!strcmp(s->p[i].name, name)) {
             s->p[i].value = value;
             return LR_OK;
         }
+        /* both would be the one macro LR_NAME (upper case), the source taking
+           one value while lr_jit_spec_get reports the other */
+        if (!strcasecmp(s->p[i].name, name))
+            return LR_FAIL(LR_EINVAL, "specialization parameters '%s' and '%s' differ only in case", s->p[i].name,
+                           name);
+    }
     if (s->nparams == LR_JIT_MAX_PARAMS) return LR_FAIL(LR_ERANGE, "too many specialization parameters");
     snprintf(s->p[s->nparams].name, sizeof s->p[0].name, "%s", name);
     s->p[s->nparams++].value = value;
@@ -71,9 +78,10 @@ int lr_jit_kernel_name(const lr_jit_spec *s, char *buf, size_t n)
     if (!s->kernel || !valid_ident(s->kernel)) return LR_FAIL(LR_EINVAL, "bad kernel base name");
     size_t len = (size_t)snprintf(buf, n, "%s", s->kernel);
     for (int i = 0; i < s->nparams && len < n; i++) {
-        long long v = s->p[i].value;
-        len += (size_t)snprintf(buf + len, n - len, "__%s_%s%lld", s->p[i].name, v < 0 ? "m" : "",
-                                v < 0 ? -v : v);
+        const long long v = s->p[i].value;
+        /* the magnitude in unsigned arithmetic: -v overflows for LLONG_MIN */
+        const unsigned long long mag = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+        len += (size_t)snprintf(buf + len, n - len, "__%s_%s%llu", s->p[i].name, v < 0 ? "m" : "", mag);
     }
     if (len >= n) return LR_FAIL(LR_ERANGE, "kernel name too long");
     return LR_OK;

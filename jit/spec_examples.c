@@ -2,6 +2,7 @@
 #include "util/err.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,9 @@ int lr_spec_parse(const char *tmpl, const char *q, size_t len, lr_jit_spec *spec
         memcpy(num, eq + 1, vl);
         num[vl] = 0;
         char *end;
+        errno = 0;
         long long v = strtoll(num, &end, 0);
-        if (*end) return LR_FAIL(LR_EINVAL, "%s: @spec %s=%s is not a number", tmpl, name, num);
+        if (*end || errno) return LR_FAIL(LR_EINVAL, "%s: @spec %s=%s is not a number in range", tmpl, name, num);
         int rc = lr_jit_spec_set(spec, name, v);
         if (rc) return rc;
         q = eq + 1 + vl;
