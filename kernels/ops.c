@@ -295,11 +295,17 @@ static void attention(const float *q, const uint16_t *kc, const uint16_t *vc, fl
                       int32_t n_heads, int32_t n_kv, float scale, int mag)
 {
     int hd = lr_op_attention_head_dim, T = pos[0] + 1;
-    double s[65536];
+    /* the scores on the heap, as long as the context (a fixed 65,536 here
+       overran at longer positions, and took 512 KB of a thread's stack) */
+    double *s = malloc((size_t)T * sizeof *s);
+    if (!s) { /* a reference that cannot run fails the comparison, not the process */
+        for (size_t i = 0; i < (size_t)n_heads * hd; i++) out[i] = NAN;
+        return;
+    }
     for (int h = 0; h < n_heads; h++) {
         int kvh = h / (n_heads / n_kv);
         double m = -INFINITY, l = 0;
-        for (int t = 0; t < T && t < 65536; t++) {
+        for (int t = 0; t < T; t++) {
             double d = 0;
             for (int i = 0; i < hd; i++)
                 d += (double)q[(size_t)h * hd + i] * scale * lr_half_to_float(kc[((size_t)t * n_kv + kvh) * hd + i]);
@@ -316,6 +322,7 @@ static void attention(const float *q, const uint16_t *kc, const uint16_t *vc, fl
             out[(size_t)h * hd + i] = (float)(o / l);
         }
     }
+    free(s);
 }
 /* Each head's row of out through the per-head rotation (value or, with mag,
  * the l2 size of its terms: lr_rotate_row_f64). */
