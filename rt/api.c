@@ -69,8 +69,14 @@ static int load_tokenizer(lr_rt *rt, const char *path)
     return LR_OK;
 }
 
+/* A NULL where the call needs a pointer is the caller's error, answered
+   like any other rather than a crash inside the library. */
+#define NEED(p) \
+    if (!(p)) return LR_FAIL(LR_EINVAL, "%s: %s is NULL", __func__, #p)
+
 int lr_rt_open(const char *path, const lr_rt_opts *opts, lr_rt **out)
 {
+    NEED(out);
     *out = NULL;
     lr_rt_opts def = { 0 };
     if (!opts) opts = &def;
@@ -140,6 +146,7 @@ void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info)
 
 static int need_tok(const lr_rt *rt)
 {
+    NEED(rt);
     if (rt->tok) return LR_OK;
     return LR_FAIL(LR_EINVAL, "%s: the model file has no tokenizer (pass token ids, or embed one with "
                    "gen_synthetic --tokenizer)", lr_model_path(rt->model));
@@ -147,6 +154,8 @@ static int need_tok(const lr_rt *rt)
 
 int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, int32_t **ids, int *n)
 {
+    NEED(ids);
+    NEED(n);
     *ids = NULL;
     *n = 0;
     int rc = need_tok(rt);
@@ -171,8 +180,12 @@ int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, i
 
 int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len)
 {
+    NEED(text);
+    NEED(len);
     *text = NULL;
     *len = 0;
+    NEED(rt);
+    if (n > 0) NEED(ids);
     int rc = need_tok(rt);
     return rc ? rc : lr_tok_decode(rt->tok, ids, n > 0 ? (size_t)n : 0, 1, text, len);
 }
@@ -210,7 +223,9 @@ static int feed_pending(lr_rt *rt, int need)
 
 int lr_rt_eval(lr_rt *rt, int32_t token, const float **logits)
 {
+    NEED(logits);
     *logits = NULL;
+    NEED(rt);
     int rc = feed_pending(rt, NEED_LOGITS);
     if (!rc) rc = feed(rt, token, NEED_LOGITS);
     if (!rc) *logits = rt->logits;
@@ -219,6 +234,7 @@ int lr_rt_eval(lr_rt *rt, int32_t token, const float **logits)
 
 int lr_rt_reset(lr_rt *rt)
 {
+    NEED(rt);
     rt->pending = -1;
     rt->logits = NULL;
     rt->greedy_next = -1;
@@ -251,6 +267,8 @@ static int emit(emitter *em, int32_t id, int *stop)
 
 int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params *p)
 {
+    NEED(rt);
+    NEED(p);
     double t0 = lr_now();
     lr_rt_stats *st = &rt->stats;
     memset(st, 0, sizeof *st);

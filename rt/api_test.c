@@ -73,6 +73,27 @@ static int test_open_errors(void)
     o.backend = 7;
     T_ASSERT(lr_rt_open(g_demo, &o, &rt) == LR_EINVAL && strstr(lr_errmsg(), "backend"), "backend 7: %s", lr_errmsg());
     unlink(bad);
+    /* NULL where a pointer is needed: an error naming the argument, not a crash */
+    o.backend = LR_BACKEND_CPU;
+    T_ASSERT(lr_rt_open(g_demo, &o, NULL) == LR_EINVAL && strstr(lr_errmsg(), "out"), "open: %s", lr_errmsg());
+    T_OK(lr_rt_open(g_demo, &o, &rt));
+    const int32_t three[3] = { 1, 2, 3 };
+    char *text;
+    size_t len;
+    int32_t *ids;
+    int n;
+    T_ASSERT(lr_rt_generate(rt, three, 3, NULL) == LR_EINVAL && strstr(lr_errmsg(), "p is NULL"), "generate: %s",
+             lr_errmsg());
+    T_ASSERT(lr_rt_generate(NULL, three, 3, NULL) == LR_EINVAL, "generate without a handle");
+    T_ASSERT(lr_rt_eval(rt, 1, NULL) == LR_EINVAL && strstr(lr_errmsg(), "logits"), "eval: %s", lr_errmsg());
+    T_ASSERT(lr_rt_decode(rt, NULL, 3, &text, &len) == LR_EINVAL && !text && strstr(lr_errmsg(), "ids"), "decode: %s",
+             lr_errmsg());
+    T_ASSERT(lr_rt_decode(rt, three, 3, NULL, &len) == LR_EINVAL, "decode without a text pointer");
+    T_ASSERT(lr_rt_tokenize(rt, "a", 1, 0, NULL, &n) == LR_EINVAL && lr_rt_tokenize(NULL, "a", 1, 0, &ids, &n) == LR_EINVAL,
+             "tokenize: %s", lr_errmsg());
+    T_ASSERT(lr_rt_reset(NULL) == LR_EINVAL, "reset without a handle");
+    T_ASSERT(lr_rt_position(rt) == 0, "a refused call moved the position to %d", lr_rt_position(rt));
+    lr_rt_close(rt);
     return T_PASS;
 }
 

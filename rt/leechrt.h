@@ -12,7 +12,8 @@
  *     lr_rt_close(rt);
  *
  * Every function returning int returns an lr_status (util/err.h): LR_OK, or
- * a code with a one-line message in lr_errmsg() (thread-local). A handle is
+ * a code with a one-line message in lr_errmsg() (thread-local); a NULL where
+ * such a function needs a pointer (the handle, an output) is LR_EINVAL. A handle is
  * used by one thread at a time, any thread (not necessarily the one that
  * opened it); handles in different threads run side by side, and GPU opens
  * take their turn (they read process-wide settings from the environment). */
