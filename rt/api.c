@@ -178,6 +178,57 @@ int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, i
     return LR_OK;
 }
 
+typedef struct {
+    lr_rt *rt;
+    int32_t *ids;
+    int n, cap;
+} chat_ids;
+
+/* one piece of the template: its ids appended, specials only in the markup */
+static int chat_piece(void *user, const char *text, int special)
+{
+    chat_ids *c = user;
+    int32_t *ids;
+    int n;
+    int rc = lr_rt_tokenize(c->rt, text, strlen(text), special, &ids, &n);
+    if (rc) return rc;
+    if (c->n + n > c->cap) {
+        int cap = (c->n + n) * 2 + 16;
+        int32_t *m = realloc(c->ids, (size_t)cap * sizeof *m);
+        if (!m) {
+            free(ids);
+            return LR_FAIL(LR_ENOMEM, "chat: out of memory");
+        }
+        c->ids = m, c->cap = cap;
+    }
+    if (n) memcpy(c->ids + c->n, ids, (size_t)n * sizeof *ids);
+    c->n += n;
+    free(ids);
+    return LR_OK;
+}
+
+int lr_rt_tokenize_chat(lr_rt *rt, const char *system, const char *user, int no_think, int32_t **ids, int *n)
+{
+    NEED(ids);
+    NEED(n);
+    *ids = NULL;
+    *n = 0;
+    NEED(rt);
+    NEED(user);
+    lr_chat_msg m[2];
+    int nm = 0;
+    if (system && *system) m[nm++] = (lr_chat_msg){ "system", system };
+    m[nm++] = (lr_chat_msg){ "user", user };
+    chat_ids c = { rt, NULL, 0, 0 };
+    int rc = lr_chat_render_parts(m, nm, 1, no_think, chat_piece, &c);
+    if (rc) {
+        free(c.ids);
+        return rc;
+    }
+    *ids = c.ids, *n = c.n;
+    return LR_OK;
+}
+
 int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len)
 {
     NEED(text);

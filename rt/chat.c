@@ -3,6 +3,7 @@
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,30 +28,45 @@ static void put(sbuf *b, const char *t)
     b->n += m;
 }
 
+int lr_chat_render_parts(const lr_chat_msg *msgs, int n, int add_generation_prompt, int no_think, lr_chat_part_fn fn,
+                         void *user)
+{
+    for (int i = 0; i < n; i++) {
+        const char *r = msgs[i].role;
+        if (!r || (strcmp(r, "system") && strcmp(r, "user") && strcmp(r, "assistant")))
+            return LR_FAIL(LR_EINVAL, "chat: message %d has role \"%s\" (system, user or assistant)", i, r ? r : "(null)");
+    }
+    int rc = LR_OK;
+    char head[64];
+    for (int i = 0; i < n && !rc; i++) {
+        snprintf(head, sizeof head, "<|im_start|>%s\n", msgs[i].role);
+        rc = fn(user, head, 1);
+        if (!rc && msgs[i].content && *msgs[i].content) rc = fn(user, msgs[i].content, 0);
+        if (!rc) rc = fn(user, "<|im_end|>\n", 1);
+    }
+    if (!rc && add_generation_prompt) rc = fn(user, "<|im_start|>assistant\n", 1);
+    if (!rc && add_generation_prompt && no_think) rc = fn(user, "<think>\n\n</think>\n\n", 1);
+    return rc;
+}
+
+static int put_part(void *user, const char *text, int special)
+{
+    (void)special;
+    sbuf *b = user;
+    put(b, text);
+    return b->oom ? LR_FAIL(LR_ENOMEM, "chat: out of memory") : LR_OK;
+}
+
 int lr_chat_render(const lr_chat_msg *msgs, int n, int add_generation_prompt, int no_think, char **out)
 {
     *out = NULL;
     sbuf b = { 0 };
     put(&b, "");
-    for (int i = 0; i < n; i++) {
-        const char *r = msgs[i].role;
-        if (!r || (strcmp(r, "system") && strcmp(r, "user") && strcmp(r, "assistant"))) {
-            free(b.s);
-            return LR_FAIL(LR_EINVAL, "chat: message %d has role \"%s\" (system, user or assistant)", i, r ? r : "(null)");
-        }
-        put(&b, "<|im_start|>");
-        put(&b, r);
-        put(&b, "\n");
-        put(&b, msgs[i].content ? msgs[i].content : "");
-        put(&b, "<|im_end|>\n");
-    }
-    if (add_generation_prompt) {
-        put(&b, "<|im_start|>assistant\n");
-        if (no_think) put(&b, "<think>\n\n</think>\n\n");
-    }
-    if (b.oom) {
+    int rc = b.oom ? LR_FAIL(LR_ENOMEM, "chat: out of memory")
+                   : lr_chat_render_parts(msgs, n, add_generation_prompt, no_think, put_part, &b);
+    if (rc) {
         free(b.s);
-        return LR_FAIL(LR_ENOMEM, "chat: out of memory");
+        return rc;
     }
     *out = b.s;
     return LR_OK;

@@ -68,6 +68,12 @@ void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info);
 /* Text to ids (*ids malloc'd, free it). allow_special: <|im_start|> and the
  * like in text become their ids (for chat templates), else plain text. */
 int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, int32_t **ids, int *n);
+/* An instruct model's prompt: the ChatML template (rt/chat.h) around an
+ * optional system prompt (NULL or "" = none) and one user turn, ready for
+ * generation (no_think: Qwen3's empty thinking block). Only the template's
+ * markup is encoded with special tokens: "<|im_end|>" inside system or user
+ * stays plain text, so a message cannot close its turn or open another. */
+int lr_rt_tokenize_chat(lr_rt *rt, const char *system, const char *user, int no_think, int32_t **ids, int *n);
 /* Ids to text (*text malloc'd, NUL-terminated; specials skipped). */
 int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len);
 

@@ -2,7 +2,6 @@
  * API (rt/leechrt.h), streaming tokens as they come; with no -m it runs the
  * demo model (rt/demo_model.h), generating it on first use. */
 #include "util/args.h"
-#include "rt/chat.h"
 #include "rt/demo_model.h"
 #include "rt/leechrt.h"
 
@@ -145,12 +144,12 @@ int main(int argc, char **argv)
     lr_rt_get_info(rt, &info);
     if (chat < 0) chat = info.chatml;
 
-    char *text = NULL;
-    if (chat && (rc = lr_chat_prompt(system, prompt, no_think, &text))) goto fail;
     int32_t *ids = NULL;
     int n = 0;
-    const char *t = chat ? text : prompt;
-    if ((rc = lr_rt_tokenize(rt, t, strlen(t), chat, &ids, &n))) goto fail;
+    /* the template's markup with special tokens, the prompt itself as plain text */
+    rc = chat ? lr_rt_tokenize_chat(rt, system, prompt, no_think, &ids, &n)
+              : lr_rt_tokenize(rt, prompt, strlen(prompt), 0, &ids, &n);
+    if (rc) goto fail;
     if (!chat) {
         fputs(prompt, stdout);
         fflush(stdout);
@@ -160,8 +159,6 @@ int main(int argc, char **argv)
                         .top_p = (float)top_p, .on_token = on_token, .user = &st };
     rc = lr_rt_generate(rt, ids, n, &g);
     free(ids);
-    free(text);
-    text = NULL;
     if (rc) goto fail;
     lr_rt_stats ss;
     lr_rt_get_stats(rt, &ss);
@@ -176,7 +173,6 @@ int main(int argc, char **argv)
     return 0;
 fail:
     fprintf(stderr, "\nleechrt: %s\n", lr_errmsg());
-    free(text);
     lr_rt_close(rt);
     return 1;
 }
