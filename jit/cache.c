@@ -195,10 +195,33 @@ static int by_mtime(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A writer's temp file ("<entry>.tmp.XXXXXX", "nvrtc-version.tmp.<pid>")
+ * left by a process that died before its rename: never renamed, never
+ * counted, never removed otherwise. One an hour old has no live writer. */
+static void sweep_stale_tmp(const lr_cache *c)
+{
+    DIR *d = opendir(c->dir);
+    if (!d) return;
+    const time_t now = time(NULL);
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *t = strstr(e->d_name, ".tmp.");
+        if (!t) continue;
+        char base[256];
+        snprintf(base, sizeof base, "%.*s", (int)(t - e->d_name), e->d_name);
+        if (!is_entry_name(base) && strcmp(base, "nvrtc-version")) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", c->dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 3600) unlink(path);
+    }
+    closedir(d);
+}
+
 int lr_cache_trim(const lr_cache *c, uint64_t max_bytes, int *removed)
 {
     lr_cache_entry *v;
     int n, rm = 0;
+    sweep_stale_tmp(c);
     int rc = scan(c, 0, &v, &n); /* (the order needs no file read) */
     if (rc) return rc;
     uint64_t total = 0;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char g_dir[256];
@@ -340,6 +341,22 @@ static int test_cache_trim(void)
     lr_key k2;
     memset(&k2, 2, sizeof k2);
     T_ASSERT(lr_cache_get(&c, &k2, &p, &n) != LR_OK, "oldest entry survived");
+    /* a dead writer's temp file goes once it is an hour old; a live one's stays */
+    char old[4200], young[4200], other[4200];
+    snprintf(old, sizeof old, "%s/%s.cubin.tmp.AbC123", g_dir, "0123456789abcdef0123456789abcdef");
+    snprintf(young, sizeof young, "%s/%s.cubin.tmp.XyZ789", g_dir, "0123456789abcdef0123456789abcdef");
+    snprintf(other, sizeof other, "%s/notes.tmp.old", g_dir); /* not the cache's: left alone */
+    const char *const files[] = { old, young, other };
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(files[i], "w");
+        T_ASSERT(f && fputs("partial", f) >= 0 && fclose(f) == 0, "write %s", files[i]);
+    }
+    struct timespec t2[2] = { { time(NULL) - 7200, 0 }, { time(NULL) - 7200, 0 } };
+    T_ASSERT(utimensat(AT_FDCWD, old, t2, 0) == 0 && utimensat(AT_FDCWD, other, t2, 0) == 0, "utimensat");
+    T_OK(lr_cache_trim(&c, 1u << 30, &removed));
+    T_ASSERT(access(old, F_OK) != 0, "a stale temp file was kept");
+    T_ASSERT(access(young, F_OK) == 0 && access(other, F_OK) == 0, "a young temp file or a foreign file was removed");
+    unlink(young), unlink(other);
     return T_PASS;
 }
 
