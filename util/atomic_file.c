@@ -30,15 +30,16 @@ int lr_afile_open(lr_afile *a, const char *path)
 
 int lr_afile_commit(lr_afile *a)
 {
-    int bad = ferror(a->f);
-    if (fflush(a->f) != 0) bad = 1;
-    if (!bad && fsync(fileno(a->f)) != 0) bad = 1;
-    int e = errno;
-    if (fclose(a->f) != 0) bad = 1;
+    /* the first failure's errno (an earlier write's is gone: ferror says only
+       that one failed, and errno by now may be any later call's) */
+    int e = ferror(a->f) ? -1 : 0;
+    if (fflush(a->f) != 0 && !e) e = errno ? errno : -1;
+    if (!e && fsync(fileno(a->f)) != 0) e = errno ? errno : -1;
+    if (fclose(a->f) != 0 && !e) e = errno ? errno : -1;
     a->f = NULL;
-    if (bad) {
+    if (e) {
         unlink(a->tmp);
-        return LR_FAIL(LR_EIO, "%s: write failed: %s", a->dst, strerror(e));
+        return LR_FAIL(LR_EIO, "%s: write failed: %s", a->dst, e > 0 ? strerror(e) : "an earlier write to it failed");
     }
     if (rename(a->tmp, a->dst) != 0) {
         e = errno;
@@ -61,8 +62,9 @@ int lr_write_file_atomic(const char *path, const void *data, size_t n)
     int rc = lr_afile_open(&a, path);
     if (rc) return rc;
     if (n && fwrite(data, 1, n, a.f) != n) {
+        const int e = errno;
         lr_afile_abort(&a);
-        return LR_FAIL(LR_EIO, "%s: short write", path);
+        return LR_FAIL(LR_EIO, "%s: write failed: %s", path, strerror(e));
     }
     return lr_afile_commit(&a);
 }
