@@ -237,6 +237,41 @@ static int check_unique(lr_gguf *g, const lr_gguf_str *first, size_t stride, uin
     return rc;
 }
 
+typedef struct {
+    uint64_t off, len, i;
+} span;
+
+static int by_offset(const void *x, const void *y)
+{
+    const uint64_t a = ((const span *)x)->off, b = ((const span *)y)->off;
+    return (a > b) - (a < b);
+}
+
+/* Two tensors of known size may not share bytes (ggml's reader wants each
+ * to start where the one before it ends; a corrupt offset table otherwise
+ * reads one tensor's bytes as another's, and the import goes on). */
+static int check_overlaps(const lr_gguf *g)
+{
+    uint64_t n = 0;
+    span *v = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *v);
+    if (!v) return LR_FAIL(LR_ENOMEM, "%s: out of memory", g->name);
+    for (uint64_t i = 0; i < g->n_tensors; i++)
+        if (g->tensors[i].nbytes) v[n++] = (span){ g->tensors[i].offset, g->tensors[i].nbytes, i };
+    qsort(v, (size_t)n, sizeof *v, by_offset);
+    int rc = LR_OK;
+    for (uint64_t k = 1; k < n && !rc; k++)
+        if (v[k].off < v[k - 1].off + v[k - 1].len) {
+            char a[80], b[80];
+            fmt_key(&g->tensors[v[k - 1].i].name, a, sizeof a);
+            fmt_key(&g->tensors[v[k].i].name, b, sizeof b);
+            rc = LR_FAIL(LR_EFORMAT, "%s: tensors %s [%llu, +%llu) and %s [%llu, ...) overlap", g->name, a,
+                         (unsigned long long)v[k - 1].off, (unsigned long long)v[k - 1].len, b,
+                         (unsigned long long)v[k].off);
+        }
+    free(v);
+    return rc;
+}
+
 static int parse_tensors(cursor *c)
 {
     lr_gguf *g = c->g;
@@ -292,7 +327,7 @@ static int parse_tensors(cursor *c)
                            g->name, nm, (unsigned long long)(g->data_offset + t->offset),
                            (unsigned long long)t->nbytes, g->size);
     }
-    return LR_OK;
+    return check_overlaps(g);
 }
 
 static int parse(lr_gguf *g)

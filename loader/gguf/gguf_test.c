@@ -221,6 +221,21 @@ static void tensor_block(gb_buf *b)
     const uint64_t d[1] = { 33 };
     gb_header(b, 3); gb_tensor(b, "t", 1, d, 8, 0); gb_align(b, 32); gb_bytes(b, "0123456789012345678901234567890123456789", 40); gb_finish(b);
 }
+/* b's 16 bytes start inside a's 32 (f32 dims 8 and 4 at offsets 0 and 16) */
+static void tensor_overlap(gb_buf *b)
+{
+    const uint64_t da[1] = { 8 }, db[1] = { 4 };
+    gb_header(b, 3); gb_tensor(b, "a", 1, da, 0, 0); gb_tensor(b, "b", 1, db, 0, 0); gb_align(b, 32);
+    for (int i = 0; i < 8; i++) gb_u64(b, 0);
+    gb_finish(b);
+}
+static void tensor_overlap_mid(gb_buf *b)
+{
+    const uint64_t da[1] = { 16 }, db[1] = { 8 };
+    gb_header(b, 3); gb_tensor(b, "b", 1, db, 0, 32); gb_tensor(b, "a", 1, da, 0, 0); gb_align(b, 32);
+    for (int i = 0; i < 12; i++) gb_u64(b, 0);
+    gb_finish(b);
+}
 static void huge_tensors(gb_buf *b) { gb_header(b, 3); b->n_tensors = 1ull << 40; gb_finish(b); }
 
 static int test_bad_files(void)
@@ -246,6 +261,8 @@ static int test_bad_files(void)
         { tensor_overflow, LR_EFORMAT, "overflows" },
         { tensor_block, LR_EFORMAT, "not a multiple of the q8_0 block" },
         { huge_tensors, LR_EFORMAT, "tensors do not fit" },
+        { tensor_overlap, LR_EFORMAT, "[0, ...) overlap" }, /* (equal offsets: either order) */
+        { tensor_overlap_mid, LR_EFORMAT, "tensors a [0, +64) and b [32, ...) overlap" },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (expect_fail(c[i].fn, c[i].rc, c[i].needle) != T_PASS) {
