@@ -75,7 +75,9 @@ static int build(const lr_gguf *g, json_t **out)
     if (!rc) rc = lr_gguf_get_arr(g, "tokenizer.ggml.tokens", LR_GGUF_STR, &tokens);
     if (!rc && lr_gguf_find(g, "tokenizer.ggml.token_type")) {
         rc = lr_gguf_get_arr(g, "tokenizer.ggml.token_type", -1, &types);
-        if (!rc && (types->arr.n != tokens->arr.n || !types->arr.raw))
+        const uint32_t et = rc ? 0 : types->arr.type; /* integers only, as the GGUF tokenizer loader wants */
+        if (!rc && (types->arr.n != tokens->arr.n || et == LR_GGUF_STR || et == LR_GGUF_ARR || et == LR_GGUF_F32 ||
+                    et == LR_GGUF_F64))
             rc = LR_FAIL(LR_EFORMAT, "%s: tokenizer.ggml.token_type must be %llu integers", L,
                          (unsigned long long)tokens->arr.n);
     }

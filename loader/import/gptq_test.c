@@ -75,10 +75,16 @@ static int test_factor(void)
     T_ASSERT(!memcmp(U, U2, sizeof *U * (size_t)n * n), "U differs when V is not asked for");
     free(U2);
     free(U), free(V);
-    /* Not positive definite even with damping. */
+    /* a non-finite entry is refused before the factorization */
     H[0] = NAN;
-    T_ASSERT(lr_gptq_factor(H, n, damp, &U, &V) == LR_EINVAL, "NaN accepted");
+    T_ASSERT(lr_gptq_factor(H, n, damp, &U, &V) == LR_EINVAL && strstr(lr_errmsg(), "not finite"), "NaN: %s",
+             lr_errmsg());
     free(H);
+    /* finite but indefinite even with damping ([[1, 2], [2, 1]]: eigenvalues 3 and -1): the
+       Cholesky's pivot check refuses it (the NaN case above never reached that check) */
+    const double ind[4] = { 1, 2, 2, 1 };
+    T_ASSERT(lr_gptq_factor(ind, 2, 0.01, &U, &V) == LR_EINVAL && strstr(lr_errmsg(), "not positive definite") && !U,
+             "indefinite: %s", lr_errmsg());
     return T_PASS;
 }
 

@@ -504,6 +504,30 @@ static int test_gguf_tokenizer_json_duplicates(void)
     lr_set_warn_handler(NULL);
     T_OK(rc);
     T_ASSERT(g_warned == 2, "%d warnings (want the loader's and the converter's)", g_warned);
+    {
+        /* token types that are not integers: both readers refuse them (the converter let
+           strings or floats through as type 0, a control token then plain vocabulary) */
+        gb_buf t;
+        memset(&t, 0, sizeof t);
+        gb_header(&t, 3);
+        gb_kv_str(&t, "tokenizer.ggml.model", "gpt2");
+        gb_kv_str(&t, "tokenizer.ggml.pre", "gpt-2");
+        gb_kv_arr(&t, "tokenizer.ggml.tokens", LR_GGUF_STR, 2);
+        gb_str(&t, "a"), gb_str(&t, "b");
+        gb_kv_arr(&t, "tokenizer.ggml.token_type", LR_GGUF_STR, 2);
+        gb_str(&t, "1"), gb_str(&t, "3");
+        gb_finish(&t);
+        lr_gguf *gt;
+        T_OK(lr_gguf_parse(t.p, t.n, "types.gguf", &gt));
+        char *js;
+        size_t jl;
+        lr_tok *tt;
+        T_ASSERT(lr_gguf_tokenizer_json(gt, &js, &jl) == LR_EFORMAT && strstr(lr_errmsg(), "token_type"), "converter: %s",
+                 lr_errmsg());
+        T_ASSERT(lr_tok_from_gguf(gt, &tt) == LR_EFORMAT, "loader accepted string token types");
+        lr_gguf_close(gt);
+        free(t.p);
+    }
     T_OK(lr_tok_load_hf_mem(json, jn, NULL, 0, "dup.json", &tb));
     lr_tok_ids x = { 0 }, y = { 0 };
     T_OK(lr_tok_encode(ta, "ab", 2, 1, &x));

@@ -141,8 +141,17 @@ static int read_config(lr_src *s, const lr_gguf *g)
         return LR_FAIL(LR_EFORMAT, "%s: token_embd.weight has %llu rows", g->name, (unsigned long long)emb->dims[1]);
     c->vocab = (uint32_t)emb->dims[1];
     c->tied_head = lr_gguf_find_tensor(g, "output.weight") == NULL;
-    if (c->bos_id != LR_NO_TOKEN && c->bos_id >= c->vocab) c->bos_id = LR_NO_TOKEN;
-    if (c->eos_id != LR_NO_TOKEN && c->eos_id >= c->vocab) c->eos_id = LR_NO_TOKEN;
+    /* an id past the embedding cannot be fed or sampled: dropped, but said (the model
+       then runs without that token, which changes its prompts or its stops) */
+    if (c->bos_id != LR_NO_TOKEN && c->bos_id >= c->vocab) {
+        lr_warn("%s: bos_token_id %u is past the %u embedding rows: no BOS token", g->name, c->bos_id, c->vocab);
+        c->bos_id = LR_NO_TOKEN;
+    }
+    if (c->eos_id != LR_NO_TOKEN && c->eos_id >= c->vocab) {
+        lr_warn("%s: eos_token_id %u is past the %u embedding rows: no end-of-sequence token", g->name, c->eos_id,
+                c->vocab);
+        c->eos_id = LR_NO_TOKEN;
+    }
     if (lr_gguf_find(g, "general.name") && !lr_gguf_get_str(g, "general.name", &as))
         snprintf(c->name, sizeof c->name, "%.*s", (int)(as.len < 63 ? as.len : 63), as.s);
     for (char *p = c->name; *p; p++)
