@@ -245,6 +245,25 @@ static int warm(int argc, char **argv)
         else { fprintf(stderr, "cache warm: unknown option %s\n", a); return 2; }
     }
     if (sscanf(g_arch, "sm_%d", &cc) != 1) { fprintf(stderr, "cache warm: bad --arch %s\n", g_arch); return 2; }
+    /* every name in --models must be one of the shapes' (a typo, "14b" or "14B, 32B", once planned
+       nothing for it and reported success: an appliance that compiles at first start) */
+    for (const char *p = models; *p;) {
+        const size_t len = strcspn(p, ",");
+        int known = len == 4 && !strncmp(p, "none", 4);
+        for (int si = 0; si < lr_qwen3_nshapes && !known; si += 7)
+            known = strlen(lr_qwen3_shapes[si].model) == len && !strncmp(p, lr_qwen3_shapes[si].model, len);
+        if (!known) {
+            fprintf(stderr, "cache warm: --models: unknown model '%.*s' (names:", (int)len, p);
+            for (int si = 0; si < lr_qwen3_nshapes; si += 7) fprintf(stderr, " %s", lr_qwen3_shapes[si].model);
+            fprintf(stderr, ", or none)\n");
+            return 2;
+        }
+        p += len + (p[len] == ',');
+    }
+    if (!dry && (lr_jit_cache()->disabled || lr_jit_cache()->readonly)) {
+        fprintf(stderr, "cache warm: the cache %s is not writable: nothing would be kept\n", lr_jit_cache()->dir);
+        return 1;
+    }
     if (!dry && !lr_nvrtc_available()) { fprintf(stderr, "cache warm: NVRTC is needed to warm a cache\n"); return 1; }
     lr_tuning_set_target(device, cc);
     /* the down prefetch as the engine sets it on that device (kernels/gemv_leech.h) */
@@ -265,14 +284,17 @@ static int warm(int argc, char **argv)
         }
         return g_fail ? 1 : 0;
     }
+    if (threads < 1) threads = (int)sysconf(_SC_NPROCESSORS_ONLN); /* 0: all cores, as elsewhere */
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     printf("warming %d kernels for %s (driver %d, %s, budget %d B) into %s\n", g_nspecs, g_arch, g_driver, device,
            budget, lr_jit_cache()->dir);
     lr_progress_start(&g_prog, "compiling", (uint64_t)g_nspecs);
     pthread_t t[64];
-    for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, worker, NULL);
-    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+    int started = 0;
+    while (started < threads && pthread_create(&t[started], NULL, worker, NULL) == 0) started++;
+    if (!started) worker(NULL); /* no thread could start: compile here */
+    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
     lr_progress_finish(&g_prog);
     printf("%d kernels: %d already cached, %d compiled, %d failed\n", g_nspecs, g_hits, g_nspecs - g_hits - g_fail, g_fail);
     return g_fail ? 1 : 0;
@@ -311,8 +333,14 @@ int main(int argc, char **argv)
         int removed;
         uint64_t cap = 0;
         if (!strcmp(cmd, "trim")) {
-            if (i + 1 >= argc || atoll(argv[i + 1]) < 0) { fprintf(stderr, "cache trim: needs MB\n"); return 2; }
-            cap = (uint64_t)atoll(argv[i + 1]) << 20;
+            /* a bad number once read as 0 MB and emptied the cache */
+            unsigned long long mb;
+            if (i + 1 >= argc || lr_parse_u64(argv[i + 1], &mb) || mb > (UINT64_MAX >> 20)) {
+                fprintf(stderr, "cache trim: needs a size in MB (a whole number), got '%s'\n",
+                        i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            cap = (uint64_t)mb << 20;
         }
         if (lr_cache_trim(c, cap, &removed)) { fprintf(stderr, "cache: %s\n", lr_errmsg()); return 1; }
         printf("removed %d entries from %s\n", removed, c->dir);

@@ -81,6 +81,10 @@ static int test_bad_numbers_refused(void)
         { "bench_load", "--runs -3", "--runs" },
         { "bench_unfold", "--rows 1e3", "--rows" },
         { "cache", "warm --threads many", "--threads" },
+        { "cache", "warm --models 14b --dry-run", "unknown model '14b'" },       /* planned nothing, said ok */
+        { "cache", "warm --models '14B, 32B' --dry-run", "unknown model ' 32B'" },
+        { "cache", "--dir /tmp trim abc", "cache trim: needs a size" },          /* read as 0 MB: emptied */
+        { "cache", "--dir /tmp trim 17592186044416", "cache trim: needs a size" }, /* wrapped to 0 */
         { "cache", "warm --smem-budget 99999999999", "--smem-budget" },
         { "gen_synthetic", "--gain-bits 7", "--gain-bits" },
         { "gen_synthetic", "-c tiny -o t.lrt --seed abc", "--seed" }, /* strtoull alone took it as 0 */
@@ -134,6 +138,19 @@ static int test_bad_numbers_refused(void)
                  err);
     }
     T_ASSERT(tested >= 10, "only %d cases found programs", tested);
+    {
+        /* warming a cache that cannot be written reports failure (it said "1 compiled" and kept nothing) */
+        char f[] = "/tmp/lrnotadir.XXXXXX", args[128], err[4096], path[1200];
+        snprintf(path, sizeof path, "%s/cache", g_bin);
+        int fd = mkstemp(f);
+        T_ASSERT(fd >= 0, "mkstemp");
+        close(fd);
+        snprintf(args, sizeof args, "--dir %s warm --models none", f);
+        const int rc = access(path, X_OK) == 0 ? run("cache", args, err, sizeof err) : 1;
+        unlink(f);
+        T_ASSERT(rc == 1 && (access(path, X_OK) != 0 || strstr(err, "not writable")), "cache %s: exit %d: %s", args, rc,
+                 err);
+    }
     /* Planes14S's settings from the environment: garbage is refused by name
        before any GPU work (LEECHRT_GEMV_I8 takes 0 or 1) */
     static const char *bad_env[][2] = { { "LEECHRT_GEMV_I8", "2" }, { "LEECHRT_GEMV_I8", "yes" }, { "LEECHRT_GEMV_SIDE", "5" },
