@@ -34,6 +34,10 @@ typedef struct {
 static int chart(lr_canvas *c, const char *title, const char *source, const bar *b, int n, double vmax, double tick,
                  const char *unit, double target, const char *target_label)
 {
+    /* an axis the CSV's values make unplottable (inf, 1e300: the tick loop below never ends) */
+    if (!(vmax > 0 && isfinite(vmax) && tick > 0 && vmax / tick <= 1000))
+        return LR_FAIL(LR_EFORMAT, "%s: the values give an axis to %g in steps of %g: a non-finite or absurd value in %s",
+                       title, vmax, tick, source);
     const int row = 26, top = 64, lw0 = 12;
     int lw = 0;
     for (int i = 0; i < n; i++) {
@@ -285,6 +289,10 @@ static int plot_timeline(lr_canvas *c)
     const int n = last - first + 1, row = 26, top = 84, lw0 = 12, lw = 250, x0 = lw0 + lw, x1 = W - 40;
     const double t0 = atof(lr_rcsv_get(&f, first, "entry0_us"));
     const double span = atof(lr_rcsv_get(&f, last, "exit1_us")) - t0, vmax = ceil(span / 10) * 10, sx = (x1 - x0) / vmax;
+    if (!(vmax > 0 && vmax <= 10000)) { /* (the tick loop below: inf or 1e300 never ended) */
+        lr_rcsv_free(&f);
+        return LR_FAIL(LR_EFORMAT, "h200_timeline.csv: the 14B layer spans %g us: a non-finite or absurd time", span);
+    }
     if ((rc = lr_canvas_init(c, W, top + n * row + 44, 0xffffffu))) { lr_rcsv_free(&f); return rc; }
     char src[400];
     source_line(src, sizeof src, "bench/results/h200_timeline.csv", &f, 1);

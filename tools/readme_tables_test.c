@@ -118,6 +118,19 @@ static int test_plots_check_detects_drift(void)
     return run_check(&c);
 }
 
+/* A tok/s of inf in a copy of the results: plots refuses it, naming the chart,
+ * instead of never finishing its axis (the tick loop ran to infinity). */
+static int test_plots_refuse_infinite(void)
+{
+    const check c = { g_plots, "bench/results/h200_engine.csv",
+                      "d=$(mktemp -d) && cp -r bench/results $d/r && "
+                      "sed -i '/engine_leech,qwen3-14B-synthetic,step,/s/,[0-9.]*$/,inf/' $d/r/h200_engine.csv && "
+                      "timeout 60 %s --out $d/p $d/r 2>$d/err; r=$?; grep -q 'non-finite or absurd' $d/err && "
+                      "[ $r = 1 ]; r=$?; rm -rf $d; exit $r",
+                      "plots on an infinite tok/s did not fail with a message (or did not finish)" };
+    return run_check(&c);
+}
+
 int main(int argc, char **argv)
 {
     /* the programs sit in ../bin beside this test's folder */
@@ -131,6 +144,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = { T_CASE(test_readme_matches_results), T_CASE(test_tables_check_detects_drift),
                                     T_CASE(test_readme_tables_rows_whole), T_CASE(test_h100_table_tuning_rows_column),
                                     T_CASE(test_huge_phase_values),
-                                    T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift) };
+                                    T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift),
+                                    T_CASE(test_plots_refuse_infinite) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
