@@ -131,6 +131,11 @@ static int test_ppl(void)
     /* Random weights, 512 tokens: close to uniform, nowhere near 0 or 10^4. */
     T_ASSERT(ppl > 50 && ppl < 5000, "ppl %g", ppl);
     T_ASSERT(strstr(out, "windows of 32") && strstr(out, "tokens/s"), "summary: %s", out);
+    /* a text that cannot be read is an error naming it, not "0 tokens" */
+    snprintf(args, sizeof args, "ppl --cpu -m %s -f %s -c 32", model, g_tmp);
+    rc = run(args, out, sizeof out, err, sizeof err);
+    T_ASSERT(rc != 0 && strstr(err, g_tmp) && strstr(err, "Is a directory"), "a folder as the text: exit %d: %s", rc,
+             err);
     unlink(text);
     return T_PASS;
 }

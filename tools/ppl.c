@@ -44,8 +44,14 @@ static char *read_text(const char *path, size_t *n)
             buf = b;
         }
     }
+    const int err = ferror(f) ? errno : 0; /* a read error (a folder, a failing disk): not a shorter text */
     fclose(f);
     if (!buf) fprintf(stderr, "ppl: %s: out of memory\n", path);
+    if (buf && err) {
+        fprintf(stderr, "ppl: %s: %s\n", path, strerror(err));
+        free(buf);
+        buf = NULL;
+    }
     *n = len;
     return buf;
 }
