@@ -120,6 +120,12 @@ static int parse(json_t *root, const char *L, const char *default_name, lr_model
     if (tie && !json_is_boolean(tie)) return LR_FAIL(LR_EFORMAT, "%s: tie_word_embeddings is not a boolean", L);
     c->tied_head = json_is_true(tie);
     if ((rc = get_token(root, "bos_token_id", &c->bos_id, L)) || (rc = get_token(root, "eos_token_id", &c->eos_id, L))) return rc;
+    static const char *const flags[] = { "attention_bias", "mlp_bias", "use_sliding_window" };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        json_t *v = json_object_get(root, flags[i]);
+        if (v && !json_is_boolean(v) && !json_is_null(v)) /* 1 or "true" once read as false */
+            return LR_FAIL(LR_EFORMAT, "%s: %s is not a boolean", L, flags[i]);
+    }
     if (is_true(root, "attention_bias")) return LR_FAIL(LR_EUNSUPPORTED, "%s: attention_bias is true (no biases served)", L);
     if (is_true(root, "mlp_bias")) return LR_FAIL(LR_EUNSUPPORTED, "%s: mlp_bias is true (no biases served)", L);
     json_t *act = json_object_get(root, "hidden_act");
@@ -131,6 +137,8 @@ static int parse(json_t *root, const char *L, const char *default_name, lr_model
     /* A sliding window only matters beyond its length: serving at most that
      * many positions keeps the model exact. */
     json_t *sw = json_object_get(root, "sliding_window"), *use_sw = json_object_get(root, "use_sliding_window");
+    if (sw && !json_is_integer(sw) && !json_is_null(sw)) /* "4096" was ignored: the window not applied */
+        return LR_FAIL(LR_EFORMAT, "%s: sliding_window is not an integer or null", L);
     if (json_is_integer(sw) && json_integer_value(sw) > 0 && !json_is_false(use_sw) &&
         (uint64_t)json_integer_value(sw) < c->max_context) {
         lr_warn("%s: sliding_window %lld < max_position_embeddings %u: the context is limited to the window", L,
@@ -147,6 +155,8 @@ static int parse(json_t *root, const char *L, const char *default_name, lr_model
         const char *slash = strrchr(name, '/');
         if (slash && slash[1]) name = slash + 1;
         snprintf(c->name, sizeof c->name, "%.63s", name);
+        for (char *p = c->name; *p; p++) /* control characters out of a name printed in messages, as GGUF's */
+            if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
     }
     return LR_OK;
 }

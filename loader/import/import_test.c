@@ -71,6 +71,13 @@ static int test_hf_config(void)
           LR_EFORMAT },
         { "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
           " \"intermediate_size\": 8, \"vocab_size\": 8, \"eos_token_id\": -1}", "eos_token_id", LR_EFORMAT },
+        /* flags and the window with the wrong type: refused (once read as false / no window) */
+        { "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
+          " \"intermediate_size\": 8, \"vocab_size\": 8, \"attention_bias\": 1}", "attention_bias is not a boolean", LR_EFORMAT },
+        { "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
+          " \"intermediate_size\": 8, \"vocab_size\": 8, \"mlp_bias\": \"true\"}", "mlp_bias is not a boolean", LR_EFORMAT },
+        { "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
+          " \"intermediate_size\": 8, \"vocab_size\": 8, \"sliding_window\": \"4096\"}", "sliding_window", LR_EFORMAT },
         { "[]", "not a JSON object", LR_EFORMAT },
         { "{\"a\": ", "JSON", LR_EFORMAT },
     };
