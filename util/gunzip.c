@@ -34,7 +34,7 @@ int lr_gunzip(const void *in, size_t n, size_t max, const char *what, char **out
         zr = inflate(&z, Z_NO_FLUSH);
         len = cap - z.avail_out;
         if (zr == Z_BUF_ERROR) { /* no progress: the output is full, or the input ran out */
-            if (z.avail_out && !z.avail_in && fed == n) break; /* truncated */
+            if (z.avail_out && (z.avail_in || fed == n)) break; /* truncated (or stuck: never loop on it) */
             zr = Z_OK;
         }
     }
