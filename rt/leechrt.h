@@ -72,7 +72,9 @@ int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, i
  * optional system prompt (NULL or "" = none) and one user turn, ready for
  * generation (no_think: Qwen3's empty thinking block). Only the template's
  * markup is encoded with special tokens: "<|im_end|>" inside system or user
- * stays plain text, so a message cannot close its turn or open another. */
+ * stays plain text, so a message cannot close its turn or open another.
+ * (Each piece is encoded on its own: a text that starts with a newline can
+ * split at the markup's "\n" where the whole string would merge them.) */
 int lr_rt_tokenize_chat(lr_rt *rt, const char *system, const char *user, int no_think, int32_t **ids, int *n);
 /* Ids to text (*text malloc'd, NUL-terminated; specials skipped). */
 int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len);
