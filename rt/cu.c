@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,9 +158,10 @@ int lr_cu_init(int ordinal)
     const char *env = getenv("LEECHRT_SMEM_BUDGET");
     if (env && *env) {
         char *end;
+        errno = 0;
         long v = strtol(env, &end, 10);
-        if (*end || v < 0) {
-            rc = LR_FAIL(LR_EINVAL, "LEECHRT_SMEM_BUDGET=%s is not a byte count", env);
+        if (*end || errno || v < 0 || v > INT_MAX) { /* (4294967296 once wrapped to 0: the device's bound) */
+            rc = LR_FAIL(LR_EINVAL, "LEECHRT_SMEM_BUDGET=%s is not a byte count in [0, %d]", env, INT_MAX);
             goto out;
         }
         g_budget_override = (int)v;
@@ -297,10 +300,10 @@ static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int ensure_smem(CUfunction f, unsigned smem)
 {
-    size_t h = ((uintptr_t)f >> 4) % SMEM_SLOTS;
+    size_t h = ((uintptr_t)f >> 4) % SMEM_SLOTS, i;
     int rc = LR_OK;
     pthread_mutex_lock(&g_smem_lock);
-    for (size_t i = 0; i < SMEM_SLOTS; i++, h = (h + 1) % SMEM_SLOTS) {
+    for (i = 0; i < SMEM_SLOTS; i++, h = (h + 1) % SMEM_SLOTS) {
         if (g_smem[h].f == f) break;
         if (!g_smem[h].f) {
             g_smem[h].f = f;
@@ -313,6 +316,20 @@ static int ensure_smem(CUfunction f, unsigned smem)
         }
     }
     if (rc) goto out;
+    if (i == SMEM_SLOTS) {
+        /* every slot holds another function (a long tuning sweep): no slot of its own, so
+           ask and raise each time rather than read and overwrite another function's */
+        int stat;
+        pthread_mutex_unlock(&g_smem_lock);
+        if ((rc = lr_cu_func_attr(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &stat))) return rc;
+        const int budget = lr_cu_smem_budget();
+        if ((long)smem + stat > budget)
+            return LR_FAIL(LR_ERANGE, "launch needs %u B dynamic + %d B static shared memory, over the %d B budget",
+                           smem, stat, budget);
+        return (int)smem > 48 * 1024 - stat
+                   ? LR_CU(LRCU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem))
+                   : LR_OK;
+    }
     int budget = lr_cu_smem_budget();
     if ((long)smem + g_smem[h].stat > budget) {
         rc = LR_FAIL(LR_ERANGE, "launch needs %u B dynamic + %d B static shared memory, over the %d B budget",

@@ -605,8 +605,12 @@ static int capture(gpu_engine *e, int greedy, int att_long, unsigned mask, CUgra
     int r2 = enqueue_step(e, 0, &n);
     e->greedy = 0, e->att_long = 0, e->phase_mask = ~0u;
     lr_cu_set_pdl(was);
+    /* a failed launch invalidates the capture, and ending it then says only that: keep the
+       launch's own message */
+    char why[1024] = "";
+    if (r2) snprintf(why, sizeof why, "%s", lr_errmsg());
     rc = lr_cu_graph_end(e->s, g);
-    if (r2) rc = r2, lr_cu_graph_destroy(*g), *g = NULL;
+    if (r2) rc = LR_FAIL(r2, "capturing the step: %s", why), lr_cu_graph_destroy(*g), *g = NULL;
     if (nodes) *nodes = n;
     return rc;
 }
@@ -778,8 +782,10 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
         const lr_tensor_view *dn = need(m, (int)l, "ffn_down", &rc);
         if (rc) break;
         int unit_a, unit_f;
-        if ((rc = upload_norm_unit(e, need(m, (int)l, "attn_norm", &rc), &L->attn_norm, &unit_a)) ||
-            (rc = upload_norm_unit(e, need(m, (int)l, "ffn_norm", &rc), &L->ffn_norm, &unit_f)) ||
+        /* (need's own rc first: a missing norm once went on as an empty one) */
+        const lr_tensor_view *an = need(m, (int)l, "attn_norm", &rc), *fn = need(m, (int)l, "ffn_norm", &rc);
+        if (rc || (rc = upload_norm_unit(e, an, &L->attn_norm, &unit_a)) ||
+            (rc = upload_norm_unit(e, fn, &L->ffn_norm, &unit_f)) ||
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_q_norm"), &L->q_norm)) ||
             (rc = upload_norm(e, lr_model_layer_tensor(m, (int)l, "attn_k_norm"), &L->k_norm)))
             break;
@@ -1070,6 +1076,7 @@ int lr_engine_gpu_timeline(lr_engine *b, int reps, uint64_t **raw, size_t *n, in
     if (!rc) rc = lr_cu_graph_launch(g, e->s); /* warm: the twins' first run */
     if (!rc) rc = lr_cu_stream_sync(e->s);
     if (!rc) rc = lr_cu_memset8(cnt, 0, 16);
+    if (!rc) rc = lr_cu_sync(); /* (the memset is on the legacy stream, which e->s does not wait for) */
     if (!rc) rc = lr_cu_graph_launch(g, e->s);
     if (!rc) rc = lr_cu_stream_sync(e->s);
     if (!rc) rc = lr_cu_d2h(&got, cnt, 4);
