@@ -100,19 +100,50 @@ static int headers(const char **hv, int max)
     return n;
 }
 
-static int key_of(const lr_jit_spec *s, const char *src, const char *arch, int drv, lr_key *key)
+/* the key under NVRTC version v */
+static void key_with(const lr_jit_spec *s, const char *src, const char *arch, int drv, const lr_nvrtc_version *v,
+                     lr_key *key)
 {
-    lr_nvrtc_version v;
-    int rc = nvrtc_version_for_key(&v);
-    if (rc) return rc;
     const char *hv[128], *opts[LR_JIT_MAX_OPTS + 8];
     char archbuf[64];
     int nh = headers(hv, 128);
     int no = lr_nvrtc_base_options(arch, opts, 8, archbuf, sizeof archbuf);
     for (int i = 0; i < s->nopts; i++) opts[no++] = s->opts[i];
-    lr_key_inputs in = { src, hv, nh, opts, no, v.major, v.minor, v.build, arch, drv };
+    lr_key_inputs in = { src, hv, nh, opts, no, v->major, v->minor, v->build, arch, drv };
     *key = lr_key_compute(&in);
+}
+
+static int key_of(const lr_jit_spec *s, const char *src, const char *arch, int drv, lr_key *key)
+{
+    lr_nvrtc_version v;
+    int rc = nvrtc_version_for_key(&v);
+    if (rc) return rc;
+    key_with(s, src, arch, drv, &v, key);
     return LR_OK;
+}
+
+/* The cubin compiled into the binary for this spec, under the NVRTC version
+ * that compiled the table (not the host's: an appliance on a host whose NVRTC
+ * is another version, or broken, still runs its own kernels). 1 when found. */
+static int embedded_cubin(const lr_jit_spec *s, const char *src, const char *arch, int drv, lr_key *key, void **cubin,
+                          size_t *n)
+{
+    lr_nvrtc_version v;
+    if (lr_embedded_cubin_count <= 0 ||
+        sscanf(lr_embedded_nvrtc_version, "%d.%d.%d", &v.major, &v.minor, &v.build) != 3)
+        return 0;
+    lr_key k;
+    key_with(s, src, arch, drv, &v, &k);
+    for (int i = 0; i < lr_embedded_cubin_count; i++)
+        if (!memcmp(lr_embedded_cubin_table[i].key, k.b, 16)) {
+            const lr_embedded_cubin *e = &lr_embedded_cubin_table[i];
+            if (!(*cubin = malloc(e->len))) return -1;
+            memcpy(*cubin, e->data, e->len); /* the cache entry's payload: the cubin */
+            *n = e->len;
+            *key = k;
+            return 1;
+        }
+    return 0;
 }
 
 int lr_jit_key(const lr_jit_spec *s, const char *arch, int drv, lr_key *key)
@@ -130,22 +161,22 @@ static int cubin_for(const lr_jit_spec *s, const char *arch, int drv, lr_key *ke
     char *src, name[1024];
     int rc = lr_jit_source(s, &src);
     if (rc) return rc;
-    if ((rc = lr_jit_kernel_name(s, name, sizeof name)) || (rc = key_of(s, src, arch, drv, key))) {
+    if ((rc = lr_jit_kernel_name(s, name, sizeof name))) {
         free(src);
         return rc;
     }
-    for (int i = 0; i < lr_embedded_cubin_count; i++)
-        if (!memcmp(lr_embedded_cubin_table[i].key, key->b, 16)) {
-            const lr_embedded_cubin *e = &lr_embedded_cubin_table[i];
-            free(src);
-            size_t len = e->len; /* the cache entry's payload: the cubin */
-            if (!(*cubin = malloc(len))) return LR_FAIL(LR_ENOMEM, "out of memory");
-            memcpy(*cubin, e->data, len);
-            *n = len;
-            if (hit) *hit = 1;
-            __atomic_add_fetch(&g_stats.disk_hits, 1, __ATOMIC_RELAXED);
-            return LR_OK;
-        }
+    const int emb = embedded_cubin(s, src, arch, drv, key, cubin, n);
+    if (emb) {
+        free(src);
+        if (emb < 0) return LR_FAIL(LR_ENOMEM, "out of memory");
+        if (hit) *hit = 1;
+        __atomic_add_fetch(&g_stats.disk_hits, 1, __ATOMIC_RELAXED);
+        return LR_OK;
+    }
+    if ((rc = key_of(s, src, arch, drv, key))) {
+        free(src);
+        return rc;
+    }
     lr_cache *c = lr_jit_cache();
     if (lr_cache_get(c, key, cubin, n) == LR_OK) {
         free(src);
