@@ -1,6 +1,7 @@
 #include "jit/nvrtc.h"
 #include "jit/spec.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -34,6 +35,17 @@ static void open_nvrtc(void)
     if (env && !strcmp(env, "none")) {
         snprintf(g_msg, sizeof g_msg, "NVRTC disabled (LEECHRT_NVRTC=none): only pre-compiled kernels can load");
         return;
+    }
+    if (env && *env) {
+        /* a library asked for by name is the one used, or none: a mistyped path once
+           fell back to the system's NVRTC without a word */
+        void *lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            snprintf(g_msg, sizeof g_msg, "LEECHRT_NVRTC=%s cannot be loaded (%s)", env, dlerror());
+            lr_warn("%s: no NVRTC in this process (only pre-compiled kernels load)", g_msg);
+            return;
+        }
+        dlclose(lib);
     }
     const char *names[] = { env, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
                             "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so" };

@@ -171,6 +171,14 @@ static int test_help(void)
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
     T_ASSERT(sh("%s --help >/dev/null%s%s", "") == 0, "--help failed");
     T_ASSERT(sh("%s nonsense >/dev/null 2>&1%s%s", "") != 0, "unknown command accepted");
+    /* a LEECHRT_NVRTC that cannot be loaded leaves the process without NVRTC and says so (it
+       fell back to the system's NVRTC without a word) */
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd,
+             "LEECHRT_NVRTC=/nonexistent/libnvrtc.so '%s' warm --models none 2>&1 | "
+             "grep -q 'LEECHRT_NVRTC=/nonexistent/libnvrtc.so cannot be loaded'",
+             g_bin);
+    T_ASSERT(system(cmd) == 0, "a bad LEECHRT_NVRTC was not reported: %s", cmd);
     return T_PASS;
 }
 
