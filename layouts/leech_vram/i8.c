@@ -439,6 +439,7 @@ static int unfold_groups(void *p, int g0, int g1)
 
 static int unfold(const lr_leech_matrix *m, int nthreads, lr_i8 *L, int (*groups)(void *, int, int))
 {
+    memset(L, 0, sizeof *L); /* every failure leaves L freeable, as Planes14S's unfold does */
     if (m->nblk != m->cols / 24 || m->tail != m->cols % 24)
         return LR_FAIL(LR_EINVAL, "i8 unfold: cols %d, nblk %d, tail %d disagree", m->cols, m->nblk, m->tail);
     int rc = lr_i8_alloc(L, m->rows, m->cols, m->max_shell, m->gain_bits);

@@ -271,6 +271,15 @@ static int test_unfold_errors_match_reference(void)
     T_ASSERT(rr != LR_OK && rf == rr, "status %d, reference %d", rf, rr);
     T_ASSERT(strstr(lr_errmsg(), want), "message %s, reference%s", lr_errmsg(), want);
     lr_clear_error();
+    lr_i8_free(&L);
+    /* a shape the archive disagrees with: refused, and L left freeable (it was left as the
+       caller's garbage, before anything was allocated) */
+    m.nblk--;
+    memset(&L, 0xab, sizeof L);
+    T_ASSERT(lr_i8_unfold(&m, 2, &L) == LR_EINVAL && strstr(lr_errmsg(), "disagree"), "%s", lr_errmsg());
+    lr_i8_free(&L);
+    m.nblk++;
+    lr_clear_error();
     lr_leech_random_free(&m);
     return T_PASS;
 }

@@ -355,6 +355,6 @@ int lr_p14s_c3_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, lr_p14
 {
     memset(F, 0, sizeof *F);
     int rc = lr_p14s_unfold(m, nthreads, L);
-    if (!rc) rc = lr_p14s_c3_form(L, nthreads, F);
+    if (!rc && (rc = lr_p14s_c3_form(L, nthreads, F))) lr_p14s_free(L); /* nothing kept on failure, as lr_p14s_unfold */
     return rc;
 }

@@ -80,7 +80,8 @@ void lr_p14s_c3_free(lr_p14s_c3 *F);
  * in ntabs tables (L24(max_shell), gain_bits): what the kernel is
  * specialized on, known before converting. */
 int lr_p14s_c3_entries(int max_shell, int gain_bits, int nentries, int ntabs, int *n);
-/* Archive -> Planes14S -> the 3-bit form (both kept: F shares L's scales). */
+/* Archive -> Planes14S -> the 3-bit form (both kept: F shares L's scales;
+ * on failure neither is). */
 int lr_p14s_c3_unfold(const lr_leech_matrix *m, int nthreads, lr_p14s *L, lr_p14s_c3 *F);
 /* Decodes block (row, blk) of the form to its lattice point and gain, with
  * every check the form's writer implies (entry inside the row's part, pool
