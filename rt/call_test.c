@@ -125,6 +125,11 @@ static int test_half_conversions_exact(void)
     }
     T_ASSERT(lr_float_to_half(65520.f) == 0x7c00 && lr_float_to_half(65519.f) == 0x7bff, "overflow rounding");
     T_ASSERT(lr_float_to_bf16(1.00390625f) == 0x3f80 && lr_float_to_bf16(1.01171875f) == 0x3f82, "bf16 ties to even");
+    /* NaN of either sign and any payload: the canonical 0x7fff, as cvt.rn gives on the GPU */
+    T_ASSERT(lr_float_to_half(NAN) == 0x7fff && lr_float_to_half(-NAN) == 0x7fff &&
+                 lr_float_to_half(lr_bits_f32(0xff800001u)) == 0x7fff && lr_float_to_bf16(-NAN) == 0x7fff &&
+                 lr_float_to_half(-INFINITY) == 0xfc00 && lr_float_to_bf16(INFINITY) == 0x7f80,
+             "NaN / inf conversions");
     return T_PASS;
 }
 

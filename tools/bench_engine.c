@@ -399,9 +399,8 @@ int main(int argc, char **argv)
             g_artifact[0] = 0;
         }
     }
-    lr_csv_close(&csv);
-    if (tlp) lr_csv_close(&g_tl);
-    if (tlcp) lr_csv_close(&g_tl_ctas);
+    const int w1 = lr_csv_close(&csv), w2 = tlp ? lr_csv_close(&g_tl) : 0, w3 = tlcp ? lr_csv_close(&g_tl_ctas) : 0;
+    if (!rc) rc = w1 ? w1 : w2 ? w2 : w3; /* (a failed write: the message is the last one's) */
     if (rc) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     return 0;
 }

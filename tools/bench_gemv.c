@@ -222,7 +222,7 @@ int main(int argc, char **argv)
                 if (m[k].st) arm->destroy(m[k].st);
         }
     }
-    lr_csv_close(&out);
+    if (lr_csv_close(&out)) { fprintf(stderr, "bench_gemv: %s\n", lr_errmsg()); return 1; }
     if (failures) { fprintf(stderr, "bench_gemv: %d failures\n", failures); return 1; }
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "util/progress.h"
 
 #include <fcntl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ static void usage(FILE *f)
             "VRAM layouts, upload) from the page cache and reports the wall time of each run; the CSV\n"
             "row (arm=load) carries the median in the us column.\n"
             "  -m MODEL     artifact (default /tmp/leechrt-synthetic-CONFIG.lrt, generated if missing)\n"
-            "  -c CONFIG    synthetic config for the default model and the CSV model column (default 4B)\n"
+            "  -c CONFIG    synthetic config of the default model, and its CSV model column (default 4B);\n"
+            "               with -m the column is the artifact's own name, and a missing MODEL is an error\n"
             "  --csv PATH   append the CSV row there (header written if the file is new)\n"
             "  --runs N     timed loads after one page-cache warm-up read (default 3)\n"
             "  --threads N  unfold threads (default: all cores)\n"
@@ -67,23 +69,27 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-c")) config = v;
         else if (!strcmp(a, "--csv")) csv = v;
-        else if (!strcmp(a, "--runs")) { if (lr_arg_int("bench_load", a, v, 1, 100000, &runs)) return 2; }
+        else if (!strcmp(a, "--runs")) { if (lr_arg_int("bench_load", a, v, 1, 100, &runs)) return 2; }
         else if (!strcmp(a, "--threads")) { if (lr_arg_int("bench_load", a, v, 0, 4096, &o.nthreads)) return 2; }
         else if (!strcmp(a, "--layouts")) o.layouts = v;
         else { fprintf(stderr, "bench_load: unknown option %s\n", a); usage(stderr); return 2; }
         i++;
     }
-    if (runs < 1 || runs > 100) runs = 3;
     if (lr_leech_vram_register_layouts()) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
+    lr_model_config c;
+    if (lr_synth_config(config, &c)) { fprintf(stderr, "bench_load: -c: %s\n", lr_errmsg()); return 2; }
     char defpath[256];
+    const int given = model != NULL;
     if (!model) {
         snprintf(defpath, sizeof defpath, "/tmp/leechrt-synthetic-%s.lrt", config);
         model = defpath;
     }
     struct stat st;
+    if (stat(model, &st) != 0 && given) { /* a mistyped -m once got a synthetic model timed in its place */
+        fprintf(stderr, "bench_load: %s: %s\n", model, strerror(errno));
+        return 1;
+    }
     if (stat(model, &st) != 0) {
-        lr_model_config c;
-        if (lr_synth_config(config, &c)) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 2; }
         lr_progress p;
         lr_synth_opts so = { .seed = 1, .gain_bits = 1, .progress = &p };
         double t0 = lr_now();
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
     lr_load_report rep = { 0 };
     char status[320] = "";
     int ntensors = 0;
+    char name[sizeof c.name] = "";
     for (int r = 0; r < runs; r++) {
         lr_loaded_model *lm;
         lr_progress p;
@@ -104,6 +111,7 @@ int main(int argc, char **argv)
         wall[r] = lm->report.s_total;
         rep = lm->report;
         ntensors = lm->n;
+        snprintf(name, sizeof name, "%s", lr_model_cfg(lm->model)->name);
         snprintf(status, sizeof status, "%s", lm->device_status);
         printf("run %d: %.3f s (validate %.1f ms, verify+unfold+upload %.3f s)\n", r + 1, wall[r], 1e3 * rep.s_open,
                rep.s_unfold);
@@ -137,9 +145,17 @@ int main(int argc, char **argv)
         for (char *q = arm; *q; q++)
             if (*q == ',') *q = '+';
     }
-    lr_csv_row(&out, "%s,%s,all,,,%.3f,%.1f,%.2f,,", arm, config, rep.bpw_device, 1e6 * med,
+    /* the model column: -c's name for the default synthetic model, else the artifact's own
+       (it was -c's, "4B", whatever -m loaded), commas out */
+    const char *mcol = given ? name : config;
+    char mbuf[sizeof name];
+    snprintf(mbuf, sizeof mbuf, "%s", mcol);
+    for (char *q = mbuf; *q; q++)
+        if (*q == ',') *q = ';';
+    lr_csv_row(&out, "%s,%s,all,,,%.3f,%.1f,%.2f,,", arm, mbuf, rep.bpw_device, 1e6 * med,
                (double)rep.file_bytes / 1e9 / med);
-    lr_csv_close(&out);
+    const int wrc = lr_csv_close(&out);
     free(wall);
+    if (wrc) { fprintf(stderr, "bench_load: %s\n", lr_errmsg()); return 1; }
     return 0;
 }

@@ -328,7 +328,7 @@ int main(int argc, char **argv)
     lr_cu_set_smem_budget(0);
     lr_cu_free(x);
     lr_cu_free(y);
-    lr_csv_close(&out);
+    if (lr_csv_close(&out)) { fprintf(stderr, "bench_rotation: %s\n", lr_errmsg()); return 1; }
     if (failures) { fprintf(stderr, "bench_rotation: %d failures\n", failures); return 1; }
     return 0;
 }

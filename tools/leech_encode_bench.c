@@ -176,6 +176,6 @@ int main(int argc, char **argv)
             free(w), free(th), free(x);
         }
     }
-    lr_csv_close(&out);
+    if (lr_csv_close(&out)) { fprintf(stderr, "leech_encode_bench: %s\n", lr_errmsg()); return 1; }
     return 0;
 }

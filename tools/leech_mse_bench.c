@@ -184,7 +184,8 @@ int main(int argc, char **argv)
     printf("%-26s %6.3f %9.5f   (2^-4, not a measurement)\n", "shannon_bound", 2.0, 0.0625);
     lr_csv_row(&out, "shannon_bound,gauss_unit,gaussian,,,2.0000,,,,,0.062500,");
     printf("%-26s %6.3f %9.5f   (published, arXiv:2603.11021)\n", "llvq_published_g1", 2.0, 0.078);
-    lr_csv_close(&out);
+    const int wrc = lr_csv_close(&out);
     free(W), free(R);
+    if (wrc) { fprintf(stderr, "leech_mse_bench: %s\n", lr_errmsg()); return 1; }
     return 0;
 }

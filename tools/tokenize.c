@@ -49,8 +49,14 @@ static char *read_all(const char *path, size_t *len)
             buf = b;
         }
     }
+    const int err = ferror(f) ? errno : 0; /* a read error (a folder): not an empty text */
     if (f != stdin) fclose(f);
     if (!buf) { fprintf(stderr, "tokenize: out of memory\n"); return NULL; }
+    if (err) {
+        fprintf(stderr, "tokenize: %s: %s\n", path, strerror(err));
+        free(buf);
+        return NULL;
+    }
     *len = n;
     return buf;
 }

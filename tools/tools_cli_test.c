@@ -79,6 +79,8 @@ static int test_bad_numbers_refused(void)
         { "bench_rotation", "--widths 5120,abc", "--widths" },
         { "bench_rotation", "--reps 0", "--reps" },
         { "bench_load", "--runs -3", "--runs" },
+        { "bench_load", "--runs 200", "--runs" }, /* once silently 3 */
+        { "bench_load", "-c nope", "unknown synthetic config" },
         { "bench_unfold", "--rows 1e3", "--rows" },
         { "cache", "warm --threads many", "--threads" },
         { "cache", "warm --models 14b --dry-run", "unknown model '14b'" },       /* planned nothing, said ok */

@@ -323,7 +323,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    lr_csv_close(&out);
+    if (lr_csv_close(&out)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
     if (table && write_table(table)) {
         fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
         return 1;

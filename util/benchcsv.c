@@ -43,7 +43,11 @@ int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *dev
     gmtime_r(&t, &tm);
     strftime(c->date, sizeof c->date, "%Y-%m-%d", &tm);
     const char *env = getenv("LEECHRT_COMMIT");
-    if (env && *env) snprintf(c->commit, sizeof c->commit, "%s", env);
+    if (env && *env) {
+        snprintf(c->commit, sizeof c->commit, "%s", env);
+        for (char *p = c->commit; *p; p++) /* a comma or line end would shift the row's columns */
+            if (*p == ',' || *p == '\r' || *p == '\n') *p = ';';
+    }
     else {
         /* "-dirty" when tracked files differ from HEAD: a copy of the tree
          * whose .git lags behind (a GPU machine's) must not pass for HEAD */
@@ -67,26 +71,40 @@ int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *dev
         int rc = header_fits(path, hdr);
         if (rc) return rc;
     }
+    /* a file that does not end in a line end (a row cut short by a killed run) would have
+       the next row glued to its last: start on a line of our own */
+    int nl = 1;
+    if (!fresh) {
+        FILE *r = fopen(path, "r");
+        nl = r && fseek(r, -1, SEEK_END) == 0 && fgetc(r) == '\n';
+        if (r) fclose(r);
+    }
+    snprintf(c->path, sizeof c->path, "%s", path);
     c->f = fopen(path, "a");
     if (!c->f) return LR_FAIL(LR_EIO, "%s: %s", path, strerror(errno));
     if (fresh) fprintf(c->f, "%s\n", hdr);
+    else if (!nl) fputc('\n', c->f);
     return LR_OK;
 }
 
 void lr_csv_row(lr_csv *c, const char *fmt, ...)
 {
     if (!c->f) return;
-    fprintf(c->f, "%s,%s,%s,", c->date, c->commit, c->device);
+    int bad = fprintf(c->f, "%s,%s,%s,", c->date, c->commit, c->device) < 0;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(c->f, fmt, ap);
+    bad |= vfprintf(c->f, fmt, ap) < 0;
     va_end(ap);
-    fputc('\n', c->f);
-    fflush(c->f);
+    bad |= fputc('\n', c->f) == EOF;
+    bad |= fflush(c->f) != 0;
+    if (bad && !c->err) c->err = errno ? errno : EIO;
 }
 
-void lr_csv_close(lr_csv *c)
+int lr_csv_close(lr_csv *c)
 {
-    if (c->f) fclose(c->f);
+    if (!c->f) return LR_OK;
+    int e = c->err ? c->err : ferror(c->f) ? EIO : 0;
+    if (fclose(c->f) != 0 && !e) e = errno ? errno : EIO;
     c->f = NULL;
+    return e ? LR_FAIL(LR_EIO, "%s: writing the rows failed: %s", c->path, strerror(e)) : LR_OK;
 }

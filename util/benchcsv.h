@@ -12,14 +12,17 @@
 
 typedef struct lr_csv {
     FILE *f;
-    char date[16], commit[48], device[128];
+    int err; /* the first failed write's errno (reported by lr_csv_close) */
+    char date[16], commit[48], device[128], path[512];
 } lr_csv;
 
 /* header NULL = LR_CSV_HEADER. path NULL = no file (rows only printed by the caller). */
 int lr_csv_open(lr_csv *c, const char *path, const char *header, const char *device);
 /* Writes date,commit,device, then the caller's formatted remainder. */
 void lr_csv_row(lr_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void lr_csv_close(lr_csv *c);
+/* LR_EIO naming the file when a row or the close failed to write (a full
+ * disk, /dev/full): the caller's run must not look complete. */
+int lr_csv_close(lr_csv *c);
 
 /* The reading side: splits a line of these files at commas in place, the
  * line end removed; at most max fields, the last holding the rest. A field

@@ -111,4 +111,40 @@ static int test_append_header(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_commit_from_env), T_CASE(test_commit_from_git), T_CASE(test_append_header))
+/* A file that ends without a line end (a row cut short) gets the next row on
+ * a line of its own; a commit with a comma cannot shift the columns; a write
+ * that fails is reported by the close, naming the file. */
+static int test_append_safety(void)
+{
+    char dir[] = "/tmp/lr_benchcsv_XXXXXX", p[64], cmd[128];
+    T_ASSERT(mkdtemp(dir), "temp dir");
+    snprintf(p, sizeof p, "%s/a.csv", dir);
+    FILE *f = fopen(p, "w");
+    T_ASSERT(f && fprintf(f, "%s\n2026-01-01,x,d,cut short", LR_CSV_HEADER) > 0 && fclose(f) == 0, "write %s", p);
+    setenv("LEECHRT_COMMIT", "abc,def", 1);
+    lr_csv c;
+    T_OK(lr_csv_open(&c, p, NULL, "d"));
+    lr_csv_row(&c, "a,m,x,1,2,3,4,5,6,7,8");
+    T_OK(lr_csv_close(&c));
+    unsetenv("LEECHRT_COMMIT");
+    char line[3][512];
+    f = fopen(p, "r");
+    int n = 0;
+    while (f && n < 3 && fgets(line[n], sizeof line[n], f)) n++;
+    if (f) fclose(f);
+    T_ASSERT(n == 3 && !strcmp(line[1], "2026-01-01,x,d,cut short\n") && !strncmp(line[2] + 11, "abc;def,d,a,m,x", 15),
+             "%d lines; the cut row '%s', the new one '%s'", n, n > 1 ? line[1] : "", n > 2 ? line[2] : "");
+    int fail = 0;
+    if (access("/dev/full", W_OK) == 0) {
+        T_OK(lr_csv_open(&c, "/dev/full", NULL, "d"));
+        for (int i = 0; i < 1000; i++) lr_csv_row(&c, "a,m,x,1,2,3,4,5,6,7,8");
+        fail = lr_csv_close(&c);
+        T_ASSERT(fail == LR_EIO && strstr(lr_errmsg(), "/dev/full"), "a full device: %d %s", fail, lr_errmsg());
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    sh(cmd);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_commit_from_env), T_CASE(test_commit_from_git), T_CASE(test_append_header),
+       T_CASE(test_append_safety))

@@ -1,5 +1,6 @@
 /* IEEE binary16 and bfloat16 conversions on the host, round to nearest even,
- * bit-exact with the GPU's __float2half_rn / cvt.rn. */
+ * bit-exact with the GPU's __float2half_rn / cvt.rn (a NaN becomes the
+ * canonical 0x7fff, as there; it kept its sign and payload before). */
 #ifndef LR_HALF_H
 #define LR_HALF_H
 #include <stdint.h>
@@ -26,8 +27,8 @@ static inline uint16_t lr_float_to_half(float f)
     uint32_t x = lr_f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000;
     uint32_t ax = x & 0x7fffffffu;
-    if (ax >= 0x7f800000u) /* inf or nan */
-        return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
+    if (ax > 0x7f800000u) return 0x7fff;                 /* NaN */
+    if (ax == 0x7f800000u) return (uint16_t)(sign | 0x7c00); /* inf */
     if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to inf */
     if (ax < 0x38800000u) { /* subnormal or zero in half */
         if (ax < 0x33000000u) return (uint16_t)sign;
@@ -47,7 +48,7 @@ static inline float lr_bf16_to_float(uint16_t b) { return lr_bits_f32((uint32_t)
 static inline uint16_t lr_float_to_bf16(float f)
 {
     uint32_t x = lr_f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fff; /* NaN */
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
 }
