@@ -55,6 +55,44 @@ static void models_of(model *m)
     }
 }
 
+/* Every comma-separated name of list is one of names[0..n) (an unknown one, a typo,
+   once measured nothing and exited 0); 0 or -1 with the message. */
+static int names_known(const char *flag, const char *list, const char *const *names, int n)
+{
+    for (const char *p = list; *p;) {
+        const size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < n && !(strlen(names[k]) == len && !strncmp(p, names[k], len))) k++;
+        if (k == n) {
+            fprintf(stderr, "bench_rotation: %s: unknown name '%.*s'\n", flag, (int)len, p);
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* --layer-us NAME=US,...: the value for name exactly ("4B" is not inside "14B=191", as a
+   substring search once found it); 1 found, 0 not given, -1 malformed (message printed). */
+static int layer_us_of(const char *list, const char *name, double *us)
+{
+    for (const char *p = list; p && *p;) {
+        const size_t len = strcspn(p, ","), nl = strlen(name);
+        if (len > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+            char v[64], *end;
+            snprintf(v, sizeof v, "%.*s", (int)(len - nl - 1), p + nl + 1);
+            *us = strtod(v, &end);
+            if (end == v || *end || !(*us > 0) || !isfinite(*us)) {
+                fprintf(stderr, "bench_rotation: --layer-us: %s=%s is not a positive time in us\n", name, v);
+                return -1;
+            }
+            return 1;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 typedef struct { const lr_gemv_arm *arm; void *st[7]; int copies; CUdeviceptr x, y; } layer_run;
 
 static int layer_enqueue(void *arg, int i, void *stream)
@@ -144,6 +182,16 @@ int main(int argc, char **argv)
     if (nw < 0 || nb < 0) return 2;
     if (reps < 3) reps = 3;
     if (per_graph < 1) per_graph = 1;
+    {
+        model all[NMODELS];
+        models_of(all);
+        const char *mnames[NMODELS], *modenames[2] = { lr_rot_mode_name(LR_ROT_SINGLE), lr_rot_mode_name(LR_ROT_SLAB) };
+        for (int i = 0; i < NMODELS; i++) mnames[i] = all[i].name;
+        double us;
+        if (names_known("--models", models_s, mnames, NMODELS) || names_known("--modes", modes, modenames, 2)) return 2;
+        for (int i = 0; i < NMODELS; i++)
+            if (layer_us_of(layer_s, mnames[i], &us) < 0) return 2;
+    }
 
     int rc = lr_cu_init(0);
     if (rc) { fprintf(stderr, "bench_rotation: %s\n", lr_errmsg()); return 1; }
@@ -174,9 +222,7 @@ int main(int argc, char **argv)
     models_of(ms);
     for (int i = 0; i < NMODELS; i++) {
         if (!lr_list_has(models_s, ms[i].name)) continue;
-        const char *p = layer_s ? strstr(layer_s, ms[i].name) : NULL;
-        if (p && p[strlen(ms[i].name)] == '=') ms[i].layer_us = atof(p + strlen(ms[i].name) + 1);
-        else if ((rc = measure_layer(&ms[i], x, y, reps))) {
+        if (layer_us_of(layer_s, ms[i].name, &ms[i].layer_us) != 1 && (rc = measure_layer(&ms[i], x, y, reps))) {
             fprintf(stderr, "bench_rotation: FP16 layer %s: %s\n", ms[i].name, lr_errmsg());
             return 1;
         }

@@ -78,6 +78,9 @@ static int test_bad_numbers_refused(void)
         { "bench_engine", "-n 12z", "-n" },
         { "bench_rotation", "--widths 5120,abc", "--widths" },
         { "bench_rotation", "--reps 0", "--reps" },
+        { "bench_rotation", "--modes singel", "--modes: unknown name 'singel'" }, /* once measured nothing, exit 0 */
+        { "bench_rotation", "--models 14b", "--models: unknown name '14b'" },
+        { "bench_rotation", "--layer-us 14B=abc", "--layer-us" },                 /* once atof: 0 */
         { "bench_load", "--runs -3", "--runs" },
         { "bench_load", "--runs 200", "--runs" }, /* once silently 3 */
         { "bench_load", "-c nope", "unknown synthetic config" },
