@@ -2,7 +2,10 @@
  * flags, the demo model on first run, seeded output, the no-GPU message, a
  * missing model, perplexity of a small text. The programs are found beside
  * this test's build folder (BUILD/test/x -> BUILD/bin/), or in $LEECHRT_BIN. */
+#include "rt/leechrt.h"
 #include "test/t.h"
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +134,44 @@ static int test_ppl(void)
     /* Random weights, 512 tokens: close to uniform, nowhere near 0 or 10^4. */
     T_ASSERT(ppl > 50 && ppl < 5000, "ppl %g", ppl);
     T_ASSERT(strstr(out, "windows of 32") && strstr(out, "tokens/s"), "summary: %s", out);
+    {
+        /* the same score computed here, apart from the tool: non-overlapping windows of 32
+           tokens, each from an empty context, every token after a window's first scored by
+           -log softmax (in long double) of the logits before it */
+        lr_rt *rt;
+        lr_rt_opts o = { .backend = LR_BACKEND_CPU };
+        T_OK(lr_rt_open(model, &o, &rt));
+        lr_rt_info in;
+        lr_rt_get_info(rt, &in);
+        FILE *tf = fopen(text, "r");
+        char buf[4096];
+        const size_t tl = tf ? fread(buf, 1, sizeof buf, tf) : 0;
+        if (tf) fclose(tf);
+        int32_t *ids;
+        int n;
+        T_OK(lr_rt_tokenize(rt, buf, tl, 0, &ids, &n));
+        long double sum = 0;
+        long scored = 0;
+        for (int w = 0; (w + 1) * 32 <= n; w++) {
+            T_OK(lr_rt_reset(rt));
+            for (int i = 0; i < 31; i++) {
+                const float *l;
+                T_OK(lr_rt_eval(rt, ids[32 * w + i], &l));
+                long double mx = l[0], z = 0;
+                for (int k = 1; k < in.vocab; k++) mx = l[k] > mx ? l[k] : mx;
+                for (int k = 0; k < in.vocab; k++) z += expl((long double)l[k] - mx);
+                sum += logl(z) + mx - l[ids[32 * w + i + 1]];
+                scored++;
+            }
+        }
+        free(ids);
+        lr_rt_close(rt);
+        const double mine = scored ? (double)expl(sum / scored) : 0;
+        char want[64];
+        snprintf(want, sizeof want, "over %ld tokens (%ld windows of 32)", scored, scored / 31);
+        T_ASSERT(scored > 0 && strstr(out, want), "the tool's count differs from '%s': %s", want, out);
+        T_ASSERT(fabs(mine - ppl) <= 1e-4 * mine, "ppl %.6f from the tool, %.6f recomputed", ppl, mine);
+    }
     /* a text that cannot be read is an error naming it, not "0 tokens" */
     snprintf(args, sizeof args, "ppl --cpu -m %s -f %s -c 32", model, g_tmp);
     rc = run(args, out, sizeof out, err, sizeof err);
