@@ -55,21 +55,13 @@ static void models_of(model *m)
     }
 }
 
-/* Every comma-separated name of list is one of names[0..n) (an unknown one, a typo,
-   once measured nothing and exited 0); 0 or -1 with the message. */
+/* An unknown name in --models / --modes (a typo) once measured nothing and exited 0. */
 static int names_known(const char *flag, const char *list, const char *const *names, int n)
 {
-    for (const char *p = list; *p;) {
-        const size_t len = strcspn(p, ",");
-        int k = 0;
-        while (k < n && !(strlen(names[k]) == len && !strncmp(p, names[k], len))) k++;
-        if (k == n) {
-            fprintf(stderr, "bench_rotation: %s: unknown name '%.*s'\n", flag, (int)len, p);
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    return 0;
+    size_t len;
+    const char *p = lr_list_unknown(list, names, n, &len);
+    if (p) fprintf(stderr, "bench_rotation: %s: unknown name '%.*s'\n", flag, (int)len, p);
+    return p ? -1 : 0;
 }
 
 /* --layer-us NAME=US,...: the value for name exactly ("4B" is not inside "14B=191", as a

@@ -247,18 +247,17 @@ static int warm(int argc, char **argv)
     if (sscanf(g_arch, "sm_%d", &cc) != 1) { fprintf(stderr, "cache warm: bad --arch %s\n", g_arch); return 2; }
     /* every name in --models must be one of the shapes' (a typo, "14b" or "14B, 32B", once planned
        nothing for it and reported success: an appliance that compiles at first start) */
-    for (const char *p = models; *p;) {
-        const size_t len = strcspn(p, ",");
-        int known = len == 4 && !strncmp(p, "none", 4);
-        for (int si = 0; si < lr_qwen3_nshapes && !known; si += 7)
-            known = strlen(lr_qwen3_shapes[si].model) == len && !strncmp(p, lr_qwen3_shapes[si].model, len);
-        if (!known) {
-            fprintf(stderr, "cache warm: --models: unknown model '%.*s' (names:", (int)len, p);
-            for (int si = 0; si < lr_qwen3_nshapes; si += 7) fprintf(stderr, " %s", lr_qwen3_shapes[si].model);
-            fprintf(stderr, ", or none)\n");
-            return 2;
-        }
-        p += len + (p[len] == ',');
+    const char *names[64];
+    int nn = 0;
+    for (int si = 0; si < lr_qwen3_nshapes && nn < 63; si += 7) names[nn++] = lr_qwen3_shapes[si].model;
+    names[nn++] = "none";
+    size_t len;
+    const char *bad = lr_list_unknown(models, names, nn, &len);
+    if (bad) {
+        fprintf(stderr, "cache warm: --models: unknown model '%.*s' (names:", (int)len, bad);
+        for (int k = 0; k + 1 < nn; k++) fprintf(stderr, " %s", names[k]);
+        fprintf(stderr, ", or none)\n");
+        return 2;
     }
     if (!dry && (lr_jit_cache()->disabled || lr_jit_cache()->readonly)) {
         fprintf(stderr, "cache warm: the cache %s is not writable: nothing would be kept\n", lr_jit_cache()->dir);

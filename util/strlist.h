@@ -14,4 +14,19 @@ static inline int lr_list_has(const char *list, const char *item)
     return 0;
 }
 
+/* The first of list's comma-separated entries that is none of names[0..n)
+ * (its length in *len), or NULL when every entry is one of them: tools refuse
+ * a mistyped name instead of silently selecting nothing. */
+static inline const char *lr_list_unknown(const char *list, const char *const *names, int n, size_t *len)
+{
+    for (const char *p = list; p && *p;) {
+        const size_t l = strcspn(p, ",");
+        int k = 0;
+        while (k < n && !(strlen(names[k]) == l && !strncmp(p, names[k], l))) k++;
+        if (k == n) return *len = l, p;
+        p += l + (p[l] == ',');
+    }
+    return NULL;
+}
+
 #endif
