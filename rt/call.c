@@ -238,6 +238,68 @@ int lr_call_compare_outputs(const lr_kernel_desc *d, lr_arg *args, void **got, v
     return LR_OK;
 }
 
+/* An integer output the reference can legitimately fill with all ones (an int8 -1, a u8
+   255) looks the same as the 0xff poison; a second launch over 0x00 tells them apart. */
+static int has_int_out(const lr_kernel_desc *d)
+{
+    for (int i = 0; i < d->nparams; i++)
+        if (d->params[i].type == LR_T_PTR && d->params[i].dir == LR_OUT && !elt_is_float(d->params[i].elt)) return 1;
+    return 0;
+}
+
+size_t lr_call_count_repoisoned(const lr_kernel_desc *d, lr_arg *args, void **got_ff, void **got_00,
+                                lr_verify_report *rep, char *msg, size_t msglen)
+{
+    size_t n = 0, len = msg && msglen ? strlen(msg) : 0;
+    for (int i = 0, k = 0; i < d->nparams; i++) {
+        const lr_param_desc *p = &d->params[i];
+        if (p->type != LR_T_PTR || !(p->dir & LR_OUT)) continue;
+        if (p->dir == LR_OUT && !elt_is_float(p->elt))
+            for (size_t j = 0; j < args[i].count; j++) {
+                if (elt_bits(p->elt, got_ff[k], j) == elt_bits(p->elt, got_00[k], j)) continue;
+                if (n < 4 && msg && len + 120 < msglen)
+                    len += (size_t)snprintf(msg + len, msglen - len, " %s[%zu]: %.9g over 0xff, %.9g over 0x00;",
+                                            p->name, j, lr_elt_get(p->elt, got_ff[k], j),
+                                            lr_elt_get(p->elt, got_00[k], j));
+                n++;
+            }
+        k++;
+    }
+    if (rep) rep->unwritten += n, rep->bad += n;
+    return n;
+}
+
+/* The second launch of has_int_out: the IN/INOUT mirrors restored, integer OUT buffers
+   over 0x00, those outputs downloaded into got0 (other slots left NULL). */
+static int launch_over_zero(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launch_geom g, void **got0)
+{
+    int rc = LR_OK;
+    for (int i = 0, k = 0; i < d->nparams && !rc; i++) {
+        const lr_param_desc *p = &d->params[i];
+        if (p->type != LR_T_PTR || !args[i].dev) {
+            if (p->type == LR_T_PTR && (p->dir & LR_OUT)) k++;
+            continue;
+        }
+        size_t n = bytes_of(p, &args[i]);
+        if (p->dir & LR_IN) rc = lr_cu_h2d(args[i].dev, args[i].host, n);
+        else rc = lr_cu_memset8(args[i].dev, elt_is_float(p->elt) ? 0xff : 0x00, n);
+        if (p->dir & LR_OUT) k++;
+    }
+    if (!rc) rc = lr_call_launch(d, f, args, g, NULL);
+    if (!rc) rc = lr_cu_sync();
+    for (int i = 0, k = 0; i < d->nparams && !rc; i++) {
+        const lr_param_desc *p = &d->params[i];
+        if (p->type != LR_T_PTR || !(p->dir & LR_OUT)) continue;
+        if (p->dir == LR_OUT && !elt_is_float(p->elt)) {
+            size_t n = bytes_of(p, &args[i]);
+            if (!(got0[k] = malloc(n ? n : 1))) rc = LR_FAIL(LR_ENOMEM, "out of memory");
+            else rc = lr_cu_d2h(got0[k], args[i].dev, n);
+        }
+        k++;
+    }
+    return rc;
+}
+
 int lr_call_verify(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launch_geom g, double tol,
                    lr_verify_report *rep)
 {
@@ -246,7 +308,7 @@ int lr_call_verify(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launc
     if (rc) return rc;
     /* Keep inputs of INOUT params so the host sees what the GPU saw. */
     void *saved[LR_MAX_KPARAMS] = { 0 }, *got[LR_MAX_KPARAMS] = { 0 }, *ref[LR_MAX_KPARAMS] = { 0 },
-         *mag[LR_MAX_KPARAMS] = { 0 };
+         *mag[LR_MAX_KPARAMS] = { 0 }, *got0[LR_MAX_KPARAMS] = { 0 };
     int nout = 0;
     rc = lr_call_upload(d, args);
     if (rc) return rc;
@@ -270,6 +332,7 @@ int lr_call_verify(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launc
         if (saved[i]) memcpy(saved[i], args[i].host, n);
         nout++;
     }
+    if (has_int_out(d) && (rc = launch_over_zero(d, f, args, g, got0))) goto out;
     /* Host reference: into poisoned host buffers (swap them in as the args). */
     void *orig[LR_MAX_KPARAMS];
     for (int pass = 0; pass < (d->host_mag ? 2 : 1); pass++) {
@@ -290,6 +353,11 @@ int lr_call_verify(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launc
         if (rc) goto out;
     }
     rc = lr_call_compare_outputs(d, args, got, ref, d->host_mag ? mag : NULL, tol, rep);
+    if (!rc && has_int_out(d)) { /* (after a failed compare its count would double some) */
+        char msg[600] = "";
+        size_t n = lr_call_count_repoisoned(d, args, got, got0, rep, msg, sizeof msg);
+        if (n) rc = LR_FAIL(LR_EVERIFY, "%s: %zu integer outputs depend on the poison (unwritten):%s", d->name, n, msg);
+    }
     /* Leave the GPU's outputs in the caller's buffers. */
     for (int i = 0, k = 0; i < d->nparams; i++) {
         const lr_param_desc *p = &d->params[i];
@@ -300,6 +368,7 @@ out:
     for (int i = 0; i < LR_MAX_KPARAMS; i++) {
         free(saved[i]);
         if (i < nout) { free(got[i]); free(ref[i]); free(mag[i]); }
+        free(got0[i]);
     }
     lr_call_free_dev(d, args);
     return rc;

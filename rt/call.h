@@ -83,6 +83,12 @@ typedef struct lr_verify_report {
  * Returns LR_EVERIFY with the first mismatches in the message. */
 int lr_call_verify(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launch_geom g, double tol,
                    lr_verify_report *rep);
+/* Integer OUT outputs (floats' poison is a NaN no arithmetic makes; an integer's all ones
+ * can be a value) from two launches, over 0xff and over 0x00: an element that differs was
+ * not written. Counted into rep's unwritten and bad (when rep is given), the first few
+ * appended to msg; returns how many. verify runs the second launch for such kernels. */
+size_t lr_call_count_repoisoned(const lr_kernel_desc *d, lr_arg *args, void **got_ff, void **got_00,
+                                lr_verify_report *rep, char *msg, size_t msglen);
 /* Host-only half of verify: ffi reference vs a direct oracle output already in
  * `expect` (same shape as each OUT param, in param order). For CI without GPU. */
 int lr_call_compare_outputs(const lr_kernel_desc *d, lr_arg *args, void **got, void **ref, void **scale,

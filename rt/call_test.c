@@ -89,6 +89,26 @@ static int test_compare_catches_errors(void)
     return T_PASS;
 }
 
+/* An integer output equal to the 0xff poison (a u32 of all ones) passes the compare; the
+   second launch over 0x00 is what catches it unwritten. */
+static int test_repoison_catches_unwritten_ints(void)
+{
+    uint32_t buf[4] = { 1, 2, 3, 4 };
+    uint32_t ff[3] = { 0xffffffffu, 7, 0xffffffffu }, zz[3] = { 0xffffffffu, 7, 0 };
+    lr_arg a[5] = { 0 };
+    a[0].host = buf, a[0].count = 4;
+    a[2].host = ff, a[2].count = 3;
+    void *g[] = { ff }, *g0[] = { zz };
+    lr_verify_report rep = { 0 };
+    char msg[300] = "";
+    T_ASSERT(lr_call_count_repoisoned(&lr_probe_desc, a, g, g0, &rep, msg, sizeof msg) == 1, "one unwritten");
+    T_ASSERT(rep.unwritten == 1 && rep.bad == 1 && strstr(msg, "out[2]"), "report: %zu %zu '%s'", rep.unwritten,
+             rep.bad, msg);
+    zz[2] = 0xffffffffu; /* written as all ones in both launches: a value, not poison */
+    T_ASSERT(lr_call_count_repoisoned(&lr_probe_desc, a, g, g0, NULL, NULL, 0) == 0, "a written all-ones flagged");
+    return T_PASS;
+}
+
 static int test_fill_random_never_zero(void)
 {
     lr_rng r;
@@ -144,5 +164,5 @@ static int test_no_gpu_is_one_clear_error(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_ffi_matches_direct_call), T_CASE(test_probe_reference_via_ffi), T_CASE(test_compare_catches_errors),
+T_MAIN(T_CASE(test_ffi_matches_direct_call), T_CASE(test_probe_reference_via_ffi), T_CASE(test_compare_catches_errors), T_CASE(test_repoison_catches_unwritten_ints),
        T_CASE(test_fill_random_never_zero), T_CASE(test_half_conversions_exact), T_CASE(test_no_gpu_is_one_clear_error))

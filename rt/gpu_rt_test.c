@@ -277,6 +277,35 @@ static int test_probe_verified(void)
     return T_PASS;
 }
 
+/* An integer output that neither the kernel nor its reference writes: the probe asked for
+ * one more output than it has blocks. Both sides leave the 0xff poison, which for an integer
+ * is also a value, so only verify's second launch over 0x00 shows it unwritten. */
+static int test_unwritten_int_output_caught(void)
+{
+    NEED_GPU();
+    lr_jit_spec s;
+    lr_probe_spec(&s, 256, 8);
+    CUfunction f;
+    T_OK(lr_jit_get(&s, &f));
+    const unsigned blocks = 66;
+    size_t n16 = 40009;
+    uint32_t *h = malloc(n16 * 16), out[67];
+    T_ASSERT(h != NULL, "out of memory");
+    lr_fill_random_seed(LR_E_U32, h, n16 * 4, 21, 0);
+    lr_arg a[5] = { 0 };
+    a[0].host = h, a[0].count = n16 * 4;
+    a[1].v.u64 = n16;
+    a[2].host = out, a[2].count = blocks + 1;
+    a[3].v.u32 = blocks, a[4].v.u32 = 256;
+    lr_launch_geom g = { .grid = { blocks, 1, 1 }, .block = { 256, 1, 1 } };
+    lr_verify_report rep;
+    int rc = lr_call_verify(&lr_probe_desc, f, a, g, 0, &rep);
+    free(h);
+    T_ASSERT(rc == LR_EVERIFY && rep.unwritten == 1 && strstr(lr_errmsg(), "out[66]"),
+             "the output no one wrote passed (rc %d, %zu unwritten): %s", rc, rep.unwritten, lr_errmsg());
+    return T_PASS;
+}
+
 /* A kernel with static shared memory (the probe's partials) asking 48 KB of
  * dynamic shared memory on top: over the 48 KB a launch gets without the
  * opt-in attribute, so the runtime must raise it (it once assumed 48 KB of
@@ -297,7 +326,7 @@ static int test_dynamic_smem_beside_static(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_device_info), T_CASE(test_memory_roundtrip), T_CASE(test_other_thread), T_CASE(test_probe_verified),
+T_MAIN(T_CASE(test_device_info), T_CASE(test_memory_roundtrip), T_CASE(test_other_thread), T_CASE(test_probe_verified), T_CASE(test_unwritten_int_output_caught),
        T_CASE(test_gemv_f16_qwen3_shapes), T_CASE(test_gemv_awkward_shapes_and_budgets), T_CASE(test_noweights_control),
        T_CASE(test_budget_refuses_oversized_launch), T_CASE(test_descriptor_mismatch_detected),
        T_CASE(test_graph_replay_matches_eager), T_CASE(test_dynamic_smem_beside_static))
