@@ -85,7 +85,7 @@ static int gemv(cb_state *s, CUdeviceptr w, CUdeviceptr y, CUstream st)
 }
 
 /* cuBLAS reads the activation as f16, so the reference uses the rounded x. */
-static int cb_verify(void *p, uint64_t seed, double *err)
+static int cb_verify(void *p, uint64_t seed, double *err, lr_gemv_arm_io *io)
 {
     cb_state *s = p;
     size_t rows = (size_t)s->rows, cols = (size_t)s->cols;
@@ -110,6 +110,8 @@ static int cb_verify(void *p, uint64_t seed, double *err)
         if (!(e <= 2e-5)) { /* of sum |w x|: measured at most 6.2e-7 (f32 accumulation) */ rc = LR_FAIL(LR_EVERIFY, "cublas row %zu: %g vs %g", i, y[i], ref[i]); *err = e; goto out; }
         if (e > *err) *err = e;
     }
+    /* the launch reads the f16 x this verify left in s->x16, whatever x it is given */
+    lr_gemv_arm_io_keep(io, &x, cols, &y, rows);
 out:
     lr_cu_free(dy);
     free(x16); free(x); free(y); free(ref); free(mag);

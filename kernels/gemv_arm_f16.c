@@ -70,7 +70,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
 static int f16_prepare(int r, int c, int k, uint64_t seed, const lr_gemv_arm_opts *o, void **s) { return prepare(r, c, k, seed, o, s, 0); }
 static int nw_prepare(int r, int c, int k, uint64_t seed, const lr_gemv_arm_opts *o, void **s) { return prepare(r, c, k, seed, o, s, 1); }
 
-static int f16_verify(void *p, uint64_t seed, double *err)
+static int f16_verify(void *p, uint64_t seed, double *err, lr_gemv_arm_io *io)
 {
     f16_state *s = p;
     float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
@@ -88,6 +88,7 @@ static int f16_verify(void *p, uint64_t seed, double *err)
     /* 2e-5 of sum |w x| (measured at most 1.2e-8; 1e-4 was loose enough to miss a weight) */
     int rc = lr_call_verify(s->noweights ? &lr_gemv_noweights_desc : &lr_gemv_f16_desc, s->fn, a, s->g, 2e-5, &rep);
     *err = rep.max_rel_err;
+    if (!rc) lr_gemv_arm_io_keep(io, &x, (size_t)s->cols, &y, (size_t)s->rows);
     free(x);
     free(y);
     return rc;

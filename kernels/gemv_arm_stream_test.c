@@ -21,7 +21,7 @@ static int check_arm(const char *name, int seg)
         const size_t want = (size_t)((shapes[i][0] + 15) / 16) * ((shapes[i][1] / 24 + 7) / 8) * (size_t)seg;
         T_ASSERT(a->bytes(st) == want, "%dx%d: %zu bytes, want %zu", shapes[i][0], shapes[i][1], a->bytes(st), want);
         double err = 1;
-        T_OK(a->verify(st, 0, &err));
+        T_OK(a->verify(st, 0, &err, NULL));
         T_OK(a->launch(st, 1, 0, 0, NULL));
         printf("    %s %5d x %5d: %zu bytes, verified\n", name, shapes[i][0], shapes[i][1], want);
         a->destroy(st);
@@ -85,7 +85,7 @@ static int test_geometries(void)
         void *st;
         double err = 1;
         T_OK(a->prepare(5121, 17413, 1, 60 + i, &ok[i], &st));
-        int rc = a->verify(st, 0, &err);
+        int rc = a->verify(st, 0, &err, NULL);
         a->destroy(st);
         T_OK(rc);
     }

@@ -294,20 +294,20 @@ static int test_gpu_arm(void)
     void *st;
     T_OK(lr_arm_leech_i8.prepare(1024, 5120, 2, 42, NULL, &st));
     double err;
-    T_OK(lr_arm_leech_i8.verify(st, 43, &err));
+    T_OK(lr_arm_leech_i8.verify(st, 43, &err, NULL));
     size_t b = lr_arm_leech_i8.bytes(st);
     T_ASSERT(b > (size_t)1024 * 5120 * 3.5 / 8 && b < (size_t)1024 * 5120 * 3.8 / 8, "bytes %zu", b);
     printf("    arm leech_i8 1024 x 5120: verify %.2e, %.3f b/w read\n", err, 8.0 * b / (1024.0 * 5120));
     lr_arm_leech_i8.destroy(st);
     lr_gemv_arm_opts o = { .threads = 128, .rpw = 2, .extra = { -1 } };
     T_OK(lr_arm_leech_i8.prepare(500, 2560, 1, 44, &o, &st));
-    T_OK(lr_arm_leech_i8.verify(st, 45, &err));
+    T_OK(lr_arm_leech_i8.verify(st, 45, &err, NULL));
     lr_arm_leech_i8.destroy(st);
     /* x quantized by its own launch first (extra1 = 1): both verified, then
      * one launch pair through the arm's launch on a stream */
     lr_gemv_arm_opts o2 = { .extra = { 0, 1 } };
     T_OK(lr_arm_leech_i8.prepare(1000, 5120 + 24, 2, 46, &o2, &st));
-    T_OK(lr_arm_leech_i8.verify(st, 47, &err));
+    T_OK(lr_arm_leech_i8.verify(st, 47, &err, NULL));
     CUdeviceptr dx, dy;
     CUstream sm;
     T_OK(lr_cu_stream_create(&sm));

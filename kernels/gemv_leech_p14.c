@@ -218,7 +218,7 @@ static int p14_prepare(int rows, int cols, int copies, uint64_t seed, const lr_g
     return LR_OK;
 }
 
-static int p14_verify(void *p, uint64_t seed, double *err)
+static int p14_verify(void *p, uint64_t seed, double *err, lr_gemv_arm_io *io)
 {
     p14_state *s = p;
     float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
@@ -239,6 +239,7 @@ static int p14_verify(void *p, uint64_t seed, double *err)
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_p14_desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
+    if (!rc) lr_gemv_arm_io_keep(io, &x, (size_t)s->cols, &y, (size_t)s->rows);
     free(x), free(y);
     return rc;
 }

@@ -708,7 +708,7 @@ static int prepare(int rows, int cols, int copies, uint64_t seed, const lr_gemv_
     return LR_OK;
 }
 
-static int p14s_verify(void *p, uint64_t seed, double *err)
+static int p14s_verify(void *p, uint64_t seed, double *err, lr_gemv_arm_io *io)
 {
     p14s_state *s = p;
     float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
@@ -734,6 +734,7 @@ static int p14s_verify(void *p, uint64_t seed, double *err)
                                 : (i8 ? &lr_gemv_leech_p14s_i8_desc : &lr_gemv_leech_p14s_desc);
     int rc = lr_call_verify(desc, s->fn, a, s->g, LR_GEMV_LEECH_TOL, &rep);
     *err = rep.max_rel_err;
+    if (!rc) lr_gemv_arm_io_keep(io, &x, (size_t)s->cols, &y, a[8].count);
     free(x), free(y);
     return rc;
 }

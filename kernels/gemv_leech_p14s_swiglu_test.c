@@ -194,7 +194,7 @@ static int test_gpu_arm(void)
         void *st = NULL;
         double err = -1;
         int rc = lr_arm_leech_p14s_swiglu.prepare(c[i].rows, c[i].cols, 1, 900 + (uint64_t)i, &c[i].o, &st);
-        if (!rc) rc = lr_arm_leech_p14s_swiglu.verify(st, 901 + (uint64_t)i, &err);
+        if (!rc) rc = lr_arm_leech_p14s_swiglu.verify(st, 901 + (uint64_t)i, &err, NULL);
         /* the outputs through the arm's own launch: rows / 2 values, finite, mostly nonzero */
         const int n = c[i].rows / 2;
         float *x = malloc(sizeof(float) * (size_t)c[i].cols), *h = malloc(sizeof(float) * (size_t)n);
@@ -249,7 +249,7 @@ static int test_gpu_arm_model(void)
         void *st = NULL;
         double err = -1;
         rc = c[i].arm->prepare(c[i].rows, c[i].cols, 2, 1, &o, &st);
-        if (!rc) rc = c[i].arm->verify(st, 3, &err);
+        if (!rc) rc = c[i].arm->verify(st, 3, &err, NULL);
         if (st) c[i].arm->destroy(st);
         printf("    %s on %s's layer 0: %d x %d, extra3 %d, max rel err %.2e\n", c[i].arm->name, cfg.name, c[i].rows,
                c[i].cols, c[i].extra3, err);

@@ -897,14 +897,14 @@ static int test_gpu_arm(void)
     void *st;
     T_OK(lr_arm_leech_p14s.prepare(1024, 5120, 2, 42, NULL, &st));
     double err;
-    T_OK(lr_arm_leech_p14s.verify(st, 43, &err));
+    T_OK(lr_arm_leech_p14s.verify(st, 43, &err, NULL));
     size_t b = lr_arm_leech_p14s.bytes(st);
     T_ASSERT(b > (size_t)1024 * 5120 * 4.6 / 8 && b < (size_t)1024 * 5120 * 5.1 / 8, "bytes %zu", b);
     printf("    arm leech_p14s 1024 x 5120: verify %.2e, %.3f b/w read\n", err, 8.0 * b / (1024.0 * 5120));
     lr_arm_leech_p14s.destroy(st);
     lr_gemv_arm_opts o = { .threads = 256, .rpw = 2, .tile = 2, .extra = { -1 } };
     T_OK(lr_arm_leech_p14s.prepare(500, 2560, 1, 44, &o, &st));
-    T_OK(lr_arm_leech_p14s.verify(st, 45, &err));
+    T_OK(lr_arm_leech_p14s.verify(st, 45, &err, NULL));
     /* one launch through the arm on a stream: x = 0 gives y = 0 */
     CUdeviceptr dx, dy;
     CUstream sm;
@@ -956,7 +956,7 @@ static int test_gpu_side(void)
     void *st;
     double err;
     T_OK(lr_arm_leech_p14s_noepi.prepare(7168, 5120 + 24 * 3 + 1, 1, 5200, &o, &st));
-    int rc = lr_arm_leech_p14s_noepi.verify(st, 5201, &err);
+    int rc = lr_arm_leech_p14s_noepi.verify(st, 5201, &err, NULL);
     lr_arm_leech_p14s_noepi.destroy(st);
     T_OK(rc);
     return T_PASS;
@@ -986,14 +986,14 @@ static int test_gpu_loads_control(void)
         double err;
         const int rows = i >= 6 ? 7168 : 1000;
         T_OK(lr_arm_leech_p14s_loads.prepare(rows, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
-        int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err);
+        int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err, NULL);
         lr_arm_leech_p14s_loads.destroy(st);
         T_OK(rc);
         /* the decode-only control at the same geometries: the GEMV of the
            layout whose row groups all hold row group 0's codes, verified row
            by row (the last, partial row group included) */
         T_OK(lr_arm_leech_p14s_decode.prepare(rows, 5120 + 24 * 3 + 1, 2, 80 + i, &os[i], &st));
-        rc = lr_arm_leech_p14s_decode.verify(st, 90 + i, &err);
+        rc = lr_arm_leech_p14s_decode.verify(st, 90 + i, &err, NULL);
         lr_arm_leech_p14s_decode.destroy(st);
         T_OK(rc);
     }
@@ -1026,7 +1026,7 @@ static int mode_grid(int bit, const lr_gemv_arm *arm, uint64_t seed0)
         void *st;
         double err;
         T_OK(arm->prepare(c[i].rows, c[i].cols, 1, seed0 + (uint64_t)i, &c[i].o, &st));
-        int rc = arm->verify(st, seed0 + 100 + (uint64_t)i, &err);
+        int rc = arm->verify(st, seed0 + 100 + (uint64_t)i, &err, NULL);
         arm->destroy(st);
         T_OK(rc);
         printf("    %s %dx%d extra3 %d: max rel err %.3g\n", arm->name, c[i].rows, c[i].cols, c[i].o.extra[3], err);
@@ -1042,7 +1042,7 @@ static int mode_swiglu(int bit, const lr_gemv_arm *arm, uint64_t seed)
     void *st;
     double err;
     T_OK(arm->prepare(34816, 5120, 1, seed, &o, &st));
-    int rc = arm->verify(st, seed + 1, &err);
+    int rc = arm->verify(st, seed + 1, &err, NULL);
     arm->destroy(st);
     T_OK(rc);
     return T_PASS;
@@ -1093,7 +1093,7 @@ static int test_gpu_loads_prologue(void)
             void *st;
             double err;
             T_OK(arms[a]->prepare(c[i].rows, c[i].cols, 1, 7100 + (uint64_t)i, &c[i].o, &st));
-            int rc = arms[a]->verify(st, 7200 + (uint64_t)i, &err);
+            int rc = arms[a]->verify(st, 7200 + (uint64_t)i, &err, NULL);
             arms[a]->destroy(st);
             T_OK(rc);
             printf("    %s %dx%d extra3 %d: max rel err %.3g\n", arms[a]->name, c[i].rows, c[i].cols, c[i].o.extra[3], err);

@@ -228,7 +228,7 @@ static int rec_prepare(int kind, int rows, int cols, int copies, uint64_t seed, 
     return LR_OK;
 }
 
-static int rec_verify(void *p, uint64_t seed, double *err)
+static int rec_verify(void *p, uint64_t seed, double *err, lr_gemv_arm_io *io)
 {
     rec_state *s = p;
     float *x = malloc(sizeof(float) * (size_t)s->cols), *y = malloc(sizeof(float) * (size_t)s->rows);
@@ -241,6 +241,7 @@ static int rec_verify(void *p, uint64_t seed, double *err)
     lr_verify_report rep;
     int rc = lr_call_verify(&lr_gemv_leech_rec_desc[s->kind], s->fn, a, s->g, LR_GEMV_LEECH_REC_TOL, &rep);
     *err = rep.max_rel_err;
+    if (!rc) lr_gemv_arm_io_keep(io, &x, (size_t)s->cols, &y, (size_t)s->rows);
     free(x), free(y);
     return rc;
 }

@@ -174,7 +174,7 @@ static int test_gpu_arms(void)
         void *st;
         T_OK(arms[k]->prepare(1024, 5120, 2, 42, NULL, &st));
         double err;
-        T_OK(arms[k]->verify(st, 43, &err));
+        T_OK(arms[k]->verify(st, 43, &err, NULL));
         size_t want = (size_t)(1024.0 * 5120 * 4.0 / 8);
         T_ASSERT(arms[k]->bytes(st) > want, "%s: bytes %zu", arms[k]->name, arms[k]->bytes(st));
         CUdeviceptr x, y;

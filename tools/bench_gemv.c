@@ -1,7 +1,8 @@
 /* bench_gemv: every GEMV arm side by side in one process, on Qwen3 projection
  * shapes, per matrix and per layer, with the DRAM read bound measured first.
  * Each arm is verified (every output row against the f64 host reference)
- * before it is timed; weights rotate through distinct copies so the L2 does
+ * before it is timed, and every copy the timing launches must then give the
+ * verified output bit for bit (lr_gemv_arm_check_launch); weights rotate through distinct copies so the L2 does
  * not serve them; times are medians of CUDA-graph replays. */
 #include "kernels/gemv_arm.h"
 #include "kernels/gemv_leech.h"
@@ -151,7 +152,11 @@ int main(int argc, char **argv)
                 rc = arm->prepare(shape_r[k], shape_c[k], copies, 1000 + (uint64_t)k, &opts, &m[k].st);
                 if (rc == LR_EUNSUPPORTED) { printf("%-10s skipped: %s\n", aname, lr_errmsg()); ok = 0; break; }
                 double err = 0;
-                if (!rc) rc = arm->verify(m[k].st, 77 + (uint64_t)k, &err);
+                lr_gemv_arm_io io = { 0 };
+                int nchecked = 0;
+                if (!rc) rc = arm->verify(m[k].st, 77 + (uint64_t)k, &err, &io);
+                if (!rc) rc = lr_gemv_arm_check_launch(arm, m[k].st, copies, &io, x, y, &nchecked);
+                lr_gemv_arm_io_free(&io);
                 if (rc) {
                     printf("%-10s %-5s %-7s FAILED: %s\n", aname, model, names[k], lr_errmsg());
                     failures++;

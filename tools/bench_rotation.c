@@ -111,7 +111,11 @@ static int measure_layer(model *m, CUdeviceptr x, CUdeviceptr y, int reps)
     for (int k = 0; k < 7 && !rc; k++) {
         double err;
         rc = arm->prepare(m->sh[k].rows, m->sh[k].cols, L.copies, 500 + (uint64_t)k, NULL, &L.st[k]);
-        if (!rc) rc = arm->verify(L.st[k], 600 + (uint64_t)k, &err);
+        lr_gemv_arm_io io = { 0 };
+        int n;
+        if (!rc) rc = arm->verify(L.st[k], 600 + (uint64_t)k, &err, &io);
+        if (!rc) rc = lr_gemv_arm_check_launch(arm, L.st[k], L.copies, &io, x, y, &n);
+        lr_gemv_arm_io_free(&io);
     }
     if (!rc) rc = lr_time_graph(layer_enqueue, &L, L.copies, reps, &m->layer_us);
     for (int k = 0; k < 7; k++)
@@ -322,7 +326,11 @@ int main(int argc, char **argv)
                 const lr_gemv_arm *f16 = lr_gemv_arm_find("f16");
                 plain_run P = { f16, NULL, copies, x, y };
                 rc = f16->prepare(rows, cols, copies, 900, NULL, &P.st);
-                if (!rc) rc = f16->verify(P.st, 901, &err);
+                lr_gemv_arm_io io = { 0 };
+                int n;
+                if (!rc) rc = f16->verify(P.st, 901, &err, &io);
+                if (!rc) rc = lr_gemv_arm_check_launch(f16, P.st, copies, &io, x, y, &n);
+                lr_gemv_arm_io_free(&io);
                 if (!rc) rc = lr_time_graph(plain_enqueue, &P, copies, reps, &plain_us);
                 if (P.st) f16->destroy(P.st);
                 if (rc) { printf("gemv_f16 %s %s FAILED: %s\n", ms[i].name, gname[gi], lr_errmsg()); failures++; continue; }

@@ -290,7 +290,12 @@ int main(int argc, char **argv)
                 one_run r = { arm, NULL, copies, x, y };
                 double err = 0, us = 0;
                 int rc = arm->prepare(R[k], C[k], copies, 4242, &o, &r.st);
-                if (!rc) rc = arm->verify(r.st, 99, &err);
+                lr_gemv_arm_io io = { 0 };
+                int nchecked = 0;
+                if (!rc) rc = arm->verify(r.st, 99, &err, &io);
+                /* the timed launches against the verified one, every copy */
+                if (!rc) rc = lr_gemv_arm_check_launch(arm, r.st, copies, &io, x, y, &nchecked);
+                lr_gemv_arm_io_free(&io);
                 if (!rc) {
                     /* the launches captured into the graph carry the PDL attribute */
                     const int was = lr_cu_set_pdl(pdl);
