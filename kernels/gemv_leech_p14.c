@@ -103,7 +103,9 @@ unsigned lr_leech_batch_grid(int batches, int persist)
 {
     unsigned grid = (unsigned)batches;
     if (persist > 0) {
-        const lr_device_info *d = lr_cu_available() ? lr_cu_device() : NULL;
+        /* the device the process opened (library code never opens one itself: a program
+           on device 1 would then be refused it) */
+        const lr_device_info *d = lr_cu_device();
         unsigned cap = (unsigned)persist * (unsigned)(d && d->sm_count > 0 ? d->sm_count : 132);
         if (cap < grid) grid = cap;
     }

@@ -252,6 +252,8 @@ static int test_side_spec(void)
 
 static int test_spec_bounds(void)
 {
+    /* the grids below follow the opened device's SMs (132 with none): open it first */
+    (void)lr_cu_available();
     lr_jit_spec s;
     lr_launch_geom g;
     lr_leech_geom geom = { .threads = 128, .rg = 1, .prefetch = 1 };

@@ -107,7 +107,6 @@ int lr_tensor_leech_matrix(const lr_tensor_view *t, lr_leech_matrix *m)
 }
 
 /* Gunzips with a cap so a hostile blob cannot exhaust memory. */
-#define MAX_JSON (256u << 20)
 
 int lr_model_tokenizer_json(const lr_model *m, char **json, size_t *n)
 {
@@ -125,5 +124,5 @@ int lr_model_tokenizer_json(const lr_model *m, char **json, size_t *n)
     }
     char what[sizeof m->label + 16];
     snprintf(what, sizeof what, "%s: tokenizer", m->label);
-    return lr_gunzip(m->tok, m->tok_bytes, MAX_JSON, what, json, n);
+    return lr_gunzip(m->tok, m->tok_bytes, LR_GUNZIP_MAX_TOKENIZER, what, json, n);
 }

@@ -61,9 +61,19 @@ static void open_driver(void)
 #undef LR_CU_RESOLVE
     /* Drivers before 12.8 export only the original, same-signature entry. */
     if (!LRCU(cuEventElapsedTime)) *(void **)&lr_cu_api.p_cuEventElapsedTime = dlsym(g_lib, "cuEventElapsedTime");
-    /* cuFuncGetParamInfo (12.4+) and cuLaunchKernelEx are optional. */
-    if (!LRCU(cuInit) || !LRCU(cuDeviceGet) || !LRCU(cuLaunchKernel) || !LRCU(cuMemAlloc)) {
-        snprintf(g_open_msg, sizeof g_open_msg, "NVIDIA driver is missing required entry points");
+    /* Every entry point is required but cuFuncGetParamInfo (12.4+), cuLaunchKernelEx and
+       the error strings, which their callers check: a driver without one is refused here,
+       by name, instead of crashing on a null pointer at its first call. */
+    const char *missing = NULL;
+#define LR_CU_REQUIRE(name)                                                                                 \
+    if (!missing && !lr_cu_api.p_##name && strcmp(#name, "cuFuncGetParamInfo") && strcmp(#name, "cuLaunchKernelEx") && \
+        strcmp(#name, "cuGetErrorName") && strcmp(#name, "cuGetErrorString"))                               \
+        missing = LR_XSTR(name);
+    LR_CU_FUNCS(LR_CU_REQUIRE)
+#undef LR_CU_REQUIRE
+    if (missing) {
+        snprintf(g_open_msg, sizeof g_open_msg,
+                 "the NVIDIA driver (libcuda) lacks the entry point %s: it is older than this build needs", missing);
         g_open_rc = LR_ENODEV;
         return;
     }
@@ -174,12 +184,11 @@ out:
 
 int lr_cu_available(void)
 {
-    static int tried, ok;
-    if (!tried) {
-        ok = lr_cu_init(0) == LR_OK;
-        tried = 1;
-    }
-    return ok;
+    /* whichever device the process opened; else device 0, tried again on each call (a
+       cached answer was an unlocked static, and it opened device 0 under a program that
+       had opened another) */
+    if (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE)) return 1;
+    return lr_cu_init(0) == LR_OK;
 }
 
 const lr_device_info *lr_cu_device(void) { return g_ready ? &g_info : NULL; }

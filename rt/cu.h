@@ -33,7 +33,8 @@ int lr_cu_init(int ordinal);
  * but uses the runtime, e.g. an engine opened in one thread and stepped in
  * another. LR_ENODEV before lr_cu_init. */
 int lr_cu_bind(void);
-/* 1 when lr_cu_init succeeded (it is attempted once). */
+/* 1 when the process has a device: the one it opened, else device 0 opened now (for
+ * tests and tools; library code reads lr_cu_device(), NULL before any open). */
 int lr_cu_available(void);
 const lr_device_info *lr_cu_device(void);
 /* Makes the primary context current on the calling thread. */

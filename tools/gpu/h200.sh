@@ -121,7 +121,7 @@ case $cmd in
     # host references and NVRTC on one core each. Logs are appended to tests.log in this order.
     tests="api_test call_test gpu_rt_test jit_test gemv_leech_dev_test gemv_leech_i8_test gemv_leech_p14_test
            gemv_leech_p14s_test gemv_leech_p14s_swiglu_test gemv_leech_p14s_resid_test gemv_leech_p14s_rot_test gemv_leech_rec_test ops_gpu_test rotation_gpu_test rotation_test engine_gpu_test
-           cache_test appliance_gpu_test leechrt_test gemv_arm_stream_test load_test gemv_arm_check_test"
+           cache_test appliance_gpu_test leechrt_test gemv_arm_stream_test load_test gemv_arm_check_test cu_driver_test"
     L=$(mktemp -d)
     # shellcheck disable=SC2086
     printf '%s\n' $tests | xargs -P "${GPUTEST_JOBS:-4}" -I{} sh -c \
