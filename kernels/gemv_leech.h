@@ -321,7 +321,10 @@ int lr_gemv_p14s_l2w_share_set(const char *what, const char *s);
  * at open against off on another H100 SXM (de1a77a, f4b1027): 14B 329.1 /
  * 328.1 against 326.9 / 326.1, 8B 504.5 / 504.6 against 496.9 / 496.8, 32B
  * 154.7 / 154.6 against 154.4 / 154.4, 4B within its repeats' spread. Not the
- * H200: not yet measured there. device_name NULL: off. */
+ * H200: measured there in the sixty-seventh session (c0e49d2, 14B, alternating
+ * in one process, h200_engine_variants.csv) it slowed down's phase (582.5 /
+ * 583.3 -> 592.6 / 595.3 us per token; 378.71 / 378.91 against 377.82 / 378.83
+ * tok/s), and given to o or q|k|v instead it slowed those. device_name NULL: off. */
 void lr_gemv_p14s_l2w_device_defaults(const char *device_name, int *kb, int *share);
 /* The norm end's references (kernels/gemv_leech_p14s_resid.c) take their eps
  * from here (a host reference has only the kernel's arguments; the kernel
