@@ -274,16 +274,12 @@ size_t lr_call_count_repoisoned(const lr_kernel_desc *d, lr_arg *args, void **go
 static int launch_over_zero(const lr_kernel_desc *d, CUfunction f, lr_arg *args, lr_launch_geom g, void **got0)
 {
     int rc = LR_OK;
-    for (int i = 0, k = 0; i < d->nparams && !rc; i++) {
+    for (int i = 0; i < d->nparams && !rc; i++) {
         const lr_param_desc *p = &d->params[i];
-        if (p->type != LR_T_PTR || !args[i].dev) {
-            if (p->type == LR_T_PTR && (p->dir & LR_OUT)) k++;
-            continue;
-        }
+        if (p->type != LR_T_PTR || !args[i].dev) continue;
         size_t n = bytes_of(p, &args[i]);
         if (p->dir & LR_IN) rc = lr_cu_h2d(args[i].dev, args[i].host, n);
         else rc = lr_cu_memset8(args[i].dev, elt_is_float(p->elt) ? 0xff : 0x00, n);
-        if (p->dir & LR_OUT) k++;
     }
     if (!rc) rc = lr_call_launch(d, f, args, g, NULL);
     if (!rc) rc = lr_cu_sync();
