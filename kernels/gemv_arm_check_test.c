@@ -38,17 +38,19 @@ static int test_every_family_checked(void)
     T_OK(lr_cu_alloc(&x, 4 << 16));
     T_OK(lr_cu_alloc(&y, 4 << 16));
     /* rows deliberately not multiples of the row groups (bounds at the end) */
-    const struct { const char *arm; int rows, cols, ny; } c[] = {
-        { "f16", 1000, 2048, 1000 },          { "noweights", 1000, 2048, 1000 },     { "leech_p14", 1001, 2064, 1001 },
-        { "leech_p14s", 1001, 2064, 1001 },   { "leech_p14s3", 1001, 2064, 1001 },   { "leech_p14s_swiglu", 2048, 2048, 1024 },
-        { "leech_i8", 1001, 2064, 1001 },     { "leech_p14rec", 1001, 2064, 1001 },  { "leech_p14s_loads", 1001, 2064, 1001 },
-        { "leech_p14s3_decode", 1001, 2064, 1001 }, { "cublas", 1000, 2048, 1000 }, { "stream_p14s", 1000, 2048, 0 },
+    const struct { const char *arm; int rows, cols, ny, xq; } c[] = {
+        { "f16", 1000, 2048, 1000, 0 },          { "noweights", 1000, 2048, 1000, 0 },     { "leech_p14", 1001, 2064, 1001, 0 },
+        { "leech_p14s", 1001, 2064, 1001, 0 },   { "leech_p14s3", 1001, 2064, 1001, 0 },   { "leech_p14s_swiglu", 2048, 2048, 1024, 0 },
+        { "leech_i8", 1001, 2064, 1001, 0 },     { "leech_p14rec", 1001, 2064, 1001, 0 },  { "leech_p14s_loads", 1001, 2064, 1001, 0 },
+        { "leech_p14s3_decode", 1001, 2064, 1001, 0 }, { "cublas", 1000, 2048, 1000, 0 }, { "stream_p14s", 1000, 2048, 0, 0 },
+        { "leech_i8", 1001, 2064, 1001, 1 }, /* x quantized by its own launch first (the H200 table's 14B rows) */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const lr_gemv_arm *a = lr_gemv_arm_find(c[i].arm);
         T_ASSERT(a, "arm %s not registered", c[i].arm);
         void *st = NULL;
-        int rc = a->prepare(c[i].rows, c[i].cols, 3, 70 + i, NULL, &st);
+        const lr_gemv_arm_opts xq = { .extra = { 0, 1 } }; /* leech_i8's knob 1: the x quantizer launch */
+        int rc = a->prepare(c[i].rows, c[i].cols, 3, 70 + i, c[i].xq ? &xq : NULL, &st);
         if (rc == LR_EUNSUPPORTED) { printf("    %s: %s\n", c[i].arm, lr_errmsg()); continue; } /* cuBLAS absent */
         T_OK(rc);
         double err = 0;
@@ -68,8 +70,8 @@ static int test_every_family_checked(void)
             T_ASSERT(rc == LR_EVERIFY && n == 0 && strstr(lr_errmsg(), want), "%s: a flipped bit passed (rc %d): %s",
                      c[i].arm, rc, lr_errmsg());
         }
-        printf("    %-18s %5d x %5d: %d copies equal to the verified launch\n", c[i].arm, c[i].rows, c[i].cols,
-               c[i].ny ? 3 : 0);
+        printf("    %-18s %5d x %5d%s: %d copies equal to the verified launch\n", c[i].arm, c[i].rows, c[i].cols,
+               c[i].xq ? " (xq)" : "", c[i].ny ? 3 : 0);
         lr_gemv_arm_io_free(&io);
         a->destroy(st);
     }
