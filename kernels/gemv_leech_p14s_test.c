@@ -989,8 +989,12 @@ static int test_gpu_loads_control(void)
         const int rows = i >= 6 ? 7168 : 1000;
         T_OK(lr_arm_leech_p14s_loads.prepare(rows, 5120 + 24 * 3 + 1, 1, 60 + i, &os[i], &st));
         int rc = lr_arm_leech_p14s_loads.verify(st, 70 + i, &err, NULL);
+        /* it counts the bytes it reads: the segments alone (16 rows x 8 blocks each) */
+        const size_t segs = (size_t)((rows + 15) / 16) * (size_t)(((5120 + 24 * 3 + 1) / 24 + 7) / 8) * LR_P14S_SEG,
+                     bytes = lr_arm_leech_p14s_loads.bytes(st);
         lr_arm_leech_p14s_loads.destroy(st);
         T_OK(rc);
+        T_ASSERT(bytes == segs, "the loads-only control counts %zu bytes, reads %zu", bytes, segs);
         /* the decode-only control at the same geometries: the GEMV of the
            layout whose row groups all hold row group 0's codes, verified row
            by row (the last, partial row group included) */
