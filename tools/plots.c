@@ -333,11 +333,14 @@ static int plot_timeline(lr_canvas *c)
     return LR_OK;
 }
 
-/* The same arm's fused 14B layer on the H100 over its time on the H200 (the
- * H200's newest row at a commit as committed, lr_rcsv_newest), beside the
- * ratio of the two cards' read bounds: bytes-bound arms sit near that line,
- * arms held by on-chip work (decode, latency) near 1. Class-uniform and
- * ball-drawn (@ball) arms both, each once: its first H100 row. */
+/* The same arm's fused 14B layer on the H100 over its time on the H200 (each
+ * card's newest row at a commit as committed, lr_rcsv_newest; both commits on
+ * the label), beside the ratio of the two cards' read bounds: bytes-bound arms
+ * sit near that line, arms held by on-chip work (decode, latency) near 1. Each
+ * bar's own processes' bound ratio is in its value; the line is their mean and
+ * its label their range. (Until the sixty-seventh session a bar paired the
+ * arm's oldest H100 row with the newest H200 one, and the line was the first
+ * bar's bounds.) */
 static int plot_devices(lr_canvas *c)
 {
     static const char *h100[] = { "h100_gemv_14b.csv", "h100_gemv_14b_ball.csv" };
@@ -350,23 +353,33 @@ static int plot_devices(lr_canvas *c)
     bar x[32];
     const char *drawn[32]; /* x[i]'s arm */
     int n = 0;
-    double ratio = 0;
+    double rsum = 0, rmin = 0, rmax = 0;
+    int nr = 0;
     for (int k = 0; k < 2 && !rc; k++)
         for (int r = 0; r < a[k].n && n < 32; r++) {
             const char *arm = lr_rcsv_get(&a[k], r, "arm");
             if (strcmp(lr_rcsv_get(&a[k], r, "matrix"), "layer_fused_pdl") || !strcmp(arm, "f16")) continue;
-            int bi, br, dup = 0;
+            int ai, ar, bi, br, dup = 0;
             for (int i = 0; i < n; i++) dup |= !strcmp(drawn[i], arm);
-            if (dup || lr_rcsv_newest(b, 3, arm, "14B", "layer_fused_pdl", &bi, &br)) continue;
-            const double ua = atof(lr_rcsv_get(&a[k], r, "us")), ub = atof(lr_rcsv_get(&b[bi], br, "us"));
-            const double ga = lr_rcsv_process_bound(&a[k], r), gb = lr_rcsv_process_bound(&b[bi], br);
+            if (dup || lr_rcsv_newest(a, 2, arm, "14B", "layer_fused_pdl", &ai, &ar) ||
+                lr_rcsv_newest(b, 3, arm, "14B", "layer_fused_pdl", &bi, &br))
+                continue;
+            const double ua = atof(lr_rcsv_get(&a[ai], ar, "us")), ub = atof(lr_rcsv_get(&b[bi], br, "us"));
+            const double ga = lr_rcsv_process_bound(&a[ai], ar), gb = lr_rcsv_process_bound(&b[bi], br);
             if (ub <= 0 || ua <= 0) continue;
-            if (!ratio && ga > 0) ratio = gb / ga;
+            const double q = ga > 0 && gb > 0 ? gb / ga : 0;
+            if (q > 0) {
+                rsum += q, nr++;
+                if (!rmin || q < rmin) rmin = q;
+                if (q > rmax) rmax = q;
+            }
             drawn[n] = arm;
             bar *y = &x[n++];
-            snprintf(y->label, sizeof y->label, "%s @%s", arm, lr_rcsv_get(&b[bi], br, "commit"));
+            snprintf(y->label, sizeof y->label, "%s %s/%s", arm, lr_rcsv_get(&a[ai], ar, "commit"),
+                     lr_rcsv_get(&b[bi], br, "commit"));
             y->v = ua / ub;
-            snprintf(y->value, sizeof y->value, "%.2fx  %.1f / %.1f us", y->v, ua, ub);
+            if (q > 0) snprintf(y->value, sizeof y->value, "%.2fx  %.1f/%.1f us  bounds %.2fx", y->v, ua, ub, q);
+            else snprintf(y->value, sizeof y->value, "%.2fx  %.1f/%.1f us", y->v, ua, ub);
             const int control = strstr(arm, "_loads") || strstr(arm, "_decode") || strstr(arm, "_smem") ||
                                 !strncmp(arm, "stream", 6) || !strcmp(arm, "noweights");
             y->colour = !strcmp(arm, "cublas") ? F16 : control ? CONTROL : strstr(arm, "@ball") ? BEST : LEECH;
@@ -375,8 +388,10 @@ static int plot_devices(lr_canvas *c)
         qsort(x, (size_t)n, sizeof *x, cmp_bar);
         char src[400], tl[64];
         source_line(src, sizeof src, "bench/results/h100_gemv_14b.csv, h100_gemv_14b_ball.csv (H200: h200_gemv_14b*.csv)", a, 2);
-        snprintf(tl, sizeof tl, "read bounds %.2fx", ratio);
-        rc = chart(c, "Qwen3-14B layer (fused, PDL): H100 time / H200 time", src, x, n, 1.6, 0.2, "x", ratio, tl);
+        const double ratio = nr ? rsum / nr : 0;
+        snprintf(tl, sizeof tl, "read bounds %.2f-%.2fx", rmin, rmax);
+        rc = chart(c, "Qwen3-14B layer (fused, PDL): H100 time / H200 time (labels: H100/H200 commits)", src, x, n,
+                   2.2, 0.4, "x", ratio, tl);
     }
     for (int k = 0; k < 2; k++) lr_rcsv_free(&a[k]);
     for (int k = 0; k < 3; k++) lr_rcsv_free(&b[k]);
