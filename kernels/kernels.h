@@ -60,7 +60,9 @@ void lr_qwen3_layer_shapes(int si, int rows[LR_LAYER_MATRICES], int cols[LR_LAYE
  * the L2 across 2-4 copies, where in the engine 160 or more matrices pass
  * between two uses of them. With 2 copies the 14B gate|up sweep ranked 736
  * threads + 1 side warp first (32.9 us against 33.6 with 4 side warps); with
- * 40, as the engine does, last (35.6 against 32.7; twentieth session). */
+ * 40, as the engine does, last (35.6 against 32.7; twentieth session).
+ * The cap of 64 wins over the 4x for the smallest matrices: a pass over the
+ * 4B k or v at 3.6 b/w reads 1.2-1.4x the L2, still more than it holds. */
 #define LR_BENCH_MIN_COPIES 40
 #define LR_BENCH_MAX_BYTES 16e9
 int lr_bench_copies(int rows, int cols, double bits_per_weight, int l2_bytes);
