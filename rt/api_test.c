@@ -5,6 +5,7 @@
 #include "loader/synthetic.h"
 #include "loader/tokenizer/tokenizer.h"
 #include "rt/chat.h"
+#include "rt/cu.h"
 #include "rt/demo_model.h"
 #include "rt/leechrt.h"
 #include "rt/sampler.h"
@@ -111,6 +112,8 @@ static int test_gpu_backend_error(void)
     T_ASSERT(rc == LR_ENODEV || rc == LR_EUNSUPPORTED, "GPU backend: %s (%s)", lr_status_name(rc), lr_errmsg());
     T_ASSERT(strstr(lr_errmsg(), "GPU"), "message does not name the GPU: %s", lr_errmsg());
     T_ASSERT(!rt, "handle set on failure");
+    /* a refusal is right only where there is no GPU (on one, the demo model must open) */
+    T_ASSERT(!lr_cu_available(), "a GPU is here but the GPU backend refused the demo model");
     return T_PASS;
 }
 

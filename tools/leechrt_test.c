@@ -2,6 +2,7 @@
  * flags, the demo model on first run, seeded output, the no-GPU message, a
  * missing model, perplexity of a small text. The programs are found beside
  * this test's build folder (BUILD/test/x -> BUILD/bin/), or in $LEECHRT_BIN. */
+#include "rt/cu.h"
 #include "rt/leechrt.h"
 #include "test/t.h"
 
@@ -102,6 +103,8 @@ static int test_no_gpu_message(void)
     T_ASSERT(rc == 1, "exit %d", rc);
     T_ASSERT(strstr(err, "--cpu"), "the message does not suggest --cpu: %s", err);
     T_ASSERT(strchr(err, '\n') == err + strlen(err) - 1, "not one line: %s", err);
+    /* the refusal is right only without a GPU (on one, the launcher must run the demo model) */
+    T_ASSERT(!lr_cu_available(), "a GPU is here but the launcher refused the demo model: %s", err);
     return T_PASS;
 }
 
