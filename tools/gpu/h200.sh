@@ -133,6 +133,13 @@ case $cmd in
       echo "$t: $r"
       read -r p _ f _ s _ <<<"$r"
       P=$((P + ${p:-0})) F=$((F + ${f:-1})) S=$((S + ${s:-0}))
+      # a case skipped for want of a GPU, on the GPU machine, is a failure: a broken device
+      # open would otherwise turn every GPU case into a quiet skip
+      if grep -aqE "skip: .*(no NVIDIA driver|no usable NVIDIA GPU|no CUDA device|CUDA not initialized|no GPU)" "$L/$t.log"; then
+        echo "$t: GPU cases skipped for want of a GPU here:"
+        grep -aE "skip: .*(no NVIDIA driver|no usable NVIDIA GPU|no CUDA device|CUDA not initialized|no GPU)" "$L/$t.log" | head -3
+        F=$((F + 1))
+      fi
     done
     rm -rf "$L"
     echo "$P passed, $F failed, $S skipped" ;;
