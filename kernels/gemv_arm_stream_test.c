@@ -23,6 +23,7 @@ static int check_arm(const char *name, int seg)
         double err = 1;
         T_OK(a->verify(st, 0, &err, NULL));
         T_OK(a->launch(st, 1, 0, 0, NULL));
+        T_OK(lr_cu_sync()); /* (a fault in the timed path's launch shows here, not in a later case) */
         printf("    %s %5d x %5d: %zu bytes, verified\n", name, shapes[i][0], shapes[i][1], want);
         a->destroy(st);
     }

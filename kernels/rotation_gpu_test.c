@@ -168,10 +168,14 @@ static int test_graph_replay(void)
     T_OK(lr_cu_alloc(&dy, 4 * n));
     T_OK(lr_cu_h2d(dx, x, 4 * n));
     T_OK(lr_cu_stream_create(&s));
+    /* both runs into a poisoned y, and the direct one must have written all of it (two runs
+       that both wrote nothing agreed) */
+    T_OK(lr_cu_memset8(dy, 0xff, 4 * n));
     T_OK(lr_rot_dev_launch(&d, dx, dy, 1, s));
     T_OK(lr_cu_stream_sync(s));
     T_OK(lr_cu_d2h(a, dy, 4 * n));
-    T_OK(lr_cu_memset8(dy, 0, 4 * n));
+    for (int i = 0; i < n; i++) T_ASSERT(a[i] == a[i], "y[%d] left unwritten by the direct launch", i);
+    T_OK(lr_cu_memset8(dy, 0xff, 4 * n));
     T_OK(lr_cu_graph_begin(s));
     T_OK(lr_rot_dev_launch(&d, dx, dy, 1, s));
     T_OK(lr_cu_graph_end(s, &ge));
