@@ -2,6 +2,7 @@
  * table with bits per weight; --verify checks every checksum and payload. */
 #include "loader/model.h"
 #include "util/args.h"
+#include "util/stdout_check.h"
 #include "util/err.h"
 #include "util/progress.h"
 
@@ -126,5 +127,5 @@ int main(int argc, char **argv)
         }
     }
     lr_model_close(m);
-    return rc;
+    return lr_stdout_check("inspect", 0) ? 1 : rc;
 }

@@ -2,9 +2,11 @@
  * API (rt/leechrt.h), streaming tokens as they come; with no -m it runs the
  * demo model (rt/demo_model.h), generating it on first use. */
 #include "util/args.h"
+#include "util/stdout_check.h"
 #include "rt/demo_model.h"
 #include "rt/leechrt.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +46,21 @@ static void usage(FILE *f)
 
 typedef struct {
     int pieces;
+    int write_errno; /* standard output failed (a full disk, a closed pipe): generation stops */
 } out_state;
 
 static int on_token(void *user, int32_t id, const char *text, size_t len)
 {
     out_state *o = user;
     (void)id;
-    if (text && len) fwrite(text, 1, len, stdout);
-    else if (!text) printf(" [%d]", id); /* a model without tokenizer: show ids */
-    fflush(stdout);
+    int bad = 0;
+    errno = 0;
+    if (text && len) bad = fwrite(text, 1, len, stdout) != len;
+    else if (!text) bad = printf(" [%d]", id) < 0; /* a model without tokenizer: show ids */
+    if (fflush(stdout) != 0 || bad) {
+        o->write_errno = errno ? errno : EIO;
+        return 1;
+    }
     o->pieces++;
     return 0;
 }
@@ -97,7 +105,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-n") || !strcmp(a, "--tokens")) ok = !lr_arg_int("leechrt", a, v, 1, 1000000000, &ntok);
         else if (!strcmp(a, "--temp")) ok = parse_num(a, v, 0, 100, &temp);
         else if (!strcmp(a, "--top-k")) ok = !lr_arg_int("leechrt", a, v, 0, 1000000000, &top_k);
-        else if (!strcmp(a, "--top-p")) ok = parse_num(a, v, 0, 1, &top_p);
+        else if (!strcmp(a, "--top-p")) {
+            /* 0 would be the API's "off" (all tokens), the opposite of a smallest set */
+            ok = parse_num(a, v, 0, 1, &top_p);
+            if (ok && !(top_p > 0)) fprintf(stderr, "leechrt: --top-p %s: expected (0, 1] (1 = all; --temp 0 for greedy)\n", v), ok = 0;
+        }
         else if (!strcmp(a, "--seed")) ok = !lr_arg_u64("leechrt", a, v, &seed), seeded = 1; /* every 64-bit seed exactly */
         else if (!strcmp(a, "--ctx")) ok = !lr_arg_int("leechrt", a, v, 1, 1 << 24, &ctx);
         else if (!strcmp(a, "--threads")) ok = !lr_arg_int("leechrt", a, v, 0, 4096, &threads);
@@ -143,6 +155,17 @@ int main(int argc, char **argv)
     lr_rt_info info;
     lr_rt_get_info(rt, &info);
     if (chat < 0) chat = info.chatml;
+    if (chat && !info.chatml) {
+        /* its markup would be encoded as plain text */
+        fprintf(stderr, "leechrt: --chat: %s's tokenizer has no <|im_start|> / <|im_end|> (not a ChatML model)\n", model);
+        lr_rt_close(rt);
+        return 2;
+    }
+    if (!chat && (system || no_think))
+        fprintf(stderr, "leechrt: warning: --system and --no-think apply to the chat template only (this run has none)\n");
+    if (ctx > info.max_context)
+        fprintf(stderr, "leechrt: warning: --ctx %d is past %s's %d positions: using %d\n", ctx, model, info.max_context,
+                info.max_context);
 
     int32_t *ids = NULL;
     int n = 0;
@@ -152,7 +175,11 @@ int main(int argc, char **argv)
     if (rc) goto fail;
     if (!chat) {
         fputs(prompt, stdout);
-        fflush(stdout);
+        if (lr_stdout_check("leechrt", 0)) {
+            free(ids);
+            lr_rt_close(rt);
+            return 1;
+        }
     }
     out_state st = { 0 };
     lr_gen_params g = { .max_tokens = ntok, .temperature = (float)temp, .top_k = top_k,
@@ -160,10 +187,13 @@ int main(int argc, char **argv)
     rc = lr_rt_generate(rt, ids, n, &g);
     free(ids);
     if (rc) goto fail;
+    printf("\n");
+    if (lr_stdout_check("leechrt", st.write_errno)) {
+        lr_rt_close(rt);
+        return 1;
+    }
     lr_rt_stats ss;
     lr_rt_get_stats(rt, &ss);
-    printf("\n");
-    fflush(stdout);
     fprintf(stderr, "[%s, %s] %d prompt tokens, %d generated in %.2f s: %.2f tokens/s, time to first token %.3f s",
             info.name, info.backend, ss.prompt_tokens, ss.generated, ss.total_s, ss.decode_tok_s, ss.ttft_s);
     if (ss.launches_per_token > 0) fprintf(stderr, ", %.0f launches/token", ss.launches_per_token);

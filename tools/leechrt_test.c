@@ -108,6 +108,34 @@ static int test_no_gpu_message(void)
     return T_PASS;
 }
 
+/* Standard output that cannot be written (a full device, a closed descriptor) is an error, and
+ * --top-p 0 is refused (the API reads 0 as "off": every token, the opposite of a smallest set). */
+static int test_output_errors_and_top_p(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char model[4200], args[4400];
+    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
+    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
+        T_ASSERT(0, "making the demo model: %s", err);
+    if (access("/dev/full", W_OK) == 0) {
+        char cmd[9000], fe[4200];
+        snprintf(fe, sizeof fe, "%s/stderr", g_tmp);
+        snprintf(cmd, sizeof cmd, "%s/leechrt --cpu -m %s -n 4 --seed 1 -p hi >/dev/full 2>%s", g_bin, model, fe);
+        int st = system(cmd);
+        FILE *f = fopen(fe, "rb");
+        size_t k = f ? fread(err, 1, sizeof err - 1, f) : 0;
+        err[k] = 0;
+        if (f) fclose(f);
+        T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1 && strstr(err, "standard output"),
+                 "a full standard output: exit %d, %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, err);
+    }
+    snprintf(args, sizeof args, "leechrt --cpu -m %s -n 2 --top-p 0", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 2 && strstr(err, "--top-p"), "--top-p 0: %s", err);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s -n 2 --top-p 0.5 --seed 3", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "--top-p 0.5: %s", err);
+    return T_PASS;
+}
+
 static int test_missing_model(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
@@ -193,4 +221,4 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
-       T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
+       T_CASE(test_output_errors_and_top_p), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))

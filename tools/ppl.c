@@ -4,6 +4,7 @@
  *     ppl = exp( -(1/N) * sum log p(t[i+1] | t[0..i]) ). */
 #include "rt/leechrt.h"
 #include "util/progress.h"
+#include "util/stdout_check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
            info.backend, exp(sum / scored), scored, nwin, win, el > 0 ? evaluated / el : 0);
     free(ids);
     lr_rt_close(rt);
-    return 0;
+    return lr_stdout_check("ppl", 0);
 fail:
     fprintf(stderr, "\nppl: %s\n", lr_errmsg());
     free(ids);

@@ -7,6 +7,7 @@
 
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
+#include "util/stdout_check.h"
 
 static void usage(FILE *f)
 {
@@ -134,7 +135,7 @@ int main(int argc, char **argv)
         free(text);
         free(v.ids);
         lr_tok_free(tok);
-        return 0;
+        return lr_stdout_check("tokenize", 0);
     }
 
     size_t len;
@@ -165,5 +166,5 @@ int main(int argc, char **argv)
     free(text);
     lr_tok_ids_free(&v);
     lr_tok_free(tok);
-    return 0;
+    return lr_stdout_check("tokenize", 0);
 }

@@ -1,0 +1,13 @@
+/* Whether what a program printed reached standard output. A full disk or a
+ * closed descriptor fails only at a write or flush the program ignored, so a
+ * tool whose output went nowhere exited 0. Programs call this before a
+ * successful exit. */
+#ifndef LR_STDOUT_CHECK_H
+#define LR_STDOUT_CHECK_H
+
+/* 0 when standard output took everything (flushed, no error); else prints
+ * "PROG: standard output: REASON" on stderr and returns 1 (the exit status).
+ * err: an errno the caller already saw from a write (0: none). */
+int lr_stdout_check(const char *prog, int err);
+
+#endif
