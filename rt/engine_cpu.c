@@ -317,7 +317,9 @@ int lr_engine_cpu_open(const lr_model *md, const lr_engine_opts *o, lr_engine **
     const lr_model_config *c = &e->c;
     e->base.max_context = o->max_context > 0 && (uint32_t)o->max_context < c->max_context ? o->max_context
                                                                                           : (int)c->max_context;
-    e->nthreads = o->nthreads > 0 ? o->nthreads : lr_cpu_count();
+    /* at most one thread per CPU: each large matvec starts its threads anew, so 2,048 of them
+       on two cores made a step ~70x slower than 2 */
+    e->nthreads = o->nthreads > 0 && o->nthreads < lr_cpu_count() ? o->nthreads : lr_cpu_count();
     e->qdim = (int)(c->n_heads * c->head_dim);
     e->kvdim = (int)(c->n_kv_heads * c->head_dim);
     size_t h = c->hidden, maxw = h;

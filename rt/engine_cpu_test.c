@@ -5,6 +5,7 @@
  * streamed weights agree bit for bit, thread counts do not change a bit,
  * reset, context limits, the layer hook. On the tiny synthetic model. */
 #include "kernels/rotation.h"
+#include "loader/parallel.h"
 #include "loader/synthetic.h"
 #include "rt/engine_cpu.h"
 #include "test/t.h"
@@ -271,6 +272,13 @@ static int matches_f64_reference(const char *path)
     dref r;
     T_OK(ref_open(m, &r));
     lr_engine *e;
+    /* more threads than CPUs are capped at the CPUs (one engine opened and closed to see it) */
+    lr_engine_opts many = { .nthreads = 4096 };
+    lr_engine_cpu_info ci;
+    T_OK(lr_engine_cpu_open(m, &many, &e));
+    lr_engine_cpu_info_get(e, &ci);
+    e->ops->close(e);
+    T_ASSERT(ci.nthreads == lr_cpu_count(), "4096 threads asked, %d kept (%d CPUs)", ci.nthreads, lr_cpu_count());
     lr_engine_opts o = { .nthreads = 2 };
     T_OK(lr_engine_cpu_open(m, &o, &e));
     int vocab = (int)r.c.vocab, n = 20;
