@@ -127,8 +127,10 @@ void lr_rt_close(lr_rt *rt)
 
 void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info)
 {
-    const lr_model_config *c = lr_model_cfg(rt->model);
+    if (!info) return;
     memset(info, 0, sizeof *info);
+    if (!rt) return; /* (no handle: all zero, NULL strings) */
+    const lr_model_config *c = lr_model_cfg(rt->model);
     info->path = lr_model_path(rt->model);
     info->name = c->name;
     info->arch = c->arch;
@@ -236,9 +238,10 @@ int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len)
     *text = NULL;
     *len = 0;
     NEED(rt);
+    if (n < 0) return LR_FAIL(LR_EINVAL, "decode: %d ids", n); /* as generate refuses n < 0 */
     if (n > 0) NEED(ids);
     int rc = need_tok(rt);
-    return rc ? rc : lr_tok_decode(rt->tok, ids, n > 0 ? (size_t)n : 0, 1, text, len);
+    return rc ? rc : lr_tok_decode(rt->tok, ids, (size_t)n, 1, text, len);
 }
 
 /* ---- steps ---- */
@@ -250,17 +253,24 @@ enum { NEED_LOGITS, NEED_TOKEN };
 
 static int feed(lr_rt *rt, int32_t token, int need)
 {
+    /* a step the engine refuses before running it (a full context, a token outside the
+       vocabulary) leaves the previous step's logits as they were, so a generate after a
+       refused eval still continues from them */
+    const float *prev = rt->logits;
+    const int32_t prev_next = rt->greedy_next;
     rt->logits = NULL;
     rt->greedy_next = -1;
+    int rc;
     if (need == NEED_TOKEN && rt->eng->ops->step_greedy) {
         int32_t next;
-        int rc = rt->eng->ops->step_greedy(rt->eng, token, &next);
+        rc = rt->eng->ops->step_greedy(rt->eng, token, &next);
         if (!rc) rt->greedy_next = next;
-        return rc;
+    } else {
+        const float *l;
+        rc = rt->eng->ops->step(rt->eng, token, &l);
+        if (!rc) rt->logits = l;
     }
-    const float *l;
-    int rc = rt->eng->ops->step(rt->eng, token, &l);
-    if (!rc) rt->logits = l;
+    if (rc == LR_ERANGE || rc == LR_EINVAL) rt->logits = prev, rt->greedy_next = prev_next;
     return rc;
 }
 
@@ -292,7 +302,7 @@ int lr_rt_reset(lr_rt *rt)
     return rt->eng->ops->reset(rt->eng);
 }
 
-int lr_rt_position(const lr_rt *rt) { return rt->eng->pos + (rt->pending >= 0); }
+int lr_rt_position(const lr_rt *rt) { return rt ? rt->eng->pos + (rt->pending >= 0) : 0; }
 
 /* Streams text pieces of tokens to the callback; returns nonzero when the
  * callback asks to stop. */
@@ -384,10 +394,16 @@ int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params 
     return rc;
 }
 
-void lr_rt_get_stats(const lr_rt *rt, lr_rt_stats *s) { *s = rt->stats; }
+void lr_rt_get_stats(const lr_rt *rt, lr_rt_stats *s)
+{
+    if (!s) return;
+    if (rt) *s = rt->stats;
+    else memset(s, 0, sizeof *s);
+}
 
 void lr_rt_set_layer_hook(lr_rt *rt, void (*fn)(void *user, int layer, int pos, const float *x, int n), void *user)
 {
+    if (!rt) return;
     rt->eng->on_layer = fn;
     rt->eng->on_layer_user = user;
 }

@@ -93,6 +93,14 @@ static int test_open_errors(void)
     T_ASSERT(lr_rt_tokenize(rt, "a", 1, 0, NULL, &n) == LR_EINVAL && lr_rt_tokenize(NULL, "a", 1, 0, &ids, &n) == LR_EINVAL,
              "tokenize: %s", lr_errmsg());
     T_ASSERT(lr_rt_reset(NULL) == LR_EINVAL, "reset without a handle");
+    T_ASSERT(lr_rt_decode(rt, three, -1, &text, &len) == LR_EINVAL && !text, "decode of -1 ids: %s", lr_errmsg());
+    /* the void calls and the position on a NULL handle: zeros, no crash */
+    lr_rt_info inf;
+    lr_rt_stats sts;
+    memset(&inf, 0x5a, sizeof inf), memset(&sts, 0x5a, sizeof sts);
+    lr_rt_get_info(NULL, &inf), lr_rt_get_stats(NULL, &sts), lr_rt_set_layer_hook(NULL, NULL, NULL);
+    lr_rt_get_info(rt, NULL), lr_rt_get_stats(rt, NULL);
+    T_ASSERT(lr_rt_position(NULL) == 0 && inf.vocab == 0 && !inf.path && sts.generated == 0, "NULL handle not zeros");
     T_ASSERT(lr_rt_position(rt) == 0, "a refused call moved the position to %d", lr_rt_position(rt));
     lr_rt_close(rt);
     return T_PASS;
@@ -253,6 +261,20 @@ static int test_continue_and_stops(void)
     lr_rt_get_stats(rt, &s);
     /* 5 prompt + 7 fed = 12 positions, and the 8th sampled from the last logits. */
     T_ASSERT(s.stop == LR_STOP_CONTEXT && s.generated == 8, "full context: stop %d after %d", s.stop, s.generated);
+    lr_rt_close(rt);
+
+    /* an eval refused at a full context keeps the last step's logits: a generate after it
+       still samples from them (it said "empty prompt and empty context" at position 12) */
+    rt = open_cpu(demo(), 1, 12);
+    T_ASSERT(rt, "open");
+    const float *lg = NULL;
+    for (int i = 0; i < 12; i++) T_OK(lr_rt_eval(rt, k_prompt[i % 5], &lg));
+    T_ASSERT(lr_rt_eval(rt, 1, &lg) == LR_ERANGE && lr_rt_position(rt) == 12, "a 13th eval in a context of 12");
+    T_ASSERT(lr_rt_eval(rt, -5, &lg) != LR_OK, "token -5 accepted");
+    collect one = { 0 };
+    T_OK(gen(rt, NULL, 0, 0, 3, &one));
+    lr_rt_get_stats(rt, &s);
+    T_ASSERT(s.stop == LR_STOP_CONTEXT && s.generated == 1, "after the refused evals: stop %d after %d", s.stop, s.generated);
     lr_rt_close(rt);
     return T_PASS;
 }

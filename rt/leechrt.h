@@ -11,9 +11,12 @@
  *     free(ids);
  *     lr_rt_close(rt);
  *
- * Every function returning int returns an lr_status (util/err.h): LR_OK, or
- * a code with a one-line message in lr_errmsg() (thread-local); a NULL where
- * such a function needs a pointer (the handle, an output) is LR_EINVAL. A handle is
+ * Every function returning int but lr_rt_position (a count) returns an
+ * lr_status (util/err.h): LR_OK, or a code with a one-line message in
+ * lr_errmsg() (thread-local); a NULL where such a function needs a pointer
+ * (the handle, an output) is LR_EINVAL. The void functions and lr_rt_position
+ * do nothing (or report zeros) on a NULL handle. Strings in lr_rt_info live
+ * until lr_rt_close. A process runs on one GPU: a second device is refused. A handle is
  * used by one thread at a time, any thread (not necessarily the one that
  * opened it); handles in different threads run side by side, and GPU opens
  * take their turn (they read process-wide settings from the environment). */
