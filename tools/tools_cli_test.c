@@ -2,6 +2,7 @@
  * an unknown flag with exit 2 (or 1) and a message on stderr — never a crash. */
 #include "loader/import/import_testlib.h"
 #include "loader/model.h"
+#include "rt/demo_model.h"
 #include "test/t.h"
 #include "util/err.h"
 
@@ -368,6 +369,48 @@ static int test_residual_defaults(void)
     return T_PASS;
 }
 
+/* gen_synthetic --tokenizer checks the file before writing: not a tokenizer.json, or more
+ * tokens than the model's vocabulary, is refused and no model is left behind (any file was
+ * embedded and failed only when a run loaded it). The demo model's tokenizer (512 tokens)
+ * fits tiny (vocab 512) and not micro (64). */
+static int test_synthetic_tokenizer_checked(void)
+{
+    char dir[256], args[1024], err[4096], out[400], bad[300], tj[300], demo[1024];
+    tl_tmpdir(dir, sizeof dir, "clitok");
+    T_ASSERT(dir[0], "mkdtemp");
+    setenv("LEECHRT_CACHE_DIR", dir, 1);
+    int created;
+    T_OK(lr_demo_model_ensure(demo, sizeof demo, &created));
+    lr_model *m;
+    char *json;
+    size_t n;
+    T_OK(lr_model_open(demo, 0, &m));
+    int rc = lr_model_tokenizer_json(m, &json, &n);
+    lr_model_close(m);
+    T_OK(rc);
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", dir);
+    snprintf(bad, sizeof bad, "%s/notes.txt", dir);
+    FILE *f = fopen(tj, "wb"), *g = fopen(bad, "wb");
+    T_ASSERT(f && g, "temp files");
+    fwrite(json, 1, n, f), fputs("hello, not json\n", g);
+    fclose(f), fclose(g), free(json);
+    static const struct { const char *cfg, *file, *says; int rc; } c[] = {
+        { "micro", "notes.txt", "notes.txt", 1 }, { "micro", "tokenizer.json", "past the model's vocabulary", 1 },
+        { "tiny", "tokenizer.json", NULL, 0 },
+    };
+    for (int i = 0; i < 3; i++) {
+        snprintf(out, sizeof out, "%s/s%d.lrt", dir, i);
+        snprintf(args, sizeof args, "-c %s --threads 2 -o %s --tokenizer %s/%s", c[i].cfg, out, dir, c[i].file);
+        rc = run("gen_synthetic", args, err, sizeof err);
+        T_ASSERT(rc == c[i].rc && (!c[i].says || strstr(err, c[i].says)), "gen_synthetic %s: exit %d: %s", args, rc, err);
+        T_ASSERT((access(out, F_OK) == 0) == (c[i].rc == 0), "gen_synthetic %s: model file %s", args,
+                 access(out, F_OK) == 0 ? "left behind" : "missing");
+    }
+    unsetenv("LEECHRT_CACHE_DIR");
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
@@ -375,6 +418,7 @@ int main(int argc, char **argv)
     if (slash) snprintf(slash, sizeof g_bin - (size_t)(slash - g_bin), "/../bin");
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
                                     T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form),
-                                    T_CASE(test_engine_rows), T_CASE(test_residual_defaults) };
+                                    T_CASE(test_engine_rows), T_CASE(test_residual_defaults),
+                                    T_CASE(test_synthetic_tokenizer_checked) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
