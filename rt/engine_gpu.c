@@ -806,7 +806,13 @@ static int gpu_open_locked(const lr_model *m, const lr_engine_opts *o, lr_engine
         if (((e->xrot & 1) && (rc = want_xrot(e, &L->p[PROJ_O]))) ||
             ((e->xrot & 2) && (rc = want_xrot(e, &L->p[PROJ_DOWN]))))
             break;
-        if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) break;
+        if ((rc = lr_cu_alloc(&L->kc, kvbytes)) || (rc = lr_cu_alloc(&L->vc, kvbytes))) {
+            /* the cache is sized for the whole context up front: say so, and what shrinks it */
+            rc = lr_wrap(rc, "the KV cache for %d positions (%.2f GiB over %u layers; a smaller max context, "
+                         "leechrt --ctx, needs less)", e->base.max_context,
+                         2.0 * (double)kvbytes * c->n_layers / (1u << 30), (unsigned)c->n_layers);
+            break;
+        }
     }
     size_t H = c->hidden, maxw = H;
     if ((size_t)e->q_dim > maxw) maxw = (size_t)e->q_dim;

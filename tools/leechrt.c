@@ -55,8 +55,7 @@ static int on_token(void *user, int32_t id, const char *text, size_t len)
     (void)id;
     int bad = 0;
     errno = 0;
-    if (text && len) bad = fwrite(text, 1, len, stdout) != len;
-    else if (!text) bad = printf(" [%d]", id) < 0; /* a model without tokenizer: show ids */
+    if (text && len) bad = fwrite(text, 1, len, stdout) != len; /* (the launcher refuses a model without tokenizer) */
     if (fflush(stdout) != 0 || bad) {
         o->write_errno = errno ? errno : EIO;
         return 1;
@@ -154,6 +153,12 @@ int main(int argc, char **argv)
     }
     lr_rt_info info;
     lr_rt_get_info(rt, &info);
+    if (!info.has_tokenizer) {
+        fprintf(stderr, "leechrt: %s has no tokenizer, which the launcher needs to read the prompt (embed one: "
+                        "gen_synthetic --tokenizer FILE; import keeps the source's)\n", model);
+        lr_rt_close(rt);
+        return 1;
+    }
     if (chat < 0) chat = info.chatml;
     if (chat && !info.chatml) {
         /* its markup would be encoded as plain text */

@@ -136,6 +136,19 @@ static int test_output_errors_and_top_p(void)
     return T_PASS;
 }
 
+/* A model without tokenizer (gen_synthetic's default) is refused by name, with the way to embed one. */
+static int test_model_without_tokenizer(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char args[4400];
+    snprintf(args, sizeof args, "gen_synthetic -c micro --threads 2 -o %s/notok.lrt", g_tmp);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "gen_synthetic: %s", err);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s/notok.lrt -p hi -n 2", g_tmp);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "no tokenizer") && strstr(err, "--tokenizer"),
+             "a model without tokenizer: %s", err);
+    return T_PASS;
+}
+
 static int test_missing_model(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
@@ -221,4 +234,4 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
-       T_CASE(test_output_errors_and_top_p), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
+       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
