@@ -45,6 +45,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        static const char *const valued[] = { "-c", "--config", "-o", "--out", "--seed", "--tokenizer", "--threads",
+                                              "--gain-bits", "--proj", "--o-rotation", "--residual", "--align" };
+        int known = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
+        if (!known) { fprintf(stderr, "gen_synthetic: unknown option %s\n", a); usage(stderr); return 2; }
         if (!v) { fprintf(stderr, "gen_synthetic: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "-c") || !strcmp(a, "--config")) cfg_name = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
@@ -77,6 +82,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--align")) {
             int al;
             if (lr_arg_int("gen_synthetic", a, v, 0, 1 << 20, &al)) return 2;
+            if (al != 0 && al != 64 && al != 4096) { fprintf(stderr, "gen_synthetic: --align %d (64 or 4096)\n", al); return 2; }
             o.align = (uint32_t)al;
         }
         else { fprintf(stderr, "gen_synthetic: unknown option %s\n", a); usage(stderr); return 2; }

@@ -149,7 +149,12 @@ int main(int argc, char **argv)
             o.seed = seed;
         }
         else if (!strcmp(a, "--quant-layers")) {
-            if (sscanf(v, "%d:%d", &o.quant_lo, &o.quant_hi) != 2 || o.quant_lo < 0 || o.quant_hi <= o.quant_lo) {
+            const char *colon = strchr(v, ':');
+            char lo[32] = "";
+            if (colon && (size_t)(colon - v) < sizeof lo) memcpy(lo, v, (size_t)(colon - v));
+            /* both ends whole numbers (sscanf took "1:5x") */
+            if (!colon || lr_parse_int(lo, 0, 1 << 20, &o.quant_lo) || lr_parse_int(colon + 1, 0, 1 << 20, &o.quant_hi) ||
+                o.quant_hi <= o.quant_lo) {
                 fprintf(stderr, "import: --quant-layers %s (A:B with 0 <= A < B)\n", v);
                 return 2;
             }

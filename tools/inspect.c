@@ -52,7 +52,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
         else if (!strcmp(argv[i], "--verify")) verify = 1;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--threads")) {
+            if (i + 1 >= argc) { fprintf(stderr, "inspect: --threads needs a value\n"); return 2; }
             if (lr_arg_int("inspect", argv[i], argv[i + 1], 0, 4096, &threads)) return 2;
             i++;
         }

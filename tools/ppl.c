@@ -3,6 +3,7 @@
  * first is scored by the log-probability the model gave it:
  *     ppl = exp( -(1/N) * sum log p(t[i+1] | t[0..i]) ). */
 #include "rt/leechrt.h"
+#include "util/args.h"
 #include "util/progress.h"
 #include "util/stdout_check.h"
 
@@ -83,9 +84,8 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) file = v;
         else {
-            char *end;
-            long x = strtol(v, &end, 10);
-            if (end == v || *end || x < 0 || x > (1l << 24)) { fprintf(stderr, "ppl: %s %s: bad number\n", a, v); return 2; }
+            int x; /* strict: digits only (strtol took " 4" and "+4") */
+            if (lr_arg_int("ppl", a, v, 0, 1 << 24, &x)) return 2;
             if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) ctx = x;
             else if (!strcmp(a, "--windows")) maxw = x;
             else threads = x;

@@ -125,7 +125,10 @@ int main(int argc, char **argv)
             v.ids = ids;
             v.ids[v.n - 1] = (int32_t)id;
             p = *end == ',' ? end + 1 : end;
-            if (*end && *end != ',') { fprintf(stderr, "tokenize: bad id list at '%s'\n", end); return 2; }
+            if ((*end && *end != ',') || (*end == ',' && !end[1])) { /* (a trailing comma was taken) */
+                fprintf(stderr, "tokenize: bad id list at '%s'\n", end);
+                return 2;
+            }
         }
         char *text;
         size_t len;

@@ -101,6 +101,12 @@ static int test_bad_numbers_refused(void)
         { "import", "--gguf m.gguf -o o.lrt --calib-tokens 12k", "--calib-tokens" },
         { "import", "--gguf m.gguf -o o.lrt --layers -2", "--layers" },
         { "import", "--gguf m.gguf -o o.lrt --seed 1.5", "--seed" },
+        { "import", "--gguf m.gguf -o o.lrt --quant-layers 1:5x", "--quant-layers" }, /* sscanf took it */
+        { "gen_synthetic", "-c micro -o t.lrt --align 3", "--align" },                  /* refused only at write time */
+        { "gen_synthetic", "--bogus", "unknown option --bogus" },                        /* not "needs a value" */
+        { "ppl", "-m m.lrt -f t.txt -c ' 4'", "-c" },                                   /* strtol skipped the blank */
+        { "leechrt", "-n +4", "-n" },
+        { "inspect", "m.lrt --threads", "--threads needs a value" },                     /* not "unknown option" */
         { "import", "--gguf m.gguf -o o.lrt --bogus", "unknown option --bogus" }, /* last: not "needs a value" */
         { "gen_synthetic", "-c tiny -o t.lrt --o-rotation half", "--o-rotation" },
         { "gen_synthetic", "-c tiny -o t.lrt --residual twisted", "--residual" },

@@ -3,14 +3,17 @@
  * naming the program and the flag instead of silently becoming 0 (atoi). */
 #ifndef LR_ARGS_H
 #define LR_ARGS_H
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* 0 and *out = the value if s is an integer in [lo, hi]; -1 otherwise. */
+/* 0 and *out = the value if s is a decimal integer in [lo, hi] (an optional minus sign,
+ * digits, nothing else); -1 otherwise. */
 static inline int lr_parse_int(const char *s, long lo, long hi, int *out)
 {
-    if (!s || !*s) return -1;
+    /* digits, after at most a minus sign: strtol alone skips leading blanks and takes a '+' */
+    if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1])))) return -1;
     char *e;
     errno = 0;
     long x = strtol(s, &e, 10);

@@ -9,7 +9,7 @@ static int test_parse_int(void)
     int x = -7;
     T_ASSERT(!lr_parse_int("42", 0, 100, &x) && x == 42, "42 -> %d", x);
     T_ASSERT(!lr_parse_int("-3", -5, 5, &x) && x == -3, "-3 -> %d", x);
-    static const char *const bad[] = { "", "1.5", "12x", "abc", " ", "101", "-6", "4294967297" };
+    static const char *const bad[] = { "", "1.5", "12x", "abc", " ", "101", "-6", "4294967297", " 4", "+4", "\t4", "-", "- 3" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         x = -7;
         T_ASSERT(lr_parse_int(bad[i], -5, 100, &x) == -1 && x == -7, "'%s' accepted (%d)", bad[i], x);
