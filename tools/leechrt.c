@@ -15,8 +15,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: leechrt [-m MODEL] [-p PROMPT] [-n TOKENS] [--cpu] [--temp T] [--top-k K] [--top-p P]\n"
-            "               [--seed S] [--chat | --no-chat] [--system S] [--no-think] [--ctx N] [--threads N]\n"
+            "usage: leechrt [-m MODEL] [-p PROMPT | -f FILE] [-n TOKENS] [--cpu] [--temp T] [--top-k K] [--top-p P]\n"
+            "               [-s SEED] [--chat | --no-chat] [--system S] [--no-think] [-c N] [-t N] [--ignore-eos]\n"
             "               [--layout planes14s3|planes14s|planes14]\n"
             "Generates text with a leechrt model file, printing tokens as they come; tokens/s and\n"
             "time to first token go to standard error at the end.\n"
@@ -24,19 +24,22 @@ static void usage(FILE *f)
             "                     weights is generated into the cache folder on first run (its text\n"
             "                     is meaningless: it only shows that everything runs)\n"
             "  -p, --prompt TEXT  prompt (default \"Once upon a time\")\n"
-            "  -n, --tokens N     tokens to generate at most (default 128; stops earlier at end of text)\n"
+            "  -f, --file FILE    prompt read from FILE (its bytes as they are)\n"
+            "  -n, --tokens N     tokens to generate at most (default 128; stops earlier at end of text;\n"
+            "                     -1: until end of text or a full context)\n"
+            "      --ignore-eos   do not stop at end of text\n"
             "      --cpu          run on the CPU reference engine (exact, slow) instead of the GPU\n"
             "      --temp T       temperature (default 0.7; 0 = greedy)\n"
             "      --top-k K      sample among the K most likely tokens (default 40; 0 = all)\n"
             "      --top-p P      sample from the smallest set with probability >= P (default 0.9; 1 = all)\n"
-            "      --seed S       random seed (default: the time; printed at the end)\n"
+            "  -s, --seed S       random seed (default: the time; printed at the end)\n"
             "      --chat         wrap the prompt in the ChatML chat template (the default when the\n"
             "                     tokenizer has <|im_start|> and <|im_end|>)\n"
             "      --no-chat      use the prompt as raw text\n"
             "      --system S     system prompt (chat template)\n"
             "      --no-think     Qwen3: start the reply with an empty <think></think> block\n"
-            "      --ctx N        context length (default: the model's)\n"
-            "      --threads N    CPU engine threads (default: all cores)\n"
+            "  -c, --ctx N        context length (default: the model's)\n"
+            "  -t, --threads N    CPU engine threads (default: all cores; at most the CPUs)\n"
             "      --layout L     GPU: VRAM layout of the 2-bit matrices: planes14s3 (3-bit codes, ~3.6\n"
             "                     bits per weight), planes14s (4-bit, ~4.8) or planes14 (4.8) (default: per\n"
             "                     matrix, the first of planes14s3 and planes14s that the tuning table\n"
@@ -82,7 +85,9 @@ int main(int argc, char **argv)
     double temp = 0.7, top_p = 0.9;
     int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0;
     unsigned long long seed = 0;
-    int cpu = 0, chat = -1, no_think = 0, layout = LR_LAYOUT_DEFAULT;
+    int cpu = 0, chat = -1, no_think = 0, ignore_eos = 0, layout = LR_LAYOUT_DEFAULT;
+    const char *prompt_file = NULL;
+    char *file_text = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -90,10 +95,16 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--chat")) { chat = 1; continue; }
         if (!strcmp(a, "--no-chat")) { chat = 0; continue; }
         if (!strcmp(a, "--no-think")) { no_think = 1; continue; }
+        if (!strcmp(a, "--ignore-eos")) { ignore_eos = 1; continue; }
+        /* llama.cpp's short forms: -s seed, -c context, -t threads, -f prompt file */
+        if (!strcmp(a, "-s")) a = "--seed";
+        else if (!strcmp(a, "-c")) a = "--ctx";
+        else if (!strcmp(a, "-t")) a = "--threads";
+        else if (!strcmp(a, "-f")) a = "--file";
         int known = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--prompt") ||
                     !strcmp(a, "-n") || !strcmp(a, "--tokens") || !strcmp(a, "--temp") || !strcmp(a, "--top-k") ||
                     !strcmp(a, "--top-p") || !strcmp(a, "--seed") || !strcmp(a, "--system") ||
-                    !strcmp(a, "--ctx") || !strcmp(a, "--threads") || !strcmp(a, "--layout");
+                    !strcmp(a, "--ctx") || !strcmp(a, "--threads") || !strcmp(a, "--layout") || !strcmp(a, "--file");
         if (!known) { fprintf(stderr, "leechrt: unknown option %s (see --help)\n", a); return 2; }
         if (!v) { fprintf(stderr, "leechrt: %s needs a value (see --help)\n", a); return 2; }
         i++;
@@ -101,7 +112,11 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
         else if (!strcmp(a, "--system")) system = v;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--tokens")) ok = !lr_arg_int("leechrt", a, v, 1, 1000000000, &ntok);
+        else if (!strcmp(a, "--file")) prompt_file = v;
+        else if (!strcmp(a, "-n") || !strcmp(a, "--tokens")) {
+            ok = !lr_arg_int("leechrt", a, v, -1, 1000000000, &ntok);
+            if (ok && ntok == 0) fprintf(stderr, "leechrt: %s 0: nothing to generate (-1: no limit)\n", a), ok = 0;
+        }
         else if (!strcmp(a, "--temp")) ok = parse_num(a, v, 0, 100, &temp);
         else if (!strcmp(a, "--top-k")) ok = !lr_arg_int("leechrt", a, v, 0, 1000000000, &top_k);
         else if (!strcmp(a, "--top-p")) {
@@ -120,6 +135,30 @@ int main(int argc, char **argv)
             if (layout < 0) fprintf(stderr, "leechrt: --layout %s: expected planes14s3, planes14s or planes14\n", v), ok = 0;
         }
         if (!ok) return 2;
+    }
+
+    if (prompt_file) {
+        /* -f: the prompt is the file's bytes (llama.cpp's -f) */
+        errno = 0;
+        FILE *f = fopen(prompt_file, "rb");
+        long len = -1;
+        if (f && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+        if (f && len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (file_text = malloc((size_t)len + 1)) &&
+            fread(file_text, 1, (size_t)len, f) == (size_t)len) {
+            file_text[len] = 0;
+            prompt = file_text;
+        } else {
+            fprintf(stderr, "leechrt: -f %s: %s\n", prompt_file, errno ? strerror(errno) : "cannot be read");
+            if (f) fclose(f);
+            free(file_text);
+            return 1;
+        }
+        fclose(f);
+        if (strlen(prompt) != (size_t)len) {
+            fprintf(stderr, "leechrt: -f %s: the file holds a NUL byte (not text)\n", prompt_file);
+            free(file_text);
+            return 1;
+        }
     }
 
     char demo[4096];
@@ -186,9 +225,10 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    free(file_text); /* (the prompt's last use) */
     out_state st = { 0 };
-    lr_gen_params g = { .max_tokens = ntok, .temperature = (float)temp, .top_k = top_k,
-                        .top_p = (float)top_p, .on_token = on_token, .user = &st };
+    lr_gen_params g = { .max_tokens = ntok < 0 ? 0 : ntok, .temperature = (float)temp, .top_k = top_k,
+                        .top_p = (float)top_p, .ignore_eos = ignore_eos, .on_token = on_token, .user = &st };
     rc = lr_rt_generate(rt, ids, n, &g);
     free(ids);
     if (rc) goto fail;

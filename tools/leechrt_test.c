@@ -149,6 +149,34 @@ static int test_model_without_tokenizer(void)
     return T_PASS;
 }
 
+/* llama.cpp's forms: -f FILE reads the prompt (the same text as -p gives the same output), -s,
+ * -c, -t; -n -1 runs to a full context; -n 0 is refused. */
+static int test_llama_cpp_flags(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char model[4200], args[9000], pf[4200], first[4096];
+    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
+    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
+        T_ASSERT(0, "making the demo model: %s", err);
+    snprintf(pf, sizeof pf, "%s/prompt.txt", g_tmp);
+    FILE *f = fopen(pf, "w");
+    T_ASSERT(f, "prompt file");
+    fputs("The cat sat", f), fclose(f);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -p 'The cat sat' -n 6 --seed 5", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "-p: %s", err);
+    snprintf(first, sizeof first, "%s", out);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -f %s -n 6 -s 5 -t 1 -c 64", model, pf);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "-f: %s", err);
+    T_ASSERT(!strcmp(out, first), "-f and -p gave different text: '%s' against '%s'", out, first);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -f %s/none.txt", model, g_tmp);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "none.txt"), "-f of no file: %s", err);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -p hi -n -1 -c 20 --ignore-eos --seed 2", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0 && strstr(err, "context full"), "-n -1: %s", err);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s -n 0", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 2 && strstr(err, "-n"), "-n 0: %s", err);
+    return T_PASS;
+}
+
 static int test_missing_model(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
@@ -234,4 +262,4 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
-       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
+       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
