@@ -1,8 +1,10 @@
 /* The demo model (rt/demo_model.h). */
 #include "rt/demo_model.h"
+#include "loader/model.h"
 #include "loader/synthetic.h"
 #include "util/atomic_file.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -146,7 +148,18 @@ int lr_demo_model_ensure(char *path, size_t n, int *created)
 {
     *created = 0;
     int rc = lr_demo_model_path(path, n);
-    if (rc || access(path, R_OK) == 0) return rc;
+    if (rc) return rc;
+    if (access(path, R_OK) == 0) {
+        /* a cached file that no longer opens (cut short, damaged) is generated again: it is
+           ours to rebuild, and it used to stop every run with the loader's message */
+        lr_model *m;
+        if (lr_model_open(path, 0, &m) == LR_OK) {
+            lr_model_close(m);
+            return LR_OK;
+        }
+        lr_warn("the demo model %s does not open (%s): generating it again", path, lr_errmsg());
+        lr_clear_error();
+    }
     if ((rc = mkdirs(path))) return lr_wrap(rc, "demo model folder");
     char *json;
     size_t len;

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,6 +178,24 @@ static int test_llama_cpp_flags(void)
     return T_PASS;
 }
 
+/* A damaged cached demo model (cut short) is generated again, not reported on every run. */
+static int test_demo_model_rebuilt(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char model[4200];
+    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
+    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
+        T_ASSERT(0, "making the demo model: %s", err);
+    struct stat st0, st1;
+    T_ASSERT(stat(model, &st0) == 0 && st0.st_size > 1000, "demo model size");
+    T_ASSERT(truncate(model, 1000) == 0, "truncate");
+    T_ASSERT(run("leechrt --cpu -n 2 --seed 1", out, sizeof out, err, sizeof err) == 0 && strstr(err, "generating it again"),
+             "a damaged demo model: %s", err);
+    T_ASSERT(stat(model, &st1) == 0 && st1.st_size == st0.st_size, "rebuilt to %lld bytes, was %lld", (long long)st1.st_size,
+             (long long)st0.st_size);
+    return T_PASS;
+}
+
 static int test_missing_model(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
@@ -262,4 +281,4 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
-       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
+       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_demo_model_rebuilt), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
