@@ -356,6 +356,8 @@ int main(int argc, char **argv)
     snprintf(dev, sizeof dev, "%s (%s)", d->name, d->arch);
     lr_csv csv;
     if (lr_csv_open(&csv, csvp, LR_CSV_HEADER ",tok_s,variant,tuning_rows", dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
+    /* the bound the rows' % are of, as bench_gemv writes it (the tables read rows by matrix name) */
+    lr_csv_row(&csv, "read_bound,,probe,,,,,%.1f,100.0,,,,", g_bound);
     if (tlp && lr_csv_open(&g_tl, tlp, TL_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     if (tlcp && lr_csv_open(&g_tl_ctas, tlcp, TL_CTAS_HEADER, dev)) { fprintf(stderr, "bench_engine: %s\n", lr_errmsg()); return 1; }
     int rc = 0;

@@ -272,6 +272,7 @@ static int test_engine_rows(void)
            (bench_engine's columns since the tuning_rows one; the other cases the older ones) */
         "date,commit,device,arm,model,matrix,rows,cols,bits_per_weight,us,gbps,pct_read_bound,max_rel_err,tok_s,variant,"
         "tuning_rows\n"
+        "d,c,H,read_bound,,probe,,,,,4600.0,100.0,,,,\n" /* bench_engine's first row since the sixty-seventh session */
         "d,c,H,engine_leech,8B,step,,,,2117,,,,472.4,\"LEECHRT_TUNE=-\",H (9 rows)\n"
         "d,c,H,engine_leech,8B,gemv_qkv,,,,234,,,,,\"LEECHRT_TUNE=-\",H (9 rows)\n"
         "d,c,H,engine_leech,8B,step,,,,2033,,,,491.8,\"LEECHRT_TUNE=leech_p14s3:6144x4096=672/1/2/1/1/1/1/0/200728/0;"
