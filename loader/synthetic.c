@@ -316,28 +316,31 @@ static int write_all(gen *g, lr_writer *w)
     return 0;
 }
 
-/* The tokenizer file to embed, checked first: it must load as a tokenizer.json and fit the
- * model's vocabulary (any file was embedded, passed `inspect --verify`, and failed only when
- * a run loaded it). */
-static int read_tokenizer(const char *path, uint32_t vocab, int *kind, void **blob, size_t *n)
+/* The tokenizer file's bytes as they are (tests embed hostile ones on purpose; gen_synthetic
+ * checks a user's file with lr_synth_check_tokenizer first). */
+static int read_tokenizer(const char *path, int *kind, void **blob, size_t *n)
 {
     *kind = LR_TOK_NONE;
     *blob = NULL;
     *n = 0;
     if (!path) return LR_OK;
-    lr_tok *t;
-    int rc = lr_tok_load_hf(path, &t);
-    if (rc) return lr_wrap(rc, "synthetic: tokenizer %s", path);
-    const int32_t nt = lr_tok_vocab_size(t);
-    lr_tok_free(t);
-    if (nt > (int64_t)vocab)
-        return LR_FAIL(LR_EINVAL, "synthetic: tokenizer %s has %d tokens, past the model's vocabulary of %u", path, nt,
-                       vocab);
-    rc = lr_read_file(path, blob, n);
+    int rc = lr_read_file(path, blob, n);
     if (rc) return rc;
     const uint8_t *b = *blob;
     if (*n == 0) return LR_FAIL(LR_EINVAL, "%s: empty tokenizer file", path);
     *kind = *n >= 2 && b[0] == 0x1f && b[1] == 0x8b ? LR_TOK_JSON_GZIP : LR_TOK_JSON;
+    return LR_OK;
+}
+
+int lr_synth_check_tokenizer(const char *path, const lr_model_config *cfg)
+{
+    lr_tok *t;
+    int rc = lr_tok_load_hf(path, &t);
+    if (rc) return lr_wrap(rc, "tokenizer %s", path);
+    const int32_t nt = lr_tok_vocab_size(t);
+    lr_tok_free(t);
+    if (nt > (int64_t)cfg->vocab)
+        return LR_FAIL(LR_EINVAL, "tokenizer %s has %d tokens, past the model's vocabulary of %u", path, nt, cfg->vocab);
     return LR_OK;
 }
 
@@ -375,7 +378,7 @@ int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_
         for (int p = 0; p < np; p++) total += g.part_bytes[t][p];
     }
     if (!rc) rc = plan_jobs(&g, nt);
-    if (!rc) rc = read_tokenizer(o->tokenizer_path, cfg->vocab, &tok_kind, &tok, &tok_n);
+    if (!rc) rc = read_tokenizer(o->tokenizer_path, &tok_kind, &tok, &tok_n);
     if (!rc) rc = lr_writer_open(path, cfg, tok_kind, tok, tok_n, &w);
     if (!rc) rc = lr_writer_set_default_align(w, o->align);
     if (!rc) {

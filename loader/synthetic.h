@@ -32,7 +32,12 @@ typedef struct lr_synth_opts {
     struct lr_progress *progress;/* may be NULL; started here with the payload bytes */
 } lr_synth_opts;
 
-/* Writes the artifact to path atomically. */
+/* Writes the artifact to path atomically. The tokenizer file is embedded as it
+ * is (tests embed hostile ones on purpose). */
 int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_opts *o);
+/* Whether a tokenizer file is one to embed in a model of cfg: it loads as a
+ * tokenizer.json (gzip'd or not) and has at most cfg->vocab tokens (gen_synthetic
+ * embedded any file, which passed inspect --verify and failed only when run). */
+int lr_synth_check_tokenizer(const char *path, const lr_model_config *cfg);
 
 #endif

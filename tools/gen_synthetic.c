@@ -91,6 +91,10 @@ int main(int argc, char **argv)
     if (!cfg_name || !out) { usage(stderr); return 2; }
     lr_model_config cfg;
     if (lr_synth_config(cfg_name, &cfg)) { fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg()); return 2; }
+    if (o.tokenizer_path && lr_synth_check_tokenizer(o.tokenizer_path, &cfg)) {
+        fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg());
+        return 1;
+    }
     lr_progress p;
     o.progress = &p;
     double t0 = lr_now();
