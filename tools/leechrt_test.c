@@ -90,14 +90,19 @@ static int test_demo_model_seeded(void)
     return T_PASS;
 }
 
+/* The demo model's path in the test's cache folder, made on first use; 0 when it cannot be. */
+static int demo_model(char *model, size_t n)
+{
+    snprintf(model, n, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
+    return access(model, R_OK) == 0 || run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) == 0;
+}
+
 /* Without a GPU the default backend fails in one line that points to --cpu. */
 static int test_no_gpu_message(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
     char model[4200], args[4400];
-    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
-    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
-        T_ASSERT(0, "making the demo model: %s", err);
+    T_ASSERT(demo_model(model, sizeof model), "making the demo model: %s", err);
     snprintf(args, sizeof args, "leechrt -m %s -n 2", model);
     int rc = run(args, out, sizeof out, err, sizeof err);
     T_SKIP_IF(rc == 0, "a GPU engine ran");
@@ -115,9 +120,7 @@ static int test_output_errors_and_top_p(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
     char model[4200], args[4400];
-    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
-    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
-        T_ASSERT(0, "making the demo model: %s", err);
+    T_ASSERT(demo_model(model, sizeof model), "making the demo model: %s", err);
     if (access("/dev/full", W_OK) == 0) {
         char cmd[9000], fe[4200];
         snprintf(fe, sizeof fe, "%s/stderr", g_tmp);
@@ -156,9 +159,7 @@ static int test_llama_cpp_flags(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
     char model[4200], args[9000], pf[4200], first[4096];
-    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
-    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
-        T_ASSERT(0, "making the demo model: %s", err);
+    T_ASSERT(demo_model(model, sizeof model), "making the demo model: %s", err);
     snprintf(pf, sizeof pf, "%s/prompt.txt", g_tmp);
     FILE *f = fopen(pf, "w");
     T_ASSERT(f, "prompt file");
@@ -183,9 +184,7 @@ static int test_demo_model_rebuilt(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
     char model[4200];
-    snprintf(model, sizeof model, "%s/models/qwen3-tiny-demo-v1.lrt", g_tmp);
-    if (access(model, R_OK) != 0 && run("leechrt --cpu -n 1", out, sizeof out, err, sizeof err) != 0)
-        T_ASSERT(0, "making the demo model: %s", err);
+    T_ASSERT(demo_model(model, sizeof model), "making the demo model: %s", err);
     struct stat st0, st1;
     T_ASSERT(stat(model, &st0) == 0 && st0.st_size > 1000, "demo model size");
     T_ASSERT(truncate(model, 1000) == 0, "truncate");
