@@ -417,6 +417,17 @@ static int test_qk_permutation(void)
 
 /* ---- GGUF tokenizer as tokenizer.json ---- */
 
+/* The two tokenizers of one GGUF (its own reader's and through the converted
+ * tokenizer.json), the JSON, the parsed GGUF and the built file, freed. */
+static void tok_pair_close(lr_tok *ta, lr_tok *tb, char *json, lr_gguf *g, void *file)
+{
+    lr_tok_free(ta);
+    lr_tok_free(tb);
+    free(json);
+    lr_gguf_close(g);
+    free(file);
+}
+
 static int test_gguf_tokenizer_json(void)
 {
     static const char *const pres[] = { "gpt-2", "qwen2", "llama-bpe" };
@@ -450,11 +461,7 @@ static int test_gguf_tokenizer_json(void)
                 lr_tok_ids_free(&x);
                 lr_tok_ids_free(&y);
             }
-        lr_tok_free(ta);
-        lr_tok_free(tb);
-        free(json);
-        lr_gguf_close(g);
-        free(b.p);
+        tok_pair_close(ta, tb, json, g, b.p);
     }
     /* Unknown pre-tokenizer and a SentencePiece model are refused. */
     gb_buf b;
@@ -484,15 +491,22 @@ static int test_gguf_tokenizer_json(void)
    the GGUF loader keeps it (the converter once moved it to the higher id and
    dropped the lower one), and both say so. */
 static int g_warned;
+
+/* A GGUF of three keys whose first two name a gpt2 tokenizer with the gpt-2 pre-tokenizer. */
+static void gpt2_tokenizer_start(gb_buf *b)
+{
+    memset(b, 0, sizeof *b);
+    gb_header(b, 3);
+    gb_kv_str(b, "tokenizer.ggml.model", "gpt2");
+    gb_kv_str(b, "tokenizer.ggml.pre", "gpt-2");
+}
+
 static void count_warning(const char *msg) { g_warned += strstr(msg, "repeat the text of a lower id") != NULL; }
 
 static int test_gguf_tokenizer_json_duplicates(void)
 {
     gb_buf b;
-    memset(&b, 0, sizeof b);
-    gb_header(&b, 3);
-    gb_kv_str(&b, "tokenizer.ggml.model", "gpt2");
-    gb_kv_str(&b, "tokenizer.ggml.pre", "gpt-2");
+    gpt2_tokenizer_start(&b);
     gb_kv_arr(&b, "tokenizer.ggml.tokens", LR_GGUF_STR, 4);
     gb_str(&b, "a"), gb_str(&b, "b"), gb_str(&b, "ab"), gb_str(&b, "ab"); /* id 3 repeats id 2's text */
     gb_kv_arr(&b, "tokenizer.ggml.merges", LR_GGUF_STR, 1);
@@ -515,10 +529,7 @@ static int test_gguf_tokenizer_json_duplicates(void)
         /* token types that are not integers: both readers refuse them (the converter let
            strings or floats through as type 0, a control token then plain vocabulary) */
         gb_buf t;
-        memset(&t, 0, sizeof t);
-        gb_header(&t, 3);
-        gb_kv_str(&t, "tokenizer.ggml.model", "gpt2");
-        gb_kv_str(&t, "tokenizer.ggml.pre", "gpt-2");
+        gpt2_tokenizer_start(&t);
         gb_kv_arr(&t, "tokenizer.ggml.tokens", LR_GGUF_STR, 2);
         gb_str(&t, "a"), gb_str(&t, "b");
         gb_kv_arr(&t, "tokenizer.ggml.token_type", LR_GGUF_STR, 2);
@@ -546,11 +557,7 @@ static int test_gguf_tokenizer_json_duplicates(void)
     T_ASSERT(t && l == 2 && !memcmp(t, "ab", 2), "token 2 lost its text in tokenizer.json");
     lr_tok_ids_free(&x);
     lr_tok_ids_free(&y);
-    lr_tok_free(ta);
-    lr_tok_free(tb);
-    free(json);
-    lr_gguf_close(g);
-    free(b.p);
+    tok_pair_close(ta, tb, json, g, b.p);
     return T_PASS;
 }
 
