@@ -46,10 +46,8 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         static const char *const valued[] = { "-c", "--config", "-o", "--out", "--seed", "--tokenizer", "--threads",
-                                              "--gain-bits", "--proj", "--o-rotation", "--residual", "--align" };
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
-        if (!known) { fprintf(stderr, "gen_synthetic: unknown option %s\n", a); usage(stderr); return 2; }
+                                              "--gain-bits", "--proj", "--o-rotation", "--residual", "--align", NULL };
+        if (!lr_arg_in(a, valued)) { fprintf(stderr, "gen_synthetic: unknown option %s\n", a); usage(stderr); return 2; }
         if (!v) { fprintf(stderr, "gen_synthetic: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "-c") || !strcmp(a, "--config")) cfg_name = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;

@@ -85,10 +85,8 @@ int main(int argc, char **argv)
             static const char *const valued[] = { "--hf", "--gguf", "-o", "--out", "--gain-bits", "--gptq",
                                                   "--calib-tokens", "--gptq-damp", "--o-rotation", "--residual",
                                                   "--target-damp", "--gptq-target", "--refit", "--threads",
-                                                  "--layers", "--seed", "--quant-layers", "--keep", "--embed" };
-            int known = 0;
-            for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
-            fprintf(stderr, known ? "import: %s needs a value\n" : "import: unknown option %s\n", a);
+                                                  "--layers", "--seed", "--quant-layers", "--keep", "--embed", NULL };
+            fprintf(stderr, lr_arg_in(a, valued) ? "import: %s needs a value\n" : "import: unknown option %s\n", a);
             usage(stderr);
             return 2;
         }

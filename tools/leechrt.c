@@ -101,11 +101,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-c")) a = "--ctx";
         else if (!strcmp(a, "-t")) a = "--threads";
         else if (!strcmp(a, "-f")) a = "--file";
-        int known = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-p") || !strcmp(a, "--prompt") ||
-                    !strcmp(a, "-n") || !strcmp(a, "--tokens") || !strcmp(a, "--temp") || !strcmp(a, "--top-k") ||
-                    !strcmp(a, "--top-p") || !strcmp(a, "--seed") || !strcmp(a, "--system") ||
-                    !strcmp(a, "--ctx") || !strcmp(a, "--threads") || !strcmp(a, "--layout") || !strcmp(a, "--file");
-        if (!known) { fprintf(stderr, "leechrt: unknown option %s (see --help)\n", a); return 2; }
+        static const char *const valued[] = { "-m", "--model", "-p", "--prompt", "-n", "--tokens", "--temp", "--top-k",
+                                              "--top-p", "--seed", "--system", "--ctx", "--threads", "--layout", "--file",
+                                              NULL };
+        if (!lr_arg_in(a, valued)) { fprintf(stderr, "leechrt: unknown option %s (see --help)\n", a); return 2; }
         if (!v) { fprintf(stderr, "leechrt: %s needs a value (see --help)\n", a); return 2; }
         i++;
         int ok = 1;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* 0 and *out = the value if s is a decimal integer in [lo, hi] (an optional minus sign,
  * digits, nothing else); -1 otherwise. */
@@ -53,6 +54,15 @@ static inline int lr_arg_int_list(const char *prog, const char *flag, const char
     fprintf(stderr, "%s: %s needs up to %d comma-separated integers in [%ld, %ld], got '%s'\n", prog, flag, max, lo,
             hi, v ? v : "");
     return -1;
+}
+
+/* 1 when a is one of names (NULL-terminated): a program's options that take a value, so a
+ * last argument is told apart as "needs a value" or "unknown option". */
+static inline int lr_arg_in(const char *a, const char *const *names)
+{
+    for (; a && *names; names++)
+        if (!strcmp(a, *names)) return 1;
+    return 0;
 }
 
 /* 0 and *out = the value if s is a whole unsigned 64-bit integer (decimal, or

@@ -40,4 +40,12 @@ static int test_parse_u64(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_parse_int), T_CASE(test_parse_u64))
+static int test_arg_in(void)
+{
+    static const char *const v[] = { "-c", "--out", NULL };
+    T_ASSERT(lr_arg_in("-c", v) && lr_arg_in("--out", v), "listed names not found");
+    T_ASSERT(!lr_arg_in("--outx", v) && !lr_arg_in("-", v) && !lr_arg_in("", v) && !lr_arg_in(NULL, v), "unlisted found");
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_arg_in), T_CASE(test_parse_int), T_CASE(test_parse_u64))
