@@ -124,16 +124,20 @@ static int key_of(const lr_jit_spec *s, const char *src, const char *arch, int d
 
 /* The cubin compiled into the binary for this spec, under the NVRTC version
  * that compiled the table (not the host's: an appliance on a host whose NVRTC
- * is another version, or broken, still runs its own kernels). 1 when found. */
-static int embedded_cubin(const lr_jit_spec *s, const char *src, const char *arch, int drv, lr_key *key, void **cubin,
-                          size_t *n)
+ * is another version, or broken, still runs its own kernels). 1 when found.
+ * *tv gets the table's version (major 0: no table) and *key the key under it,
+ * so a miss on a host of the same version need not hash the sources again. */
+static int embedded_cubin(const lr_jit_spec *s, const char *src, const char *arch, int drv, lr_nvrtc_version *tv,
+                          lr_key *key, void **cubin, size_t *n)
 {
     lr_nvrtc_version v;
+    memset(tv, 0, sizeof *tv);
     if (lr_embedded_cubin_count <= 0 ||
         sscanf(lr_embedded_nvrtc_version, "%d.%d.%d", &v.major, &v.minor, &v.build) != 3)
         return 0;
     lr_key k;
     key_with(s, src, arch, drv, &v, &k);
+    *tv = v, *key = k;
     for (int i = 0; i < lr_embedded_cubin_count; i++)
         if (!memcmp(lr_embedded_cubin_table[i].key, k.b, 16)) {
             const lr_embedded_cubin *e = &lr_embedded_cubin_table[i];
@@ -165,7 +169,8 @@ static int cubin_for(const lr_jit_spec *s, const char *arch, int drv, lr_key *ke
         free(src);
         return rc;
     }
-    const int emb = embedded_cubin(s, src, arch, drv, key, cubin, n);
+    lr_nvrtc_version tv, hv;
+    const int emb = embedded_cubin(s, src, arch, drv, &tv, key, cubin, n);
     if (emb) {
         free(src);
         if (emb < 0) return LR_FAIL(LR_ENOMEM, "out of memory");
@@ -173,10 +178,12 @@ static int cubin_for(const lr_jit_spec *s, const char *arch, int drv, lr_key *ke
         __atomic_add_fetch(&g_stats.disk_hits, 1, __ATOMIC_RELAXED);
         return LR_OK;
     }
-    if ((rc = key_of(s, src, arch, drv, key))) {
+    /* the key under the host's version: the table's key when the versions agree */
+    if ((rc = nvrtc_version_for_key(&hv))) {
         free(src);
         return rc;
     }
+    if (!tv.major || memcmp(&tv, &hv, sizeof hv)) key_with(s, src, arch, drv, &hv, key);
     lr_cache *c = lr_jit_cache();
     if (lr_cache_get(c, key, cubin, n) == LR_OK) {
         free(src);
