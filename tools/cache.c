@@ -12,6 +12,7 @@
 #include "kernels/tuning.h"
 #include "layouts/leech_vram/ctab.h"
 #include "layouts/leech_vram/p14s_c3.h"
+#include "loader/parallel.h"
 #include "util/args.h"
 #include "util/err.h"
 #include "util/strlist.h"
@@ -226,7 +227,7 @@ static int plan_model(int si, int budget)
 static int warm(int argc, char **argv)
 {
     const char *models = "4B,8B,14B,32B", *device = "NVIDIA H200";
-    int budget = 232448, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), cc = 0, dry = 0;
+    int budget = 232448, threads = lr_cpu_count(), cc = 0, dry = 0;
     g_arch = "sm_90";
     g_driver = lr_cu_driver_version();
     if (!g_driver) g_driver = 13000;
@@ -283,7 +284,7 @@ static int warm(int argc, char **argv)
         }
         return g_fail ? 1 : 0;
     }
-    if (threads < 1) threads = (int)sysconf(_SC_NPROCESSORS_ONLN); /* 0: all cores, as elsewhere */
+    if (threads < 1) threads = lr_cpu_count(); /* 0: all cores, as elsewhere */
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     printf("warming %d kernels for %s (driver %d, %s, budget %d B) into %s\n", g_nspecs, g_arch, g_driver, device,
