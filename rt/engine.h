@@ -39,6 +39,9 @@ typedef struct lr_engine_ops {
      * the file for a backend that wants its own mapping or loader. */
     int (*open)(const lr_model *m, const lr_engine_opts *o, lr_engine **out);
     int (*reset)(lr_engine *e);
+    /* step and step_greedy refuse a full context (LR_ERANGE) and a token outside the
+     * vocabulary (LR_EINVAL) before running anything, so the previous step's logits stay
+     * valid (the API keeps them across such a refusal, rt/api.c feed). */
     int (*step)(lr_engine *e, int32_t token, const float **logits);
     void (*close)(lr_engine *e);
     /* Optional (NULL: the caller steps and takes lr_argmax of the logits).
