@@ -172,6 +172,15 @@ static int test_llama_cpp_flags(void)
     T_ASSERT(!strcmp(out, first), "-f and -p gave different text: '%s' against '%s'", out, first);
     snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -f %s/none.txt", model, g_tmp);
     T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "none.txt"), "-f of no file: %s", err);
+    f = fopen(pf, "wb");
+    T_ASSERT(f, "prompt file");
+    fwrite("ab\0cd", 1, 5, f), fclose(f);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -f %s", model, pf);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "NUL"), "-f of a file with a NUL: %s", err);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s -s abc", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 2 && strstr(err, "--seed"), "-s abc: %s", err);
+    snprintf(args, sizeof args, "leechrt --cpu -m %s -c 0", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 2 && strstr(err, "--ctx"), "-c 0: %s", err);
     snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -p hi -n -1 -c 20 --ignore-eos --seed 2", model);
     T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0 && strstr(err, "context full"), "-n -1: %s", err);
     snprintf(args, sizeof args, "leechrt --cpu -m %s -n 0", model);
