@@ -6,11 +6,15 @@
 static void default_warn(const char *msg) { fprintf(stderr, "leechrt: warning: %s\n", msg); }
 static lr_warn_fn g_warn = default_warn;
 
+static _Thread_local int t_muted;
+
 void lr_set_warn_handler(lr_warn_fn fn) { g_warn = fn; }
+
+void lr_warn_mute(int on) { t_muted += on ? 1 : (t_muted > 0 ? -1 : 0); }
 
 void lr_warn(const char *fmt, ...)
 {
-    if (!g_warn) return;
+    if (!g_warn || t_muted) return;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);

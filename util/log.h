@@ -5,4 +5,7 @@
 typedef void (*lr_warn_fn)(const char *msg);
 void lr_set_warn_handler(lr_warn_fn fn); /* NULL silences warnings */
 void lr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Mutes (on = 1) or unmutes this thread's warnings, nesting: for a second
+ * pass over input whose warnings the first pass already gave. */
+void lr_warn_mute(int on);
 #endif
