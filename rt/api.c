@@ -142,6 +142,8 @@ void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info)
     info->has_tokenizer = rt->tok != NULL;
     info->chatml = rt->chatml;
     info->eos = rt->nstop ? rt->stop[0] : -1;
+    info->bos = rt->tok ? lr_tok_bos(rt->tok) : -1;
+    info->add_bos = info->bos >= 0 && lr_tok_add_bos(rt->tok);
 }
 
 /* ---- text ---- */
@@ -154,16 +156,26 @@ static int need_tok(const lr_rt *rt)
                    "gen_synthetic --tokenizer)", lr_model_path(rt->model));
 }
 
-int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, int32_t **ids, int *n)
+int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int flags, int32_t **ids, int *n)
 {
     NEED(ids);
     NEED(n);
     *ids = NULL;
     *n = 0;
+    if (flags & ~(LR_TOKENIZE_SPECIAL | LR_TOKENIZE_ADD_BOS))
+        return LR_FAIL(LR_EINVAL, "lr_rt_tokenize: unknown flags 0x%x", (unsigned)flags);
     int rc = need_tok(rt);
     if (rc) return rc;
     lr_tok_ids v = { 0 };
-    if ((rc = lr_tok_encode(rt->tok, text, len, allow_special, &v))) {
+    const int32_t bos = lr_tok_bos(rt->tok);
+    if ((flags & LR_TOKENIZE_ADD_BOS) && bos >= 0 && lr_tok_add_bos(rt->tok)) {
+        /* the BOS first, then the text's ids appended after it */
+        if (!(v.ids = malloc(16 * sizeof *v.ids))) return LR_FAIL(LR_ENOMEM, "out of memory");
+        v.ids[0] = bos;
+        v.n = 1;
+        v.cap = 16;
+    }
+    if ((rc = lr_tok_encode(rt->tok, text, len, flags & LR_TOKENIZE_SPECIAL, &v))) {
         lr_tok_ids_free(&v);
         return rc;
     }

@@ -65,12 +65,20 @@ typedef struct lr_rt_info {
     int has_tokenizer;      /* 0: tokenize/decode fail; ids still work */
     int chatml;             /* the tokenizer has <|im_start|> / <|im_end|>: an instruct (ChatML) model */
     int32_t eos;            /* the model's end-of-sequence id, -1 when none */
+    int32_t bos;            /* the tokenizer's beginning-of-sequence id, -1 when none */
+    int add_bos;            /* 1: prompts start with bos (LR_TOKENIZE_ADD_BOS adds it) */
 } lr_rt_info;
 void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info);
 
-/* Text to ids (*ids malloc'd, free it). allow_special: <|im_start|> and the
- * like in text become their ids (for chat templates), else plain text. */
-int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int allow_special, int32_t **ids, int *n);
+/* lr_rt_tokenize's flags; 0 is plain text with nothing added. */
+enum {
+    LR_TOKENIZE_SPECIAL = 1, /* <|im_start|> and the like in text become their ids (chat templates) */
+    LR_TOKENIZE_ADD_BOS = 2, /* the model's BOS first, when its tokenizer asks for one (info.add_bos:
+                                Llama models; not Qwen3): what a prompt and a perplexity window want */
+};
+/* Text to ids (*ids malloc'd, free it). flags: LR_TOKENIZE_* (other bits
+ * are refused with LR_EINVAL). */
+int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int flags, int32_t **ids, int *n);
 /* An instruct model's prompt: the ChatML template (rt/chat.h) around an
  * optional system prompt (NULL or "" = none) and one user turn, ready for
  * generation (no_think: Qwen3's empty thinking block). Only the template's

@@ -1,7 +1,9 @@
 /* ppl: perplexity of a model over a text file, in non-overlapping windows of
  * -c tokens. Each window starts from an empty context; every token after the
  * first is scored by the log-probability the model gave it:
- *     ppl = exp( -(1/N) * sum log p(t[i+1] | t[0..i]) ). */
+ *     ppl = exp( -(1/N) * sum log p(t[i+1] | t[0..i]) ).
+ * A model whose tokenizer asks for BOS (Llama) has it as each window's first
+ * position, and then the window's first text token is scored too. */
 #include "rt/leechrt.h"
 #include "util/args.h"
 #include "util/progress.h"
@@ -18,7 +20,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ppl -m MODEL -f TEXT [-c TOKENS] [--cpu] [--windows N] [--threads N]\n"
             "Perplexity of MODEL over the text file TEXT, in non-overlapping windows of -c tokens\n"
-            "(each scored from an empty context; a text shorter than one window is one window).\n"
+            "(each scored from an empty context; a text shorter than one window is one window;\n"
+            "a model that wants BOS, as Llama, has it first in each window).\n"
             "Prints the perplexity and tokens/s.\n"
             "  -m, --model MODEL  model file (.lrt) with a tokenizer\n"
             "  -f, --file TEXT    text file\n"
@@ -121,13 +124,26 @@ int main(int argc, char **argv)
         return 1;
     }
     if (ctx > info.max_context) ctx = info.max_context;
-    long win = n < ctx ? n : ctx, nwin = n < ctx ? 1 : n / ctx;
+    /* A model that wants BOS (info.add_bos: Llama) gets it at the start of
+     * every window, as llama.cpp's perplexity does: BOS and ctx - 1 text
+     * tokens, every one of them scored. Without, ctx text tokens, all but
+     * the first scored. */
+    const int bos = info.add_bos;
+    const long room = ctx - bos;
+    long win = n < room ? n : room, nwin = n < room ? 1 : n / room;
     if (maxw > 0 && nwin > maxw) nwin = maxw;
     double sum = 0, t0 = lr_now();
     long scored = 0, evaluated = 0;
     for (long w = 0; w < nwin; w++) {
         const int32_t *t = ids + w * win;
         if ((rc = lr_rt_reset(rt))) goto fail;
+        if (bos) {
+            const float *logits;
+            if ((rc = lr_rt_eval(rt, info.bos, &logits))) goto fail;
+            sum += nll(logits, info.vocab, t[0]);
+            scored++;
+            evaluated++;
+        }
         for (long i = 0; i + 1 < win; i++) {
             const float *logits;
             if ((rc = lr_rt_eval(rt, t[i], &logits))) goto fail;
@@ -141,8 +157,8 @@ int main(int argc, char **argv)
     }
     double el = lr_now() - t0;
     fprintf(stderr, "\n");
-    printf("%s: %s (%s): ppl %.4f over %ld tokens (%ld windows of %ld), %.1f tokens/s\n", file, info.name,
-           info.backend, exp(sum / scored), scored, nwin, win, el > 0 ? evaluated / el : 0);
+    printf("%s: %s (%s): ppl %.4f over %ld tokens (%ld windows of %ld%s), %.1f tokens/s\n", file, info.name,
+           info.backend, exp(sum / scored), scored, nwin, win, bos ? " after BOS" : "", el > 0 ? evaluated / el : 0);
     free(ids);
     lr_rt_close(rt);
     return lr_stdout_check("ppl", 0);

@@ -1,4 +1,5 @@
 #include "loader/import/gguf_tokjson.h"
+#include "loader/import/tokjson_bos.h"
 #include "loader/gguf/gguf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -50,6 +51,32 @@ static int pre_for(const char *pre, json_t **pt, json_t **norm, int *ignore_merg
         return 0;
     }
     return *pt != NULL;
+}
+
+/* tokenizer.ggml.add_bos_token as tokenizer.json says it: a TemplateProcessing
+ * post-processor putting the BOS token before the text (loader/tokenizer
+ * reads it back as add_bos), or none (*out NULL) when BOS is not added. */
+static int bos_template(const lr_gguf *g, const lr_gguf_val *tokens, json_t **out)
+{
+    *out = NULL;
+    int add = 0, rc;
+    uint64_t id;
+    if (!lr_gguf_find(g, "tokenizer.ggml.add_bos_token")) return LR_OK;
+    if ((rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add)) || !add) return rc;
+    if (!lr_gguf_find(g, "tokenizer.ggml.bos_token_id")) {
+        lr_warn("%s: add_bos_token without a bos_token_id: no BOS added", g->name);
+        return LR_OK;
+    }
+    if ((rc = lr_gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &id))) return rc;
+    if (id >= tokens->arr.n) {
+        lr_warn("%s: bos_token_id %llu is not a token: no BOS added", g->name, (unsigned long long)id);
+        return LR_OK;
+    }
+    const lr_gguf_str *t = &tokens->arr.strs[id];
+    *out = lr_tokjson_bos_template(t->s, (size_t)t->len, (int64_t)id);
+    if (!*out) rc = LR_FAIL(LR_EFORMAT, "%s: BOS token %llu: not valid UTF-8 text, or out of memory", g->name,
+                            (unsigned long long)id);
+    return rc;
 }
 
 static int build(const lr_gguf *g, json_t **out)
@@ -123,14 +150,23 @@ static int build(const lr_gguf *g, json_t **out)
         json_decref(norm);
         return rc;
     }
+    json_t *post = NULL;
+    if ((rc = bos_template(g, tokens, &post))) {
+        json_decref(vocab);
+        json_decref(added);
+        json_decref(mj);
+        json_decref(pt);
+        json_decref(norm);
+        return rc;
+    }
     json_t *model = json_pack("{s:s, s:n, s:n, s:n, s:n, s:b, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
                               "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0,
                               "byte_fallback", 0, "ignore_merges", ignore_merges, "vocab", vocab, "merges", mj);
     json_t *decoder = json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel", "add_prefix_space", 1, "trim_offsets", 1,
                                 "use_regex", 1);
-    json_t *root = json_pack("{s:s, s:n, s:n, s:o, s:o?, s:o, s:n, s:o, s:o}", "version", "1.0", "truncation",
+    json_t *root = json_pack("{s:s, s:n, s:n, s:o, s:o?, s:o, s:o?, s:o, s:o}", "version", "1.0", "truncation",
                              "padding", "added_tokens", added, "normalizer", norm, "pre_tokenizer", pt,
-                             "post_processor", "decoder", decoder, "model", model);
+                             "post_processor", post, "decoder", decoder, "model", model);
     if (!root) return LR_FAIL(LR_ENOMEM, "%s: out of memory building tokenizer.json", L);
     *out = root;
     return LR_OK;

@@ -153,6 +153,9 @@ static int test_smollm2_tokenizer(void)
         lr_tok_ids_free(&x);
         lr_tok_ids_free(&y);
     }
+    /* the BOS rule survives the conversion (SmolLM2's GGUF adds none) */
+    T_ASSERT(lr_tok_add_bos(a) == lr_tok_add_bos(b) && (!lr_tok_add_bos(a) || lr_tok_bos(a) == lr_tok_bos(b)),
+             "add_bos %d/%d bos %d/%d", lr_tok_add_bos(a), lr_tok_add_bos(b), lr_tok_bos(a), lr_tok_bos(b));
     lr_tok_free(a);
     lr_tok_free(b);
     return T_PASS;

@@ -15,6 +15,7 @@
 #include "loader/tokenizer/tokenizer.h"
 #include "test/t.h"
 #include "util/err.h"
+#include "util/gunzip.h"
 #include "util/log.h"
 
 #include <dirent.h>
@@ -143,6 +144,76 @@ static int test_hf_source(void)
             lr_src_close(s);
             tm_free(&m);
         }
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
+/* The stored tokenizer (gunzipped) of an opened source, loaded alone, as the
+   runtime loads it from the artifact; *text gets its JSON (free it). */
+static lr_tok *stored_tok(const lr_src *s, char **text)
+{
+    size_t n;
+    lr_tok *t = NULL;
+    *text = NULL;
+    if (s->tok_kind != LR_TOK_JSON_GZIP || lr_gunzip(s->tok, s->tok_bytes, 1u << 30, "test", text, &n) ||
+        lr_tok_load_hf_mem(*text, n, NULL, 0, "stored", &t))
+        return NULL;
+    return t;
+}
+
+/* tokenizer_config.json's add_bos_token reaches the artifact through the
+   stored tokenizer.json: written into its post-processor when the pair says
+   something else than tokenizer.json alone, the file kept byte for byte
+   otherwise. */
+static int test_hf_tokenizer_bos(void)
+{
+#define J(post)                                                                                                    \
+    "{\"added_tokens\":[{\"id\":2,\"content\":\"<s>\",\"special\":true}],\"pre_tokenizer\":{\"type\":\"ByteLevel\"}," \
+    "\"post_processor\":" post ",\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1},\"merges\":[]}}"
+    static const char plain[] = J("null");
+    static const char templ[] = J("{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}},"
+                                  "{\"Sequence\":{\"id\":\"A\"}}]}");
+#undef J
+    static const struct {
+        const char *json, *config; /* config NULL: no tokenizer_config.json */
+        int add, kept;
+    } cases[] = {
+        { plain, NULL, 0, 1 },
+        { templ, NULL, 1, 1 },
+        { plain, "{\"add_bos_token\": true, \"bos_token\": {\"content\": \"<s>\"}}", 1, 0 },
+        { templ, "{\"add_bos_token\": false}", 0, 0 },
+        { templ, "{\"add_bos_token\": true, \"bos_token\": \"<s>\"}", 1, 1 },
+        { plain, "{\"add_bos_token\": false}", 0, 1 },
+        { plain, "{not json", 0, 1 },
+    };
+    char dir[256], sub[300], path[400];
+    tl_tmpdir(dir, sizeof dir, "hfbos");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_model_config cfg = tm_config("qwen3", 1);
+    tmodel m;
+    tm_make(&m, &cfg, 3);
+    snprintf(sub, sizeof sub, "%s/m", dir);
+    T_ASSERT(tm_write_hf(&m, sub, "F32", 1, NULL) == 0, "write");
+    tm_free(&m);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(path, sizeof path, "%s/tokenizer.json", sub);
+        T_ASSERT(tl_write(path, cases[i].json, strlen(cases[i].json)) == 0, "tokenizer.json");
+        snprintf(path, sizeof path, "%s/tokenizer_config.json", sub);
+        unlink(path);
+        if (cases[i].config) T_ASSERT(tl_write(path, cases[i].config, strlen(cases[i].config)) == 0, "config");
+        lr_src *s;
+        T_OK(lr_src_open_hf(sub, &s));
+        char *text;
+        lr_tok *t = stored_tok(s, &text);
+        T_ASSERT(t, "case %zu: the stored tokenizer does not load: %s", i, lr_errmsg());
+        T_ASSERT(lr_tok_add_bos(t) == cases[i].add && (!cases[i].add || lr_tok_bos(t) == 2),
+                 "case %zu: add_bos %d bos %d, want %d", i, lr_tok_add_bos(t), lr_tok_bos(t), cases[i].add);
+        T_ASSERT((strcmp(text, cases[i].json) == 0) == cases[i].kept, "case %zu: the file was%s rewritten", i,
+                 cases[i].kept ? "" : " not");
+        lr_tok_free(t);
+        free(text);
+        lr_src_close(s);
+    }
     tl_rmrf(dir);
     return T_PASS;
 }
@@ -426,6 +497,37 @@ static void tok_pair_close(lr_tok *ta, lr_tok *tb, char *json, lr_gguf *g, void 
     free(json);
     lr_gguf_close(g);
     free(file);
+}
+
+/* A GGUF's add_bos_token becomes the converted tokenizer.json's
+   post-processor: both tokenizers add the same BOS, or none. */
+static int test_gguf_tokenizer_bos(void)
+{
+    for (int add = -1; add <= 1; add++) { /* -1: no add_bos_token key */
+        gb_buf b;
+        memset(&b, 0, sizeof b);
+        gb_header(&b, 3);
+        tl_gguf_tokenizer(&b, "gpt-2", 0);
+        gb_kv_u32(&b, "tokenizer.ggml.bos_token_id", 265); /* <|end|>, a control token */
+        if (add >= 0) gb_kv_bool(&b, "tokenizer.ggml.add_bos_token", add);
+        gb_finish(&b);
+        T_ASSERT(!b.failed, "build");
+        lr_gguf *g;
+        T_OK(lr_gguf_parse(b.p, b.n, "tok.gguf", &g));
+        char *json;
+        size_t jn;
+        T_OK(lr_gguf_tokenizer_json(g, &json, &jn));
+        lr_tok *ta, *tb;
+        T_OK(lr_tok_from_gguf(g, &ta));
+        T_OK(lr_tok_load_hf_mem(json, jn, NULL, 0, "tok.json", &tb));
+        const int want = add == 1;
+        T_ASSERT(lr_tok_add_bos(ta) == want && lr_tok_add_bos(tb) == want && (!want || lr_tok_bos(tb) == 265),
+                 "add_bos_token %d: GGUF %d, json %d (bos %d)", add, lr_tok_add_bos(ta), lr_tok_add_bos(tb), lr_tok_bos(tb));
+        T_ASSERT(!strstr(json, "TemplateProcessing") == !want, "add_bos_token %d: template %s", add,
+                 strstr(json, "TemplateProcessing") ? "written" : "missing");
+        tok_pair_close(ta, tb, json, g, b.p);
+    }
+    return T_PASS;
 }
 
 static int test_gguf_tokenizer_json(void)
@@ -1106,7 +1208,7 @@ static int test_rotated_residual_refusals(void)
 
 T_MAIN(T_CASE(test_hf_config), T_CASE(test_hf_source), T_CASE(test_hf_rejects), T_CASE(test_ggml_dequant),
        T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json),
-       T_CASE(test_gguf_tokenizer_json_duplicates), T_CASE(test_import_f16),
+       T_CASE(test_gguf_tokenizer_json_duplicates), T_CASE(test_hf_tokenizer_bos), T_CASE(test_gguf_tokenizer_bos), T_CASE(test_import_f16),
        T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama),
        T_CASE(test_rotated_residual_same_function), T_CASE(test_rotated_residual_leech),
        T_CASE(test_rotated_residual_refusals))

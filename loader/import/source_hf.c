@@ -3,6 +3,7 @@
 #include "loader/import/hf_config.h"
 #include "loader/import/safetensors.h"
 #include "loader/import/source.h"
+#include "loader/import/tokjson_bos.h"
 #include "util/atomic_file.h"
 #include "util/err.h"
 
@@ -172,6 +173,27 @@ static int load_tokenizer(lr_src *s, const char *dir)
         return LR_FAIL(LR_EFORMAT, "%s: JSON: %s (line %d, column %d)", path, je.text, je.line, je.column);
     }
     json_decref(j);
+    /* add_bos_token lives in tokenizer_config.json, which the artifact does
+     * not store: written into the stored tokenizer.json's post-processor */
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+    if (exists(path)) {
+        void *cfg;
+        size_t cn;
+        int changed;
+        if ((rc = lr_read_file(path, &cfg, &cn))) {
+            free(buf);
+            return rc;
+        }
+        char *text = buf;
+        snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+        rc = lr_tokjson_fold_config(&text, &n, cfg, cn, path, &changed);
+        buf = text;
+        free(cfg);
+        if (rc) {
+            free(buf);
+            return rc;
+        }
+    }
     rc = lr_gzip(buf, n, &s->tok, &s->tok_bytes);
     free(buf);
     if (rc) return lr_wrap(rc, "%s", path);

@@ -269,22 +269,79 @@ static int load_model(lr_tok *t, json_t *root)
     return rc;
 }
 
+/* The id of a token named by its text: added tokens first (the index is
+ * not built yet), then the vocabulary; -1 when none. */
+static int32_t token_by_text(const lr_tok *t, const char *text, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)text;
+    for (int32_t i = 0; i < t->n; i++)
+        if ((t->flags[i] & TOK_ADDED) && t->len[i] == n && memcmp(tok_bytes(t, i), s, n) == 0) return i;
+    return tok_vocab_find(t, s, n);
+}
+
 /* bos_token etc. in tokenizer_config.json: a string, an object with
- * "content", or null. */
-static int32_t config_token(lr_tok *t, json_t *cfg, const char *key)
+ * "content", or null. *present says whether the key names a token at all. */
+static int32_t config_token(lr_tok *t, json_t *cfg, const char *key, int *present)
 {
     json_t *v = json_object_get(cfg, key);
     if (json_is_object(v)) v = json_object_get(v, "content");
-    if (!json_is_string(v)) return -1;
-    const uint8_t *s = (const uint8_t *)json_string_value(v);
-    size_t n = json_string_length(v);
-    int32_t id = -1;
-    /* Added tokens first (the index is not built yet), then the vocabulary. */
-    for (int32_t i = 0; i < t->n && id < 0; i++)
-        if ((t->flags[i] & TOK_ADDED) && t->len[i] == n && memcmp(tok_bytes(t, i), s, n) == 0) id = i;
-    if (id < 0) id = tok_vocab_find(t, s, n);
+    *present = json_is_string(v);
+    if (!*present) return -1;
+    int32_t id = token_by_text(t, json_string_value(v), json_string_length(v));
     if (id < 0) lr_warn("%s: tokenizer_config %s \"%.40s\" is not a token", t->name, key, json_string_value(v));
     return id;
+}
+
+/* One special token of a TemplateProcessing "single" list: its ids from
+ * the processor's special_tokens map when given, else by its text. */
+static int32_t template_token(const lr_tok *t, json_t *proc, const char *text)
+{
+    json_t *e = json_object_get(json_object_get(proc, "special_tokens"), text);
+    json_t *ids = json_object_get(e, "ids");
+    if (json_is_array(ids) && json_array_size(ids) == 1 && json_is_integer(json_array_get(ids, 0))) {
+        json_int_t id = json_integer_value(json_array_get(ids, 0));
+        return id >= 0 && id < t->n ? (int32_t)id : -1;
+    }
+    return token_by_text(t, text, strlen(text));
+}
+
+/* The BOS a prompt starts with, where tokenizer.json itself says so: a
+ * TemplateProcessing post-processor (alone or inside a Sequence, as
+ * Llama 3's) whose "single" template puts one special token before the text.
+ * That is how Hugging Face tokenizers add BOS; tokenizer_config.json's
+ * add_bos_token, read after, overrides it. Other specials in the template
+ * (a suffix EOS, a second prefix token) are not added, and said so. */
+static void load_post_processor(lr_tok *t, json_t *root)
+{
+    json_t *pp = json_object_get(root, "post_processor"), *proc = NULL;
+    const char *ty = type_of(pp);
+    if (ty && !strcmp(ty, "TemplateProcessing")) proc = pp;
+    else if (ty && !strcmp(ty, "Sequence")) {
+        json_t *list = json_object_get(pp, "processors");
+        for (size_t i = 0; i < json_array_size(list) && !proc; i++) {
+            const char *pt = type_of(json_array_get(list, i));
+            if (pt && !strcmp(pt, "TemplateProcessing")) proc = json_array_get(list, i);
+        }
+    }
+    json_t *single = json_object_get(proc, "single");
+    if (!json_is_array(single)) return;
+    int seen_text = 0, prefix = 0, ignored = 0;
+    int32_t bos = -1;
+    for (size_t i = 0; i < json_array_size(single); i++) {
+        json_t *p = json_array_get(single, i);
+        json_t *sp = json_object_get(json_object_get(p, "SpecialToken"), "id");
+        if (json_object_get(p, "Sequence")) seen_text = 1;
+        else if (json_is_string(sp) && !seen_text && prefix++ == 0) {
+            bos = template_token(t, proc, json_string_value(sp));
+            if (bos < 0) lr_warn("%s: post_processor token \"%.40s\" is not a token", t->name, json_string_value(sp));
+        } else if (json_is_string(sp)) ignored++;
+    }
+    if (ignored)
+        lr_warn("%s: post_processor template: %d special token(s) besides a leading BOS not added", t->name, ignored);
+    if (bos >= 0) {
+        t->bos = bos;
+        t->add_bos = 1;
+    }
 }
 
 static void load_config(lr_tok *t, const char *cfg_text, size_t cfg_len)
@@ -296,12 +353,19 @@ static void load_config(lr_tok *t, const char *cfg_text, size_t cfg_len)
         json_decref(cfg);
         return;
     }
-    t->bos = config_token(t, cfg, "bos_token");
-    t->eos = config_token(t, cfg, "eos_token");
-    t->pad = config_token(t, cfg, "pad_token");
-    int32_t unk = config_token(t, cfg, "unk_token");
+    /* A key that names a token sets it (-1 when the name is not a token);
+     * an absent key keeps what tokenizer.json said (the post-processor's BOS). */
+    int present;
+    int32_t id = config_token(t, cfg, "bos_token", &present);
+    if (present) t->bos = id;
+    t->eos = config_token(t, cfg, "eos_token", &present);
+    t->pad = config_token(t, cfg, "pad_token", &present);
+    int32_t unk = config_token(t, cfg, "unk_token", &present);
     if (unk >= 0) t->unk = unk;
-    t->add_bos = is_true(json_object_get(cfg, "add_bos_token"));
+    /* add_bos_token wins over the post-processor, as in transformers, whose
+     * Llama tokenizers rebuild the post-processor from it. */
+    json_t *ab = json_object_get(cfg, "add_bos_token");
+    if (json_is_boolean(ab)) t->add_bos = json_is_true(ab);
     json_decref(cfg);
 }
 
@@ -327,6 +391,7 @@ int lr_tok_load_hf_mem(const char *json, size_t len, const char *config_json, si
         const char *dt = type_of(json_object_get(root, "decoder"));
         if (dt && strcmp(dt, "ByteLevel") != 0)
             lr_warn("%s: decoder %s ignored; tokens decode byte-level", name, dt);
+        load_post_processor(t, root);
         if (config_json) load_config(t, config_json, config_len);
         rc = tok_finish(t);
     }

@@ -273,6 +273,10 @@ int tok_finish(lr_tok *t)
             lr_warn("%s: special token id %d is not in the vocabulary; ignored", t->name, (int)*sp[k]);
             *sp[k] = -1;
         }
+    if (t->add_bos && t->bos < 0) {
+        lr_warn("%s: the tokenizer asks for a BOS token but names none; no BOS added", t->name);
+        t->add_bos = 0;
+    }
     return LR_OK;
 }
 

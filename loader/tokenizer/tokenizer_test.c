@@ -688,6 +688,74 @@ static int test_qwen3_fixture(void)
     return check_cases(tok, path);
 }
 
+/* small_json with its post-processor (and a tokenizer_config.json) given:
+ * the BOS rule of add_bos / bos. */
+static int bos_rule(const char *post, const char *config, int32_t *bos)
+{
+    char *js = small_json(NULL, NULL, "{\"id\":300,\"content\":\"<s>\",\"special\":true},"
+                                      "{\"id\":301,\"content\":\"</s>\",\"special\":true}",
+                          NULL, NULL);
+    const char *at = strstr(js, "\"post_processor\":null");
+    size_t cap = strlen(js) + strlen(post) + 1;
+    char *full = malloc(cap);
+    snprintf(full, cap, "%.*s\"post_processor\":%s%s", (int)(at - js), js, post, at + 21);
+    free(js);
+    lr_tok *t;
+    int rc = lr_tok_load_hf_mem(full, strlen(full), config, config ? strlen(config) : 0, "bos.json", &t);
+    free(full);
+    if (rc) return -1;
+    int add = lr_tok_add_bos(t);
+    *bos = lr_tok_bos(t);
+    lr_tok_free(t);
+    return add;
+}
+
+/* tokenizer.json's own BOS rule, a TemplateProcessing post-processor (alone,
+ * or in a Sequence as Llama 3's), then tokenizer_config.json's add_bos_token
+ * over it either way, as transformers reads the pair. */
+static int test_bos_from_post_processor(void)
+{
+#define TP(first, specials)                                                                                  \
+    "{\"type\":\"TemplateProcessing\",\"single\":[" first "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}]," \
+    "\"pair\":[],\"special_tokens\":{" specials "}}"
+#define S_TOK(t) "{\"SpecialToken\":{\"id\":\"" t "\",\"type_id\":0}},"
+    int32_t bos = 0;
+    int add = bos_rule("null", NULL, &bos);
+    T_ASSERT(add == 0 && bos == -1, "no post-processor: add %d bos %d", add, bos);
+    add = bos_rule(TP(S_TOK("<s>"), "\"<s>\":{\"id\":\"<s>\",\"ids\":[300],\"tokens\":[\"<s>\"]}"), NULL, &bos);
+    T_ASSERT(add == 1 && bos == 300, "template with ids: add %d bos %d", add, bos);
+    /* the ids win over the text; without them the text is looked up */
+    add = bos_rule(TP(S_TOK("<s>"), "\"<s>\":{\"id\":\"<s>\",\"ids\":[301],\"tokens\":[\"<s>\"]}"), NULL, &bos);
+    T_ASSERT(add == 1 && bos == 301, "ids [301]: add %d bos %d", add, bos);
+    add = bos_rule(TP(S_TOK("</s>"), ""), NULL, &bos);
+    T_ASSERT(add == 1 && bos == 301, "by text: add %d bos %d", add, bos);
+    add = bos_rule("{\"type\":\"Sequence\",\"processors\":[{\"type\":\"ByteLevel\"}," TP(S_TOK("<s>"), "") "]}", NULL,
+                   &bos);
+    T_ASSERT(add == 1 && bos == 300, "inside a Sequence: add %d bos %d", add, bos);
+    /* a template whose text comes first adds no BOS (a suffix is not added) */
+    add = bos_rule("{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}," S_TOK("</s>")
+                   "{\"Sequence\":{\"id\":\"A\",\"type_id\":9}}]}", NULL, &bos);
+    T_ASSERT(add == 0 && bos == -1, "suffix only: add %d bos %d", add, bos);
+    add = bos_rule(TP(S_TOK("<nope>"), ""), NULL, &bos);
+    T_ASSERT(add == 0 && bos == -1, "a token that is not one: add %d bos %d", add, bos);
+    add = bos_rule("{\"type\":\"ByteLevel\"}", NULL, &bos);
+    T_ASSERT(add == 0, "ByteLevel: add %d", add);
+    /* tokenizer_config.json over it: false removes, true adds, absent keeps */
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"add_bos_token\":false}", &bos);
+    T_ASSERT(add == 0, "add_bos_token false: add %d", add);
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"model_max_length\":8}", &bos);
+    T_ASSERT(add == 1 && bos == 300, "config without the key: add %d bos %d", add, bos);
+    add = bos_rule("null", "{\"add_bos_token\":true,\"bos_token\":{\"content\":\"</s>\"}}", &bos);
+    T_ASSERT(add == 1 && bos == 301, "add_bos_token true: add %d bos %d", add, bos);
+    add = bos_rule("null", "{\"add_bos_token\":true}", &bos);
+    T_ASSERT(add == 0 && bos == -1, "add_bos_token true without a BOS: add %d bos %d", add, bos);
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"bos_token\":null}", &bos);
+    T_ASSERT(add == 1 && bos == 300, "bos_token null keeps the template's: add %d bos %d", add, bos);
+#undef TP
+#undef S_TOK
+    return T_PASS;
+}
+
 static int test_qwen3_specials(void)
 {
     lr_tok *tok = qwen3();
@@ -929,7 +997,7 @@ T_MAIN(T_CASE(test_ascii_classes_match_tables), T_CASE(test_utf8_decode), T_CASE
        T_CASE(test_nfc_fixture), T_CASE(test_pretok_fixture), T_CASE(test_small_gpt2_merges),
        T_CASE(test_small_pair_form_merges), T_CASE(test_small_added_tokens),
        T_CASE(test_small_ignore_merges_and_prefix), T_CASE(test_small_pattern_variants),
-       T_CASE(test_small_load_errors), T_CASE(test_small_arbitrary_bytes_round_trip),
+       T_CASE(test_small_load_errors), T_CASE(test_bos_from_post_processor), T_CASE(test_small_arbitrary_bytes_round_trip),
        T_CASE(test_stream_lossy_fixture), T_CASE(test_qwen3_fixture), T_CASE(test_qwen3_specials),
        T_CASE(test_qwen3_stream_split_chars), T_CASE(test_qwen3_arbitrary_bytes), T_CASE(test_qwen3_from_gguf),
        T_CASE(test_gguf_tokenizer_errors), T_CASE(test_qwen3_speed_1mb))
