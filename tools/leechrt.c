@@ -49,20 +49,32 @@ static void usage(FILE *f)
 
 typedef struct {
     int pieces;
-    int write_errno; /* standard output failed (a full disk, a closed pipe): generation stops */
+    int write_errno;  /* standard output failed (a full disk, a closed pipe): generation stops */
+    const char *echo; /* the raw prompt, printed before the first piece: a prompt the engine
+                         refuses (too long for the context) leaves stdout empty */
 } out_state;
+
+static int put(out_state *o, const char *text, size_t len)
+{
+    errno = 0;
+    int bad = len && fwrite(text, 1, len, stdout) != len;
+    if (fflush(stdout) != 0 || bad) {
+        o->write_errno = errno ? errno : EIO;
+        return 1;
+    }
+    return 0;
+}
 
 static int on_token(void *user, int32_t id, const char *text, size_t len)
 {
     out_state *o = user;
     (void)id;
-    int bad = 0;
-    errno = 0;
-    if (text && len) bad = fwrite(text, 1, len, stdout) != len; /* (the launcher refuses a model without tokenizer) */
-    if (fflush(stdout) != 0 || bad) {
-        o->write_errno = errno ? errno : EIO;
-        return 1;
+    if (o->echo) {
+        const char *e = o->echo;
+        o->echo = NULL;
+        if (put(o, e, strlen(e))) return 1;
     }
+    if (put(o, text, text ? len : 0)) return 1; /* (the launcher refuses a model without tokenizer) */
     o->pieces++;
     return 0;
 }
@@ -83,7 +95,7 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
     double temp = 0.7, top_p = 0.9;
-    int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0;
+    int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0, printed = 0;
     unsigned long long seed = 0;
     int cpu = 0, chat = -1, no_think = 0, ignore_eos = 0, layout = LR_LAYOUT_DEFAULT;
     const char *prompt_file = NULL;
@@ -212,25 +224,22 @@ int main(int argc, char **argv)
 
     int32_t *ids = NULL;
     int n = 0;
-    /* the template's markup with special tokens, the prompt itself as plain text */
+    /* the template's markup with special tokens, the prompt itself as plain
+     * text; a plain prompt starts with BOS where the model wants one (the
+     * ChatML template has its own start, and transformers adds none to it) */
     rc = chat ? lr_rt_tokenize_chat(rt, system, prompt, no_think, &ids, &n)
-              : lr_rt_tokenize(rt, prompt, strlen(prompt), 0, &ids, &n);
+              : lr_rt_tokenize(rt, prompt, strlen(prompt), LR_TOKENIZE_ADD_BOS, &ids, &n);
     if (rc) goto fail;
-    if (!chat) {
-        fputs(prompt, stdout);
-        if (lr_stdout_check("leechrt", 0)) {
-            free(ids);
-            lr_rt_close(rt);
-            return 1;
-        }
-    }
-    free(file_text); /* (the prompt's last use) */
-    out_state st = { 0 };
+    out_state st = { .echo = chat ? NULL : prompt };
     lr_gen_params g = { .max_tokens = ntok < 0 ? 0 : ntok, .temperature = (float)temp, .top_k = top_k,
                         .top_p = (float)top_p, .ignore_eos = ignore_eos, .on_token = on_token, .user = &st };
     rc = lr_rt_generate(rt, ids, n, &g);
     free(ids);
+    printed = st.pieces > 0 || (!chat && !st.echo);
     if (rc) goto fail;
+    if (st.echo) put(&st, st.echo, strlen(st.echo)); /* (no piece came: still the prompt first) */
+    free(file_text); /* (the prompt's last use) */
+    file_text = NULL;
     printf("\n");
     if (lr_stdout_check("leechrt", st.write_errno)) {
         lr_rt_close(rt);
@@ -246,7 +255,16 @@ int main(int argc, char **argv)
     lr_rt_close(rt);
     return 0;
 fail:
-    fprintf(stderr, "\nleechrt: %s\n", lr_errmsg());
+    if (!printed) {
+        fprintf(stderr, "leechrt: %s\n", lr_errmsg());
+    } else {
+        /* after text was printed: on a line of its own, with what reproduces the run */
+        lr_rt_stats ss;
+        lr_rt_get_stats(rt, &ss);
+        fprintf(stderr, "\nleechrt: %s (after %d generated tokens; seed %llu)\n", lr_errmsg(), ss.generated,
+                (unsigned long long)s);
+    }
+    free(file_text);
     lr_rt_close(rt);
     return 1;
 }

@@ -4,6 +4,7 @@
  * this test's build folder (BUILD/test/x -> BUILD/bin/), or in $LEECHRT_BIN. */
 #include "rt/cu.h"
 #include "rt/leechrt.h"
+#include "test/bos_tokenizer.h"
 #include "test/t.h"
 
 #include <math.h>
@@ -280,6 +281,128 @@ static int test_ppl(void)
     return T_PASS;
 }
 
+typedef struct {
+    char *buf;
+    size_t cap, len;
+} text_out;
+
+static int add_text(void *user, int32_t id, const char *text, size_t len)
+{
+    (void)id;
+    text_out *o = user;
+    if (o->len + len < o->cap) memcpy(o->buf + o->len, text, len), o->len += len, o->buf[o->len] = 0;
+    return 0;
+}
+
+/* A prompt the engine refuses (longer than the context) leaves standard
+ * output empty: the raw prompt is echoed with the first generated piece, not
+ * before generation (it once was, above the error). */
+static int test_refused_prompt_prints_nothing(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char model[4200], args[9000], pf[4200];
+    T_ASSERT(demo_model(model, sizeof model), "making the demo model: %s", err);
+    snprintf(pf, sizeof pf, "%s/long-prompt.txt", g_tmp);
+    FILE *f = fopen(pf, "w");
+    T_ASSERT(f, "prompt file");
+    for (int i = 0; i < 200; i++) fputs("the cat sat on the mat. ", f);
+    fclose(f);
+    snprintf(args, sizeof args, "leechrt --cpu -t 2 -m %s --no-chat -f %s -c 64 -n 4", model, pf);
+    int rc = run(args, out, sizeof out, err, sizeof err);
+    T_ASSERT(rc == 1 && !out[0] && strstr(err, "does not fit") && !strstr(err, "seed"),
+             "exit %d, stdout '%.60s', stderr: %s", rc, out, err);
+    unlink(pf);
+    return T_PASS;
+}
+
+/* Greedy text after ids from the API (a fresh context), into buf. */
+static int api_greedy(lr_rt *rt, const int32_t *ids, int n, int max, char *buf, size_t cap)
+{
+    text_out o = { buf, cap, 0 };
+    buf[0] = 0;
+    lr_gen_params g = { .max_tokens = max, .temperature = 0, .ignore_eos = 1, .on_token = add_text, .user = &o };
+    return lr_rt_reset(rt) || lr_rt_generate(rt, ids, n, &g);
+}
+
+/* A model whose tokenizer asks for BOS (Llama's habit): the launcher's plain
+ * prompt starts with it (its greedy text is the API's after [BOS] + prompt,
+ * and an empty prompt runs from BOS alone), and ppl puts it first in every
+ * window, scoring each window's first text token too. */
+static int test_bos_model(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char tpath[4200], model[4200], text[4200], args[13000];
+    static char want[4096];
+    snprintf(tpath, sizeof tpath, "%s/bos-tokenizer.json", g_tmp);
+    snprintf(model, sizeof model, "%s/bos.lrt", g_tmp);
+    snprintf(text, sizeof text, "%s/bos-text.txt", g_tmp);
+    const int32_t bos = t_write_bos_tokenizer(tpath);
+    T_ASSERT(bos >= 0, "the tokenizer: %s", lr_errmsg());
+    snprintf(args, sizeof args, "gen_synthetic -c tiny --threads 2 --tokenizer %s -o %s", tpath, model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "gen_synthetic: %s", err);
+    lr_rt *rt;
+    lr_rt_opts o = { .backend = LR_BACKEND_CPU, .cpu_threads = 2 };
+    T_OK(lr_rt_open(model, &o, &rt));
+    lr_rt_info in;
+    lr_rt_get_info(rt, &in);
+    T_ASSERT(in.add_bos && in.bos == bos, "info: add_bos %d bos %d", in.add_bos, in.bos);
+    int32_t *ids;
+    int n;
+    T_OK(lr_rt_tokenize(rt, "the cat", 7, LR_TOKENIZE_ADD_BOS, &ids, &n));
+    T_ASSERT(n > 1 && ids[0] == bos, "%d ids, first %d", n, ids[0]);
+    T_OK(api_greedy(rt, ids, n, 8, want, sizeof want));
+    free(ids);
+    snprintf(args, sizeof args, "leechrt --cpu -t 2 -m %s --no-chat --temp 0 --ignore-eos -p 'the cat' -n 8", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "leechrt: %s", err);
+    T_ASSERT(!strncmp(out, "the cat", 7) && !strncmp(out + 7, want, strlen(want)) && out[7 + strlen(want)] == '\n',
+             "the launcher's text '%s' is not the prompt and the API's '%s' after BOS", out, want);
+    int32_t only = bos;
+    T_OK(api_greedy(rt, &only, 1, 4, want, sizeof want));
+    snprintf(args, sizeof args, "leechrt --cpu -t 2 -m %s --no-chat --temp 0 --ignore-eos -p '' -n 4", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "an empty prompt: %s", err);
+    T_ASSERT(!strncmp(out, want, strlen(want)), "from BOS alone: '%s', want '%s'", out, want);
+    /* ppl: windows of BOS + 15 text tokens, all 15 scored */
+    FILE *f = fopen(text, "w");
+    T_ASSERT(f, "text file");
+    for (int i = 0; i < 4; i++) fprintf(f, "a small cat sat on the warm mat. ");
+    fclose(f);
+    snprintf(args, sizeof args, "ppl --cpu --threads 2 -m %s -f %s -c 16", model, text);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "ppl: %s", err);
+    double ppl = 0;
+    const char *p = strstr(out, "ppl ");
+    T_ASSERT(p && sscanf(p, "ppl %lf", &ppl) == 1, "no ppl in: %s", out);
+    FILE *tf = fopen(text, "r");
+    char buf[4096];
+    const size_t tl = tf ? fread(buf, 1, sizeof buf, tf) : 0;
+    if (tf) fclose(tf);
+    T_OK(lr_rt_tokenize(rt, buf, tl, 0, &ids, &n));
+    long double sum = 0;
+    long scored = 0;
+    for (int w = 0; (w + 1) * 15 <= n; w++) {
+        T_OK(lr_rt_reset(rt));
+        for (int i = -1; i < 14; i++) {
+            const float *l;
+            T_OK(lr_rt_eval(rt, i < 0 ? bos : ids[15 * w + i], &l));
+            long double mx = l[0], z = 0;
+            for (int k = 1; k < in.vocab; k++) mx = l[k] > mx ? l[k] : mx;
+            for (int k = 0; k < in.vocab; k++) z += expl((long double)l[k] - mx);
+            sum += logl(z) + mx - l[ids[15 * w + i + 1]];
+            scored++;
+        }
+    }
+    free(ids);
+    lr_rt_close(rt);
+    const double mine = scored ? (double)expl(sum / scored) : 0;
+    char wantc[96];
+    snprintf(wantc, sizeof wantc, "over %ld tokens (%ld windows of 15 after BOS)", scored, scored / 15);
+    T_ASSERT(scored > 0 && strstr(out, wantc), "the tool's count differs from '%s': %s", wantc, out);
+    T_ASSERT(fabs(mine - ppl) <= 1e-4 * mine, "ppl %.6f from the tool, %.6f recomputed", ppl, mine);
+    unlink(text);
+    unlink(tpath);
+    unlink(model);
+    return T_PASS;
+}
+
 static int cleanup(void)
 {
     if (!g_tmp[0] || g_tmp[strlen(g_tmp) - 1] == 'X') return T_PASS;
@@ -289,4 +412,4 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
-       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_demo_model_rebuilt), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(cleanup))
+       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_demo_model_rebuilt), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(test_bos_model), T_CASE(test_refused_prompt_prints_nothing), T_CASE(cleanup))
