@@ -240,6 +240,8 @@ int main(int argc, char **argv)
     double bound;
     if (lr_read_bound_gbps(0, 10, &bound)) { fprintf(stderr, "tune_gemv: %s\n", lr_errmsg()); return 1; }
     printf("read bound %.0f GB/s\n", bound);
+    /* the bound each row's % is of, as bench_gemv writes it */
+    lr_csv_row(&out, "read_bound,,probe,,,,,%.1f,100.0,,,,,,,,,,,", bound);
     CUdeviceptr x, y;
     if (lr_cu_alloc(&x, 1 << 20) || lr_cu_alloc(&y, 1 << 20) || lr_cu_memset8(x, 0x3c, 1 << 20)) {
         fprintf(stderr, "tune_gemv: %s\n", lr_errmsg());
@@ -302,10 +304,16 @@ int main(int argc, char **argv)
                     rc = lr_time_graph(enqueue, &r, copies, reps, &us);
                     lr_cu_set_pdl(was);
                 }
+                /* the weight bytes one launch reads, as bench_gemv counts them */
+                const size_t bytes = r.st ? arm->bytes(r.st) : 0;
                 if (r.st) arm->destroy(r.st);
                 if (rc) { printf("  %s %dx%d t%d r%d u%d e%d/%d/%d/%d/%d m%d: %s\n", model, R[k], C[k], kn[0], kn[1], kn[2], kn[4], kn[5], kn[7], kn[8], kn[9], kn[6], lr_errmsg()); continue; }
-                lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,,,%.2e,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", csv_arm, model, names[k], R[k],
-                           C[k], arm->bits_per_weight, us, err, kn[0], kn[1], kn[2], kn[4], kn[5], kn[3], kn[6], kn[7], kn[8], kn[9]);
+                const double gbps = bytes ? bytes / us / 1e3 : 0;
+                char rate[64] = ",";
+                if (bytes) snprintf(rate, sizeof rate, "%.1f,%.1f", gbps, 100 * gbps / bound);
+                lr_csv_row(&out, "%s,%s,%s,%d,%d,%.3f,%.2f,%s,%.2e,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", csv_arm, model, names[k], R[k],
+                           C[k], arm->bits_per_weight, us, rate, err, kn[0], kn[1], kn[2], kn[4], kn[5], kn[3], kn[6], kn[7],
+                           kn[8], kn[9]);
                 if (us < best) {
                     best = us;
                     memcpy(bk, kn, sizeof bk);
