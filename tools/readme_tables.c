@@ -143,17 +143,35 @@ static void matrix_table(const char *file, const char *title, const char *arms)
     }
 }
 
+/* SMs of the cards the committed CSVs name (0: not known here). */
+static int sm_count_of(const char *device)
+{
+    return strstr(device, "H200") || strstr(device, "H100 80GB HBM3") || strstr(device, "H100 SXM") ? 132 : 0;
+}
+
+/* The CTAs the stream control launches for a matrix (kernels/gemv_arm_stream.c,
+ * prepare): its Planes14S bytes (segments of 1,792 B over 16 rows x 192
+ * columns) over the bytes one CTA has in flight, at least 1, at most
+ * per_sm per SM: a small matrix gets fewer than asked. */
+static double stream_ctas(int rows, int cols, int threads, int unroll, int per_sm, int sms)
+{
+    const double bytes = (double)((rows + 15) / 16) * ((cols / 24 + 7) / 8) * 1792;
+    const double fit = (double)(long long)(bytes / ((double)threads * unroll * 16)), most = (double)sms * per_sm;
+    return fit < 1 ? 1 : fit > most ? most : fit;
+}
+
 /* The stream control at swept geometries (tune_gemv rows: threads, unroll =
- * 16-byte loads in flight per thread, extra0 = CTAs per SM): the fastest of
- * each geometry's repeats (the sweep's other knobs do not reach the arm). */
+ * 16-byte loads in flight per thread, extra0 = CTAs per SM asked): the
+ * fastest of each geometry's repeats (the sweep's other knobs do not reach
+ * the arm), with the CTAs per SM launched and the bytes they keep in flight. */
 static void inflight_table(const char *file, const char *title)
 {
     csv c;
     if (load(file, &c)) return;
     out("\n### %s\n", title);
     source(&c, file);
-    out("| arm | matrix | threads | loads in flight per thread | CTAs per SM | KB in flight per SM | µs (best) |\n"
-        "|---|---|---|---|---|---|---|\n");
+    out("| arm | matrix | threads | loads in flight per thread | CTAs per SM asked | CTAs per SM launched | KB in flight per SM | µs (best) |\n"
+        "|---|---|---|---|---|---|---|---|\n");
     for (int r = 0; r < c.n; r++) {
         const char *a = get(&c, r, "arm"), *m = get(&c, r, "matrix"), *t = get(&c, r, "threads"),
                    *u = get(&c, r, "unroll"), *e = get(&c, r, "extra0");
@@ -161,13 +179,22 @@ static void inflight_table(const char *file, const char *title)
         double best = atof(get(&c, r, "us"));
         for (int k = 0; k < c.n; k++) {
             if (strcmp(get(&c, k, "arm"), a) || strcmp(get(&c, k, "matrix"), m) || strcmp(get(&c, k, "threads"), t) ||
-                strcmp(get(&c, k, "unroll"), u) || strcmp(get(&c, k, "extra0"), e))
+                strcmp(get(&c, k, "unroll"), u) || strcmp(get(&c, k, "extra0"), e) ||
+                strcmp(get(&c, k, "device"), get(&c, r, "device")))
                 continue;
             if (k < r) first = 0;
             if (atof(get(&c, k, "us")) < best) best = atof(get(&c, k, "us"));
         }
         if (!first) continue;
-        out("| %s | %s | %s | %s | %s | %.0f | %.2f |\n", a, m, t, u, e, atof(t) * atof(u) * atof(e) * 16 / 1024, best);
+        const int sms = sm_count_of(get(&c, r, "device"));
+        if (!sms) {
+            out("| %s | %s | %s | %s | %s | ? | ? | %.2f |\n", a, m, t, u, e, best);
+            continue;
+        }
+        const double per_sm =
+            stream_ctas(atoi(get(&c, r, "rows")), atoi(get(&c, r, "cols")), atoi(t), atoi(u), atoi(e), sms) / sms;
+        out("| %s | %s | %s | %s | %s | %.2f | %.0f | %.2f |\n", a, m, t, u, e, per_sm, atof(t) * atof(u) * per_sm * 16 / 1024,
+            best);
     }
 }
 

@@ -100,6 +100,25 @@ static int test_h100_table_tuning_rows_column(void)
     return run_check(&c);
 }
 
+/* The in-flight table gives the CTAs the stream control launches, not those
+ * asked: a small matrix (the 14B o at 16 loads of 512 threads: 15.5 MB, 472
+ * CTAs of 32 KB in flight fit, not 528) gets fewer; an unknown card has "?". */
+static int test_inflight_ctas_launched(void)
+{
+    const check c = {
+        g_tables, "bench/results/h200_stream_inflight.csv",
+        "d=$(mktemp -d) && h=$(head -1 bench/results/h200_stream_inflight.csv) && f=$d/h200_stream_inflight.csv && "
+        "echo \"$h\" > $f && "
+        "echo '2026-12-07,zz99999,NVIDIA H200 (sm_90),stream_p14s,14B,o,5120,5120,4.667,5.21,,,0,512,1,4,4,1,0,0,0,0,0' >> $f && "
+        "echo '2026-12-07,zz99999,NVIDIA H200 (sm_90),stream_p14s,14B,o,5120,5120,4.667,6.00,,,0,512,1,2,2,1,0,0,0,0,0' >> $f && "
+        "echo '2026-12-07,zz99999,GPU X (sm_90),stream_p14s,14B,o,5120,5120,4.667,7.00,,,0,512,1,2,2,1,0,0,0,0,0' >> $f && "
+        "%s $d > $d/out.md && grep -q '| stream_p14s | o | 512 | 4 | 4 | 3.58 | 114 | 5.21 |' $d/out.md && "
+        "grep -q '| stream_p14s | o | 512 | 2 | 2 | 2.00 | 32 | 6.00 |' $d/out.md && "
+        "grep -q '| stream_p14s | o | 512 | 2 | 2 | ? | ? | 7.00 |' $d/out.md; r=$?; rm -rf $d; exit $r",
+        "the in-flight table's CTAs launched" };
+    return run_check(&c);
+}
+
 static int test_plots_match_results(void)
 {
     const check c = { g_plots, "bench/plots", "%s --check bench/plots bench/results",
@@ -144,7 +163,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = { T_CASE(test_readme_matches_results), T_CASE(test_tables_check_detects_drift),
                                     T_CASE(test_readme_tables_rows_whole), T_CASE(test_h100_table_tuning_rows_column),
                                     T_CASE(test_huge_phase_values),
-                                    T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift),
+                                    T_CASE(test_inflight_ctas_launched), T_CASE(test_plots_match_results), T_CASE(test_plots_check_detects_drift),
                                     T_CASE(test_plots_refuse_infinite) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
