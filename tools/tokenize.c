@@ -12,7 +12,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: tokenize -t TOKENIZER [-p TEXT | -f FILE] [--ids] [--no-special] [--time]\n"
+            "usage: tokenize -t TOKENIZER [-p TEXT | -f FILE] [--ids] [--no-special] [--bos] [--time]\n"
             "       tokenize -t TOKENIZER --decode 1,2,3\n"
             "\n"
             "Encodes TEXT (or FILE, or standard input) and prints one line per token:\n"
@@ -24,6 +24,8 @@ static void usage(FILE *f)
             "  -f, --file FILE       file to encode ('-' for standard input)\n"
             "      --ids             print only the ids, space-separated, on one line\n"
             "      --no-special      encode special tokens (<|im_start|>, ...) as plain text\n"
+            "      --bos             the BOS token first when the tokenizer asks for one, as the\n"
+            "                        launcher feeds a plain prompt (Llama; Qwen3 asks for none)\n"
             "      --decode IDS      decode a comma-separated id list and print the text\n"
             "      --time            report load and encode time on standard error\n"
             "  -h, --help            this help\n");
@@ -86,7 +88,7 @@ static int ends_with(const char *s, const char *suffix)
 int main(int argc, char **argv)
 {
     const char *tpath = NULL, *prompt = NULL, *file = NULL, *decode = NULL;
-    int ids_only = 0, special = 1, timing = 0;
+    int ids_only = 0, special = 1, timing = 0, bos = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
@@ -98,6 +100,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ids")) ids_only = 1;
         else if (!strcmp(a, "--no-special")) special = 0;
         else if (!strcmp(a, "--time")) timing = 1;
+        else if (!strcmp(a, "--bos")) bos = 1;
         else { fprintf(stderr, "tokenize: bad argument '%s'\n", a); usage(stderr); return 2; }
     }
     if (!tpath) { fprintf(stderr, "tokenize: -t TOKENIZER is required\n"); usage(stderr); return 2; }
@@ -151,6 +154,11 @@ int main(int argc, char **argv)
     }
     if (!text) return 1;
     lr_tok_ids v = {0};
+    if (bos && lr_tok_add_bos(tok) && lr_tok_bos(tok) >= 0) {
+        if (!(v.ids = malloc(64 * sizeof *v.ids))) { fprintf(stderr, "tokenize: out of memory\n"); return 1; }
+        v.ids[0] = lr_tok_bos(tok);
+        v.n = 1, v.cap = 64;
+    }
     t0 = now();
     if (lr_tok_encode(tok, text, len, special, &v)) { fprintf(stderr, "tokenize: %s\n", lr_errmsg()); return 1; }
     double dt = now() - t0;

@@ -3,6 +3,7 @@
 #include "loader/import/import_testlib.h"
 #include "loader/model.h"
 #include "rt/demo_model.h"
+#include "test/bos_tokenizer.h"
 #include "test/t.h"
 #include "util/err.h"
 
@@ -418,6 +419,52 @@ static int test_synthetic_tokenizer_checked(void)
     return T_PASS;
 }
 
+/* The first line of `BIN/prog args` on stdout, into out. */
+static int run_out(const char *prog, const char *args, char *out, size_t n)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s/%s %s 2>/dev/null </dev/null", g_bin, prog, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    out[0] = 0;
+    if (!fgets(out, (int)n, p)) out[0] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* tokenize --bos: the BOS first where the tokenizer asks for one, nothing
+ * added where it does not (the demo tokenizer, Qwen3's habits). */
+static int test_tokenize_bos(void)
+{
+    char dir[256], tj[300], dj[300], args[1024], plain[512], with[512];
+    tl_tmpdir(dir, sizeof dir, "clibos");
+    T_ASSERT(dir[0], "mkdtemp");
+    snprintf(tj, sizeof tj, "%s/bos.json", dir);
+    snprintf(dj, sizeof dj, "%s/demo.json", dir);
+    const int32_t bos = t_write_bos_tokenizer(tj);
+    T_ASSERT(bos >= 0, "tokenizer: %s", lr_errmsg());
+    char *json;
+    size_t n;
+    T_OK(lr_demo_tokenizer_json(&json, &n));
+    FILE *f = fopen(dj, "wb");
+    T_ASSERT(f, "demo.json");
+    fwrite(json, 1, n, f), fclose(f), free(json);
+    snprintf(args, sizeof args, "-t %s -p 'the cat' --ids", tj);
+    T_ASSERT(run_out("tokenize", args, plain, sizeof plain) == 0 && plain[0], "tokenize %s", args);
+    snprintf(args, sizeof args, "-t %s -p 'the cat' --ids --bos", tj);
+    T_ASSERT(run_out("tokenize", args, with, sizeof with) == 0, "tokenize %s", args);
+    char want[600];
+    snprintf(want, sizeof want, "%d %s", bos, plain);
+    T_ASSERT(!strcmp(with, want), "--bos gave '%s', want '%s'", with, want);
+    snprintf(args, sizeof args, "-t %s -p 'the cat' --ids", dj);
+    T_ASSERT(run_out("tokenize", args, plain, sizeof plain) == 0, "tokenize %s", args);
+    snprintf(args, sizeof args, "-t %s -p 'the cat' --ids --bos", dj);
+    T_ASSERT(run_out("tokenize", args, with, sizeof with) == 0 && !strcmp(with, plain),
+             "--bos on a tokenizer without BOS: '%s' against '%s'", with, plain);
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
     snprintf(g_bin, sizeof g_bin, "%s", argv[0]);
@@ -426,6 +473,6 @@ int main(int argc, char **argv)
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
                                     T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form),
                                     T_CASE(test_engine_rows), T_CASE(test_residual_defaults),
-                                    T_CASE(test_synthetic_tokenizer_checked) };
+                                    T_CASE(test_synthetic_tokenizer_checked), T_CASE(test_tokenize_bos) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
