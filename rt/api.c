@@ -6,6 +6,7 @@
 #include "rt/engine.h"
 #include "rt/sampler.h"
 #include "kernels/gemv_leech.h"
+#include "util/log.h"
 #include "util/progress.h"
 
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct lr_rt {
     int32_t stop[MAX_STOP];
     int nstop;
     int chatml;
+    int add_bos; /* prompts start with the tokenizer's BOS (and the model has its row) */
     lr_rt_stats stats;
 };
 
@@ -58,6 +60,14 @@ static int load_tokenizer(lr_rt *rt, const char *path)
     free(json);
     if (rc) return rc;
     rt->chatml = lr_chat_tokenizer_is_chatml(rt->tok);
+    /* a BOS the model has no embedding row for would fail every prompt */
+    const int32_t bos = lr_tok_bos(rt->tok);
+    rt->add_bos = lr_tok_add_bos(rt->tok) && bos >= 0;
+    if (rt->add_bos && (uint32_t)bos >= lr_model_cfg(rt->model)->vocab) {
+        lr_warn("%s: the tokenizer's BOS %d is past the model's %u embedding rows: no BOS added", label, (int)bos,
+                lr_model_cfg(rt->model)->vocab);
+        rt->add_bos = 0;
+    }
     /* End of sequence: the model's, the tokenizer's, and ChatML's two
      * (Qwen3 instruct ends a turn with <|im_end|>, base text with
      * <|endoftext|>). */
@@ -143,7 +153,7 @@ void lr_rt_get_info(const lr_rt *rt, lr_rt_info *info)
     info->chatml = rt->chatml;
     info->eos = rt->nstop ? rt->stop[0] : -1;
     info->bos = rt->tok ? lr_tok_bos(rt->tok) : -1;
-    info->add_bos = info->bos >= 0 && lr_tok_add_bos(rt->tok);
+    info->add_bos = rt->add_bos;
 }
 
 /* ---- text ---- */
@@ -168,7 +178,7 @@ int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int flags, int32_t *
     if (rc) return rc;
     lr_tok_ids v = { 0 };
     const int32_t bos = lr_tok_bos(rt->tok);
-    if ((flags & LR_TOKENIZE_ADD_BOS) && bos >= 0 && lr_tok_add_bos(rt->tok)) {
+    if ((flags & LR_TOKENIZE_ADD_BOS) && rt->add_bos) {
         /* the BOS first, then the text's ids appended after it */
         if (!(v.ids = malloc(16 * sizeof *v.ids))) return LR_FAIL(LR_ENOMEM, "out of memory");
         v.ids[0] = bos;

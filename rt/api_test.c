@@ -210,6 +210,21 @@ static int test_bos_rule(void)
     free(b);
     lr_rt_close(rt);
     unlink(path);
+    /* a BOS past the model's embedding rows (micro: 64) is not added, with a warning, rather
+       than failing every prompt */
+    T_ASSERT(t_write_bos_tokenizer(tpath) == bos, "the tokenizer again");
+    T_OK(lr_synth_config("micro", &cfg));
+    T_OK(lr_synth_write(path, &cfg, &so));
+    unlink(tpath);
+    rt = open_cpu(path, 1, 0);
+    T_ASSERT(rt, "open micro");
+    lr_rt_get_info(rt, &in);
+    T_ASSERT(!in.add_bos, "add_bos %d with BOS %d past vocab %d", in.add_bos, in.bos, in.vocab);
+    T_OK(lr_rt_tokenize(rt, "", 0, LR_TOKENIZE_ADD_BOS, &b, &nb));
+    T_ASSERT(nb == 0, "%d ids for an empty text", nb);
+    free(b);
+    lr_rt_close(rt);
+    unlink(path);
     return T_PASS;
 }
 

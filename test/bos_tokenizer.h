@@ -25,8 +25,9 @@ static inline int32_t t_write_bos_tokenizer(const char *path)
     free(json);
     json_t *post = bos >= 0 ? lr_tokjson_bos_template("<|endoftext|>", 13, bos) : NULL;
     char *text = NULL;
-    if (root && post && json_object_set_new(root, "post_processor", post) == 0) text = json_dumps(root, JSON_COMPACT);
-    else json_decref(post);
+    if (!root || !post) json_decref(post);
+    else if (json_object_set_new(root, "post_processor", post) == 0) text = json_dumps(root, JSON_COMPACT);
+    /* (set_new took post, failing or not) */
     json_decref(root);
     int ok = text && lr_write_file_atomic(path, text, strlen(text)) == 0;
     free(text);

@@ -125,9 +125,10 @@ int main(int argc, char **argv)
     }
     if (ctx > info.max_context) ctx = info.max_context;
     /* A model that wants BOS (info.add_bos: Llama) gets it at the start of
-     * every window, as llama.cpp's perplexity does: BOS and ctx - 1 text
-     * tokens, every one of them scored. Without, ctx text tokens, all but
-     * the first scored. */
+     * every window: BOS and ctx - 1 text tokens, every one of them scored.
+     * Without, ctx text tokens, all but the first scored. (llama.cpp's
+     * perplexity writes BOS over each chunk's first token and scores only
+     * the chunk's second half: its numbers are not these.) */
     const int bos = info.add_bos;
     const long room = ctx - bos;
     long win = n < room ? n : room, nwin = n < room ? 1 : n / room;

@@ -1,5 +1,6 @@
 #include "loader/import/gguf_tokjson.h"
 #include "loader/import/tokjson_bos.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "loader/gguf/gguf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -56,15 +57,17 @@ static int pre_for(const char *pre, json_t **pt, json_t **norm, int *ignore_merg
 /* tokenizer.ggml.add_bos_token as tokenizer.json says it: a TemplateProcessing
  * post-processor putting the BOS token before the text (loader/tokenizer
  * reads it back as add_bos), or none (*out NULL) when BOS is not added. */
-static int bos_template(const lr_gguf *g, const lr_gguf_val *tokens, json_t **out)
+static int bos_template(const lr_gguf *g, const char *pre, const lr_gguf_val *tokens, json_t **out)
 {
     *out = NULL;
-    int add = 0, rc;
+    int add = lr_tok_gguf_pre_adds_bos(pre), rc = LR_OK; /* llama.cpp's default without the key */
     uint64_t id;
-    if (!lr_gguf_find(g, "tokenizer.ggml.add_bos_token")) return LR_OK;
-    if ((rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add)) || !add) return rc;
+    if (lr_gguf_find(g, "tokenizer.ggml.add_bos_token") &&
+        (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add)))
+        return rc;
+    if (!add) return LR_OK;
     if (!lr_gguf_find(g, "tokenizer.ggml.bos_token_id")) {
-        lr_warn("%s: add_bos_token without a bos_token_id: no BOS added", g->name);
+        lr_warn("%s: BOS asked for (add_bos_token, or llama.cpp's default for this pre-tokenizer) without a bos_token_id: no BOS added", g->name);
         return LR_OK;
     }
     if ((rc = lr_gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &id))) return rc;
@@ -151,7 +154,7 @@ static int build(const lr_gguf *g, json_t **out)
         return rc;
     }
     json_t *post = NULL;
-    if ((rc = bos_template(g, tokens, &post))) {
+    if ((rc = bos_template(g, pre, tokens, &post))) {
         json_decref(vocab);
         json_decref(added);
         json_decref(mj);

@@ -503,11 +503,14 @@ static void tok_pair_close(lr_tok *ta, lr_tok *tb, char *json, lr_gguf *g, void 
    post-processor: both tokenizers add the same BOS, or none. */
 static int test_gguf_tokenizer_bos(void)
 {
-    for (int add = -1; add <= 1; add++) { /* -1: no add_bos_token key */
+    /* -1: no add_bos_token key: llama.cpp's default, BOS for the Llama-3 pre-tokenizers only */
+    static const char *const pres[] = { "gpt-2", "llama-bpe" };
+    for (int p = 0; p < 2; p++)
+    for (int add = -1; add <= 1; add++) {
         gb_buf b;
         memset(&b, 0, sizeof b);
         gb_header(&b, 3);
-        tl_gguf_tokenizer(&b, "gpt-2", 0);
+        tl_gguf_tokenizer(&b, pres[p], 0);
         gb_kv_u32(&b, "tokenizer.ggml.bos_token_id", 265); /* <|end|>, a control token */
         if (add >= 0) gb_kv_bool(&b, "tokenizer.ggml.add_bos_token", add);
         gb_finish(&b);
@@ -520,10 +523,11 @@ static int test_gguf_tokenizer_bos(void)
         lr_tok *ta, *tb;
         T_OK(lr_tok_from_gguf(g, &ta));
         T_OK(lr_tok_load_hf_mem(json, jn, NULL, 0, "tok.json", &tb));
-        const int want = add == 1;
+        const int want = add == 1 || (add < 0 && p == 1);
         T_ASSERT(lr_tok_add_bos(ta) == want && lr_tok_add_bos(tb) == want && (!want || lr_tok_bos(tb) == 265),
-                 "add_bos_token %d: GGUF %d, json %d (bos %d)", add, lr_tok_add_bos(ta), lr_tok_add_bos(tb), lr_tok_bos(tb));
-        T_ASSERT(!strstr(json, "TemplateProcessing") == !want, "add_bos_token %d: template %s", add,
+                 "%s, add_bos_token %d: GGUF %d, json %d (bos %d)", pres[p], add, lr_tok_add_bos(ta), lr_tok_add_bos(tb),
+                 lr_tok_bos(tb));
+        T_ASSERT(!strstr(json, "TemplateProcessing") == !want, "%s, add_bos_token %d: template %s", pres[p], add,
                  strstr(json, "TemplateProcessing") ? "written" : "missing");
         tok_pair_close(ta, tb, json, g, b.p);
     }

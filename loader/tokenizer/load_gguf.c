@@ -28,6 +28,13 @@ static int special_id(lr_tok *t, const lr_gguf *g, const char *key, int32_t *out
     return LR_OK;
 }
 
+int lr_tok_gguf_pre_adds_bos(const char *pre)
+{
+    /* llama.cpp's llama-vocab.cpp sets add_bos for its Llama-3 group of
+     * pre-tokenizers; of those this tokenizer reads llama3 and llama-bpe */
+    return !strcmp(pre, "llama3") || !strcmp(pre, "llama-bpe") || !strcmp(pre, "llama-v3");
+}
+
 static int load(lr_tok *t, const lr_gguf *g)
 {
     lr_gguf_str s;
@@ -117,6 +124,8 @@ static int load(lr_tok *t, const lr_gguf *g)
         (rc = special_id(t, g, "tokenizer.ggml.padding_token_id", &t->pad)) ||
         (rc = special_id(t, g, "tokenizer.ggml.unknown_token_id", &t->unk)))
         return rc;
+    /* without the key, llama.cpp's default for the pre-tokenizer */
+    t->add_bos = lr_tok_gguf_pre_adds_bos(pre);
     if (lr_gguf_find(g, "tokenizer.ggml.add_bos_token") &&
         (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos)))
         return rc;

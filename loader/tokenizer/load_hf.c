@@ -293,7 +293,8 @@ static int32_t config_token(lr_tok *t, json_t *cfg, const char *key, int *presen
 }
 
 /* One special token of a TemplateProcessing "single" list: its ids from
- * the processor's special_tokens map when given, else by its text. */
+ * the processor's special_tokens map when given, else by its text; -1 when
+ * it is not a token, -2 when it stands for several. */
 static int32_t template_token(const lr_tok *t, json_t *proc, const char *text)
 {
     json_t *e = json_object_get(json_object_get(proc, "special_tokens"), text);
@@ -301,6 +302,12 @@ static int32_t template_token(const lr_tok *t, json_t *proc, const char *text)
     if (json_is_array(ids) && json_array_size(ids) == 1 && json_is_integer(json_array_get(ids, 0))) {
         json_int_t id = json_integer_value(json_array_get(ids, 0));
         return id >= 0 && id < t->n ? (int32_t)id : -1;
+    }
+    if (json_is_array(ids) && json_array_size(ids) != 1) {
+        /* several tokens: one BOS id cannot say it */
+        lr_warn("%s: post_processor token \"%.40s\" stands for %zu ids; no BOS added", t->name, text,
+                json_array_size(ids));
+        return -2;
     }
     return token_by_text(t, text, strlen(text));
 }
@@ -333,7 +340,7 @@ static void load_post_processor(lr_tok *t, json_t *root)
         if (json_object_get(p, "Sequence")) seen_text = 1;
         else if (json_is_string(sp) && !seen_text && prefix++ == 0) {
             bos = template_token(t, proc, json_string_value(sp));
-            if (bos < 0) lr_warn("%s: post_processor token \"%.40s\" is not a token", t->name, json_string_value(sp));
+            if (bos == -1) lr_warn("%s: post_processor token \"%.40s\" is not a token", t->name, json_string_value(sp));
         } else if (json_is_string(sp)) ignored++;
     }
     if (ignored)
@@ -353,19 +360,24 @@ static void load_config(lr_tok *t, const char *cfg_text, size_t cfg_len)
         json_decref(cfg);
         return;
     }
-    /* A key that names a token sets it (-1 when the name is not a token);
-     * an absent key keeps what tokenizer.json said (the post-processor's BOS). */
     int present;
-    int32_t id = config_token(t, cfg, "bos_token", &present);
-    if (present) t->bos = id;
     t->eos = config_token(t, cfg, "eos_token", &present);
     t->pad = config_token(t, cfg, "pad_token", &present);
     int32_t unk = config_token(t, cfg, "unk_token", &present);
     if (unk >= 0) t->unk = unk;
-    /* add_bos_token wins over the post-processor, as in transformers, whose
-     * Llama tokenizers rebuild the post-processor from it. */
+    /* An add_bos_token given (true or false; a number as Python reads it)
+     * rebuilds the post-processor from it and bos_token, as transformers
+     * does: then bos_token names the BOS (-1 when it is not a token).
+     * Without it the post-processor's BOS stays what is added, and
+     * bos_token only names a BOS where the template has none. */
     json_t *ab = json_object_get(cfg, "add_bos_token");
+    const int given = json_is_boolean(ab) || json_is_number(ab);
+    int32_t id = config_token(t, cfg, "bos_token", &present);
+    if (present && (given || !t->add_bos)) t->bos = id;
     if (json_is_boolean(ab)) t->add_bos = json_is_true(ab);
+    else if (json_is_number(ab)) t->add_bos = json_number_value(ab) != 0;
+    else if (ab && !json_is_null(ab))
+        lr_warn("%s: tokenizer_config add_bos_token is neither true nor false; ignored", t->name);
     json_decref(cfg);
 }
 

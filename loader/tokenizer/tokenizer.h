@@ -37,6 +37,9 @@ int lr_tok_load_hf_mem(const char *json, size_t len, const char *config_json,
  * be "gpt2"), or from an already parsed GGUF (loader/gguf/gguf.h). */
 int lr_tok_load_gguf(const char *path, lr_tok **out);
 int lr_tok_from_gguf(const struct lr_gguf *g, lr_tok **out);
+/* 1 when a GGUF with this tokenizer.ggml.pre and no tokenizer.ggml.add_bos_token
+ * adds BOS (llama.cpp's default: the Llama-3 pre-tokenizers), else 0. */
+int lr_tok_gguf_pre_adds_bos(const char *pre);
 void lr_tok_free(lr_tok *tok);
 
 /* Appends the ids of text[0..len) to out. With allow_special, added tokens

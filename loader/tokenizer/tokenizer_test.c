@@ -751,6 +751,24 @@ static int test_bos_from_post_processor(void)
     T_ASSERT(add == 0 && bos == -1, "add_bos_token true without a BOS: add %d bos %d", add, bos);
     add = bos_rule(TP(S_TOK("<s>"), ""), "{\"bos_token\":null}", &bos);
     T_ASSERT(add == 1 && bos == 300, "bos_token null keeps the template's: add %d bos %d", add, bos);
+    /* bos_token alone does not rebuild the template (transformers adds the template's token) */
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"bos_token\":\"</s>\"}", &bos);
+    T_ASSERT(add == 1 && bos == 300, "bos_token without add_bos_token: add %d bos %d", add, bos);
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"bos_token\":\"<bos>\"}", &bos);
+    T_ASSERT(add == 1 && bos == 300, "a bos_token that is no token, without add_bos_token: add %d bos %d", add, bos);
+    /* with add_bos_token, bos_token names what is added */
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"bos_token\":\"</s>\",\"add_bos_token\":true}", &bos);
+    T_ASSERT(add == 1 && bos == 301, "bos_token with add_bos_token: add %d bos %d", add, bos);
+    /* a number as Python reads it; a string is ignored */
+    add = bos_rule("null", "{\"bos_token\":\"<s>\",\"add_bos_token\":1}", &bos);
+    T_ASSERT(add == 1 && bos == 300, "add_bos_token 1: add %d bos %d", add, bos);
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"add_bos_token\":0}", &bos);
+    T_ASSERT(add == 0, "add_bos_token 0: add %d", add);
+    add = bos_rule(TP(S_TOK("<s>"), ""), "{\"add_bos_token\":\"no\"}", &bos);
+    T_ASSERT(add == 1 && bos == 300, "add_bos_token \"no\" ignored: add %d bos %d", add, bos);
+    /* a template token standing for several ids adds none (one BOS id cannot say it) */
+    add = bos_rule(TP(S_TOK("<s>"), "\"<s>\":{\"id\":\"<s>\",\"ids\":[301,300],\"tokens\":[\"</s>\",\"<s>\"]}"), NULL, &bos);
+    T_ASSERT(add == 0, "a two-id template token: add %d bos %d", add, bos);
 #undef TP
 #undef S_TOK
     return T_PASS;
