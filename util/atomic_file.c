@@ -13,6 +13,13 @@ int lr_afile_open(lr_afile *a, const char *path)
     if (snprintf(a->dst, sizeof a->dst, "%s", path) >= (int)sizeof a->dst ||
         snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof a->tmp)
         return LR_FAIL(LR_EINVAL, "%s: path too long", path);
+    /* the rename would replace whatever is there: a device (/dev/null, run
+       as root) or a folder's name must not become a regular file */
+    struct stat st;
+    if (!*path) return LR_FAIL(LR_EINVAL, "no output file name given");
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return LR_FAIL(LR_EINVAL, "%s: exists and is not a regular file (%s); give a file name", path,
+                       S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
     int fd = mkstemp(a->tmp);
     if (fd < 0) return LR_FAIL(LR_EIO, "%s: cannot create temp file: %s", path, strerror(errno));
     /* mkstemp makes the file 0600; the result should be an ordinary file. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int entries(const char *dir)
@@ -51,4 +52,29 @@ static int test_write_failure_leaves_nothing(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_write_failure_leaves_nothing))
+/* An existing output that is not a regular file (a FIFO here; /dev/null or
+ * /dev/full for a program run as root, which the rename would replace) or a
+ * folder is refused by name, and left as it was; an empty name is refused. */
+static int test_special_targets_refused(void)
+{
+    char dir[] = "/tmp/lr_afile_XXXXXX", fifo[64], sub[64];
+    T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    T_ASSERT(mkfifo(fifo, 0600) == 0 && mkdir(sub, 0700) == 0, "mkfifo, mkdir");
+    int rc = lr_write_file_atomic(fifo, "x", 1);
+    T_ASSERT(rc == LR_EINVAL && strstr(lr_errmsg(), fifo) && strstr(lr_errmsg(), "not a regular file"), "fifo: %d %s",
+             rc, lr_errmsg());
+    struct stat st;
+    T_ASSERT(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    rc = lr_write_file_atomic(sub, "x", 1);
+    T_ASSERT(rc == LR_EINVAL && strstr(lr_errmsg(), "a folder"), "folder: %d %s", rc, lr_errmsg());
+    T_ASSERT(lr_write_file_atomic("", "x", 1) == LR_EINVAL, "empty name");
+    T_ASSERT(entries(dir) == 2, "%d entries: a temp file left", entries(dir));
+    unlink(fifo);
+    rmdir(sub);
+    rmdir(dir);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_write_failure_leaves_nothing), T_CASE(test_special_targets_refused))
