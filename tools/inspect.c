@@ -58,7 +58,10 @@ int main(int argc, char **argv)
             i++;
         }
         else if (argv[i][0] == '-') { fprintf(stderr, "inspect: unknown option %s\n", argv[i]); usage(stderr); return 2; }
-        else path = argv[i];
+        else if (path) {
+            fprintf(stderr, "inspect: one model at a time (%s and %s given)\n", path, argv[i]);
+            return 2;
+        } else path = argv[i];
     }
     if (!path) { usage(stderr); return 2; }
     lr_model *m;
@@ -119,8 +122,13 @@ int main(int argc, char **argv)
     int rc = 0;
     if (verify) {
         lr_progress pr;
+        uint64_t total = 0;
+        for (int i = 0; i < n; i++) total += lr_model_tensor_at(m, i)->data_bytes;
+        lr_progress_start(&pr, "verifying", total);
         t0 = lr_now();
-        if (lr_model_verify_data(m, threads, &pr) == LR_OK) {
+        const int vrc = lr_model_verify_data(m, threads, &pr);
+        lr_progress_finish(&pr);
+        if (vrc == LR_OK) {
             printf("verify       ok: every checksum and payload (%.2f s)\n", lr_now() - t0);
         } else {
             printf("verify       FAILED: %s\n", lr_errmsg());

@@ -419,6 +419,27 @@ static int test_synthetic_tokenizer_checked(void)
     return T_PASS;
 }
 
+/* inspect --verify draws no progress bar into a non-terminal stderr (its
+ * progress struct was once never started: garbage, or a crash under ASan),
+ * and two models are refused rather than all but the last ignored. */
+static int test_inspect_verify_and_one_model(void)
+{
+    char dir[256], m[300], args[1024], err[4096];
+    tl_tmpdir(dir, sizeof dir, "cliinsp");
+    T_ASSERT(dir[0], "mkdtemp");
+    snprintf(m, sizeof m, "%s/m.lrt", dir);
+    snprintf(args, sizeof args, "-c micro --threads 2 -o %s", m);
+    T_ASSERT(run("gen_synthetic", args, err, sizeof err) == 0, "gen_synthetic: %s", err);
+    snprintf(args, sizeof args, "--verify --quiet %s", m);
+    int rc = run("inspect", args, err, sizeof err);
+    T_ASSERT(rc == 0 && !err[0], "inspect --verify: exit %d, stderr '%s'", rc, err);
+    snprintf(args, sizeof args, "--verify %s %s/none.lrt", m, dir);
+    rc = run("inspect", args, err, sizeof err);
+    T_ASSERT(rc == 2 && strstr(err, "none.lrt") && strstr(err, "one model"), "two models: exit %d: %s", rc, err);
+    tl_rmrf(dir);
+    return T_PASS;
+}
+
 /* The first line of `BIN/prog args` on stdout, into out. */
 static int run_out(const char *prog, const char *args, char *out, size_t n)
 {
@@ -473,6 +494,6 @@ int main(int argc, char **argv)
     static const t_case cases[] = { T_CASE(test_help_and_unknown_flags), T_CASE(test_bad_numbers_refused),
                                     T_CASE(test_bench_gemv_layer_fused_alone), T_CASE(test_h200_tune_engine_form),
                                     T_CASE(test_engine_rows), T_CASE(test_residual_defaults),
-                                    T_CASE(test_synthetic_tokenizer_checked), T_CASE(test_tokenize_bos) };
+                                    T_CASE(test_synthetic_tokenizer_checked), T_CASE(test_tokenize_bos), T_CASE(test_inspect_verify_and_one_model) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }
