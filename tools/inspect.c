@@ -46,6 +46,7 @@ static void params_str(const lr_tensor_view *t, char *s, size_t n)
 
 int main(int argc, char **argv)
 {
+    lr_stdout_check_at_exit("inspect"); /* output that did not arrive: exit 1 */
     const char *path = NULL;
     int verify = 0, quiet = 0, threads = 0;
     for (int i = 1; i < argc; i++) {

@@ -93,6 +93,7 @@ static int parse_num(const char *flag, const char *v, double lo, double hi, doub
 
 int main(int argc, char **argv)
 {
+    lr_stdout_check_at_exit("leechrt"); /* output that did not arrive: exit 1 */
     const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
     double temp = 0.7, top_p = 0.9;
     int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0, printed = 0;

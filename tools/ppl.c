@@ -72,6 +72,7 @@ static double nll(const float *logits, int vocab, int32_t target)
 
 int main(int argc, char **argv)
 {
+    lr_stdout_check_at_exit("ppl"); /* output that did not arrive: exit 1 */
     const char *model = NULL, *file = NULL;
     long ctx = 512, maxw = 0, threads = 0;
     int cpu = 0;

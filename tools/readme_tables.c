@@ -616,6 +616,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    lr_stdout_check_at_exit("readme_tables"); /* output that did not arrive: exit 1 */
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
         return 0;

@@ -10,4 +10,10 @@
  * err: an errno the caller already saw from a write (0: none). */
 int lr_stdout_check(const char *prog, int err);
 
+/* For programs with many ways out: runs lr_stdout_check when the program
+ * exits (a return from main or exit()) and ends it with status 1 when the
+ * output did not arrive. Call it first thing in main (exit handlers run in
+ * reverse order: this one last). */
+void lr_stdout_check_at_exit(const char *prog);
+
 #endif
