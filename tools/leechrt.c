@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void usage(FILE *f)
@@ -24,7 +25,7 @@ static void usage(FILE *f)
             "                     weights is generated into the cache folder on first run (its text\n"
             "                     is meaningless: it only shows that everything runs)\n"
             "  -p, --prompt TEXT  prompt (default \"Once upon a time\")\n"
-            "  -f, --file FILE    prompt read from FILE (its bytes as they are)\n"
+            "  -f, --file FILE    prompt read from FILE (its bytes as they are; - for standard input)\n"
             "  -n, --tokens N     tokens to generate at most (default 128; stops earlier at end of text;\n"
             "                     -1: until end of text or a full context)\n"
             "      --ignore-eos   do not stop at end of text\n"
@@ -53,6 +54,43 @@ typedef struct {
     const char *echo; /* the raw prompt, printed before the first piece: a prompt the engine
                          refuses (too long for the context) leaves stdout empty */
 } out_state;
+
+/* The whole of a prompt file ('-': standard input; a pipe reads to its end),
+ * NUL-terminated, or NULL after a message naming the file and the problem. */
+static char *read_prompt(const char *path, size_t *len)
+{
+    enum { MAX = 64 << 20 }; /* far past any context */
+    struct stat st;
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    const char *why = NULL;
+    if (!f) why = strerror(errno);
+    else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) why = "is a folder, not a file";
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    while (!why) {
+        if (n == cap) {
+            char *b = cap < MAX ? realloc(buf, (cap = cap ? cap * 2 : 1 << 16) + 1) : NULL;
+            if (!b) { why = cap >= MAX ? "larger than 64 MiB" : "out of memory"; break; }
+            buf = b;
+        }
+        const size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) {
+            if (ferror(f)) why = strerror(errno ? errno : EIO);
+            break;
+        }
+    }
+    if (f && f != stdin) fclose(f);
+    if (why) {
+        fprintf(stderr, "leechrt: -f %s: %s\n", path, why);
+        free(buf);
+        return NULL;
+    }
+    if (!buf && !(buf = malloc(1))) return NULL;
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
 
 static int put(out_state *o, const char *text, size_t len)
 {
@@ -150,23 +188,11 @@ int main(int argc, char **argv)
     }
 
     if (prompt_file) {
-        /* -f: the prompt is the file's bytes (llama.cpp's -f) */
-        errno = 0;
-        FILE *f = fopen(prompt_file, "rb");
-        long len = -1;
-        if (f && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-        if (f && len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (file_text = malloc((size_t)len + 1)) &&
-            fread(file_text, 1, (size_t)len, f) == (size_t)len) {
-            file_text[len] = 0;
-            prompt = file_text;
-        } else {
-            fprintf(stderr, "leechrt: -f %s: %s\n", prompt_file, errno ? strerror(errno) : "cannot be read");
-            if (f) fclose(f);
-            free(file_text);
-            return 1;
-        }
-        fclose(f);
-        if (strlen(prompt) != (size_t)len) {
+        /* -f: the prompt is the file's bytes (llama.cpp's -f); '-' is standard input */
+        size_t len;
+        if (!(file_text = read_prompt(prompt_file, &len))) return 1;
+        prompt = file_text;
+        if (strlen(prompt) != len) {
             fprintf(stderr, "leechrt: -f %s: the file holds a NUL byte (not text)\n", prompt_file);
             free(file_text);
             return 1;

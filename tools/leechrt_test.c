@@ -173,6 +173,18 @@ static int test_llama_cpp_flags(void)
     T_ASSERT(!strcmp(out, first), "-f and -p gave different text: '%s' against '%s'", out, first);
     snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -f %s/none.txt", model, g_tmp);
     T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "none.txt"), "-f of no file: %s", err);
+    /* a folder is named as one (it was "Cannot allocate memory"); '-' and a pipe read to their end */
+    snprintf(args, sizeof args, "leechrt --cpu -m %s --no-chat -f %s", model, g_tmp);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "is a folder"), "-f of a folder: %s", err);
+    {
+        char cmd[13000], got[4096] = "";
+        snprintf(cmd, sizeof cmd, "cat %s | %s/leechrt --cpu -m %s --no-chat -f - -n 6 -s 5 2>/dev/null", pf, g_bin, model);
+        FILE *p = popen(cmd, "r");
+        T_ASSERT(p, "popen");
+        const size_t k = fread(got, 1, sizeof got - 1, p);
+        got[k] = 0;
+        T_ASSERT(pclose(p) == 0 && !strcmp(got, first), "-f - from a pipe: '%s' against '%s'", got, first);
+    }
     f = fopen(pf, "wb");
     T_ASSERT(f, "prompt file");
     fwrite("ab\0cd", 1, 5, f), fclose(f);
