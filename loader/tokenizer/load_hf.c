@@ -49,7 +49,12 @@ static int read_file(const char *path, char **out, size_t *out_len)
         if (n == 0) break;
         len += (size_t)n;
     }
-    gzclose(f);
+    /* a gzip stream cut short (its CRC and length trailer missing) reads to
+       its end without an error; only gzclose says so */
+    if (gzclose(f) != Z_OK) {
+        free(buf);
+        return LR_FAIL(LR_EFORMAT, "%s: the gzip data is truncated (its end is missing)", path);
+    }
     buf[len] = 0;
     *out = buf;
     *out_len = len;

@@ -774,6 +774,37 @@ static int test_bos_from_post_processor(void)
     return T_PASS;
 }
 
+/* A gzip'd tokenizer.json loads; cut short by a few bytes (its CRC and
+ * length trailer gone) it is refused as truncated, where it once loaded. */
+static int test_gzip_truncated_refused(void)
+{
+    char *js = small_json(NULL, NULL, NULL, NULL, NULL);
+    char dir[] = "/tmp/lr-tokgz-XXXXXX", whole[64], cut[64];
+    T_ASSERT(mkdtemp(dir), "mkdtemp");
+    snprintf(whole, sizeof whole, "%s/t.json.gz", dir);
+    snprintf(cut, sizeof cut, "%s/cut.json.gz", dir);
+    gzFile g = gzopen(whole, "wb");
+    T_ASSERT(g && gzwrite(g, js, (unsigned)strlen(js)) == (int)strlen(js) && gzclose(g) == Z_OK, "gzip write");
+    free(js);
+    FILE *f = fopen(whole, "rb");
+    T_ASSERT(f, "read back");
+    static unsigned char buf[1 << 16];
+    const size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    f = fopen(cut, "wb");
+    T_ASSERT(f && n > 8, "cut file");
+    fwrite(buf, 1, n - 6, f), fclose(f);
+    lr_tok *t;
+    T_OK(lr_tok_load_hf(whole, &t));
+    lr_tok_free(t);
+    t = NULL;
+    const int rc = lr_tok_load_hf(cut, &t);
+    T_ASSERT(rc == LR_EFORMAT && !t && strstr(lr_errmsg(), "truncated") && strstr(lr_errmsg(), "cut.json.gz"), "cut: %d %s",
+             rc, lr_errmsg());
+    unlink(whole), unlink(cut), rmdir(dir);
+    return T_PASS;
+}
+
 static int test_qwen3_specials(void)
 {
     lr_tok *tok = qwen3();
@@ -1015,7 +1046,7 @@ T_MAIN(T_CASE(test_ascii_classes_match_tables), T_CASE(test_utf8_decode), T_CASE
        T_CASE(test_nfc_fixture), T_CASE(test_pretok_fixture), T_CASE(test_small_gpt2_merges),
        T_CASE(test_small_pair_form_merges), T_CASE(test_small_added_tokens),
        T_CASE(test_small_ignore_merges_and_prefix), T_CASE(test_small_pattern_variants),
-       T_CASE(test_small_load_errors), T_CASE(test_bos_from_post_processor), T_CASE(test_small_arbitrary_bytes_round_trip),
+       T_CASE(test_small_load_errors), T_CASE(test_bos_from_post_processor), T_CASE(test_gzip_truncated_refused), T_CASE(test_small_arbitrary_bytes_round_trip),
        T_CASE(test_stream_lossy_fixture), T_CASE(test_qwen3_fixture), T_CASE(test_qwen3_specials),
        T_CASE(test_qwen3_stream_split_chars), T_CASE(test_qwen3_arbitrary_bytes), T_CASE(test_qwen3_from_gguf),
        T_CASE(test_gguf_tokenizer_errors), T_CASE(test_qwen3_speed_1mb))
