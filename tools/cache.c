@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -306,14 +307,29 @@ int main(int argc, char **argv)
     lr_stdout_check_at_exit("cache"); /* output that did not arrive: exit 1 */
     int i = 1;
     const char *dir = NULL;
+    if (argc == 2 && !strcmp(argv[1], "--dir")) {
+        fprintf(stderr, "cache: --dir needs a folder\n");
+        return 2;
+    }
     if (argc > 2 && !strcmp(argv[1], "--dir")) dir = argv[2], i = 3;
     if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
         usage(i >= argc ? stderr : stdout);
         return i >= argc ? 2 : 0;
     }
+    const char *cmd = argv[i];
+    const int reads = !strcmp(cmd, "list") || !strcmp(cmd, "verify") || !strcmp(cmd, "clear");
+    if ((reads && i + 1 < argc) || (!strcmp(cmd, "trim") && i + 2 < argc)) {
+        fprintf(stderr, "cache %s: unexpected argument %s (see --help)\n", cmd, argv[argc - 1]);
+        return 2;
+    }
+    struct stat st;
+    if (dir && (reads || !strcmp(cmd, "trim")) && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* opening the cache would create it: a typo'd folder would list as empty */
+        fprintf(stderr, "cache: %s: %s\n", dir, stat(dir, &st) != 0 ? "no such folder (no cache there)" : "not a folder");
+        return 1;
+    }
     lr_jit_set_cache_dir(dir);
     lr_cache *c = lr_jit_cache();
-    const char *cmd = argv[i];
     if (!strcmp(cmd, "warm")) return warm(argc - i - 1, argv + i + 1);
     if (c->disabled) { fprintf(stderr, "cache: %s is not usable\n", c->dir); return 1; }
     if (!strcmp(cmd, "list") || !strcmp(cmd, "verify")) {

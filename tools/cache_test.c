@@ -179,6 +179,17 @@ static int test_help(void)
              "grep -q 'LEECHRT_NVRTC=/nonexistent/libnvrtc.so cannot be loaded'",
              g_bin);
     T_ASSERT(system(cmd) == 0, "a bad LEECHRT_NVRTC was not reported: %s", cmd);
+    /* a --dir that does not exist is named and not created (a typo listed as an empty cache);
+       an extra argument and a --dir without a value are refused */
+    snprintf(cmd, sizeof cmd, "'%s' --dir '%s/no/such' list 2>&1 | grep -q 'no such folder' && test ! -e '%s/no'", g_bin,
+             g_dir, g_dir);
+    T_ASSERT(system(cmd) == 0, "a missing --dir: %s", cmd);
+    snprintf(cmd, sizeof cmd, "'%s' --dir '%s' list extra 2>/dev/null", g_bin, g_dir);
+    int st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "an extra argument: status %d", st);
+    snprintf(cmd, sizeof cmd, "'%s' --dir 2>/dev/null", g_bin);
+    st = system(cmd);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--dir alone: status %d", st);
     return T_PASS;
 }
 
