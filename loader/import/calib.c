@@ -13,11 +13,13 @@
 #include "util/err.h"
 #include "util/gunzip.h"
 
+#include <errno.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define NROLES 7
 static const char *const k_roles[NROLES] = { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" };
@@ -538,19 +540,20 @@ int lr_calib_open(const lr_src *src, const lr_model_config *cfg, const char *tex
     FILE *f = fopen(text_path, "rb");
     char *text = NULL;
     size_t len = 0;
-    if (!f) rc = LR_FAIL(LR_EIO, "%s: cannot open", text_path);
+    struct stat st;
+    if (!f) rc = LR_FAIL(LR_EIO, "%s: cannot open: %s", text_path, strerror(errno));
+    else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+        rc = LR_FAIL(LR_EINVAL, "%s: is a folder, not a calibration text", text_path);
     else {
-        fseek(f, 0, SEEK_END);
-        long sz = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        /* ~4 bytes a token: read what max_tokens needs, with margin */
-        size_t want = sz > 0 ? (size_t)sz : 0, lim = (size_t)max_tokens * 16 + 4096;
-        if (want > lim) want = lim;
-        text = malloc(want + 1);
+        /* ~4 bytes a token: read what max_tokens needs, with margin (to
+           the end of a pipe too, whose size is not known) */
+        const size_t lim = (size_t)max_tokens * 16 + 4096;
+        text = malloc(lim + 1);
         if (!text) rc = LR_FAIL(LR_ENOMEM, "calibration: out of memory");
-        else len = fread(text, 1, want, f);
-        fclose(f);
+        for (size_t k = 1; !rc && len < lim && k;) len += (k = fread(text + len, 1, lim - len, f));
+        if (!rc && ferror(f)) rc = LR_FAIL(LR_EIO, "%s: read error: %s", text_path, strerror(errno ? errno : EIO));
     }
+    if (f) fclose(f);
     lr_tok_ids ids = { 0 };
     if (!rc) rc = lr_tok_encode(tok, text, len, 0, &ids);
     free(text);

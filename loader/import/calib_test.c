@@ -230,6 +230,11 @@ static int test_import_gptq(void)
     snprintf(txt, sizeof txt, "%s/none.txt", dir);
     snprintf(out, sizeof out, "%s/h.lrt", dir);
     T_ASSERT(lr_import_write(s, out, &o, &st) != LR_OK && access(out, F_OK) != 0, "missing calibration text");
+    T_ASSERT(strstr(lr_errmsg(), "none.txt") && strstr(lr_errmsg(), "No such file"), "the reason: %s", lr_errmsg());
+    /* a folder is named as one (it once calibrated on "0 tokens") */
+    snprintf(txt, sizeof txt, "%s", dir);
+    T_ASSERT(lr_import_write(s, out, &o, &st) != LR_OK && strstr(lr_errmsg(), "is a folder") && access(out, F_OK) != 0,
+             "a folder as the text: %s", lr_errmsg());
     lr_src_close(s);
     tm_free(&m);
     tl_rmrf(dir);
