@@ -28,7 +28,7 @@ static void usage(FILE *f)
             "  -c, --ctx N        window length in tokens (default 512)\n"
             "      --cpu          CPU reference engine instead of the GPU\n"
             "      --windows N    score at most N windows (default: all)\n"
-            "      --threads N    CPU engine threads (default: all cores)\n"
+            "  -t, --threads N    CPU engine threads (default: all cores)\n"
             "  -h, --help         this help\n");
 }
 
@@ -80,6 +80,7 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--cpu")) { cpu = 1; continue; }
+        if (!strcmp(a, "-t")) a = "--threads"; /* llama.cpp's and the launcher's short form */
         int known = !strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-f") || !strcmp(a, "--file") ||
                     !strcmp(a, "-c") || !strcmp(a, "--ctx") || !strcmp(a, "--windows") || !strcmp(a, "--threads");
         if (!known) { fprintf(stderr, "ppl: unknown option %s (see --help)\n", a); return 2; }
@@ -89,14 +90,14 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) file = v;
         else {
             int x; /* strict: digits only (strtol took " 4" and "+4") */
-            if (lr_arg_int("ppl", a, v, 0, 1 << 24, &x)) return 2;
+            const int ctxflag = !strcmp(a, "-c") || !strcmp(a, "--ctx");
+            if (lr_arg_int("ppl", a, v, ctxflag ? 2 : 0, 1 << 24, &x)) return 2;
             if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) ctx = x;
             else if (!strcmp(a, "--windows")) maxw = x;
             else threads = x;
         }
     }
     if (!model || !file) { usage(stderr); return 2; }
-    if (ctx < 2) { fprintf(stderr, "ppl: -c must be at least 2\n"); return 2; }
 
     size_t len;
     char *text = read_text(file, &len);
@@ -124,7 +125,11 @@ int main(int argc, char **argv)
         free(ids);
         return 1;
     }
-    if (ctx > info.max_context) ctx = info.max_context;
+    if (ctx > info.max_context) {
+        fprintf(stderr, "ppl: warning: -c %ld is past %s's %d positions: windows of %d\n", ctx, model, info.max_context,
+                info.max_context);
+        ctx = info.max_context;
+    }
     /* A model that wants BOS (info.add_bos: Llama) gets it at the start of
      * every window: BOS and ctx - 1 text tokens, every one of them scored.
      * Without, ctx text tokens, all but the first scored. (llama.cpp's
