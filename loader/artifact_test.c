@@ -11,6 +11,9 @@
 #include "util/rng.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <zlib.h>
 
@@ -446,6 +449,32 @@ static int test_stream_readers(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_stream_readers), T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
+/* A model write that fails (the disk full; here past RLIMIT_FSIZE: EFBIG)
+ * says why, and leaves neither the model nor its temp file. */
+static int test_write_failure_says_why(void)
+{
+    char dir[] = "/tmp/lr-artw-XXXXXX", path[64];
+    T_ASSERT(mkdtemp(dir), "mkdtemp");
+    snprintf(path, sizeof path, "%s/m.lrt", dir);
+    struct rlimit was, small = { 16 << 10, 16 << 10 };
+    T_ASSERT(getrlimit(RLIMIT_FSIZE, &was) == 0, "getrlimit");
+    if (was.rlim_max != RLIM_INFINITY && was.rlim_max < small.rlim_max) small.rlim_max = was.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    T_ASSERT(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
+    const int rc = tl_synth(path, "micro", 1, NULL, 1);
+    setrlimit(RLIMIT_FSIZE, &was);
+    signal(SIGXFSZ, SIG_DFL);
+    T_ASSERT(rc != LR_OK && strstr(lr_errmsg(), "m.lrt") && strstr(lr_errmsg(), strerror(EFBIG)), "rc %d: %s", rc,
+             lr_errmsg());
+    DIR *d = opendir(dir);
+    int left = 0;
+    for (struct dirent *e; d && (e = readdir(d));) left += e->d_name[0] != '.';
+    if (d) closedir(d);
+    T_ASSERT(left == 0, "%d files left behind", left);
+    rmdir(dir);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_stream_readers), T_CASE(test_write_failure_says_why), T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
        T_CASE(test_tokenizer_gzip), T_CASE(test_writer_never_leaves_partial_files),
        T_CASE(test_bad_configs_refused_by_writer))

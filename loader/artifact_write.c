@@ -8,6 +8,7 @@
 #include "util/atomic_file.h"
 #include "util/err.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,10 @@ struct lr_writer {
 
 static int emit(lr_writer *w, const void *p, size_t n, int hashed)
 {
+    errno = 0;
     if (n && fwrite(p, 1, n, w->af.f) != n) {
         w->failed = 1;
-        return LR_FAIL(LR_EIO, "%s: write failed", w->path);
+        return LR_FAIL(LR_EIO, "%s: write failed: %s", w->path, errno ? strerror(errno) : "short write");
     }
     if (hashed) {
         XXH3_64bits_update(w->data_state, p, n);
