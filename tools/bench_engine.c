@@ -296,6 +296,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        static const char *const known[] = { "-c", "-m", "-n", "--csv", "--timeline", "--timeline-ctas", "--env",
+                                             "--layout", "--residual", "--proj", NULL };
+        if (!lr_arg_in(a, known)) { fprintf(stderr, "bench_engine: unknown option %s (see --help)\n", a); return 2; }
         if (!v) { fprintf(stderr, "bench_engine: %s needs a value\n", a); usage(stderr); return 2; }
         i++;
         if (!strcmp(a, "-c")) cfgs = v;

@@ -75,6 +75,12 @@ int main(int argc, char **argv)
             for (int k = 0; k < n; k++) printf("%-14s %5.2f b/w\n", all[k]->name, all[k]->bits_per_weight);
             return 0;
         }
+        else if (!v && !lr_arg_in(a, (const char *const[]){
+                "--arms", "--ball", "--csv", "--extra", "--geom", "--list", "--matrices", "--models", "--reps",
+                "--smem-budget", NULL })) {
+            fprintf(stderr, "bench_gemv: unknown option %s (see --help)\n", a);
+            return 2;
+        }
         else if (!v) { fprintf(stderr, "bench_gemv: %s needs a value\n", a); usage(stderr); return 2; }
         else if (!strcmp(a, "--models")) models = v, i++;
         else if (!strcmp(a, "--arms")) arms = v, i++;

@@ -67,6 +67,11 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--host-only")) { o.host_only = 1; continue; }
         if (!strcmp(a, "--per-tensor")) { per_tensor = 1; continue; }
+        if (!v && !lr_arg_in(a, (const char *const[]){
+                "--csv", "--host-only", "--layouts", "--per-tensor", "--runs", "--threads", "-c", "-m", NULL })) {
+            fprintf(stderr, "bench_load: unknown option %s (see --help)\n", a);
+            return 2;
+        }
         if (!v) { fprintf(stderr, "bench_load: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "-m")) model = v;
         else if (!strcmp(a, "-c")) config = v;

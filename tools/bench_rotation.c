@@ -160,6 +160,12 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--no-fused")) { fused_runs = 0; continue; }
+        if (!v && !lr_arg_in(a, (const char *const[]){
+                "--budgets", "--csv", "--layer-us", "--models", "--modes", "--no-fused", "--per-graph",
+                "--reps", "--s", "--threads", "--widths", NULL })) {
+            fprintf(stderr, "bench_rotation: unknown option %s (see --help)\n", a);
+            return 2;
+        }
         if (!v) { fprintf(stderr, "bench_rotation: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "--widths")) widths_s = v;
         else if (!strcmp(a, "--budgets")) budgets_s = v;

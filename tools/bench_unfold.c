@@ -122,14 +122,23 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--class-uniform")) { class_uniform = 1; continue; }
+        if (strcmp(a, "--rows") && strcmp(a, "--cols") && strcmp(a, "--reps")) {
+            fprintf(stderr, "bench_unfold: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
         if (!v) { fprintf(stderr, "bench_unfold: %s needs a value\n", a); usage(stderr); return 2; }
         if (!strcmp(a, "--rows")) { if (lr_arg_int("bench_unfold", a, v, 1, 1048576, &rows)) return 2; }
         else if (!strcmp(a, "--cols")) { if (lr_arg_int("bench_unfold", a, v, 1, 1048576, &cols)) return 2; }
         else if (!strcmp(a, "--reps")) { if (lr_arg_int("bench_unfold", a, v, 1, 1000000, &reps)) return 2; }
-        else { fprintf(stderr, "bench_unfold: unknown option %s\n", a); usage(stderr); return 2; }
         i++;
     }
-    if (rows < 1 || cols < 24 || reps < 1) { usage(stderr); return 2; }
+    if (cols < 24) {
+        /* a Leech block is 24 weights */
+        fprintf(stderr, "bench_unfold: --cols %d: at least 24 (one Leech block)\n", cols);
+        return 2;
+    }
+    if (rows < 1 || reps < 1) { usage(stderr); return 2; }
     lr_leech_matrix m;
     if (lr_leech_random_matrix(rows, cols, 12, 1, 0, 1, &m)) { fprintf(stderr, "bench_unfold: %s\n", lr_errmsg()); return 1; }
     size_t n = (size_t)rows * m.nblk;

@@ -98,6 +98,11 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(a, "--portable")) portable = 1;
+        else if (!v && !lr_arg_in(a, (const char *const[]){
+                "--blocks", "--csv", "--max-shell", "--modes", "--portable", "--threads", NULL })) {
+            fprintf(stderr, "leech_encode_bench: unknown option %s (see --help)\n", a);
+            return 2;
+        }
         else if (!v) { fprintf(stderr, "leech_encode_bench: %s needs a value\n", a); usage(stderr); return 2; }
         else if (!strcmp(a, "--blocks")) { i++; if (lr_arg_int("leech_encode_bench", a, v, 1, 1073741824, &nblocks)) return 2; }
         else if (!strcmp(a, "--threads")) threads = v, i++;

@@ -114,6 +114,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (!v && !lr_arg_in(a, (const char *const[]){
+                "--cols", "--csv", "--gain-bits", "--rows", "--seed", "--threads", NULL })) {
+            fprintf(stderr, "leech_mse_bench: unknown option %s (see --help)\n", a);
+            return 2;
+        }
         else if (!v) { fprintf(stderr, "leech_mse_bench: %s needs a value\n", a); usage(stderr); return 2; }
         else if (!strcmp(a, "--rows")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 1, 1048576, &rows)) return 2; }
         else if (!strcmp(a, "--cols")) { i++; if (lr_arg_int("leech_mse_bench", a, v, 1, 1048576, &cols)) return 2; }

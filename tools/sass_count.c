@@ -212,11 +212,17 @@ int main(int argc, char **argv)
             g_print_loop = 1;
             continue;
         }
-        if (i + 1 >= argc) return usage(stderr), 2;
+        if (strcmp(argv[i], "--nvdisasm") && strcmp(argv[i], "--arch") && strcmp(argv[i], "--check")) {
+            fprintf(stderr, "sass_count: unknown option %s (see --help)\n", argv[i]);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "sass_count: %s needs a value\n", argv[i]);
+            return 2;
+        }
         if (!strcmp(argv[i], "--nvdisasm")) nvdisasm = argv[++i];
         else if (!strcmp(argv[i], "--arch")) arch = argv[++i];
-        else if (!strcmp(argv[i], "--check")) csv = argv[++i];
-        else return usage(stderr), 2;
+        else csv = argv[++i];
     }
     if (csv) return check(csv, arch, nvdisasm);
     if (pdl) return pdl_check(argc - i, argv + i, arch, nvdisasm);

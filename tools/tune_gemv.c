@@ -167,6 +167,13 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--ball")) { ball = 1; continue; }
         if (!strcmp(a, "--pdl")) { pdl = 1; continue; }
         if (!strcmp(a, "--vary-side")) { vary_side = 1; continue; }
+        if (!v && !lr_arg_in(a, (const char *const[]){
+                "--arm", "--ball", "--commits", "--copies", "--csv", "--extra0", "--extra1", "--extra2",
+                "--extra3", "--extra4", "--from-csv", "--matrices", "--minb", "--model", "--models", "--pdl",
+                "--reps", "--rpw", "--table", "--threads", "--tile", "--unroll", "--vary-side", NULL })) {
+            fprintf(stderr, "tune_gemv: unknown option %s (see --help)\n", a);
+            return 2;
+        }
         if (!v) { fprintf(stderr, "tune_gemv: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--arm")) armname = v;
