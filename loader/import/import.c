@@ -614,7 +614,13 @@ int lr_import_write(const lr_src *src, const char *path, const lr_import_opts *o
     if (o->target_damp < 0 || (o->target_damp > 0 && !o->gptq_asym))
         return LR_FAIL(LR_EINVAL, "target damping %g without the teacher's target", o->target_damp);
     lr_model_config cfg = src->cfg;
-    if (o->max_layers && (uint32_t)o->max_layers < cfg.n_layers) cfg.n_layers = (uint32_t)o->max_layers;
+    /* a count past the model's layers is a mistake, not "all of them" */
+    if ((uint32_t)o->max_layers > cfg.n_layers)
+        return LR_FAIL(LR_EINVAL, "%s: --layers %d, but the model has %u layers", src->label, o->max_layers, cfg.n_layers);
+    if (o->max_layers) cfg.n_layers = (uint32_t)o->max_layers;
+    if ((uint32_t)o->quant_hi > cfg.n_layers)
+        return LR_FAIL(LR_EINVAL, "%s: quantized layers %d:%d, past the %u layers imported", src->label, o->quant_lo,
+                       o->quant_hi, cfg.n_layers);
     if (!lr_arch_known(cfg.arch))
         return LR_FAIL(LR_EUNSUPPORTED, "%s: the artifact format has no tensor table for architecture \"%s\" yet "
                        "(loader/arch.c)", src->label, cfg.arch);

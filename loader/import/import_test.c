@@ -886,6 +886,17 @@ static int test_import_atomic_and_layers(void)
     lr_model_close(am);
     oq.quant_lo = 2, oq.quant_hi = 2;
     T_ASSERT(import_hf(&m, hf, out, &oq, NULL) == LR_EINVAL, "empty layer range");
+    /* counts past the model's 2 layers are refused by name (they were taken as "all") */
+    oq.quant_lo = 0, oq.quant_hi = 3;
+    T_ASSERT(import_hf(&m, hf, out, &oq, NULL) == LR_EINVAL && strstr(lr_errmsg(), "0:3"), "--quant-layers 0:3: %s",
+             lr_errmsg());
+    lr_import_opts o3 = o;
+    o3.max_layers = 3;
+    T_ASSERT(import_hf(&m, hf, out, &o3, NULL) == LR_EINVAL && strstr(lr_errmsg(), "--layers 3"), "--layers 3: %s",
+             lr_errmsg());
+    o3.max_layers = 1, o3.quant_lo = 1, o3.quant_hi = 2, o3.keep_f16 = 0, o3.gain_bits = 1;
+    T_ASSERT(import_hf(&m, hf, out, &o3, NULL) == LR_EINVAL && strstr(lr_errmsg(), "1 layers imported"),
+             "--layers 1 --quant-layers 1:2: %s", lr_errmsg());
     /* A NaN in layer 1: the error names the tensor; the old file stays, no temp file is left. */
     struct stat before, after;
     T_ASSERT(stat(out, &before) == 0, "stat");
