@@ -31,9 +31,12 @@ static int test_write_failure_leaves_nothing(void)
     T_OK(lr_write_file_atomic(path, "old", 3));
     static char big[1 << 20];
     memset(big, 'x', sizeof big);
-    struct rlimit was, small = { 64 << 10, 64 << 10 };
+    /* the soft limit only: lowering the hard one cannot be undone without
+       CAP_SYS_RESOURCE, and the rest of the run's output would die of SIGXFSZ */
+    struct rlimit was, small;
     T_ASSERT(getrlimit(RLIMIT_FSIZE, &was) == 0, "getrlimit");
-    if (was.rlim_max != RLIM_INFINITY && was.rlim_max < small.rlim_max) small.rlim_max = was.rlim_max;
+    small.rlim_cur = 64 << 10, small.rlim_max = was.rlim_max;
+    if (was.rlim_max != RLIM_INFINITY && was.rlim_max < small.rlim_cur) small.rlim_cur = was.rlim_max;
     signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead of the signal */
     T_ASSERT(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
     const int rc = lr_write_file_atomic(path, big, sizeof big);
