@@ -45,6 +45,12 @@ void lr_cache_open(lr_cache *c, const char *dir)
         cap = 2048;
     }
     c->max_bytes = (uint64_t)cap << 20;
+    struct stat st;
+    if (stat(c->dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        lr_warn("cubin cache %s is not a folder: compiling in memory", c->dir);
+        c->disabled = 1;
+        return;
+    }
     if (mkdir_p(c->dir) != 0 && access(c->dir, R_OK) != 0) {
         lr_warn("cubin cache %s unusable (%s): compiling in memory", c->dir, strerror(errno));
         c->disabled = 1;

@@ -190,6 +190,10 @@ static int test_help(void)
     snprintf(cmd, sizeof cmd, "'%s' --dir 2>/dev/null", g_bin);
     st = system(cmd);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--dir alone: status %d", st);
+    /* a file as the cache folder is named as not a folder (it was called read-only) */
+    snprintf(cmd, sizeof cmd, "'%s' --dir '%s' warm --models none 2>&1 | grep -q 'cache: warning: cubin cache .* is not a folder'",
+             g_bin, g_self);
+    T_ASSERT(system(cmd) == 0, "a file as the cache folder: %s", cmd);
     return T_PASS;
 }
 

@@ -8,6 +8,7 @@
 #include "util/png.h"
 #include "util/raster.h"
 #include "util/results_csv.h"
+#include "util/log.h"
 #include "util/stdout_check.h"
 
 #include <math.h>
@@ -410,6 +411,7 @@ static const struct { const char *file; int (*draw)(lr_canvas *); } g_plots[] = 
 int main(int argc, char **argv)
 {
     lr_stdout_check_at_exit("plots"); /* output that did not arrive: exit 1 */
+    lr_warn_set_program("plots");
     const char *outdir = "bench/plots";
     int check = 0;
     for (int i = 1; i < argc; i++) {

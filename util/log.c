@@ -3,7 +3,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static void default_warn(const char *msg) { fprintf(stderr, "leechrt: warning: %s\n", msg); }
+static const char *g_prog = "leechrt";
+static void default_warn(const char *msg) { fprintf(stderr, "%s: warning: %s\n", g_prog, msg); }
+
+void lr_warn_set_program(const char *prog) { g_prog = prog && *prog ? prog : "leechrt"; }
 static lr_warn_fn g_warn = default_warn;
 
 static _Thread_local int t_muted;
