@@ -13,6 +13,7 @@
 #include "test/t.h"
 #include "util/atomic_file.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -230,7 +231,7 @@ static int test_bos_rule(void)
 
 typedef struct {
     int32_t ids[256];
-    int n, calls, flushes, stop_at;
+    int n, calls, flushes, stop_at, unterminated;
     char text[4096];
     size_t len;
 } collect;
@@ -241,6 +242,7 @@ static int on_tok(void *user, int32_t id, const char *text, size_t len)
     c->calls++;
     if (id < 0) c->flushes++;
     else if (c->n < 256) c->ids[c->n++] = id;
+    if (text && text[len] != 0) c->unterminated++;
     if (text && c->len + len < sizeof c->text) {
         memcpy(c->text + c->len, text, len);
         c->len += len;
@@ -387,6 +389,117 @@ static int test_greedy_step_path(void)
 }
 
 /* A model file without a tokenizer: ids in, ids out, text calls refused. */
+/* Text split across generate calls comes out as one call gives it (a
+ * character held at a max_tokens stop is finished by the next call, not
+ * turned into two U+FFFD), every piece NUL-terminated. */
+static int test_stream_across_calls(void)
+{
+    collect one = { 0 }, step = { 0 };
+    lr_rt *rt = open_cpu(demo(), 5, 0);
+    T_ASSERT(rt, "open");
+    T_OK(gen(rt, k_prompt, 5, 0, 200, &one));
+    T_OK(lr_rt_reset(rt));
+    T_OK(gen(rt, k_prompt, 5, 0, 1, &step));
+    for (int i = 1; i < 200; i++) T_OK(gen(rt, NULL, 0, 0, 1, &step));
+    lr_rt_close(rt);
+    int multibyte = 0;
+    for (size_t i = 0; i < one.len; i++) multibyte += (unsigned char)one.text[i] >= 0xC0;
+    T_ASSERT(multibyte > 0, "the greedy text has no multi-byte character: the test checks nothing");
+    T_ASSERT(one.n == step.n && !memcmp(one.ids, step.ids, (size_t)one.n * sizeof *one.ids), "different tokens");
+    T_ASSERT(one.len == step.len && !memcmp(one.text, step.text, one.len), "one call %zu bytes, 200 calls %zu bytes",
+             one.len, step.len);
+    T_ASSERT(!one.unterminated && !step.unterminated, "%d + %d pieces not NUL-terminated", one.unterminated,
+             step.unterminated);
+    return T_PASS;
+}
+
+/* The contract's edges: a full context (the last token sampled has no
+ * position; generate and eval refused until reset), a prompt length that
+ * would overflow, stats zeroed by a refused call, parameters outside their
+ * ranges refused. */
+static int test_contract_edges(void)
+{
+    lr_rt *rt = open_cpu(demo(), 5, 16);
+    T_ASSERT(rt, "open");
+    int32_t p16[16];
+    for (int i = 0; i < 16; i++) p16[i] = 100 + i;
+    collect c = { 0 };
+    T_OK(gen(rt, p16, 16, 0, 8, &c));
+    lr_rt_stats st;
+    lr_rt_get_stats(rt, &st);
+    T_ASSERT(c.n == 1 && st.stop == LR_STOP_CONTEXT && lr_rt_position(rt) == 16, "%d tokens, stop %d, position %d", c.n,
+             st.stop, lr_rt_position(rt));
+    T_ASSERT(gen(rt, NULL, 0, 0, 4, &c) == LR_ERANGE && strstr(lr_errmsg(), "context is full"), "continue: %s",
+             lr_errmsg());
+    const float *l;
+    T_ASSERT(lr_rt_eval(rt, 5, &l) == LR_ERANGE, "eval into a full context");
+    T_OK(lr_rt_reset(rt));
+    T_ASSERT(lr_rt_position(rt) == 0, "position %d after reset", lr_rt_position(rt));
+    T_OK(gen(rt, p16, 4, 0, 1, &c)); /* a token pending now */
+    T_ASSERT(gen(rt, p16, 2147483647, 0, 1, &c) == LR_ERANGE, "INT_MAX prompt tokens: %s", lr_errmsg());
+    lr_gen_params g = { .max_tokens = 1 };
+    T_ASSERT(lr_rt_generate(rt, NULL, -5, &g) == LR_EINVAL, "n -5");
+    lr_rt_get_stats(rt, &st);
+    T_ASSERT(st.prompt_tokens == 0 && st.generated == 0 && st.stop == LR_STOP_NONE, "stats after a refusal: %d %d %d",
+             st.prompt_tokens, st.generated, st.stop);
+    const struct { float t; int k; float p; } bad[] = { { -1.0f, 0, 0 }, { 1.0f, -2, 0 }, { 1.0f, 0, 1.5f }, { 1.0f, 0, -0.5f } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lr_gen_params b = { .max_tokens = 1, .temperature = bad[i].t, .top_k = bad[i].k, .top_p = bad[i].p };
+        T_ASSERT(lr_rt_generate(rt, p16, 1, &b) == LR_EINVAL, "parameters %zu accepted", i);
+    }
+    lr_rt_close(rt);
+    lr_rt_opts o = { .backend = LR_BACKEND_CPU, .max_context = -1 };
+    rt = (lr_rt *)1;
+    T_ASSERT(lr_rt_open(demo(), &o, &rt) == LR_EINVAL && !rt, "max_context -1 accepted");
+    return T_PASS;
+}
+
+/* A tokenizer shorter than the model's vocabulary (Qwen3: 151,669 tokens,
+ * 151,936 rows): the padding ids decode to nothing, as generate streams them,
+ * and an id past the model is LR_ERANGE; without ChatML's markup the chat
+ * template is refused rather than encoded as plain text. */
+static int test_padding_ids_and_plain_tokenizer(void)
+{
+    T_ASSERT(demo(), "demo model");
+    char *json;
+    size_t n;
+    T_OK(lr_demo_tokenizer_json(&json, &n));
+    json_t *root = json_loadb(json, n, 0, NULL);
+    free(json);
+    T_ASSERT(root && json_object_set_new(root, "added_tokens", json_array()) == 0, "json");
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    char tpath[4200], path[4200];
+    snprintf(tpath, sizeof tpath, "%s/plain-tokenizer.json", g_dir);
+    snprintf(path, sizeof path, "%s/plain.lrt", g_dir);
+    T_ASSERT(text && lr_write_file_atomic(tpath, text, strlen(text)) == 0, "write");
+    free(text);
+    lr_model_config cfg;
+    lr_synth_opts so = { .seed = 3, .nthreads = 2, .gain_bits = 1, .tokenizer_path = tpath };
+    T_OK(lr_synth_config("tiny", &cfg));
+    T_OK(lr_synth_write(path, &cfg, &so));
+    unlink(tpath);
+    lr_rt *rt = open_cpu(path, 1, 0);
+    T_ASSERT(rt, "open");
+    lr_rt_info in;
+    lr_rt_get_info(rt, &in);
+    T_ASSERT(!in.chatml && in.vocab == 512, "chatml %d vocab %d", in.chatml, in.vocab);
+    const int32_t ids[3] = { 116, 510, 104 }; /* "t", a padding row, "h" */
+    size_t len;
+    T_OK(lr_rt_decode(rt, ids, 3, &text, &len));
+    T_ASSERT(len == 2 && !strcmp(text, "th"), "'%s'", text);
+    free(text);
+    const int32_t past[1] = { 512 };
+    T_ASSERT(lr_rt_decode(rt, past, 1, &text, &len) == LR_ERANGE, "id 512 of 512 decoded");
+    int32_t *b;
+    int nb;
+    T_ASSERT(lr_rt_tokenize_chat(rt, NULL, "hi", 0, &b, &nb) == LR_EUNSUPPORTED && strstr(lr_errmsg(), "ChatML"),
+             "chat on a plain tokenizer: %s", lr_errmsg());
+    lr_rt_close(rt);
+    unlink(path);
+    return T_PASS;
+}
+
 static int test_no_tokenizer(void)
 {
     T_ASSERT(demo(), "demo model");
@@ -499,5 +612,5 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_demo_model_once), T_CASE(test_open_errors), T_CASE(test_gpu_backend_error), T_CASE(test_info_and_text), T_CASE(test_bos_rule),
-       T_CASE(test_generate_deterministic), T_CASE(test_greedy_step_path), T_CASE(test_continue_and_stops), T_CASE(test_no_tokenizer),
+       T_CASE(test_generate_deterministic), T_CASE(test_greedy_step_path), T_CASE(test_continue_and_stops), T_CASE(test_stream_across_calls), T_CASE(test_contract_edges), T_CASE(test_padding_ids_and_plain_tokenizer), T_CASE(test_no_tokenizer),
        T_CASE(test_chat_template), T_CASE(test_tokenize_chat), T_CASE(test_demo_tokenizer), T_CASE(cleanup))

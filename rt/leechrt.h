@@ -45,7 +45,8 @@ enum lr_leech_layout {
 typedef struct lr_rt_opts {
     int backend;            /* enum lr_backend */
     uint64_t seed;          /* sampling seed: same seed, same calls, same tokens */
-    int max_context;        /* tokens the context holds; 0 = the model's maximum */
+    int max_context;        /* tokens the context holds; 0 (or past the model's) = the model's
+                               maximum; negative: LR_EINVAL */
     int device;             /* GPU ordinal */
     int cpu_threads;        /* CPU backend threads; 0 = all cores */
     size_t cpu_cache_bytes; /* CPU backend: memory for f32 weight copies; 0 = half the free memory */
@@ -79,7 +80,8 @@ enum {
 /* Text to ids (*ids malloc'd, free it). flags: LR_TOKENIZE_* (other bits
  * are refused with LR_EINVAL). */
 int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int flags, int32_t **ids, int *n);
-/* An instruct model's prompt: the ChatML template (rt/chat.h) around an
+/* An instruct model's prompt (LR_EUNSUPPORTED for a tokenizer without
+ * ChatML's markup: info.chatml 0): the ChatML template (rt/chat.h) around an
  * optional system prompt (NULL or "" = none) and one user turn, ready for
  * generation (no_think: Qwen3's empty thinking block). Only the template's
  * markup is encoded with special tokens: "<|im_end|>" inside system or user
@@ -87,23 +89,29 @@ int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int flags, int32_t *
  * (Each piece is encoded on its own: a text that starts with a newline can
  * split at the markup's "\n" where the whole string would merge them.) */
 int lr_rt_tokenize_chat(lr_rt *rt, const char *system, const char *user, int no_think, int32_t **ids, int *n);
-/* Ids to text (*text malloc'd, NUL-terminated; specials skipped). */
+/* Ids to text (*text malloc'd, NUL-terminated; specials skipped, and ids the
+ * model has rows for but the tokenizer no token, as Qwen3's padding rows;
+ * an id outside the model's vocabulary is LR_ERANGE). */
 int lr_rt_decode(lr_rt *rt, const int32_t *ids, int n, char **text, size_t *len);
 
 /* Called once per generated token with the text it completes: valid UTF-8,
- * often empty (a character split across tokens is held until complete;
- * special tokens give none). A last call with id -1 carries held bytes of an
- * unfinished character as U+FFFD. Return nonzero to stop. text is NULL when
- * the model has no tokenizer. */
+ * NUL-terminated (len is its length), often empty (a character split across
+ * tokens is held until complete; special tokens give none). When generation
+ * ends at a stop token or a full context, a last call with id -1 carries held
+ * bytes of an unfinished character as U+FFFD; after a stop by max_tokens or
+ * by the callback they stay held, and a next lr_rt_generate with n = 0
+ * finishes the character (a prompt, lr_rt_eval or lr_rt_reset drops them).
+ * Return nonzero to stop (no id -1 call follows). text is NULL when the model
+ * has no tokenizer. */
 typedef int (*lr_token_fn)(void *user, int32_t id, const char *text, size_t len);
 
 enum lr_stop_reason { LR_STOP_NONE = 0, LR_STOP_EOS, LR_STOP_LENGTH, LR_STOP_CONTEXT, LR_STOP_CALLBACK };
 
 typedef struct lr_gen_params {
     int max_tokens;         /* tokens to generate at most (<= 0: until a stop token or a full context) */
-    float temperature;      /* 0: greedy */
-    int top_k;              /* 0: off */
-    float top_p;            /* 0 or 1: off */
+    float temperature;      /* 0: greedy; finite, >= 0 */
+    int top_k;              /* 0 (or >= vocab): off; >= 0 */
+    float top_p;            /* 0 or 1: off; in [0, 1] (outside: LR_EINVAL) */
     int ignore_eos;         /* do not stop at end-of-sequence tokens */
     lr_token_fn on_token;   /* may be NULL */
     void *user;
@@ -112,18 +120,22 @@ typedef struct lr_gen_params {
 /* Appends prompt[0..n) to the context and generates after it. The context
  * carries over between calls (a chat continues where it stopped; the last
  * token sampled, stop token included, is fed first next time); lr_rt_reset
- * empties it. n may be 0 when the context is not empty. A prompt that does
- * not fit the context is LR_ERANGE; running out of context while generating
- * just stops (LR_STOP_CONTEXT). */
+ * empties it (it does not reseed the sampler: the same seed gives the same
+ * tokens for the same calls since open). n may be 0 when the context is not
+ * empty. A prompt that does not fit the context is LR_ERANGE; running out of
+ * context while generating just stops (LR_STOP_CONTEXT): the last token
+ * sampled then has no position (lr_rt_position stays at the maximum) and
+ * further generate and eval calls are LR_ERANGE until lr_rt_reset. */
 int lr_rt_generate(lr_rt *rt, const int32_t *prompt, int n, const lr_gen_params *p);
 int lr_rt_reset(lr_rt *rt);
 /* One step by hand (perplexity, scoring): appends token, returns the
  * next-token logits (vocab floats, valid until the next call on rt). */
 int lr_rt_eval(lr_rt *rt, int32_t token, const float **logits);
-/* Tokens in the context. */
+/* Tokens in the context, the last token sampled counted once it has a
+ * position (it is fed first by the next call). */
 int lr_rt_position(const lr_rt *rt);
 
-typedef struct lr_rt_stats {   /* of the last lr_rt_generate */
+typedef struct lr_rt_stats {   /* of the last lr_rt_generate (all zero after one refused) */
     int prompt_tokens, generated;
     double ttft_s;             /* call to first token sampled (prompt processing included) */
     double prefill_tok_s;      /* prompt tokens per second */

@@ -16,17 +16,20 @@ struct lr_cand {
     int32_t id;
 };
 
-/* An infinite temperature makes (-inf - max) / T a NaN weight. */
+/* An infinite temperature makes (-inf - max) / T a NaN weight; a negative
+ * temperature, top-k or top-p, or a top-p past 1, means nothing (they were
+ * once read as greedy or off without a word). */
 static int valid(const lr_sampler_params *p)
 {
-    return isfinite(p->temperature) && !isnan(p->top_p);
+    return isfinite(p->temperature) && p->temperature >= 0 && p->top_k >= 0 && p->top_p >= 0 && p->top_p <= 1;
 }
 
 int lr_sampler_init(lr_sampler *s, int vocab, const lr_sampler_params *p, uint64_t seed)
 {
     s->cand = NULL;
     if (vocab < 1) return LR_FAIL(LR_EINVAL, "sampler: vocabulary of %d tokens", vocab);
-    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature not finite or top-p NaN");
+    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature %g, top-k %d, top-p %g: expected a finite temperature >= 0, "
+                                          "top-k >= 0, top-p in [0, 1]", (double)p->temperature, p->top_k, (double)p->top_p);
     s->p = *p;
     s->vocab = vocab;
     lr_rng_seed(&s->rng, seed);
@@ -43,7 +46,8 @@ void lr_sampler_free(lr_sampler *s)
 
 int lr_sampler_set(lr_sampler *s, const lr_sampler_params *p)
 {
-    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature not finite or top-p NaN");
+    if (!valid(p)) return LR_FAIL(LR_EINVAL, "sampler: temperature %g, top-k %d, top-p %g: expected a finite temperature >= 0, "
+                                          "top-k >= 0, top-p in [0, 1]", (double)p->temperature, p->top_k, (double)p->top_p);
     s->p = *p;
     return LR_OK;
 }

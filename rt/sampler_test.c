@@ -122,7 +122,8 @@ static int test_top_p_flat(void)
     }
     /* and parameters that cannot give a distribution are refused */
     lr_sampler s;
-    const lr_sampler_params bad[] = { { INFINITY, 0, 0.9f }, { -INFINITY, 0, 0.9f }, { NAN, 0, 0.9f }, { 1.0f, 0, NAN } };
+    const lr_sampler_params bad[] = { { INFINITY, 0, 0.9f }, { -INFINITY, 0, 0.9f }, { NAN, 0, 0.9f }, { 1.0f, 0, NAN },
+                                      { -1.0f, 0, 0.9f },     { 1.0f, -1, 0.9f },      { 1.0f, 0, -0.1f }, { 1.0f, 0, 1.5f } };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         T_ASSERT(lr_sampler_init(&s, 4, &bad[i], 1) == LR_EINVAL, "parameters %zu accepted", i);
     return T_PASS;

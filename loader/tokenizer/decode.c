@@ -155,7 +155,12 @@ int lr_tok_stream_push(lr_tok_stream *s, int32_t id, const char **text, size_t *
         rc = feed(s, tok_bytes(t, id), t->len[id], &o);
         if (rc) return rc;
     }
-    if (o) *text = s->buf;
+    if (o) {
+        /* NUL-terminated too: a caller's printf("%s") must not run into an older piece */
+        if ((rc = put(s, &o, "", 1))) return rc;
+        o--;
+        *text = s->buf;
+    }
     *len = o;
     return LR_OK;
 }
@@ -166,8 +171,9 @@ int lr_tok_stream_flush(lr_tok_stream *s, const char **text, size_t *len)
     *len = 0;
     size_t o = 0;
     if (s->npend) {
-        int rc = put(s, &o, REPLACEMENT, 3);
+        int rc = put(s, &o, REPLACEMENT, sizeof REPLACEMENT); /* with its NUL */
         if (rc) return rc;
+        o--;
         s->npend = 0;
         *text = s->buf;
         *len = o;

@@ -70,8 +70,8 @@ typedef struct {
     size_t cap;
 } lr_tok_stream;
 void lr_tok_stream_init(lr_tok_stream *s, const lr_tok *tok, int skip_special);
-/* *text (valid until the next call) gets the newly completed text, *len its
- * length (often 0). */
+/* *text (valid until the next call, NUL-terminated) gets the newly completed
+ * text, *len its length (often 0). */
 int lr_tok_stream_push(lr_tok_stream *s, int32_t id, const char **text, size_t *len);
 /* End of stream: held bytes of an incomplete character become U+FFFD. */
 int lr_tok_stream_flush(lr_tok_stream *s, const char **text, size_t *len);
