@@ -171,6 +171,17 @@ static int test_info_and_text(void)
     return T_PASS;
 }
 
+/* A synthetic model of config with the tokenizer file tpath (removed after),
+ * written to path and opened on the CPU; NULL on failure. */
+static lr_rt *synth_open(const char *config, const char *tpath, const char *path)
+{
+    lr_model_config cfg;
+    lr_synth_opts so = { .seed = 3, .nthreads = 2, .gain_bits = 1, .tokenizer_path = tpath };
+    const int rc = lr_synth_config(config, &cfg) || lr_synth_write(path, &cfg, &so);
+    unlink(tpath);
+    return rc ? NULL : open_cpu(path, 1, 0);
+}
+
 /* A tokenizer whose post-processor puts BOS first (Llama's tokenizer.json):
  * info says so, ADD_BOS puts it before exactly the ids of the text alone,
  * an empty text becomes [BOS], and the chat template gets none. */
@@ -182,13 +193,8 @@ static int test_bos_rule(void)
     snprintf(path, sizeof path, "%s/bos.lrt", g_dir);
     const int32_t bos = t_write_bos_tokenizer(tpath);
     T_ASSERT(bos >= 0, "writing the tokenizer: %s", lr_errmsg());
-    lr_model_config cfg;
-    lr_synth_opts so = { .seed = 3, .nthreads = 2, .gain_bits = 1, .tokenizer_path = tpath };
-    T_OK(lr_synth_config("tiny", &cfg));
-    T_OK(lr_synth_write(path, &cfg, &so));
-    unlink(tpath);
-    lr_rt *rt = open_cpu(path, 1, 0);
-    T_ASSERT(rt, "open");
+    lr_rt *rt = synth_open("tiny", tpath, path);
+    T_ASSERT(rt, "open: %s", lr_errmsg());
     lr_rt_info in;
     lr_rt_get_info(rt, &in);
     T_ASSERT(in.add_bos == 1 && in.bos == bos, "info: add_bos %d bos %d, want %d", in.add_bos, in.bos, bos);
@@ -214,11 +220,8 @@ static int test_bos_rule(void)
     /* a BOS past the model's embedding rows (micro: 64) is not added, with a warning, rather
        than failing every prompt */
     T_ASSERT(t_write_bos_tokenizer(tpath) == bos, "the tokenizer again");
-    T_OK(lr_synth_config("micro", &cfg));
-    T_OK(lr_synth_write(path, &cfg, &so));
-    unlink(tpath);
-    rt = open_cpu(path, 1, 0);
-    T_ASSERT(rt, "open micro");
+    rt = synth_open("micro", tpath, path);
+    T_ASSERT(rt, "open micro: %s", lr_errmsg());
     lr_rt_get_info(rt, &in);
     T_ASSERT(!in.add_bos, "add_bos %d with BOS %d past vocab %d", in.add_bos, in.bos, in.vocab);
     T_OK(lr_rt_tokenize(rt, "", 0, LR_TOKENIZE_ADD_BOS, &b, &nb));
@@ -474,13 +477,8 @@ static int test_padding_ids_and_plain_tokenizer(void)
     snprintf(path, sizeof path, "%s/plain.lrt", g_dir);
     T_ASSERT(text && lr_write_file_atomic(tpath, text, strlen(text)) == 0, "write");
     free(text);
-    lr_model_config cfg;
-    lr_synth_opts so = { .seed = 3, .nthreads = 2, .gain_bits = 1, .tokenizer_path = tpath };
-    T_OK(lr_synth_config("tiny", &cfg));
-    T_OK(lr_synth_write(path, &cfg, &so));
-    unlink(tpath);
-    lr_rt *rt = open_cpu(path, 1, 0);
-    T_ASSERT(rt, "open");
+    lr_rt *rt = synth_open("tiny", tpath, path);
+    T_ASSERT(rt, "open: %s", lr_errmsg());
     lr_rt_info in;
     lr_rt_get_info(rt, &in);
     T_ASSERT(!in.chatml && in.vocab == 512, "chatml %d vocab %d", in.chatml, in.vocab);

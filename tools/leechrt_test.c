@@ -225,6 +225,31 @@ static int test_missing_model(void)
     return T_PASS;
 }
 
+/* The perplexity ppl should print, computed here apart from the tool: windows
+ * of win text tokens, each from an empty context (bos >= 0: BOS first, and
+ * every text token scored; else all but the first), -log softmax in long
+ * double. */
+static int window_ppl(lr_rt *rt, int vocab, const int32_t *ids, int n, int win, int32_t bos, double *ppl, long *scored)
+{
+    long double sum = 0;
+    *scored = 0;
+    for (int w = 0; (w + 1) * win <= n; w++) {
+        int rc = lr_rt_reset(rt);
+        for (int i = bos >= 0 ? -1 : 0; !rc && i + 1 < win; i++) {
+            const float *l;
+            if ((rc = lr_rt_eval(rt, i < 0 ? bos : ids[win * w + i], &l))) break;
+            long double mx = l[0], z = 0;
+            for (int k = 1; k < vocab; k++) mx = l[k] > mx ? l[k] : mx;
+            for (int k = 0; k < vocab; k++) z += expl((long double)l[k] - mx);
+            sum += logl(z) + mx - l[ids[win * w + i + 1]];
+            ++*scored;
+        }
+        if (rc) return rc;
+    }
+    *ppl = *scored ? (double)expl(sum / *scored) : 0;
+    return 0;
+}
+
 static int test_ppl(void)
 {
     T_ASSERT(find_bin(), "no bin folder");
@@ -262,23 +287,11 @@ static int test_ppl(void)
         int32_t *ids;
         int n;
         T_OK(lr_rt_tokenize(rt, buf, tl, 0, &ids, &n));
-        long double sum = 0;
         long scored = 0;
-        for (int w = 0; (w + 1) * 32 <= n; w++) {
-            T_OK(lr_rt_reset(rt));
-            for (int i = 0; i < 31; i++) {
-                const float *l;
-                T_OK(lr_rt_eval(rt, ids[32 * w + i], &l));
-                long double mx = l[0], z = 0;
-                for (int k = 1; k < in.vocab; k++) mx = l[k] > mx ? l[k] : mx;
-                for (int k = 0; k < in.vocab; k++) z += expl((long double)l[k] - mx);
-                sum += logl(z) + mx - l[ids[32 * w + i + 1]];
-                scored++;
-            }
-        }
+        double mine = 0;
+        T_OK(window_ppl(rt, in.vocab, ids, n, 32, -1, &mine, &scored));
         free(ids);
         lr_rt_close(rt);
-        const double mine = scored ? (double)expl(sum / scored) : 0;
         char want[64];
         snprintf(want, sizeof want, "over %ld tokens (%ld windows of 32)", scored, scored / 31);
         T_ASSERT(scored > 0 && strstr(out, want), "the tool's count differs from '%s': %s", want, out);
@@ -388,23 +401,11 @@ static int test_bos_model(void)
     const size_t tl = tf ? fread(buf, 1, sizeof buf, tf) : 0;
     if (tf) fclose(tf);
     T_OK(lr_rt_tokenize(rt, buf, tl, 0, &ids, &n));
-    long double sum = 0;
     long scored = 0;
-    for (int w = 0; (w + 1) * 15 <= n; w++) {
-        T_OK(lr_rt_reset(rt));
-        for (int i = -1; i < 14; i++) {
-            const float *l;
-            T_OK(lr_rt_eval(rt, i < 0 ? bos : ids[15 * w + i], &l));
-            long double mx = l[0], z = 0;
-            for (int k = 1; k < in.vocab; k++) mx = l[k] > mx ? l[k] : mx;
-            for (int k = 0; k < in.vocab; k++) z += expl((long double)l[k] - mx);
-            sum += logl(z) + mx - l[ids[15 * w + i + 1]];
-            scored++;
-        }
-    }
+    double mine = 0;
+    T_OK(window_ppl(rt, in.vocab, ids, n, 15, bos, &mine, &scored));
     free(ids);
     lr_rt_close(rt);
-    const double mine = scored ? (double)expl(sum / scored) : 0;
     char wantc[96];
     snprintf(wantc, sizeof wantc, "over %ld tokens (%ld windows of 15 after BOS)", scored, scored / 15);
     T_ASSERT(scored > 0 && strstr(out, wantc), "the tool's count differs from '%s': %s", wantc, out);

@@ -145,16 +145,9 @@ static int build(const lr_gguf *g, json_t **out)
         if (!m || json_array_append_new(mj, m))
             rc = LR_FAIL(LR_EFORMAT, "%s: merge %llu is not valid UTF-8 text", L, (unsigned long long)i);
     }
-    if (rc) {
-        json_decref(vocab);
-        json_decref(added);
-        json_decref(mj);
-        json_decref(pt);
-        json_decref(norm);
-        return rc;
-    }
     json_t *post = NULL;
-    if ((rc = bos_template(g, pre, tokens, &post))) {
+    if (!rc) rc = bos_template(g, pre, tokens, &post);
+    if (rc) {
         json_decref(vocab);
         json_decref(added);
         json_decref(mj);
