@@ -60,21 +60,37 @@ done
 
 # Bounded libFuzzer runs (CI and ./build.sh test); a crash is a failure and its
 # input is kept under build/fuzz-crashes for turning into a regression file.
+# LEECHRT_FUZZ_JOBS targets at a time (default: the CPUs), each on one core for
+# its FUZZ_SECONDS: the same effort per target in half the wall time on CI's two
+# cores. Results are reported in target order.
 if [ "$FUZZ_SECONDS" != 0 ]; then
+  FJ=${LEECHRT_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+  FL=$(mktemp -d); mkdir -p "$B/fuzz-crashes"
+  names=()
   for z in "$B"/fuzz/*_fuzz; do
     [ -x "$z" ] || continue
     n=$(basename "$z")
     [ -n "$F" ] && [[ $n != *$F* ]] && continue
     src=$(find . -path ./"$B" -prune -o -path './.*' -prune -o -path './build*' -prune -o -name "$n.c" -print | head -1)
     dir=$(dirname "$src")/corpus/${n%_fuzz}
-    work=$(mktemp -d); mkdir -p "$B/fuzz-crashes"
-    echo "== $n libFuzzer ${FUZZ_SECONDS}s"
-    timeout $((FUZZ_SECONDS + 120)) "$z" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 \
-      -artifact_prefix="$B/fuzz-crashes/$n-" "$work" "$dir" >"$log" 2>&1; rc=$?
-    if [ $rc = 0 ]; then pass=$((pass+1)); echo "ok   $n: $(grep -a -o 'Done [0-9]* runs' "$log" | tail -1)"
-    else fail=$((fail+1)); failed+=("$n (libFuzzer exit $rc)"); grep -a -A12 'ERROR' "$log" | head -30; fi
-    rm -rf "$work"
+    while [ "$(jobs -rp | wc -l)" -ge "$FJ" ]; do wait -n || true; done
+    names+=("$n")
+    (
+      work=$(mktemp -d)
+      timeout $((FUZZ_SECONDS + 120)) "$z" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 \
+        -artifact_prefix="$B/fuzz-crashes/$n-" "$work" "$dir" >"$FL/$n.log" 2>&1
+      echo $? >"$FL/$n.rc"
+      rm -rf "$work"
+    ) &
   done
+  wait
+  for n in "${names[@]+"${names[@]}"}"; do
+    echo "== $n libFuzzer ${FUZZ_SECONDS}s"
+    rc=$(cat "$FL/$n.rc" 2>/dev/null || echo 1)
+    if [ "$rc" = 0 ]; then pass=$((pass+1)); echo "ok   $n: $(grep -a -o 'Done [0-9]* runs' "$FL/$n.log" | tail -1)"
+    else fail=$((fail+1)); failed+=("$n (libFuzzer exit $rc)"); grep -a -A12 'ERROR' "$FL/$n.log" | head -30; fi
+  done
+  rm -rf "$FL"
 fi
 rm -f "$log"
 for f in "${failed[@]+"${failed[@]}"}"; do echo "FAILED: $f"; done

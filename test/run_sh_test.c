@@ -56,4 +56,44 @@ static int test_failures_named(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_failures_named))
+/* The bounded fuzz runs go LEECHRT_FUZZ_JOBS at a time and are reported in
+ * target order: a passing one with its run count, a failing one named. */
+static int test_fuzz_jobs(void)
+{
+    T_SKIP_IF(access("test/run.sh", R_OK) != 0, "not run from the repository root");
+    char dir[] = "/tmp/lr_run_sh_XXXXXX", sub[300], cmd[600], path[300];
+    T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(sub, sizeof sub, "%s/fuzz", dir);
+    T_ASSERT(mkdir(sub, 0755) == 0, "mkdir %s", sub);
+    static const struct { const char *name, *body; } z[] = {
+        { "p_fuzz", "sleep 1; echo 'Done 5 runs'; exit 0" },
+        { "q_fuzz", "echo '==1== ERROR: libFuzzer: deadly signal'; exit 1" },
+        { "r_fuzz", "echo 'Done 7 runs'; exit 0" },
+    };
+    for (size_t i = 0; i < sizeof z / sizeof z[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", sub, z[i].name);
+        FILE *f = fopen(path, "w");
+        T_ASSERT(f, "%s", path);
+        fprintf(f, "#!/bin/sh\n%s\n", z[i].body);
+        fclose(f);
+        T_ASSERT(chmod(path, 0755) == 0, "chmod");
+    }
+    snprintf(cmd, sizeof cmd, "LEECHRT_FUZZ_SECONDS=1 LEECHRT_FUZZ_JOBS=2 bash test/run.sh %s 2>&1", dir);
+    FILE *p = popen(cmd, "r");
+    T_ASSERT(p != NULL, "popen");
+    static char out[16384];
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    const int st = pclose(p);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) { /* (a leftover temp folder is not this test's failure) */ }
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "run.sh exit status %d (want 1), output:\n%s", st, out);
+    const char *a = strstr(out, "ok   p_fuzz: Done 5 runs"), *b = strstr(out, "== q_fuzz"),
+               *c = strstr(out, "ok   r_fuzz: Done 7 runs");
+    T_ASSERT(a && b && c && a < b && b < c, "not reported in order, output:\n%s", out);
+    T_ASSERT(strstr(out, "FAILED: q_fuzz (libFuzzer exit 1)") && strstr(out, "\n2 passed, 1 failed, 0 skipped\n"),
+             "summary, output:\n%s", out);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_failures_named), T_CASE(test_fuzz_jobs))
