@@ -181,14 +181,8 @@ int lr_rt_tokenize(lr_rt *rt, const char *text, size_t len, int flags, int32_t *
     int rc = need_tok(rt);
     if (rc) return rc;
     lr_tok_ids v = { 0 };
-    const int32_t bos = lr_tok_bos(rt->tok);
-    if ((flags & LR_TOKENIZE_ADD_BOS) && rt->add_bos) {
-        /* the BOS first, then the text's ids appended after it */
-        if (!(v.ids = malloc(16 * sizeof *v.ids))) return LR_FAIL(LR_ENOMEM, "out of memory");
-        v.ids[0] = bos;
-        v.n = 1;
-        v.cap = 16;
-    }
+    /* the BOS first, then the text's ids appended after it */
+    if ((flags & LR_TOKENIZE_ADD_BOS) && rt->add_bos && (rc = lr_tok_ids_push(&v, lr_tok_bos(rt->tok)))) return rc;
     if ((rc = lr_tok_encode(rt->tok, text, len, flags & LR_TOKENIZE_SPECIAL, &v))) {
         lr_tok_ids_free(&v);
         return rc;

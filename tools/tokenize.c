@@ -157,10 +157,9 @@ int main(int argc, char **argv)
     }
     if (!text) return 1;
     lr_tok_ids v = {0};
-    if (bos && lr_tok_add_bos(tok) && lr_tok_bos(tok) >= 0) {
-        if (!(v.ids = malloc(64 * sizeof *v.ids))) { fprintf(stderr, "tokenize: out of memory\n"); return 1; }
-        v.ids[0] = lr_tok_bos(tok);
-        v.n = 1, v.cap = 64;
+    if (bos && lr_tok_add_bos(tok) && lr_tok_bos(tok) >= 0 && lr_tok_ids_push(&v, lr_tok_bos(tok))) {
+        fprintf(stderr, "tokenize: %s\n", lr_errmsg());
+        return 1;
     }
     t0 = now();
     if (lr_tok_encode(tok, text, len, special, &v)) { fprintf(stderr, "tokenize: %s\n", lr_errmsg()); return 1; }

@@ -129,7 +129,7 @@ int tok_bpe_word(const lr_tok *t, const uint8_t *w, size_t n, tok_scratch *sc, l
         push_pair(t, sym, left, h, &nh);
     }
     for (int32_t i = head; i >= 0; i = sym[i].next) {
-        int rc = tok_ids_push(out, sym[i].id);
+        int rc = lr_tok_ids_push(out, sym[i].id);
         if (rc) return rc;
     }
     return LR_OK;

@@ -114,6 +114,5 @@ typedef struct {
 void tok_scratch_free(tok_scratch *sc);
 /* Appends the BPE tokens of word w[0..n) (n >= 1). */
 int tok_bpe_word(const lr_tok *t, const uint8_t *w, size_t n, tok_scratch *sc, lr_tok_ids *out);
-int tok_ids_push(lr_tok_ids *v, int32_t id);
 
 #endif

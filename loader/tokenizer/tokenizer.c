@@ -15,7 +15,7 @@
  * what a hostile file can make us allocate. */
 #define TOK_MAX_ID (1 << 22)
 
-int tok_ids_push(lr_tok_ids *v, int32_t id)
+int lr_tok_ids_push(lr_tok_ids *v, int32_t id)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 64;
@@ -364,7 +364,7 @@ static int encode_word(const lr_tok *t, const uint8_t *w, size_t n, tok_scratch 
     }
     if (t->ignore_merges || n == 1) {
         int32_t id = n == 1 ? t->byte_id[w[0]] : tok_vocab_find(t, w, n);
-        if (id >= 0) return tok_ids_push(out, id);
+        if (id >= 0) return lr_tok_ids_push(out, id);
     }
     return tok_bpe_word(t, w, n, sc, out);
 }
@@ -428,7 +428,7 @@ int lr_tok_encode(const lr_tok *t, const char *text, size_t len, int allow_speci
         if (a->flags & TOK_RSTRIP)
             for (size_t clen; end < len && is_ws_at(s, len, end, &clen);) end += clen;
         rc = encode_segment(t, s + seg, start - seg, &sc, out);
-        if (rc == LR_OK) rc = tok_ids_push(out, a->id);
+        if (rc == LR_OK) rc = lr_tok_ids_push(out, a->id);
         seg = i = end;
     }
     if (rc == LR_OK) rc = encode_segment(t, s + seg, len - seg, &sc, out);

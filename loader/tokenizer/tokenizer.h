@@ -24,6 +24,8 @@ typedef struct {
     size_t n, cap;
 } lr_tok_ids;
 void lr_tok_ids_free(lr_tok_ids *v);
+/* Appends one id (LR_ENOMEM when the array cannot grow). */
+int lr_tok_ids_push(lr_tok_ids *v, int32_t id);
 
 /* Loads tokenizer.json, or tokenizer.json.gz (gzip is detected by content).
  * When a tokenizer_config.json sits in the same folder its bos/eos/pad/unk
