@@ -25,10 +25,25 @@ static int stand_in(const char *dir, const char *name, const char *body, int rc)
     return chmod(path, 0755);
 }
 
+/* `ENV bash test/run.sh dir` with its output in out; the folder is removed
+ * after. Returns the wait status (-1 when it could not run). */
+static int run_in(const char *dir, const char *env, char *out, size_t cap)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s bash test/run.sh %s 2>&1", env, dir);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, cap - 1, p) : 0;
+    out[n] = 0;
+    const int st = p ? pclose(p) : -1;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) { /* (a leftover temp folder is not this test's failure) */ }
+    return st;
+}
+
 static int test_failures_named(void)
 {
     T_SKIP_IF(access("test/run.sh", R_OK) != 0, "not run from the repository root");
-    char dir[] = "/tmp/lr_run_sh_XXXXXX", sub[300], cmd[600];
+    char dir[] = "/tmp/lr_run_sh_XXXXXX", sub[300];
     T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
     snprintf(sub, sizeof sub, "%s/test", dir);
     T_ASSERT(mkdir(sub, 0755) == 0, "mkdir %s", sub);
@@ -37,15 +52,8 @@ static int test_failures_named(void)
                  !stand_in(dir, "c_exits_nonzero", "echo 't-summary: 4 0 0'\n", 3) &&
                  !stand_in(dir, "d_crashes", "echo 'half a line'\n", 139),
              "stand-in programs");
-    snprintf(cmd, sizeof cmd, "LEECHRT_FUZZ_SECONDS=0 bash test/run.sh %s 2>&1", dir);
-    FILE *p = popen(cmd, "r");
-    T_ASSERT(p != NULL, "popen");
     static char out[16384];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    const int st = pclose(p);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd)) { /* (a leftover temp folder is not this test's failure) */ }
+    const int st = run_in(dir, "LEECHRT_FUZZ_SECONDS=0", out, sizeof out);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "run.sh exit status %d (want 1), output:\n%s", st, out);
     /* passed 3 + 2 + 4; failed: b's case, c's exit (counted as one), d's crash */
     T_ASSERT(strstr(out, "\n9 passed, 3 failed, 1 skipped\n"), "summary line, output:\n%s", out);
@@ -61,7 +69,7 @@ static int test_failures_named(void)
 static int test_fuzz_jobs(void)
 {
     T_SKIP_IF(access("test/run.sh", R_OK) != 0, "not run from the repository root");
-    char dir[] = "/tmp/lr_run_sh_XXXXXX", sub[300], cmd[600], path[300];
+    char dir[] = "/tmp/lr_run_sh_XXXXXX", sub[300], path[300];
     T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
     snprintf(sub, sizeof sub, "%s/fuzz", dir);
     T_ASSERT(mkdir(sub, 0755) == 0, "mkdir %s", sub);
@@ -78,15 +86,8 @@ static int test_fuzz_jobs(void)
         fclose(f);
         T_ASSERT(chmod(path, 0755) == 0, "chmod");
     }
-    snprintf(cmd, sizeof cmd, "LEECHRT_FUZZ_SECONDS=1 LEECHRT_FUZZ_JOBS=2 bash test/run.sh %s 2>&1", dir);
-    FILE *p = popen(cmd, "r");
-    T_ASSERT(p != NULL, "popen");
     static char out[16384];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    const int st = pclose(p);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd)) { /* (a leftover temp folder is not this test's failure) */ }
+    const int st = run_in(dir, "LEECHRT_FUZZ_SECONDS=1 LEECHRT_FUZZ_JOBS=2", out, sizeof out);
     T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "run.sh exit status %d (want 1), output:\n%s", st, out);
     const char *a = strstr(out, "ok   p_fuzz: Done 5 runs"), *b = strstr(out, "== q_fuzz"),
                *c = strstr(out, "ok   r_fuzz: Done 7 runs");
