@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "loader/tokenizer/tok_internal.h"
+#include "loader/tokenizer/unicode.h"
 #include "util/err.h"
 
 struct tok_sym {
@@ -104,16 +105,41 @@ int tok_bpe_word(const lr_tok *t, const uint8_t *w, size_t n, tok_scratch *sc, l
         sc->heap_cap = 3 * cap;
     }
     struct tok_sym *sym = sc->sym;
-    /* Bytes without a token become the unknown token, or are dropped. */
     int32_t head = -1, prev = -1, count = 0;
-    for (size_t i = 0; i < n; i++) {
-        int32_t id = t->byte_id[w[i]];
-        if (id < 0) id = t->unk;
-        if (id < 0) continue;
-        sym[count] = (struct tok_sym){ id, prev, -1 };
-        if (prev >= 0) sym[prev].next = count; else head = count;
-        prev = count++;
+#define PUSH_SYM(v) do { sym[count] = (struct tok_sym){ (v), prev, -1 }; \
+        if (prev >= 0) sym[prev].next = count; else head = count; prev = count++; } while (0)
+    if (t->spm) {
+        /* One symbol per character (a byte not starting a valid one stands
+           alone); a character without a token becomes its bytes' fallback
+           tokens when all of them exist, else the unknown token (one for a
+           run of them with fuse_unk), else nothing: Hugging Face's BPE. At
+           most one symbol per byte, so the scratch above fits. */
+        for (size_t i = 0; i < n;) {
+            uint32_t cp;
+            size_t cl = (size_t)lr_utf8_decode(w + i, n - i, &cp);
+            if (cl < 1 || cl > n - i) cl = 1;
+            int32_t id = tok_vocab_find(t, w + i, cl);
+            if (id >= 0) PUSH_SYM(id);
+            else {
+                size_t k = 0;
+                while (k < cl && t->byte_id[w[i + k]] >= 0) k++;
+                if (k == cl)
+                    for (k = 0; k < cl; k++) PUSH_SYM(t->byte_id[w[i + k]]);
+                else if (t->unk >= 0 && !(t->fuse_unk && prev >= 0 && sym[prev].id == t->unk))
+                    PUSH_SYM(t->unk);
+            }
+            i += cl;
+        }
+    } else {
+        /* Bytes without a token become the unknown token, or are dropped. */
+        for (size_t i = 0; i < n; i++) {
+            int32_t id = t->byte_id[w[i]];
+            if (id < 0) id = t->unk;
+            if (id < 0) continue;
+            PUSH_SYM(id);
+        }
     }
+#undef PUSH_SYM
     struct tok_heap *h = sc->heap;
     size_t nh = 0;
     for (int32_t i = 0; i + 1 < count; i++) push_pair(t, sym, i, h, &nh);

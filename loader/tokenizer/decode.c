@@ -33,8 +33,13 @@ int lr_tok_decode(const lr_tok *t, const int32_t *ids, size_t n, int skip_specia
         o += t->len[id];
     }
     out[o] = 0;
+    /* SentencePiece's decoder strips the space its normalizer put in front
+       (tokenizer.json's Strip); a streamed continuation keeps its spaces */
+    size_t lead = 0;
+    while (lead < (size_t)t->strip_lead && lead < o && out[lead] == ' ') lead++;
+    if (lead) memmove(out, out + lead, o - lead + 1);
     *text = out;
-    *len = o;
+    *len = o - lead;
     return LR_OK;
 }
 

@@ -69,18 +69,48 @@ static const char *type_of(json_t *obj)
     return json_is_string(ty) ? json_string_value(ty) : NULL;
 }
 
-/* Decodes a ByteLevel token string into a growing scratch buffer. */
-static int bl(const char *name, const char *str, size_t n, uint8_t **buf, size_t *cap, size_t *len)
+#define METASPACE "\xE2\x96\x81" /* U+2581, SentencePiece's space */
+
+/* A SentencePiece token's bytes: every metaspace a plain space. out needs n
+ * bytes. */
+static size_t spm_decode(const char *s, size_t n, uint8_t *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (i + 3 <= n && !memcmp(s + i, METASPACE, 3)) { out[o++] = ' '; i += 3; }
+        else out[o++] = (uint8_t)s[i++];
+    }
+    return o;
+}
+
+/* Decodes a token string (ByteLevel's alphabet, or SentencePiece's
+ * metaspace) into a growing scratch buffer. */
+static int bl(const lr_tok *t, const char *str, size_t n, uint8_t **buf, size_t *cap, size_t *len)
 {
     if (n + 1 > *cap) {
         size_t c = n + 64;
         uint8_t *b = realloc(*buf, c);
-        if (!b) return LR_FAIL(LR_ENOMEM, "%s: %zu bytes", name, c);
+        if (!b) return LR_FAIL(LR_ENOMEM, "%s: %zu bytes", t->name, c);
         *buf = b;
         *cap = c;
     }
-    *len = tok_bytelevel_decode(str, n, *buf);
+    *len = t->spm ? spm_decode(str, n, *buf) : tok_bytelevel_decode(str, n, *buf);
     return LR_OK;
+}
+
+/* The byte of a byte-fallback token "<0xNN>" (upper-case hex, as
+ * SentencePiece and Hugging Face write them), or -1. */
+static int fallback_byte(const char *s, size_t n)
+{
+    if (n != 6 || memcmp(s, "<0x", 3) || s[5] != '>') return -1;
+    int v = 0;
+    for (int i = 3; i < 5; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') v = v * 16 + (c - '0');
+        else if (c >= 'A' && c <= 'F') v = v * 16 + (c - 'A' + 10);
+        else return -1;
+    }
+    return v;
 }
 
 static int load_vocab(lr_tok *t, json_t *model)
@@ -96,8 +126,14 @@ static int load_vocab(lr_tok *t, json_t *model)
             free(buf);
             return LR_FAIL(LR_EFORMAT, "%s: model.vocab[\"%.40s\"] is not a valid id", t->name, key);
         }
-        int rc = bl(t->name, key, strlen(key), &buf, &cap, &len);
-        if (rc == LR_OK) rc = tok_set(t, (int32_t)json_integer_value(v), buf, len, TOK_VOCAB);
+        int fb = t->byte_fallback ? fallback_byte(key, strlen(key)) : -1, rc;
+        if (fb >= 0) {
+            uint8_t b = (uint8_t)fb;
+            rc = tok_set(t, (int32_t)json_integer_value(v), &b, 1, TOK_BYTEFB);
+        } else {
+            rc = bl(t, key, strlen(key), &buf, &cap, &len);
+            if (rc == LR_OK) rc = tok_set(t, (int32_t)json_integer_value(v), buf, len, TOK_VOCAB);
+        }
         if (rc) { free(buf); return rc; }
     }
     free(buf);
@@ -117,7 +153,8 @@ static int load_merges(lr_tok *t, json_t *model)
         const char *l, *r;
         size_t ln, rn;
         if (json_is_string(m)) {
-            /* "left right": byte-level tokens never contain a plain space. */
+            /* "left right": byte-level and SentencePiece tokens never
+               contain a plain space (theirs is Ġ or the metaspace). */
             l = json_string_value(m);
             const char *sp = strchr(l, ' ');
             if (!sp || sp == l || strchr(sp + 1, ' ') || !sp[1]) {
@@ -137,8 +174,8 @@ static int load_merges(lr_tok *t, json_t *model)
             rc = LR_FAIL(LR_EFORMAT, "%s: model.merges[%zu] is neither \"a b\" nor [\"a\", \"b\"]", t->name, i);
             break;
         }
-        rc = bl(t->name, l, ln, &a, &acap, &alen);
-        if (rc == LR_OK) rc = bl(t->name, r, rn, &b, &bcap, &blen);
+        rc = bl(t, l, ln, &a, &acap, &alen);
+        if (rc == LR_OK) rc = bl(t, r, rn, &b, &bcap, &blen);
         if (rc == LR_OK) rc = tok_add_merge(t, a, alen, b, blen, (uint32_t)i);
     }
     free(a);
@@ -172,33 +209,101 @@ static int load_added(lr_tok *t, json_t *root)
     return LR_OK;
 }
 
+/* 1 when e is a Replace of the string from by to (the tokenizer.json form
+ * {"type":"Replace","pattern":{"String":from},"content":to}). */
+static int replace_is(json_t *e, const char *from, const char *to)
+{
+    const char *ty = type_of(e);
+    json_t *pat = json_object_get(json_object_get(e, "pattern"), "String"), *c = json_object_get(e, "content");
+    return ty && !strcmp(ty, "Replace") && json_is_string(pat) && !strcmp(json_string_value(pat), from) &&
+           json_is_string(c) && !strcmp(json_string_value(c), to);
+}
+
+/* Whether tokenizer.json is SentencePiece-style (decided before the vocabulary
+ * is read, since it says how a token's text maps to bytes): BPE with
+ * byte_fallback, a Metaspace pre-tokenizer, or a normalizer replacing spaces
+ * by the metaspace (alone or in a Sequence). */
+static int is_spm(json_t *root)
+{
+    if (is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"))) return 1;
+    const char *pt = type_of(json_object_get(root, "pre_tokenizer"));
+    if (pt && !strcmp(pt, "Metaspace")) return 1;
+    json_t *n = json_object_get(root, "normalizer"), *list = json_object_get(n, "normalizers");
+    if (replace_is(n, " ", METASPACE)) return 1;
+    for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
+        if (replace_is(json_array_get(list, i), " ", METASPACE)) return 1;
+    return 0;
+}
+
+/* One normalizer: NFC, or SentencePiece's Prepend("\u2581") and
+ * Replace(" " -> "\u2581") (tokens store the metaspace as a space, so the
+ * replace is what encoding does anyway). */
+static int normalizer_one(lr_tok *t, json_t *e)
+{
+    const char *et = type_of(e);
+    if (et && !strcmp(et, "NFC")) { t->nfc = 1; return LR_OK; }
+    json_t *p = json_object_get(e, "prepend");
+    if (t->spm && et && !strcmp(et, "Prepend") && json_is_string(p) && !strcmp(json_string_value(p), METASPACE)) {
+        t->spm_prepend = 1;
+        return LR_OK;
+    }
+    if (t->spm && replace_is(e, " ", METASPACE)) return LR_OK;
+    return LR_FAIL(LR_EUNSUPPORTED, "%s: normalizer %s is not supported (NFC; for SentencePiece tokens also "
+                   "Prepend \"\u2581\" and Replace \" \" by \"\u2581\")", t->name, et ? et : "?");
+}
+
 static int load_normalizer(lr_tok *t, json_t *root)
 {
     json_t *n = json_object_get(root, "normalizer");
     if (!n || json_is_null(n)) return LR_OK;
     const char *ty = type_of(n);
-    if (ty && strcmp(ty, "NFC") == 0) { t->nfc = 1; return LR_OK; }
     if (ty && strcmp(ty, "Sequence") == 0) {
         json_t *list = json_object_get(n, "normalizers");
         size_t i;
         json_t *e;
         if (!json_is_array(list)) return LR_FAIL(LR_EFORMAT, "%s: normalizer Sequence without a list", t->name);
         json_array_foreach(list, i, e) {
-            const char *et = type_of(e);
-            if (!et || strcmp(et, "NFC") != 0)
-                return LR_FAIL(LR_EUNSUPPORTED, "%s: normalizer %s is not supported (only NFC)", t->name,
-                               et ? et : "?");
-            t->nfc = 1;
+            int rc = normalizer_one(t, e);
+            if (rc) return rc;
         }
         return LR_OK;
     }
-    return LR_FAIL(LR_EUNSUPPORTED, "%s: normalizer %s is not supported (only NFC)", t->name, ty ? ty : "?");
+    return normalizer_one(t, n);
+}
+
+/* The Metaspace pre-tokenizer: spaces are the metaspace (as tokens store
+ * them), one goes in front per prepend_scheme (or the older add_prefix_space),
+ * and with split (the default) a word starts at each. */
+static int load_metaspace(lr_tok *t, json_t *p)
+{
+    json_t *rep = json_object_get(p, "replacement"), *scheme = json_object_get(p, "prepend_scheme");
+    if (!json_is_string(rep) || strcmp(json_string_value(rep), METASPACE) != 0)
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer Metaspace with a replacement other than \"\u2581\"", t->name);
+    const char *sc = json_is_string(scheme) ? json_string_value(scheme) : NULL;
+    if (sc && !strcmp(sc, "always")) t->spm_prepend = 2;
+    else if (sc && !strcmp(sc, "first")) t->spm_prepend = 3;
+    else if (sc && !strcmp(sc, "never")) t->spm_prepend = 0;
+    else if (sc) return LR_FAIL(LR_EUNSUPPORTED, "%s: Metaspace prepend_scheme \"%.20s\" (always, first or never)", t->name, sc);
+    else {
+        json_t *aps = json_object_get(p, "add_prefix_space");
+        t->spm_prepend = !aps || is_true(aps) ? 2 : 0; /* before prepend_scheme: true by default */
+    }
+    json_t *split = json_object_get(p, "split");
+    t->spm_split = !split || is_true(split);
+    return LR_OK;
 }
 
 static int load_pretok(lr_tok *t, json_t *root)
 {
     json_t *p = json_object_get(root, "pre_tokenizer");
     const char *ty = type_of(p);
+    if (t->spm) {
+        /* no split at all (Llama 2's tokenizer.json), or Metaspace */
+        if (!p || json_is_null(p)) return LR_OK;
+        if (ty && !strcmp(ty, "Metaspace")) return load_metaspace(t, p);
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer %s with SentencePiece tokens is not supported "
+                       "(expected none or Metaspace)", t->name, ty ? ty : "?");
+    }
     if (ty && strcmp(ty, "ByteLevel") == 0) {
         /* GPT-2 style: ByteLevel splits with its own pattern. */
         if (json_is_false(json_object_get(p, "use_regex")))
@@ -250,8 +355,8 @@ static int load_model(lr_tok *t, json_t *root)
     if (ty && strcmp(ty, "BPE") != 0)
         return LR_FAIL(LR_EUNSUPPORTED, "%s: model type %s is not supported (only BPE)", t->name, ty);
     json_t *v;
-    if (is_true(json_object_get(model, "byte_fallback")))
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: BPE byte_fallback (SentencePiece-style) is not supported", t->name);
+    t->byte_fallback = is_true(json_object_get(model, "byte_fallback"));
+    t->fuse_unk = is_true(json_object_get(model, "fuse_unk"));
     const char *affix[] = { "continuing_subword_prefix", "end_of_word_suffix" };
     for (int i = 0; i < 2; i++)
         if ((v = json_object_get(model, affix[i])) && !json_is_null(v) &&
@@ -264,14 +369,50 @@ static int load_model(lr_tok *t, json_t *root)
     if (rc == LR_OK) rc = load_merges(t, model);
     json_t *unk = json_object_get(model, "unk_token");
     if (rc == LR_OK && json_is_string(unk)) {
-        uint8_t *b = malloc(json_string_length(unk) + 1);
-        if (!b) return LR_FAIL(LR_ENOMEM, "unk");
-        size_t n = tok_bytelevel_decode(json_string_value(unk), json_string_length(unk), b);
+        uint8_t *b = NULL;
+        size_t cap = 0, n;
+        if ((rc = bl(t, json_string_value(unk), json_string_length(unk), &b, &cap, &n))) return rc;
         t->unk = tok_vocab_find(t, b, n);
         free(b);
         if (t->unk < 0) lr_warn("%s: unk_token is not in the vocabulary", t->name);
     }
     return rc;
+}
+
+/* The decoder: tokens always decode to the bytes they stand for (ByteLevel's
+ * alphabet or the metaspace undone, byte-fallback tokens their byte); what a
+ * SentencePiece decoder adds is the leading space stripped (Strip after Fuse,
+ * or Metaspace with a prepend scheme). Anything else is said and ignored. */
+static void load_decoder(lr_tok *t, json_t *root)
+{
+    json_t *d = json_object_get(root, "decoder");
+    const char *dt = type_of(d);
+    if (!dt) return;
+    if (!t->spm) {
+        if (strcmp(dt, "ByteLevel") != 0) lr_warn("%s: decoder %s ignored; tokens decode byte-level", t->name, dt);
+        return;
+    }
+    if (!strcmp(dt, "Metaspace")) {
+        json_t *sc = json_object_get(d, "prepend_scheme"), *aps = json_object_get(d, "add_prefix_space");
+        t->strip_lead = json_is_string(sc) ? strcmp(json_string_value(sc), "never") != 0 : !aps || is_true(aps);
+        return;
+    }
+    json_t *list = !strcmp(dt, "Sequence") ? json_object_get(d, "decoders") : NULL;
+    if (!json_is_array(list)) {
+        lr_warn("%s: decoder %s ignored; SentencePiece tokens decode as their text with spaces", t->name, dt);
+        return;
+    }
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *e = json_array_get(list, i), *c = json_object_get(e, "content"), *st = json_object_get(e, "start");
+        const char *et = type_of(e);
+        if (!et || !strcmp(et, "ByteFallback") || !strcmp(et, "Fuse") || replace_is(e, METASPACE, " ")) continue;
+        if (!strcmp(et, "Strip") && json_is_string(c) && !strcmp(json_string_value(c), " ") && json_is_integer(st) &&
+            json_integer_value(st) >= 0 && json_integer_value(st) <= 16) {
+            t->strip_lead = (int)json_integer_value(st);
+            continue;
+        }
+        lr_warn("%s: decoder step %s ignored", t->name, et);
+    }
 }
 
 /* The id of a token named by its text: added tokens first (the index is
@@ -400,14 +541,13 @@ int lr_tok_load_hf_mem(const char *json, size_t len, const char *config_json, si
     }
     lr_tok *t;
     int rc = tok_create(name, &t);
+    if (rc == LR_OK) t->spm = is_spm(root);
     if (rc == LR_OK) rc = load_model(t, root);
     if (rc == LR_OK) rc = load_added(t, root);
     if (rc == LR_OK) rc = load_normalizer(t, root);
     if (rc == LR_OK) rc = load_pretok(t, root);
     if (rc == LR_OK) {
-        const char *dt = type_of(json_object_get(root, "decoder"));
-        if (dt && strcmp(dt, "ByteLevel") != 0)
-            lr_warn("%s: decoder %s ignored; tokens decode byte-level", name, dt);
+        load_decoder(t, root);
         load_post_processor(t, root);
         if (config_json) load_config(t, config_json, config_len);
         rc = tok_finish(t);

@@ -15,6 +15,8 @@ enum {
     TOK_SPECIAL = 8, /* a special (control) token: matched only when allowed */
     TOK_LSTRIP = 16, /* added token that swallows whitespace on its left */
     TOK_RSTRIP = 32, /* ... and on its right */
+    TOK_BYTEFB = 64, /* a SentencePiece byte-fallback token <0xNN>: stores its one byte, never
+                        found by a vocabulary lookup (the character token of that byte is) */
 };
 
 /* Pre-tokenizer split patterns, each a hand-written matcher (pretok.c). */
@@ -66,6 +68,18 @@ struct lr_tok {
     int ignore_merges;  /* a word that is itself a vocab token is not merged */
     int prefix_segment; /* ByteLevel add_prefix_space applied before the split */
     int prefix_piece;   /* ... applied to each piece after a Split */
+    /* SentencePiece-style BPE (Llama 2, Mistral, TinyLlama tokenizer.json): tokens
+     * store the metaspace "\u2581" as a plain space, a word starts as one symbol
+     * per character, and a character without a token falls back to its bytes'
+     * <0xNN> tokens (byte_fallback) or the unknown token. */
+    int spm;
+    int byte_fallback;
+    int fuse_unk;      /* consecutive unknown characters give one unknown token */
+    int spm_prepend;   /* a space before each segment: 0 never, 1 always (Prepend normalizer),
+                          2 unless it starts with one (Metaspace "always"), 3 as 2 for the
+                          segment at the text's start only (Metaspace "first") */
+    int spm_split;     /* Metaspace split: a word starts at each space */
+    int strip_lead;    /* decoding drops up to this many leading spaces (decoder Strip) */
     int32_t bos, eos, pad;
     int add_bos;
 };

@@ -238,9 +238,15 @@ int tok_finish(lr_tok *t)
     int missing = 0;
     for (int b = 0; b < 256; b++) {
         uint8_t c = (uint8_t)b;
-        t->byte_id[b] = tok_vocab_find(t, &c, 1);
-        missing += t->byte_id[b] < 0;
+        /* SentencePiece: a byte's token is its <0xNN> fallback (none without
+           byte_fallback: an unknown character is then the unknown token) */
+        t->byte_id[b] = t->spm ? -1 : tok_vocab_find(t, &c, 1);
     }
+    if (t->byte_fallback)
+        for (int32_t i = t->n - 1; i >= 0; i--) /* the lowest id wins */
+            if ((t->flags[i] & TOK_BYTEFB) && t->len[i] == 1) t->byte_id[tok_bytes(t, i)[0]] = i;
+    if (!t->spm || t->byte_fallback)
+        for (int b = 0; b < 256; b++) missing += t->byte_id[b] < 0;
     if (missing)
         lr_warn("%s: %d of the 256 byte tokens are missing; such bytes encode as %s", t->name,
                 missing, t->unk >= 0 ? "the unknown token" : "nothing");
@@ -362,15 +368,43 @@ static int encode_word(const lr_tok *t, const uint8_t *w, size_t n, tok_scratch 
         w = sc->buf;
         n++;
     }
-    if (t->ignore_merges || n == 1) {
+    if (!t->spm && (t->ignore_merges || n == 1)) {
         int32_t id = n == 1 ? t->byte_id[w[0]] : tok_vocab_find(t, w, n);
         if (id >= 0) return lr_tok_ids_push(out, id);
     }
     return tok_bpe_word(t, w, n, sc, out);
 }
 
+/* SentencePiece's normalization of one segment: the metaspace U+2581 is a
+ * space (tokens store it so), a space goes in front as the tokenizer says,
+ * then the words: the whole segment, or (Metaspace split) one starting at
+ * each space. at_start: the segment begins the text. */
+static int encode_spm(const lr_tok *t, const uint8_t *s, size_t n, int at_start, tok_scratch *sc, lr_tok_ids *out)
+{
+    int pre = t->spm_prepend == 1 || ((t->spm_prepend == 2 || (t->spm_prepend == 3 && at_start)) &&
+                                      !(s[0] == ' ' || (n >= 3 && !memcmp(s, "\xE2\x96\x81", 3))));
+    uint8_t *w = malloc(n + 1);
+    if (!w) return LR_FAIL(LR_ENOMEM, "%zu bytes", n + 1);
+    size_t m = 0;
+    if (pre) w[m++] = ' ';
+    for (size_t i = 0; i < n;) {
+        if (i + 3 <= n && !memcmp(s + i, "\xE2\x96\x81", 3)) { w[m++] = ' '; i += 3; }
+        else w[m++] = s[i++];
+    }
+    int rc = LR_OK;
+    for (size_t i = 0; i < m && rc == LR_OK;) {
+        size_t e = m;
+        if (t->spm_split)
+            for (e = i + 1; e < m && w[e] != ' '; e++) {}
+        rc = tok_bpe_word(t, w + i, e - i, sc, out);
+        i = e;
+    }
+    free(w);
+    return rc;
+}
+
 /* Normalizes and pre-tokenizes one piece of text between added tokens. */
-static int encode_segment(const lr_tok *t, const uint8_t *s, size_t n, tok_scratch *sc, lr_tok_ids *out)
+static int encode_segment(const lr_tok *t, const uint8_t *s, size_t n, int at_start, tok_scratch *sc, lr_tok_ids *out)
 {
     if (n == 0) return LR_OK;
     uint8_t *norm = NULL;
@@ -379,6 +413,11 @@ static int encode_segment(const lr_tok *t, const uint8_t *s, size_t n, tok_scrat
         if (lr_nfc(s, n, &norm, &m) != 0) return LR_FAIL(LR_ENOMEM, "NFC of %zu bytes", n);
         s = norm;
         n = m;
+    }
+    if (t->spm) {
+        int rc = encode_spm(t, s, n, at_start, sc, out);
+        free(norm);
+        return rc;
     }
     uint8_t *pre = NULL;
     if (t->prefix_segment && s[0] != ' ') {
@@ -427,11 +466,11 @@ int lr_tok_encode(const lr_tok *t, const char *text, size_t len, int allow_speci
             for (size_t b; start > seg && (b = ws_before(s, seg, start)) != start;) start = b;
         if (a->flags & TOK_RSTRIP)
             for (size_t clen; end < len && is_ws_at(s, len, end, &clen);) end += clen;
-        rc = encode_segment(t, s + seg, start - seg, &sc, out);
+        rc = encode_segment(t, s + seg, start - seg, seg == 0, &sc, out);
         if (rc == LR_OK) rc = lr_tok_ids_push(out, a->id);
         seg = i = end;
     }
-    if (rc == LR_OK) rc = encode_segment(t, s + seg, len - seg, &sc, out);
+    if (rc == LR_OK) rc = encode_segment(t, s + seg, len - seg, seg == 0, &sc, out);
     tok_scratch_free(&sc);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* Byte-level BPE tokenizer (GPT-2 / Llama-3 / Qwen2-3 family).
+/* BPE tokenizer: byte-level (GPT-2 / Llama-3 / Qwen2-3 family) and, from a
+ * tokenizer.json, SentencePiece-style with byte fallback (Llama 2, Mistral).
  *
  * Loads a Hugging Face tokenizer.json (plain or gzip-compressed) or the
  * tokenizer.ggml.* metadata of a GGUF file. A loaded tokenizer is read-only:
@@ -7,8 +8,10 @@
  * Encoding: added tokens are cut out of the text first (leftmost, longest
  * first); each piece between them is NFC-normalized (when the tokenizer says
  * so), split by the pre-tokenizer pattern, and each word is BPE-merged over its
- * bytes. Text need not be valid UTF-8: invalid bytes are encoded byte-wise and
- * decode back to the same bytes. Encode never adds BOS/EOS; see
+ * bytes (SentencePiece: a space goes in front as the tokenizer says, each word
+ * is merged over its characters, and a character without a token becomes its
+ * bytes' <0xNN> tokens). Text need not be valid UTF-8: invalid bytes are
+ * encoded byte-wise and decode back to the same bytes. Encode never adds BOS/EOS; see
  * lr_tok_add_bos. docs/tokenizer.md has the details. */
 #ifndef LR_TOKENIZER_H
 #define LR_TOKENIZER_H
@@ -55,7 +58,10 @@ int lr_tok_encode(const lr_tok *tok, const char *text, size_t len, int allow_spe
 /* Decodes ids to their exact bytes (a NUL is appended, not counted in *len;
  * free *text). The bytes are the original text for ids from lr_tok_encode,
  * but an arbitrary id list may cut a UTF-8 character. With skip_special,
- * special tokens produce nothing. Ids outside [0, vocab size) fail. */
+ * special tokens produce nothing. Ids outside [0, vocab size) fail. A
+ * SentencePiece tokenizer whose decoder strips the leading space (Strip) has
+ * it stripped here, as Hugging Face's decode does; the stream decoder below
+ * keeps it (a continuation of a prompt starts with its space). */
 int lr_tok_decode(const lr_tok *tok, const int32_t *ids, size_t n, int skip_special,
                   char **text, size_t *len);
 
