@@ -3,10 +3,10 @@
  * PNG no longer matches its CSVs).
  *   plots [--out DIR] [RESULTS_DIR]     write the PNGs into DIR (default bench/plots)
  *   plots --check DIR [RESULTS_DIR]     exit 1 if a PNG in DIR differs */
-#include "util/atomic_file.h"
 #include "util/err.h"
 #include "util/png.h"
 #include "util/raster.h"
+#include "util/read_file.h"
 #include "util/results_csv.h"
 #include "util/log.h"
 #include "util/stdout_check.h"

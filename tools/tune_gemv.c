@@ -12,6 +12,7 @@
 #include "util/atomic_file.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/read_file.h"
 #include "util/strlist.h"
 #include "util/log.h"
 #include "util/stdout_check.h"
