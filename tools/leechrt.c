@@ -2,6 +2,7 @@
  * API (rt/leechrt.h), streaming tokens as they come; with no -m it runs the
  * demo model (rt/demo_model.h), generating it on first use. */
 #include "util/args.h"
+#include "util/program.h"
 #include "util/read_file.h"
 #include "util/stdout_check.h"
 #include "rt/demo_model.h"
@@ -94,7 +95,7 @@ static int parse_num(const char *flag, const char *v, double lo, double hi, doub
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("leechrt"); /* output that did not arrive: exit 1 */
+    lr_program_init("leechrt");
     const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
     double temp = 0.7, top_p = 0.9;
     int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0, printed = 0;
