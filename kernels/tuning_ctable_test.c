@@ -3,8 +3,8 @@
  * refused naming the file and line. No GPU. */
 #include "kernels/tuning.h"
 #include "test/t.h"
-#include "util/atomic_file.h"
 #include "util/err.h"
+#include "util/read_file.h"
 
 #include <stdlib.h>
 #include <string.h>

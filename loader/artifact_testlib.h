@@ -9,6 +9,7 @@
 #include "loader/synthetic.h"
 #include "util/atomic_file.h"
 #include "util/err.h"
+#include "util/read_file.h"
 
 #include <dirent.h>
 #include <stdio.h>

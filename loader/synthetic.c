@@ -12,14 +12,15 @@
 #include "loader/codec.h"
 #include "loader/parallel.h"
 #include "loader/tokenizer/tokenizer.h"
-#include "util/atomic_file.h"
 #include "util/err.h"
 #include "util/half.h"
 #include "util/progress.h"
+#include "util/read_file.h"
 #include "util/rng.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

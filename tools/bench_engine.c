@@ -15,8 +15,7 @@
 #include "util/err.h"
 #include "util/progress.h"
 #include "util/strlist.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -291,8 +290,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("bench_engine"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("bench_engine");
+    lr_program_init("bench_engine");
     const char *cfgs = "4B", *model = NULL, *csvp = NULL, *proj = "both", *layouts = "planes14s", *tlp = NULL, *tlcp = NULL;
     int n = 128, rres = -1; /* --residual: -1 unset (rotated), 0 plain, 1 rotated */
     for (int i = 1; i < argc; i++) {

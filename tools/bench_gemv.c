@@ -14,8 +14,7 @@
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/strlist.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -61,8 +60,7 @@ static int layer_enqueue(void *arg, int i, void *stream)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("bench_gemv"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("bench_gemv");
+    lr_program_init("bench_gemv");
     const char *models = "4B,8B,14B,32B", *arms = NULL, *mats = NULL, *csv = NULL;
     int reps = 30;
     lr_gemv_arm_opts opts = { 0 };

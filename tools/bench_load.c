@@ -8,8 +8,7 @@
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/progress.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <fcntl.h>
 #include <errno.h>
@@ -59,8 +58,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("bench_load"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("bench_load");
+    lr_program_init("bench_load");
     const char *model = NULL, *config = "4B", *csv = NULL;
     lr_load_opts o = { 0 };
     int runs = 3, per_tensor = 0;

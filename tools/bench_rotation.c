@@ -13,8 +13,7 @@
 #include "util/benchcsv.h"
 #include "util/err.h"
 #include "util/strlist.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -153,8 +152,7 @@ static int plain_enqueue(void *arg, int i, void *stream)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("bench_rotation"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("bench_rotation");
+    lr_program_init("bench_rotation");
     const char *widths_s = "2560,4096,5120,8192,9728,12288,17408,25600,27648,32768", *budgets_s = "49152,101376,0";
     const char *modes = "single,slab", *models_s = "4B,8B,14B,32B", *csv = NULL, *layer_s = NULL;
     int reps = 30, per_graph = 20, s_over = 0, t_over = 0, fused_runs = 1;

@@ -18,8 +18,7 @@
 #include "util/args.h"
 #include "util/err.h"
 #include "util/rng.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +116,7 @@ static int run(bench *b, int step)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("bench_unfold"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("bench_unfold");
+    lr_program_init("bench_unfold");
     int rows = 256, cols = 24 * 512, reps = 5, class_uniform = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

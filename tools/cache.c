@@ -17,8 +17,7 @@
 #include "util/err.h"
 #include "util/strlist.h"
 #include "util/progress.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -305,8 +304,7 @@ static int warm(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("cache"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("cache");
+    lr_program_init("cache");
     int i = 1;
     const char *dir = NULL;
     if (argc == 2 && !strcmp(argv[1], "--dir")) {

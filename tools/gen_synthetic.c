@@ -4,8 +4,7 @@
 #include "util/args.h"
 #include "util/err.h"
 #include "util/progress.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +40,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("gen_synthetic"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("gen_synthetic");
+    lr_program_init("gen_synthetic");
     const char *cfg_name = NULL, *out = NULL;
     /* the rotated residual is the default, as import's (docs/engine.md: the faster step) */
     lr_synth_opts o = { .seed = 1, .gain_bits = 1, .rotated_residual = 1 };

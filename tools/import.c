@@ -5,8 +5,7 @@
 #include "loader/model.h"
 #include "util/args.h"
 #include "util/err.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +72,7 @@ static void print_config(const lr_src *s)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("import"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("import");
+    lr_program_init("import");
     const char *hf = NULL, *gguf = NULL, *out = NULL;
     int list = 0, target = -1; /* --gptq-target: -1 unset (teacher with --gptq), 0 own, 1 teacher */
     int residual = -1;         /* --residual: -1 unset (rotated where it can be), 0 plain, 1 rotated */

@@ -2,7 +2,7 @@
  * table with bits per weight; --verify checks every checksum and payload. */
 #include "loader/model.h"
 #include "util/args.h"
-#include "util/log.h"
+#include "util/program.h"
 #include "util/stdout_check.h"
 #include "util/err.h"
 #include "util/progress.h"
@@ -47,8 +47,7 @@ static void params_str(const lr_tensor_view *t, char *s, size_t n)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("inspect"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("inspect");
+    lr_program_init("inspect");
     const char *path = NULL;
     int verify = 0, quiet = 0, threads = 0;
     for (int i = 1; i < argc; i++) {

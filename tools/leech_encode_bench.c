@@ -23,8 +23,7 @@
 #include "util/err.h"
 #include "util/progress.h"
 #include "util/rng.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 static void usage(FILE *f)
 {
@@ -92,8 +91,7 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("leech_encode_bench"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("leech_encode_bench");
+    lr_program_init("leech_encode_bench");
     int nblocks = 20000, max_shell = 12, portable = 0;
     const char *threads = NULL, *modes = "angular,euclid", *csv = NULL;
     for (int i = 1; i < argc; i++) {

@@ -21,8 +21,7 @@
 #include "util/err.h"
 #include "util/progress.h"
 #include "util/rng.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 static void usage(FILE *f)
 {
@@ -108,8 +107,7 @@ static double scalar_lloyd_mse(const float *w, size_t n)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("leech_mse_bench"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("leech_mse_bench");
+    lr_program_init("leech_mse_bench");
     int rows = 1024, cols = 2400, nthreads = 0;
     uint64_t seed = 1;
     const char *gains = "0,1,2", *csv = NULL;

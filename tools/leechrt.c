@@ -2,6 +2,8 @@
  * API (rt/leechrt.h), streaming tokens as they come; with no -m it runs the
  * demo model (rt/demo_model.h), generating it on first use. */
 #include "util/args.h"
+#include "util/program.h"
+#include "util/read_file.h"
 #include "util/stdout_check.h"
 #include "rt/demo_model.h"
 #include "rt/leechrt.h"
@@ -10,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 static void usage(FILE *f)
@@ -55,43 +56,6 @@ typedef struct {
                          refuses (too long for the context) leaves stdout empty */
 } out_state;
 
-/* The whole of a prompt file ('-': standard input; a pipe reads to its end),
- * NUL-terminated, or NULL after a message naming the file and the problem. */
-static char *read_prompt(const char *path, size_t *len)
-{
-    enum { MAX = 64 << 20 }; /* far past any context */
-    struct stat st;
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    const char *why = NULL;
-    if (!f) why = strerror(errno);
-    else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) why = "is a folder, not a file";
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    while (!why) {
-        if (n == cap) {
-            char *b = cap < MAX ? realloc(buf, (cap = cap ? cap * 2 : 1 << 16) + 1) : NULL;
-            if (!b) { why = cap >= MAX ? "larger than 64 MiB" : "out of memory"; break; }
-            buf = b;
-        }
-        const size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0) {
-            if (ferror(f)) why = strerror(errno ? errno : EIO);
-            break;
-        }
-    }
-    if (f && f != stdin) fclose(f);
-    if (why) {
-        fprintf(stderr, "leechrt: -f %s: %s\n", path, why);
-        free(buf);
-        return NULL;
-    }
-    if (!buf && !(buf = malloc(1))) return NULL;
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 static int put(out_state *o, const char *text, size_t len)
 {
     errno = 0;
@@ -131,7 +95,7 @@ static int parse_num(const char *flag, const char *v, double lo, double hi, doub
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("leechrt"); /* output that did not arrive: exit 1 */
+    lr_program_init("leechrt");
     const char *model = NULL, *prompt = "Once upon a time", *system = NULL;
     double temp = 0.7, top_p = 0.9;
     int ntok = 128, top_k = 40, ctx = 0, threads = 0, seeded = 0, printed = 0;
@@ -189,9 +153,14 @@ int main(int argc, char **argv)
 
     if (prompt_file) {
         /* -f: the prompt is the file's bytes (llama.cpp's -f); '-' is standard input */
+        const lr_read_opts ro = { .max = 64 << 20 /* far past any context */, .dash_stdin = 1 };
+        void *text;
         size_t len;
-        if (!(file_text = read_prompt(prompt_file, &len))) return 1;
-        prompt = file_text;
+        if (lr_read_file_opts(prompt_file, &ro, &text, &len)) {
+            fprintf(stderr, "leechrt: -f: %s\n", lr_errmsg());
+            return 1;
+        }
+        prompt = file_text = text;
         if (strlen(prompt) != len) {
             fprintf(stderr, "leechrt: -f %s: the file holds a NUL byte (not text)\n", prompt_file);
             free(file_text);

@@ -3,13 +3,12 @@
  * PNG no longer matches its CSVs).
  *   plots [--out DIR] [RESULTS_DIR]     write the PNGs into DIR (default bench/plots)
  *   plots --check DIR [RESULTS_DIR]     exit 1 if a PNG in DIR differs */
-#include "util/atomic_file.h"
 #include "util/err.h"
 #include "util/png.h"
 #include "util/raster.h"
+#include "util/read_file.h"
 #include "util/results_csv.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -410,8 +409,7 @@ static const struct { const char *file; int (*draw)(lr_canvas *); } g_plots[] = 
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("plots"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("plots");
+    lr_program_init("plots");
     const char *outdir = "bench/plots";
     int check = 0;
     for (int i = 1; i < argc; i++) {

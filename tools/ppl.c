@@ -7,7 +7,7 @@
 #include "rt/leechrt.h"
 #include "util/args.h"
 #include "util/progress.h"
-#include "util/log.h"
+#include "util/program.h"
 #include "util/stdout_check.h"
 
 #include <errno.h>
@@ -73,8 +73,7 @@ static double nll(const float *logits, int vocab, int32_t target)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("ppl"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("ppl");
+    lr_program_init("ppl");
     const char *model = NULL, *file = NULL;
     long ctx = 512, maxw = 0, threads = 0;
     int cpu = 0;

@@ -14,7 +14,7 @@
 #include "util/atomic_file.h"
 #include "util/err.h"
 #include "util/results_csv.h"
-#include "util/log.h"
+#include "util/program.h"
 #include "util/stdout_check.h"
 #include "util/strlist.h"
 
@@ -617,8 +617,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("readme_tables"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("readme_tables");
+    lr_program_init("readme_tables");
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
         return 0;

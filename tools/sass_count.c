@@ -7,8 +7,7 @@
 #include "jit/spec_examples.h"
 #include "util/err.h"
 #include "util/results_csv.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,8 +198,7 @@ static int check(const char *csv_path, const char *arch, const char *nvdisasm)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("sass_count"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("sass_count");
+    lr_program_init("sass_count");
     const char *nvdisasm = getenv("LEECHRT_NVDISASM"), *arch = "sm_90", *csv = NULL;
     if (!nvdisasm || !*nvdisasm) nvdisasm = "nvdisasm";
     int i = 1, pdl = 0;

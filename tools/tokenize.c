@@ -7,7 +7,7 @@
 
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
-#include "util/log.h"
+#include "util/program.h"
 #include "util/stdout_check.h"
 
 static void usage(FILE *f)
@@ -88,8 +88,7 @@ static int ends_with(const char *s, const char *suffix)
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("tokenize"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("tokenize");
+    lr_program_init("tokenize");
     const char *tpath = NULL, *prompt = NULL, *file = NULL, *decode = NULL;
     int ids_only = 0, special = 1, timing = 0, bos = 0;
     for (int i = 1; i < argc; i++) {

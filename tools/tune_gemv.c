@@ -12,9 +12,9 @@
 #include "util/atomic_file.h"
 #include "util/benchcsv.h"
 #include "util/err.h"
+#include "util/read_file.h"
 #include "util/strlist.h"
-#include "util/log.h"
-#include "util/stdout_check.h"
+#include "util/program.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -155,8 +155,7 @@ static int cand[MAXC][LR_TUNE_KNOBS];
 
 int main(int argc, char **argv)
 {
-    lr_stdout_check_at_exit("tune_gemv"); /* output that did not arrive: exit 1 */
-    lr_warn_set_program("tune_gemv");
+    lr_program_init("tune_gemv");
     const char *armname = NULL, *models = "14B", *mats = NULL, *table = NULL, *csv = NULL, *from = NULL, *commits = NULL,
                *model_path = NULL;
     int th[8] = { 128, 256 }, nth = 2, rp[8] = { 1, 2, 4 }, nrp = 3, un[8] = { 2, 4 }, nun = 2;

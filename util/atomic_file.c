@@ -75,30 +75,3 @@ int lr_write_file_atomic(const char *path, const void *data, size_t n)
     }
     return lr_afile_commit(&a);
 }
-
-int lr_read_file(const char *path, void **data, size_t *n)
-{
-    *data = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return LR_FAIL(LR_EIO, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) { fclose(f); return LR_FAIL(LR_ENOMEM, "%s: out of memory", path); }
-    for (;;) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        char *nb = realloc(buf, cap * 2 + 1);
-        if (!nb) { free(buf); fclose(f); return LR_FAIL(LR_ENOMEM, "%s: out of memory", path); }
-        buf = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) { free(buf); return LR_FAIL(LR_EIO, "%s: read error", path); }
-    buf[len] = 0;
-    *data = buf;
-    *n = len;
-    return LR_OK;
-}

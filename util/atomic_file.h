@@ -15,7 +15,5 @@ int lr_afile_open(lr_afile *a, const char *path);   /* temp file beside path */
 int lr_afile_commit(lr_afile *a);                   /* flush, fsync, rename */
 void lr_afile_abort(lr_afile *a);                   /* close and unlink temp */
 int lr_write_file_atomic(const char *path, const void *data, size_t n);
-/* Reads a whole file into a malloc'd buffer (NUL-terminated for convenience). */
-int lr_read_file(const char *path, void **data, size_t *n);
 
 #endif

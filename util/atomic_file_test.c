@@ -5,6 +5,7 @@
 #include "test/t.h"
 #include "util/atomic_file.h"
 #include "util/err.h"
+#include "util/read_file.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -12,14 +12,13 @@
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 #include "util/gunzip.h"
+#include "util/read_file.h"
 
-#include <errno.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define NROLES 7
 static const char *const k_roles[NROLES] = { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" };
@@ -537,23 +536,12 @@ int lr_calib_open(const lr_src *src, const lr_model_config *cfg, const char *tex
     if (!rc) rc = lr_tok_load_hf_mem(json ? json : src->tok, json ? jn : src->tok_bytes, NULL, 0, "tokenizer", &tok);
     free(json);
     if (rc) return lr_wrap(rc, "%s", src->label);
-    FILE *f = fopen(text_path, "rb");
-    char *text = NULL;
+    /* ~4 bytes a token: what max_tokens needs, with margin (a longer text,
+       or a pipe, is read only that far) */
+    const lr_read_opts ro = { .max = (size_t)max_tokens * 16 + 4096, .truncate = 1 };
+    void *text = NULL;
     size_t len = 0;
-    struct stat st;
-    if (!f) rc = LR_FAIL(LR_EIO, "%s: cannot open: %s", text_path, strerror(errno));
-    else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
-        rc = LR_FAIL(LR_EINVAL, "%s: is a folder, not a calibration text", text_path);
-    else {
-        /* ~4 bytes a token: read what max_tokens needs, with margin (to
-           the end of a pipe too, whose size is not known) */
-        const size_t lim = (size_t)max_tokens * 16 + 4096;
-        text = malloc(lim + 1);
-        if (!text) rc = LR_FAIL(LR_ENOMEM, "calibration: out of memory");
-        for (size_t k = 1; !rc && len < lim && k;) len += (k = fread(text + len, 1, lim - len, f));
-        if (!rc && ferror(f)) rc = LR_FAIL(LR_EIO, "%s: read error: %s", text_path, strerror(errno ? errno : EIO));
-    }
-    if (f) fclose(f);
+    if ((rc = lr_read_file_opts(text_path, &ro, &text, &len))) rc = lr_wrap(rc, "calibration text");
     lr_tok_ids ids = { 0 };
     if (!rc) rc = lr_tok_encode(tok, text, len, 0, &ids);
     free(text);

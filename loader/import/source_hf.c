@@ -4,8 +4,8 @@
 #include "loader/import/safetensors.h"
 #include "loader/import/source.h"
 #include "loader/import/tokjson_bos.h"
-#include "util/atomic_file.h"
 #include "util/err.h"
+#include "util/read_file.h"
 
 #include <dirent.h>
 #include <jansson.h>
