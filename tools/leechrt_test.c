@@ -5,6 +5,7 @@
 #include "rt/cu.h"
 #include "rt/leechrt.h"
 #include "test/bos_tokenizer.h"
+#include "test/spm_tokenizer.h"
 #include "test/t.h"
 
 #include <math.h>
@@ -349,6 +350,46 @@ static int api_greedy(lr_rt *rt, const int32_t *ids, int n, int max, char *buf, 
     return lr_rt_reset(rt) || lr_rt_generate(rt, ids, n, &g);
 }
 
+/* A model with a SentencePiece-style tokenizer (Llama 2's tokenizer.json,
+ * test/spm_tokenizer.h): the artifact keeps it, the API tokenizes the prompt
+ * as worked out by hand ([<s>, ▁hello, ▁world]), and the launcher's text is
+ * the prompt then the API's greedy continuation with its leading spaces. */
+static int test_spm_model(void)
+{
+    T_ASSERT(find_bin(), "no bin folder");
+    char tpath[4200], model[4200], args[13000];
+    static char want[4096];
+    snprintf(tpath, sizeof tpath, "%s/spm-tokenizer.json", g_tmp);
+    snprintf(model, sizeof model, "%s/spm.lrt", g_tmp);
+    char *json = t_spm_json(FB, LLAMA2_NORM, NULL, LLAMA2_DEC);
+    T_ASSERT(json && lr_write_file_atomic(tpath, json, strlen(json)) == 0, "the tokenizer file");
+    free(json);
+    snprintf(args, sizeof args, "gen_synthetic -c tiny --threads 2 --tokenizer %s -o %s", tpath, model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "gen_synthetic: %s", err);
+    lr_rt *rt;
+    lr_rt_opts o = { .backend = LR_BACKEND_CPU, .cpu_threads = 2 };
+    T_OK(lr_rt_open(model, &o, &rt));
+    int32_t *ids;
+    int n;
+    T_OK(lr_rt_tokenize(rt, "hello world", 11, LR_TOKENIZE_ADD_BOS, &ids, &n));
+    T_ASSERT(n == 3 && ids[0] == SPM_BOS && ids[1] == SPM_SP_HELLO && ids[2] == SPM_SP_WORLD, "%d ids: %d %d ...", n,
+             n > 0 ? ids[0] : -1, n > 1 ? ids[1] : -1);
+    T_OK(api_greedy(rt, ids, n, 8, want, sizeof want));
+    free(ids);
+    lr_rt_close(rt);
+    snprintf(args, sizeof args, "leechrt --cpu -t 2 -m %s --no-chat --temp 0 --ignore-eos -p 'hello world' -n 8", model);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "leechrt: %s", err);
+    T_ASSERT(!strncmp(out, "hello world", 11) && !strncmp(out + 11, want, strlen(want)) && out[11 + strlen(want)] == '\n',
+             "the launcher's text '%s' is not the prompt and the API's '%s'", out, want);
+    snprintf(args, sizeof args, "tokenize -t %s --bos --ids -p 'hello world'", tpath);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "tokenize: %s", err);
+    T_ASSERT(!strcmp(out, "1 271 276\n"), "tokenize --ids: '%s'", out);
+    snprintf(args, sizeof args, "tokenize -t %s --decode 271,276", tpath);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "tokenize --decode: %s", err);
+    T_ASSERT(!strncmp(out, "hello world", 11), "tokenize --decode: '%s'", out);
+    return T_PASS;
+}
+
 /* A model whose tokenizer asks for BOS (Llama's habit): the launcher's plain
  * prompt starts with it (its greedy text is the API's after [BOS] + prompt,
  * and an empty prompt runs from BOS alone), and ppl puts it first in every
@@ -425,4 +466,4 @@ static int cleanup(void)
 }
 
 T_MAIN(T_CASE(test_help_and_bad_flags), T_CASE(test_demo_model_seeded), T_CASE(test_no_gpu_message),
-       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_demo_model_rebuilt), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(test_bos_model), T_CASE(test_refused_prompt_prints_nothing), T_CASE(cleanup))
+       T_CASE(test_output_errors_and_top_p), T_CASE(test_model_without_tokenizer), T_CASE(test_llama_cpp_flags), T_CASE(test_demo_model_rebuilt), T_CASE(test_missing_model), T_CASE(test_ppl), T_CASE(test_bos_model), T_CASE(test_spm_model), T_CASE(test_refused_prompt_prints_nothing), T_CASE(cleanup))
