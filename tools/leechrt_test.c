@@ -301,7 +301,7 @@ static int test_ppl(void)
     /* a text that cannot be read is an error naming it, not "0 tokens" */
     snprintf(args, sizeof args, "ppl --cpu -m %s -f %s -c 32", model, g_tmp);
     rc = run(args, out, sizeof out, err, sizeof err);
-    T_ASSERT(rc != 0 && strstr(err, g_tmp) && strstr(err, "Is a directory"), "a folder as the text: exit %d: %s", rc,
+    T_ASSERT(rc != 0 && strstr(err, g_tmp) && strstr(err, "is a folder"), "a folder as the text: exit %d: %s", rc,
              err);
     unlink(text);
     return T_PASS;
@@ -387,6 +387,8 @@ static int test_spm_model(void)
     snprintf(args, sizeof args, "tokenize -t %s --decode 271,276", tpath);
     T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 0, "tokenize --decode: %s", err);
     T_ASSERT(!strncmp(out, "hello world", 11), "tokenize --decode: '%s'", out);
+    snprintf(args, sizeof args, "tokenize -t %s -f %s", tpath, g_tmp);
+    T_ASSERT(run(args, out, sizeof out, err, sizeof err) == 1 && strstr(err, "is a folder"), "tokenize -f of a folder: %s", err);
     return T_PASS;
 }
 

@@ -8,6 +8,7 @@
 #include "util/args.h"
 #include "util/progress.h"
 #include "util/program.h"
+#include "util/read_file.h"
 #include "util/stdout_check.h"
 
 #include <errno.h>
@@ -25,7 +26,7 @@ static void usage(FILE *f)
             "a model that wants BOS, as Llama, has it first in each window).\n"
             "Prints the perplexity and tokens/s.\n"
             "  -m, --model MODEL  model file (.lrt) with a tokenizer\n"
-            "  -f, --file TEXT    text file\n"
+            "  -f, --file TEXT    text file ('-' for standard input)\n"
             "  -c, --ctx N        window length in tokens (default 512)\n"
             "      --cpu          CPU reference engine instead of the GPU\n"
             "      --windows N    score at most N windows (default: all)\n"
@@ -33,33 +34,17 @@ static void usage(FILE *f)
             "  -h, --help         this help\n");
 }
 
+/* The text to score: a file or "-" for standard input, read whole (up to
+ * 1 GiB; a folder or a failing read is an error, not a shorter text). */
 static char *read_text(const char *path, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "ppl: %s: %s\n", path, strerror(errno));
+    const lr_read_opts o = { .max = (size_t)1 << 30, .dash_stdin = 1 };
+    void *data;
+    if (lr_read_file_opts(path, &o, &data, n)) {
+        fprintf(stderr, "ppl: %s\n", lr_errmsg());
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    for (size_t r; buf && (r = fread(buf + len, 1, cap - len, f)) > 0;) {
-        len += r;
-        if (len == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    const int err = ferror(f) ? errno : 0; /* a read error (a folder, a failing disk): not a shorter text */
-    fclose(f);
-    if (!buf) fprintf(stderr, "ppl: %s: out of memory\n", path);
-    if (buf && err) {
-        fprintf(stderr, "ppl: %s: %s\n", path, strerror(err));
-        free(buf);
-        buf = NULL;
-    }
-    *n = len;
-    return buf;
+    return data;
 }
 
 /* -log softmax(logits)[target], in f64. */

@@ -8,6 +8,7 @@
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 #include "util/program.h"
+#include "util/read_file.h"
 #include "util/stdout_check.h"
 
 static void usage(FILE *f)
@@ -39,30 +40,17 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The text to encode: a file or "-" for standard input, read whole (up to
+ * 1 GiB; a folder or a failing read is an error, not an empty text). */
 static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) { fprintf(stderr, "tokenize: %s: %s\n", path, strerror(errno)); return NULL; }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; buf && (r = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += r;
-        if (n == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    const int err = ferror(f) ? errno : 0; /* a read error (a folder): not an empty text */
-    if (f != stdin) fclose(f);
-    if (!buf) { fprintf(stderr, "tokenize: out of memory\n"); return NULL; }
-    if (err) {
-        fprintf(stderr, "tokenize: %s: %s\n", path, strerror(err));
-        free(buf);
+    const lr_read_opts o = { .max = (size_t)1 << 30, .dash_stdin = 1 };
+    void *data;
+    if (lr_read_file_opts(path, &o, &data, len)) {
+        fprintf(stderr, "tokenize: %s\n", lr_errmsg());
         return NULL;
     }
-    *len = n;
-    return buf;
+    return data;
 }
 
 static void print_quoted(const char *s, size_t n)
