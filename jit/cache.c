@@ -74,20 +74,41 @@ static void put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] =
 static uint32_t get_u32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
 static uint64_t get_u64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
 
-/* Reads and validates; on success *payload is malloc'd. */
+FILE *lr_cache_fopen_regular(const char *path, long long *size)
+{
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    FILE *f = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, 0) == 0) f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (size) *size = (long long)st.st_size;
+    return f;
+}
+
+/* Reads and validates; on success *payload is malloc'd. LR_EIO: no such file;
+ * LR_EINVAL: something else than a file is there; LR_EFORMAT: not a valid
+ * entry. */
 static int read_entry(const char *path, const lr_key *expect, void **payload, size_t *n)
 {
     *payload = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return LR_EIO;
+    long long size;
+    FILE *f = lr_cache_fopen_regular(path, &size);
+    if (!f) return errno == EINVAL ? LR_EINVAL : LR_EIO;
     uint8_t h[LR_CACHE_HEADER];
     int rc = LR_EFORMAT;
     if (fread(h, 1, sizeof h, f) != sizeof h) goto out;
     if (memcmp(h, LR_CACHE_MAGIC, 8) || get_u32(h + 8) != LR_CACHE_FORMAT_VERSION) goto out;
     if (expect && memcmp(h + 16, expect->b, 16)) goto out;
     uint64_t len = get_u64(h + 32);
-    if (len == 0 || len > (1u << 30)) goto out;
+    /* the header's length must be the file's: no allocation a short file cannot fill */
+    if (len == 0 || len > (1u << 30) || (long long)len != size - LR_CACHE_HEADER) goto out;
     uint8_t *buf = malloc(len);
     if (!buf) { rc = LR_ENOMEM; goto out; }
     if (fread(buf, 1, len, f) != len || fgetc(f) != EOF || XXH3_64bits(buf, len) != get_u64(h + 40)) {
@@ -118,6 +139,10 @@ int lr_cache_get(const lr_cache *c, const lr_key *k, void **payload, size_t *n)
     char path[4200];
     path_of(c, k, path, sizeof path);
     int rc = read_entry(path, k, payload, n);
+    if (rc == LR_EINVAL) {
+        lr_warn("%s is not a file; the kernel is compiled instead", path);
+        return LR_EIO;
+    }
     if (rc == LR_EFORMAT && !c->readonly) {
         lr_warn("removing corrupt cache file %s", path);
         unlink(path);

@@ -8,6 +8,7 @@
 #include "jit/key.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define LR_CACHE_MAGIC "LRCUBIN\0"
@@ -45,5 +46,9 @@ int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *n);
 int lr_cache_clear(const lr_cache *c, int *removed);
 /* Checks one file; LR_OK if valid. */
 int lr_cache_check_file(const char *path, const lr_key *expect);
+/* Opens path for reading when it is a regular file, without waiting on a FIFO;
+ * NULL otherwise (errno EINVAL: something else than a file is there). *size
+ * (may be NULL) gets the file's size. */
+FILE *lr_cache_fopen_regular(const char *path, long long *size);
 
 #endif

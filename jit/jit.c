@@ -58,7 +58,7 @@ static int nvrtc_version_for_key(lr_nvrtc_version *v)
         int rc = lr_nvrtc_version_get(v);
         if (rc) return rc;
         if (!c->disabled && !c->readonly) {
-            FILE *f = fopen(path, "r");
+            FILE *f = lr_cache_fopen_regular(path, NULL);
             lr_nvrtc_version old = { 0, 0, 0 };
             int have = f && fscanf(f, "%d.%d.%d", &old.major, &old.minor, &old.build) == 3;
             if (f) fclose(f);
@@ -78,7 +78,7 @@ static int nvrtc_version_for_key(lr_nvrtc_version *v)
     if (lr_embedded_cubin_count > 0 &&
         sscanf(lr_embedded_nvrtc_version, "%d.%d.%d", &v->major, &v->minor, &v->build) == 3)
         return LR_OK;
-    FILE *f = fopen(path, "r");
+    FILE *f = lr_cache_fopen_regular(path, NULL);
     int ok = f && fscanf(f, "%d.%d.%d", &v->major, &v->minor, &v->build) == 3;
     if (f) fclose(f);
     if (!ok) return LR_FAIL(LR_ENVRTC, "NVRTC is not available and the cache %s was not warmed (no nvrtc-version)", c->dir);

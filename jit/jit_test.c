@@ -474,7 +474,45 @@ static int cleanup(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_spec_names), T_CASE(test_key_sensitivity), T_CASE(test_nvrtc_version),
+/* Something else than an entry under an entry's name: a FIFO is passed over
+ * at once (opening it to read would wait for a writer) and a header whose
+ * length is not the file's is refused before anything is allocated for it. */
+static int test_cache_not_a_file(void)
+{
+    fresh_dir();
+    lr_cache c;
+    lr_cache_open(&c, g_dir);
+    T_ASSERT(!c.disabled, "cache folder %s", g_dir);
+    lr_key k;
+    memset(&k, 0x5a, sizeof k);
+    static const char payload[] = "not really a cubin, but a payload";
+    T_OK(lr_cache_put(&c, &k, payload, sizeof payload));
+    void *p;
+    size_t n;
+    T_OK(lr_cache_get(&c, &k, &p, &n));
+    T_ASSERT(n == sizeof payload && !memcmp(p, payload, n), "payload back");
+    free(p);
+    char hex[64], path[4300];
+    lr_key_hex(&k, hex);
+    snprintf(path, sizeof path, "%s/%s.cubin", g_dir, hex);
+    /* the header says 1 GiB, the file holds 34 bytes */
+    FILE *f = fopen(path, "r+b");
+    T_ASSERT(f && fseek(f, 32, SEEK_SET) == 0, "open %s", path);
+    const uint8_t big[8] = { 0, 0, 0, 0x40, 0, 0, 0, 0 };
+    T_ASSERT(fwrite(big, 1, 8, f) == 8 && fclose(f) == 0, "patch");
+    T_ASSERT(lr_cache_check_file(path, &k) == LR_EFORMAT, "a length past the file accepted");
+    T_ASSERT(unlink(path) == 0 && mkfifo(path, 0600) == 0, "fifo %s", path);
+    alarm(10); /* a hang fails the test instead of CI */
+    lr_set_warn_handler(NULL);
+    int rc = lr_cache_get(&c, &k, &p, &n);
+    T_ASSERT(rc == LR_EIO, "a FIFO as an entry: %d", rc);
+    T_ASSERT(lr_cache_check_file(path, &k) != LR_OK, "a FIFO checked as valid");
+    alarm(0);
+    unlink(path);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_cache_not_a_file), T_CASE(test_spec_names), T_CASE(test_key_sensitivity), T_CASE(test_nvrtc_version),
        T_CASE(test_every_template_compiles), T_CASE(test_compile_error_names_template),
        T_CASE(test_cache_hit_miss), T_CASE(test_cache_truncated), T_CASE(test_cache_corrupted),
        T_CASE(test_cache_foreign), T_CASE(test_cache_concurrent_writers), T_CASE(test_cache_cap_setting), T_CASE(test_jit_keeps_cache_under_cap), T_CASE(test_cache_trim),
