@@ -388,6 +388,11 @@ static int check_tensor_set(lr_model *m)
             else if (lr_rot_factor((int)m->cfg.head_dim, &fm, &fk))
                 rc = BADT(m, w->name, "rotation kind 2 (per head): head_dim %u is not a width the rotation serves "
                           "(odd factor <= 31 times a power of two >= 4)", m->cfg.head_dim);
+        } else if (t->codec == LR_CODEC_LEECH && t->u.leech.rot_kind == LR_ROT_HADAMARD &&
+                   lr_rot_factor((int)t->cols, &fm, &fk)) {
+            /* the engines rotate the input over its whole width: refused here, not at run time */
+            rc = BADT(m, w->name, "rotation kind 1 over %llu columns, not a width the rotation serves "
+                      "(odd factor <= 31 times a power of two >= 4)", (ull)t->cols);
         }
         /* a rotated residual arrives rotated by R: a Leech reader of it must be
          * stored against R itself (kind 1, the residual's seed) */
@@ -515,7 +520,8 @@ int lr_model_open_mem(const void *buf, size_t n, const char *label, unsigned fla
 int lr_model_open(const char *path, unsigned flags, lr_model **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO would wait for a writer before the check below */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return LR_FAIL(LR_EIO, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
