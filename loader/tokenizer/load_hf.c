@@ -69,19 +69,7 @@ static const char *type_of(json_t *obj)
     return json_is_string(ty) ? json_string_value(ty) : NULL;
 }
 
-#define METASPACE "\xE2\x96\x81" /* U+2581, SentencePiece's space */
-
-/* A SentencePiece token's bytes: every metaspace a plain space. out needs n
- * bytes. */
-static size_t spm_decode(const char *s, size_t n, uint8_t *out)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        if (i + 3 <= n && !memcmp(s + i, METASPACE, 3)) { out[o++] = ' '; i += 3; }
-        else out[o++] = (uint8_t)s[i++];
-    }
-    return o;
-}
+#define METASPACE TOK_METASPACE
 
 /* Decodes a token string (ByteLevel's alphabet, or SentencePiece's
  * metaspace) into a growing scratch buffer. */
@@ -94,23 +82,8 @@ static int bl(const lr_tok *t, const char *str, size_t n, uint8_t **buf, size_t 
         *buf = b;
         *cap = c;
     }
-    *len = t->spm ? spm_decode(str, n, *buf) : tok_bytelevel_decode(str, n, *buf);
+    *len = t->spm ? tok_spm_decode(str, n, *buf) : tok_bytelevel_decode(str, n, *buf);
     return LR_OK;
-}
-
-/* The byte of a byte-fallback token "<0xNN>" (upper-case hex, as
- * SentencePiece and Hugging Face write them), or -1. */
-static int fallback_byte(const char *s, size_t n)
-{
-    if (n != 6 || memcmp(s, "<0x", 3) || s[5] != '>') return -1;
-    int v = 0;
-    for (int i = 3; i < 5; i++) {
-        char c = s[i];
-        if (c >= '0' && c <= '9') v = v * 16 + (c - '0');
-        else if (c >= 'A' && c <= 'F') v = v * 16 + (c - 'A' + 10);
-        else return -1;
-    }
-    return v;
 }
 
 static int load_vocab(lr_tok *t, json_t *model)
@@ -126,7 +99,7 @@ static int load_vocab(lr_tok *t, json_t *model)
             free(buf);
             return LR_FAIL(LR_EFORMAT, "%s: model.vocab[\"%.40s\"] is not a valid id", t->name, key);
         }
-        int fb = t->byte_fallback ? fallback_byte(key, strlen(key)) : -1, rc;
+        int fb = t->byte_fallback ? tok_spm_fallback_byte(key, strlen(key)) : -1, rc;
         if (fb >= 0) {
             uint8_t b = (uint8_t)fb;
             rc = tok_set(t, (int32_t)json_integer_value(v), &b, 1, TOK_BYTEFB);

@@ -19,6 +19,8 @@ enum {
                         found by a vocabulary lookup (the character token of that byte is) */
 };
 
+#define TOK_METASPACE "\xE2\x96\x81" /* U+2581, SentencePiece's space */
+
 /* Pre-tokenizer split patterns, each a hand-written matcher (pretok.c). */
 enum {
     TOK_PAT_QWEN2,  /* Qwen2/Qwen3: digits one at a time */
@@ -103,6 +105,23 @@ int32_t tok_vocab_find(const lr_tok *t, const uint8_t *s, size_t len);
  * tokenizer.ggml.pre name; returns -1 for one that is not known. */
 int tok_pattern_from_regex(const char *re);
 int tok_pattern_from_gguf_pre(const char *pre, int *ignore_merges, int *digits);
+
+/* A SentencePiece piece's bytes: every metaspace a plain space (out needs n
+ * bytes; returns the count). */
+size_t tok_spm_decode(const char *s, size_t n, uint8_t *out);
+/* The byte of a byte-fallback piece "<0xNN>" (upper-case hex, as SentencePiece
+ * writes them), or -1. */
+int tok_spm_fallback_byte(const char *s, size_t n);
+/* SentencePiece scores as BPE merges: every split of a vocabulary token into
+ * two vocabulary tokens at a character boundary, ranked by the whole token's
+ * score, highest first (equal scores: the lower merged id, then the lower
+ * left id). That is llama.cpp's SentencePiece tokenizer, which merges the
+ * adjacent pair whose concatenation is the best-scoring token (it breaks
+ * equal scores by position instead). *out (free it) in rank order. */
+typedef struct {
+    int32_t left, right;
+} tok_merge;
+int tok_spm_merges(const lr_tok *t, const float *scores, tok_merge **out, size_t *n);
 
 /* Maps a ByteLevel-encoded token string (GPT-2's byte-to-unicode alphabet,
  * e.g. "Ġhello") to bytes. A string with a character outside the alphabet is
