@@ -185,6 +185,12 @@ static int test_hf_tokenizer_bos(void)
         { templ, "{\"add_bos_token\": true, \"bos_token\": \"<s>\"}", 1, 1 },
         { plain, "{\"add_bos_token\": false}", 0, 1 },
         { plain, "{not json", 0, 1 },
+        /* transformers' Llama/Gemma classes: no add_bos_token is true, null is false */
+        { plain, "{\"tokenizer_class\": \"LlamaTokenizerFast\", \"bos_token\": \"<s>\"}", 1, 0 },
+        { plain, "{\"tokenizer_class\": \"GemmaTokenizer\", \"bos_token\": \"<s>\"}", 1, 0 },
+        { templ, "{\"tokenizer_class\": \"LlamaTokenizer\", \"bos_token\": \"<s>\"}", 1, 1 },
+        { templ, "{\"tokenizer_class\": \"GemmaTokenizerFast\", \"add_bos_token\": null}", 0, 0 },
+        { plain, "{\"tokenizer_class\": \"PreTrainedTokenizerFast\", \"bos_token\": \"<s>\"}", 0, 1 },
     };
     char dir[256], sub[300], path[400];
     tl_tmpdir(dir, sizeof dir, "hfbos");
