@@ -182,19 +182,41 @@ static int is_entry_name(const char *n)
     return l == 38 && !strcmp(n + 32, ".cubin");
 }
 
+/* A writer's temp file ("<entry>.tmp.XXXXXX", "nvrtc-version.tmp.<pid>")
+ * left by a process that died before its rename: never renamed, never
+ * counted, never removed otherwise. One an hour old has no live writer. */
+static void sweep_if_stale_tmp(const lr_cache *c, const char *name, time_t now)
+{
+    const char *t = strstr(name, ".tmp.");
+    if (!t) return;
+    char base[256];
+    snprintf(base, sizeof base, "%.*s", (int)(t - name), name);
+    if (!is_entry_name(base) && strcmp(base, "nvrtc-version")) return;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 3600) unlink(path);
+}
+
 /* The entries' names, sizes and times; with check, also whether each file
- * checks out (reads it whole). */
-static int scan(const lr_cache *c, int check, lr_cache_entry **out, int *count)
+ * checks out (reads it whole); with sweep, stale temp files are removed on
+ * the way (one pass over the folder: the trim once listed it twice, once to
+ * sweep and once for the entries). */
+static int scan(const lr_cache *c, int check, int sweep, lr_cache_entry **out, int *count)
 {
     *out = NULL;
     *count = 0;
     DIR *d = opendir(c->dir);
     if (!d) return LR_FAIL(LR_EIO, "%s: %s", c->dir, strerror(errno));
+    const time_t now = time(NULL);
     int cap = 64, n = 0;
     lr_cache_entry *v = malloc(sizeof *v * (size_t)cap);
     struct dirent *e;
     while (v && (e = readdir(d))) {
-        if (!is_entry_name(e->d_name)) continue;
+        if (!is_entry_name(e->d_name)) {
+            if (sweep) sweep_if_stale_tmp(c, e->d_name, now);
+            continue;
+        }
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", c->dir, e->d_name);
         struct stat st;
@@ -218,7 +240,7 @@ static int scan(const lr_cache *c, int check, lr_cache_entry **out, int *count)
     return LR_OK;
 }
 
-int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *count) { return scan(c, 1, out, count); }
+int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *count) { return scan(c, 1, 0, out, count); }
 
 static int by_mtime(const void *a, const void *b)
 {
@@ -226,34 +248,11 @@ static int by_mtime(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A writer's temp file ("<entry>.tmp.XXXXXX", "nvrtc-version.tmp.<pid>")
- * left by a process that died before its rename: never renamed, never
- * counted, never removed otherwise. One an hour old has no live writer. */
-static void sweep_stale_tmp(const lr_cache *c)
-{
-    DIR *d = opendir(c->dir);
-    if (!d) return;
-    const time_t now = time(NULL);
-    for (struct dirent *e; (e = readdir(d));) {
-        const char *t = strstr(e->d_name, ".tmp.");
-        if (!t) continue;
-        char base[256];
-        snprintf(base, sizeof base, "%.*s", (int)(t - e->d_name), e->d_name);
-        if (!is_entry_name(base) && strcmp(base, "nvrtc-version")) continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", c->dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 3600) unlink(path);
-    }
-    closedir(d);
-}
-
 int lr_cache_trim(const lr_cache *c, uint64_t max_bytes, int *removed)
 {
     lr_cache_entry *v;
     int n, rm = 0;
-    sweep_stale_tmp(c);
-    int rc = scan(c, 0, &v, &n); /* (the order needs no file read) */
+    int rc = scan(c, 0, 1, &v, &n); /* (the order needs no file read) */
     if (rc) return rc;
     uint64_t total = 0;
     for (int i = 0; i < n; i++) total += v[i].bytes;

@@ -13,6 +13,7 @@
 #include "loader/parallel.h"
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
+#include "util/gunzip.h"
 #include "util/half.h"
 #include "util/progress.h"
 #include "util/read_file.h"
@@ -317,26 +318,26 @@ static int write_all(gen *g, lr_writer *w)
     return 0;
 }
 
-/* The tokenizer file's bytes as they are (tests embed hostile ones on purpose; gen_synthetic
- * checks a user's file with lr_synth_check_tokenizer first). */
-static int read_tokenizer(const char *path, int *kind, void **blob, size_t *n)
+/* How the artifact stores tokenizer bytes: gzip'd (by their magic) or plain JSON. */
+static int tokenizer_kind(const void *blob, size_t n, const char *path, int *kind)
 {
+    const uint8_t *b = blob;
     *kind = LR_TOK_NONE;
-    *blob = NULL;
-    *n = 0;
-    if (!path) return LR_OK;
-    int rc = lr_read_file(path, blob, n);
-    if (rc) return rc;
-    const uint8_t *b = *blob;
-    if (*n == 0) return LR_FAIL(LR_EINVAL, "%s: empty tokenizer file", path);
-    *kind = *n >= 2 && b[0] == 0x1f && b[1] == 0x8b ? LR_TOK_JSON_GZIP : LR_TOK_JSON;
+    if (n == 0) return LR_FAIL(LR_EINVAL, "%s: empty tokenizer file", path);
+    *kind = n >= 2 && b[0] == 0x1f && b[1] == 0x8b ? LR_TOK_JSON_GZIP : LR_TOK_JSON;
     return LR_OK;
 }
 
-int lr_synth_check_tokenizer(const char *path, const lr_model_config *cfg)
+int lr_synth_check_tokenizer(const void *bytes, size_t n, const char *path, const lr_model_config *cfg)
 {
-    lr_tok *t;
-    int rc = lr_tok_load_hf(path, &t);
+    int kind;
+    char *json = NULL;
+    size_t jn = 0;
+    lr_tok *t = NULL;
+    int rc = tokenizer_kind(bytes, n, path, &kind);
+    if (!rc && kind == LR_TOK_JSON_GZIP) rc = lr_gunzip(bytes, n, LR_GUNZIP_MAX_TOKENIZER, path, &json, &jn);
+    if (!rc) rc = lr_tok_load_hf_mem(json ? json : bytes, json ? jn : n, NULL, 0, path, &t);
+    free(json);
     if (rc) return lr_wrap(rc, "tokenizer %s", path);
     const int32_t nt = lr_tok_vocab_size(t);
     lr_tok_free(t);
@@ -366,9 +367,12 @@ int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_
     g.npoints = lr_leech_ball_points(12);
     g.desc = calloc((size_t)nt, sizeof *g.desc);
     g.part_bytes = calloc((size_t)nt, sizeof *g.part_bytes);
-    int tok_kind;
-    void *tok = NULL;
-    size_t tok_n;
+    /* the tokenizer's bytes as they are (tests embed hostile ones on purpose; gen_synthetic
+       checks a user's file with lr_synth_check_tokenizer first) */
+    int tok_kind = LR_TOK_NONE;
+    void *tok_read = NULL;
+    const void *tok = o->tokenizer;
+    size_t tok_n = o->tokenizer ? o->tokenizer_n : 0;
     lr_writer *w = NULL;
     uint64_t total = 0;
     if (!g.desc || !g.part_bytes) rc = LR_FAIL(LR_ENOMEM, "synthetic: out of memory");
@@ -379,7 +383,8 @@ int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_
         for (int p = 0; p < np; p++) total += g.part_bytes[t][p];
     }
     if (!rc) rc = plan_jobs(&g, nt);
-    if (!rc) rc = read_tokenizer(o->tokenizer_path, &tok_kind, &tok, &tok_n);
+    if (!rc && !tok && o->tokenizer_path && !(rc = lr_read_file(o->tokenizer_path, &tok_read, &tok_n))) tok = tok_read;
+    if (!rc && tok) rc = tokenizer_kind(tok, tok_n, o->tokenizer_path ? o->tokenizer_path : "tokenizer", &tok_kind);
     if (!rc) rc = lr_writer_open(path, cfg, tok_kind, tok, tok_n, &w);
     if (!rc) rc = lr_writer_set_default_align(w, o->align);
     if (!rc) {
@@ -422,7 +427,7 @@ int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_
         else rc = lr_writer_finish(w);
     }
     if (!rc && o->progress) lr_progress_finish(o->progress);
-    free(tok);
+    free(tok_read);
     free(g.slots);
     free(g.jobs);
     free(g.desc);

@@ -21,6 +21,9 @@ typedef struct lr_synth_opts {
     uint64_t seed;
     int nthreads;                /* generator threads; 0 = all cores */
     const char *tokenizer_path;  /* tokenizer.json or tokenizer.json.gz; NULL = none */
+    const void *tokenizer;       /* or that file's bytes, already read (tokenizer_n of them): used
+                                    instead of reading tokenizer_path when not NULL */
+    size_t tokenizer_n;
     uint32_t align;              /* 0 = automatic (see lr_writer_set_default_align) */
     int gain_bits;               /* Leech gain bits, 0..2 (the tool uses 1) */
     int proj_f16;                /* 1: projections as f16 (the dense arm beside Leech), not Leech */
@@ -35,9 +38,14 @@ typedef struct lr_synth_opts {
 /* Writes the artifact to path atomically. The tokenizer file is embedded as it
  * is (tests embed hostile ones on purpose). */
 int lr_synth_write(const char *path, const lr_model_config *cfg, const lr_synth_opts *o);
-/* Whether a tokenizer file is one to embed in a model of cfg: it loads as a
- * tokenizer.json (gzip'd or not) and has at most cfg->vocab tokens (gen_synthetic
- * embedded any file, which passed inspect --verify and failed only when run). */
-int lr_synth_check_tokenizer(const char *path, const lr_model_config *cfg);
+/* Whether a tokenizer file's bytes (n of them, read from path, which names
+ * them in messages) are one to embed in a model of cfg: they load as the
+ * artifact's tokenizer loads (gunzipped when gzip, with no tokenizer_config.json)
+ * and have at most cfg->vocab tokens (gen_synthetic embedded any file, which
+ * passed inspect --verify and failed only when run). gen_synthetic reads the
+ * file once and embeds the bytes it checked (lr_synth_opts.tokenizer): it read
+ * the path again to embed it, so a FIFO or a file replaced meanwhile gave
+ * other bytes, or none, than the ones checked. */
+int lr_synth_check_tokenizer(const void *bytes, size_t n, const char *path, const lr_model_config *cfg);
 
 #endif

@@ -2,6 +2,7 @@
  * deterministic random weights (loader/synthetic.h). */
 #include "loader/synthetic.h"
 #include "util/args.h"
+#include "util/atomic_file.h"
 #include "util/err.h"
 #include "util/progress.h"
 #include "util/program.h"
@@ -91,14 +92,23 @@ int main(int argc, char **argv)
     if (!cfg_name || !out) { usage(stderr); return 2; }
     lr_model_config cfg;
     if (lr_synth_config(cfg_name, &cfg)) { fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg()); return 2; }
-    if (o.tokenizer_path && lr_synth_check_tokenizer(o.tokenizer_path, &cfg)) {
-        fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg());
-        return 1;
+    /* the tokenizer file read once: the bytes checked are the bytes embedded */
+    void *tok = NULL;
+    if (o.tokenizer_path) {
+        if (lr_read_file(o.tokenizer_path, &tok, &o.tokenizer_n) ||
+            lr_synth_check_tokenizer(tok, o.tokenizer_n, o.tokenizer_path, &cfg)) {
+            fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg());
+            free(tok);
+            return 1;
+        }
+        o.tokenizer = tok;
     }
     lr_progress p;
     o.progress = &p;
     double t0 = lr_now();
-    if (lr_synth_write(out, &cfg, &o)) {
+    const int rc = lr_synth_write(out, &cfg, &o);
+    free(tok);
+    if (rc) {
         fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg());
         return 1;
     }

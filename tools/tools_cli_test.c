@@ -5,9 +5,13 @@
 #include "rt/demo_model.h"
 #include "test/bos_tokenizer.h"
 #include "test/t.h"
+#include "util/atomic_file.h"
 #include "util/err.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -410,7 +414,7 @@ static int test_synthetic_tokenizer_checked(void)
     FILE *f = fopen(tj, "wb"), *g = fopen(bad, "wb");
     T_ASSERT(f && g, "temp files");
     fwrite(json, 1, n, f), fputs("hello, not json\n", g);
-    fclose(f), fclose(g), free(json);
+    fclose(f), fclose(g);
     static const struct { const char *cfg, *file, *says; int rc; } c[] = {
         { "micro", "notes.txt", "notes.txt", 1 }, { "micro", "tokenizer.json", "past the model's vocabulary", 1 },
         { "tiny", "tokenizer.json", NULL, 0 },
@@ -423,6 +427,34 @@ static int test_synthetic_tokenizer_checked(void)
         T_ASSERT((access(out, F_OK) == 0) == (c[i].rc == 0), "gen_synthetic %s: model file %s", args,
                  access(out, F_OK) == 0 ? "left behind" : "missing");
     }
+    /* The file is read once: from a FIFO, which gives its bytes once, the model is the
+       one the plain file gave (the check and the write each opened the path: the second
+       open waited for a writer that had gone, the tool hung). */
+    char fifo[300], cmd[2048];
+    snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+    T_ASSERT(mkfifo(fifo, 0600) == 0, "mkfifo");
+    const pid_t w = fork();
+    T_ASSERT(w >= 0, "fork");
+    if (w == 0) { /* the writer: the text once */
+        const int fd = open(fifo, O_WRONLY);
+        _exit(fd >= 0 && write(fd, json, n) == (ssize_t)n && close(fd) == 0 ? 0 : 1);
+    }
+    snprintf(out, sizeof out, "%s/fifo.lrt", dir);
+    snprintf(cmd, sizeof cmd, "timeout 60 %s/gen_synthetic -c tiny --threads 2 -o %s --tokenizer %s >/dev/null 2>&1 </dev/null",
+             g_bin, out, fifo);
+    const int st = system(cmd);
+    kill(w, SIGKILL); /* (a writer still waiting for a reader) */
+    waitpid(w, NULL, 0);
+    free(json);
+    T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "gen_synthetic --tokenizer FIFO: status %d", st);
+    void *a = NULL, *b = NULL;
+    size_t an = 0, bn = 0;
+    snprintf(args, sizeof args, "%s/s2.lrt", dir);
+    T_OK(lr_read_file(args, &a, &an));
+    T_OK(lr_read_file(out, &b, &bn));
+    const int same = an == bn && !memcmp(a, b, an);
+    free(a), free(b);
+    T_ASSERT(same, "the model from a FIFO (%zu bytes) differs from the plain file's (%zu)", bn, an);
     unsetenv("LEECHRT_CACHE_DIR");
     tl_rmrf(dir);
     return T_PASS;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TT_CONTROL = 3, TT_USER = 4 };
+enum { TT_CONTROL = 3, TT_USER = 4, TT_UNUSED = 5 };
 
 /* The split patterns as Hugging Face tokenizer.json files spell them
  * (loader/tokenizer/pretok.c recognizes exactly these strings). */
@@ -57,7 +57,8 @@ static int pre_for(const char *pre, json_t **pt, json_t **norm, int *ignore_merg
 /* tokenizer.ggml.add_bos_token as tokenizer.json says it: a TemplateProcessing
  * post-processor putting the BOS token before the text (loader/tokenizer
  * reads it back as add_bos), or none (*out NULL) when BOS is not added. */
-static int bos_template(const lr_gguf *g, const char *pre, const lr_gguf_val *tokens, json_t **out)
+static int bos_template(const lr_gguf *g, const char *pre, const lr_gguf_val *tokens, const lr_gguf_val *types,
+                        json_t **out)
 {
     *out = NULL;
     int add = lr_tok_gguf_pre_adds_bos(pre), rc = LR_OK; /* llama.cpp's default without the key */
@@ -71,7 +72,8 @@ static int bos_template(const lr_gguf *g, const char *pre, const lr_gguf_val *to
         return LR_OK;
     }
     if ((rc = lr_gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &id))) return rc;
-    if (id >= tokens->arr.n) {
+    if (id >= tokens->arr.n || (types && lr_gguf_arr_int(types, id) == TT_UNUSED)) {
+        /* (an unused token is no token here: see build) */
         lr_warn("%s: bos_token_id %llu is not a token: no BOS added", g->name, (unsigned long long)id);
         return LR_OK;
     }
@@ -117,12 +119,18 @@ static int build(const lr_gguf *g, json_t **out)
     size_t dups = 0;
     for (uint64_t i = 0; !rc && i < tokens->arr.n; i++) {
         const lr_gguf_str *t = &tokens->arr.strs[i];
+        int64_t ty = types ? lr_gguf_arr_int(types, i) : 1;
+        /* An unused token (llama.cpp's converter writes them for the ids a
+         * Hugging Face vocabulary lacks) is left out: its id is a gap, as in
+         * that vocabulary, and decodes to nothing, as llama.cpp decodes it;
+         * the GGUF tokenizer loader does the same (loader/tokenizer/load_gguf.c
+         * says where llama.cpp differs). */
+        if (ty == TT_UNUSED) continue;
         json_t *str = json_stringn(t->s, (size_t)t->len);
         if (!str) {
             rc = LR_FAIL(LR_EFORMAT, "%s: token %llu is not valid UTF-8 text", L, (unsigned long long)i);
             break;
         }
-        int64_t ty = types ? lr_gguf_arr_int(types, i) : 1;
         if (ty == TT_CONTROL || ty == TT_USER) {
             json_t *a = json_pack("{s:I, s:o, s:b, s:b, s:b, s:b, s:b}", "id", (json_int_t)i, "content", str,
                                   "single_word", 0, "lstrip", 0, "rstrip", 0, "normalized", 0, "special",
@@ -146,7 +154,7 @@ static int build(const lr_gguf *g, json_t **out)
             rc = LR_FAIL(LR_EFORMAT, "%s: merge %llu is not valid UTF-8 text", L, (unsigned long long)i);
     }
     json_t *post = NULL;
-    if (!rc) rc = bos_template(g, pre, tokens, &post);
+    if (!rc) rc = bos_template(g, pre, tokens, types, &post);
     if (rc) {
         json_decref(vocab);
         json_decref(added);

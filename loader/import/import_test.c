@@ -185,6 +185,12 @@ static int test_hf_tokenizer_bos(void)
         { templ, "{\"add_bos_token\": true, \"bos_token\": \"<s>\"}", 1, 1 },
         { plain, "{\"add_bos_token\": false}", 0, 1 },
         { plain, "{not json", 0, 1 },
+        /* transformers' Llama/Gemma classes: no add_bos_token is true, null is false */
+        { plain, "{\"tokenizer_class\": \"LlamaTokenizerFast\", \"bos_token\": \"<s>\"}", 1, 0 },
+        { plain, "{\"tokenizer_class\": \"GemmaTokenizer\", \"bos_token\": \"<s>\"}", 1, 0 },
+        { templ, "{\"tokenizer_class\": \"LlamaTokenizer\", \"bos_token\": \"<s>\"}", 1, 1 },
+        { templ, "{\"tokenizer_class\": \"GemmaTokenizerFast\", \"add_bos_token\": null}", 0, 0 },
+        { plain, "{\"tokenizer_class\": \"PreTrainedTokenizerFast\", \"bos_token\": \"<s>\"}", 0, 1 },
     };
     char dir[256], sub[300], path[400];
     tl_tmpdir(dir, sizeof dir, "hfbos");
@@ -664,6 +670,98 @@ static int test_gguf_tokenizer_json_duplicates(void)
     lr_tok_ids_free(&x);
     lr_tok_ids_free(&y);
     tok_pair_close(ta, tb, json, g, b.p);
+    return T_PASS;
+}
+
+/* Unused tokens (type 5; llama.cpp's converter writes "[PAD<id>]" ones for
+   the ids a Hugging Face vocabulary lacks) are gaps in both readers of a GGUF:
+   no text, so they decode to nothing as llama.cpp decodes them, and never
+   produced by encoding. The converter once wrote them into the vocabulary,
+   where BPE could reach one (here " xyz", a whole word under llama-bpe's
+   ignore_merges) and decoding gave its text, while the GGUF loader kept them
+   out of encoding but decoded their text. A BOS that is an unused token is no
+   BOS in either, with a warning (both added it before; so would llama.cpp, a
+   BOS that decodes to nothing). */
+static int test_gguf_tokenizer_unused(void)
+{
+    static const char *const merges[] = { "h e", "l l", "he ll", "hell o" };
+    static const char *const texts[] = { "hello xyz", " xyz", "xyz", "[PAD260] hello", "<|end|>hello [PAD264]", "" };
+    /* ids 256-259 the merges', 260 and 261 unused, 262 a control token, 263 and 264 unused */
+    static const char *const extra[] = { "he", "ll", "hell", "hello", "[PAD260]", "\xc4\xa0xyz", "<|end|>", "[PAD263]",
+                                         "[PAD264]" };
+    static const int types[] = { 1, 1, 1, 1, 5, 5, 3, 5, 5 };
+    const int ne = (int)(sizeof extra / sizeof *extra), nm = (int)(sizeof merges / sizeof *merges);
+    for (int bos = 260; bos <= 262; bos += 2) { /* an unused BOS, then the control token */
+        gb_buf b;
+        memset(&b, 0, sizeof b);
+        gb_header(&b, 3);
+        gb_kv_str(&b, "tokenizer.ggml.model", "gpt2");
+        gb_kv_str(&b, "tokenizer.ggml.pre", "llama-bpe");
+        gb_kv_arr(&b, "tokenizer.ggml.tokens", LR_GGUF_STR, 256 + (uint64_t)ne);
+        char t[8];
+        for (int i = 0; i < 256; i++) gb_strn(&b, t, (size_t)tl_byte_char(i, t));
+        for (int i = 0; i < ne; i++) gb_str(&b, extra[i]);
+        gb_kv_arr(&b, "tokenizer.ggml.token_type", LR_GGUF_I32, 256 + (uint64_t)ne);
+        for (int i = 0; i < 256 + ne; i++) gb_u32(&b, i < 256 ? 1 : (uint32_t)types[i - 256]);
+        gb_kv_arr(&b, "tokenizer.ggml.merges", LR_GGUF_STR, (uint64_t)nm);
+        for (int i = 0; i < nm; i++) gb_str(&b, merges[i]);
+        gb_kv_u32(&b, "tokenizer.ggml.bos_token_id", (uint32_t)bos);
+        gb_kv_bool(&b, "tokenizer.ggml.add_bos_token", 1);
+        gb_finish(&b);
+        T_ASSERT(!b.failed, "build");
+        lr_gguf *g;
+        T_OK(lr_gguf_parse(b.p, b.n, "unused.gguf", &g));
+        char *json;
+        size_t jn;
+        lr_tok *ta = NULL, *tb = NULL;
+        lr_warn_mute(1); /* (the unused BOS is warned about) */
+        int rc = lr_gguf_tokenizer_json(g, &json, &jn);
+        if (!rc) rc = lr_tok_from_gguf(g, &ta);
+        if (!rc) rc = lr_tok_load_hf_mem(json, jn, NULL, 0, "unused.json", &tb);
+        lr_warn_mute(0);
+        T_OK(rc);
+        T_ASSERT(!strstr(json, "PAD26") && !strstr(json, "\xc4\xa0xyz"), "an unused token is in the tokenizer.json");
+        /* the trailing unused ids are past the vocabulary in both, as past a Hugging Face one */
+        T_ASSERT(lr_tok_vocab_size(ta) == 263 && lr_tok_vocab_size(tb) == 263, "vocab %d (GGUF) and %d (json), want 263",
+                 lr_tok_vocab_size(ta), lr_tok_vocab_size(tb));
+        const int want_bos = bos == 262;
+        T_ASSERT(lr_tok_add_bos(ta) == want_bos && lr_tok_add_bos(tb) == want_bos &&
+                     (!want_bos || (lr_tok_bos(ta) == 262 && lr_tok_bos(tb) == 262)),
+                 "BOS %d: add_bos %d/%d, bos %d/%d", bos, lr_tok_add_bos(ta), lr_tok_add_bos(tb), lr_tok_bos(ta),
+                 lr_tok_bos(tb));
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+            for (int special = 0; special < 2; special++) {
+                lr_tok_ids x = { 0 }, y = { 0 };
+                T_OK(lr_tok_encode(ta, texts[i], strlen(texts[i]), special, &x));
+                T_OK(lr_tok_encode(tb, texts[i], strlen(texts[i]), special, &y));
+                T_ASSERT(x.n == y.n && (x.n == 0 || !memcmp(x.ids, y.ids, x.n * sizeof *x.ids)),
+                         "\"%s\": %zu ids (GGUF) vs %zu (json), first %d vs %d", texts[i], x.n, y.n, x.n ? x.ids[0] : -1,
+                         y.n ? y.ids[0] : -1);
+                for (size_t k = 0; k < x.n; k++)
+                    T_ASSERT(x.ids[k] != 260 && x.ids[k] != 261, "\"%s\" encodes to unused %d", texts[i], x.ids[k]);
+                char *d;
+                size_t dn;
+                T_OK(lr_tok_decode(tb, y.ids, y.n, 0, &d, &dn));
+                T_ASSERT(dn == strlen(texts[i]) && !memcmp(d, texts[i], dn), "\"%s\" decodes as \"%s\"", texts[i], d);
+                free(d);
+                lr_tok_ids_free(&x);
+                lr_tok_ids_free(&y);
+            }
+        /* decoding: an unused id gives nothing, as llama.cpp's token_to_piece */
+        const int32_t ids[] = { 259, 260, 261, 262 };
+        lr_tok *both[] = { ta, tb };
+        for (int k = 0; k < 2; k++) {
+            char *d;
+            size_t dn, tl;
+            T_OK(lr_tok_decode(both[k], ids, 4, 0, &d, &dn));
+            T_ASSERT(dn == 12 && !memcmp(d, "hello<|end|>", 12), "%s decodes 259..262 as \"%s\"", k ? "json" : "GGUF", d);
+            free(d);
+            T_ASSERT(!lr_tok_token(both[k], 260, &tl) && !lr_tok_token(both[k], 261, &tl) &&
+                         lr_tok_find(both[k], " xyz", 4) < 0,
+                     "%s: an unused token has text", k ? "json" : "GGUF");
+        }
+        tok_pair_close(ta, tb, json, g, b.p);
+    }
     return T_PASS;
 }
 
@@ -1223,7 +1321,8 @@ static int test_rotated_residual_refusals(void)
 
 T_MAIN(T_CASE(test_hf_config), T_CASE(test_hf_source), T_CASE(test_hf_rejects), T_CASE(test_ggml_dequant),
        T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json),
-       T_CASE(test_gguf_tokenizer_json_duplicates), T_CASE(test_hf_tokenizer_bos), T_CASE(test_gguf_tokenizer_bos), T_CASE(test_import_f16),
+       T_CASE(test_gguf_tokenizer_json_duplicates),
+       T_CASE(test_gguf_tokenizer_unused), T_CASE(test_hf_tokenizer_bos), T_CASE(test_gguf_tokenizer_bos), T_CASE(test_import_f16),
        T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama),
        T_CASE(test_rotated_residual_same_function), T_CASE(test_rotated_residual_leech),
        T_CASE(test_rotated_residual_refusals))

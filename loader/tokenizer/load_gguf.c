@@ -2,7 +2,21 @@
  * keys). Only the "gpt2" (byte-level BPE) model is supported. Token types:
  * 1 normal, 2 unknown, 3 control (special), 4 user-defined (an added token
  * that always matches), 5 unused, 6 byte. Control and user-defined tokens are
- * stored as plain text; the others in the byte-level alphabet. */
+ * stored as plain text; the others in the byte-level alphabet.
+ *
+ * An unused token (5) gets no token at all: its id is a gap, as an id missing
+ * from a tokenizer.json vocabulary is, so it decodes to nothing and encoding
+ * never produces it (and a trailing run of them is past lr_tok_vocab_size).
+ * llama.cpp decodes it to nothing too (token_to_piece has no case for
+ * LLAMA_TOKEN_ATTR_UNUSED: 0 bytes, with or without special), and these are
+ * what its converter writes for the ids a Hugging Face vocabulary lacks
+ * ("[PAD151665]"...), so the gap is the original tokenizer.json's. llama.cpp
+ * does keep the text in its text-to-id map, so a BPE result, an ignore_merges
+ * word or a single byte spelled like an unused token would encode to it (and
+ * decode to nothing); no converted file has one, and a tokenizer.json cannot
+ * say "encodes, decodes to nothing", so the GGUF -> tokenizer.json converter
+ * (loader/import/gguf_tokjson.c) leaves the id out the same way and both
+ * readers of one GGUF agree. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +85,7 @@ static int load(lr_tok *t, const lr_gguf *g)
     for (uint64_t i = 0; i < tokens->arr.n && rc == LR_OK; i++) {
         lr_gguf_str ts = tokens->arr.strs[i];
         int64_t type = types ? lr_gguf_arr_int(types, i) : TT_NORMAL;
+        if (type == TT_UNUSED) continue; /* a gap: see the top of the file */
         int flags;
         const uint8_t *bytes;
         size_t len;
@@ -86,7 +101,7 @@ static int load(lr_tok *t, const lr_gguf *g)
             }
             len = tok_bytelevel_decode(ts.s, (size_t)ts.len, buf);
             bytes = buf;
-            flags = type == TT_UNUSED ? 0 : TOK_VOCAB;
+            flags = TOK_VOCAB;
         }
         rc = tok_set(t, (int32_t)i, bytes, len, flags);
     }

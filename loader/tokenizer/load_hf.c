@@ -470,6 +470,27 @@ static void load_post_processor(lr_tok *t, json_t *root)
     }
 }
 
+/* transformers' tokenizer classes whose add_bos_token defaults to true:
+ * LlamaTokenizer(Fast), GemmaTokenizer(Fast) (v4.4x). A config naming the
+ * slow class gets the fast one from AutoTokenizer (use_fast by default), and
+ * the fast class's __init__ takes add_bos_token=True and calls
+ * update_post_processor(), which rewrites tokenizer.json's post-processor
+ * from add_bos_token and bos_token: the key absent is add_bos_token given
+ * true, whatever the post-processor said; the slow class's
+ * build_inputs_with_special_tokens adds the same BOS. A JSON null arrives as
+ * add_bos_token=None, false to Python: no BOS. Where the config names no
+ * bos_token, the class's own default ("<s>", "<bos>") is not looked up: the
+ * template's BOS, if any, stays the one added, as for add_bos_token true. */
+static int class_defaults_bos(json_t *cfg)
+{
+    static const char *const names[] = { "LlamaTokenizer", "LlamaTokenizerFast", "GemmaTokenizer",
+                                         "GemmaTokenizerFast" };
+    json_t *c = json_object_get(cfg, "tokenizer_class");
+    for (size_t i = 0; json_is_string(c) && i < sizeof names / sizeof *names; i++)
+        if (!strcmp(json_string_value(c), names[i])) return 1;
+    return 0;
+}
+
 static void load_config(lr_tok *t, const char *cfg_text, size_t cfg_len)
 {
     json_error_t err;
@@ -488,15 +509,21 @@ static void load_config(lr_tok *t, const char *cfg_text, size_t cfg_len)
      * rebuilds the post-processor from it and bos_token, as transformers
      * does: then bos_token names the BOS (-1 when it is not a token).
      * Without it the post-processor's BOS stays what is added, and
-     * bos_token only names a BOS where the template has none. */
+     * bos_token only names a BOS where the template has none; except for
+     * the Llama and Gemma classes (class_defaults_bos), where no key means
+     * true and null false, both rebuilt as when given. */
     json_t *ab = json_object_get(cfg, "add_bos_token");
-    const int given = json_is_boolean(ab) || json_is_number(ab);
+    const int stated = json_is_boolean(ab) || json_is_number(ab), by_class = class_defaults_bos(cfg);
+    if (ab && !stated && !json_is_null(ab)) {
+        lr_warn("%s: tokenizer_config add_bos_token is neither true nor false; ignored", t->name);
+        ab = NULL;
+    }
+    const int given = stated || by_class;
     int32_t id = config_token(t, cfg, "bos_token", &present);
     if (present && (given || !t->add_bos)) t->bos = id;
     if (json_is_boolean(ab)) t->add_bos = json_is_true(ab);
     else if (json_is_number(ab)) t->add_bos = json_number_value(ab) != 0;
-    else if (ab && !json_is_null(ab))
-        lr_warn("%s: tokenizer_config add_bos_token is neither true nor false; ignored", t->name);
+    else if (by_class) t->add_bos = ab == NULL; /* absent: the class's true; null: None */
     json_decref(cfg);
 }
 

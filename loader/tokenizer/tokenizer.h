@@ -32,7 +32,8 @@ int lr_tok_ids_push(lr_tok_ids *v, int32_t id);
 
 /* Loads tokenizer.json, or tokenizer.json.gz (gzip is detected by content).
  * When a tokenizer_config.json sits in the same folder its bos/eos/pad/unk
- * tokens and add_bos_token are read too. */
+ * tokens and add_bos_token are read too (add_bos_token as transformers reads
+ * it, the Llama and Gemma classes' default of true included; docs/tokenizer.md). */
 int lr_tok_load_hf(const char *path, lr_tok **out);
 /* The same from a tokenizer.json already in memory; name is used in messages.
  * config_json (may be NULL) is the text of a tokenizer_config.json. */

@@ -766,6 +766,46 @@ static int test_bos_from_post_processor(void)
     T_ASSERT(add == 0, "add_bos_token 0: add %d", add);
     add = bos_rule(TP(S_TOK("<s>"), ""), "{\"add_bos_token\":\"no\"}", &bos);
     T_ASSERT(add == 1 && bos == 300, "add_bos_token \"no\" ignored: add %d bos %d", add, bos);
+    /* transformers' Llama and Gemma classes, slow or fast, default add_bos_token to true
+       and rebuild the template from it and bos_token (their __init__ calls
+       update_post_processor): the key absent adds bos_token, null adds none */
+    static const char *const cls[] = { "LlamaTokenizer", "LlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast" };
+    char cfg[256];
+    for (int c = 0; c < 4; c++) {
+        snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\",\"bos_token\":\"<s>\"}", cls[c]);
+        add = bos_rule("null", cfg, &bos);
+        T_ASSERT(add == 1 && bos == 300, "%s without add_bos_token: add %d bos %d", cls[c], add, bos);
+        snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\",\"bos_token\":{\"content\":\"</s>\"}}", cls[c]);
+        add = bos_rule(TP(S_TOK("<s>"), ""), cfg, &bos);
+        T_ASSERT(add == 1 && bos == 301, "%s without add_bos_token over a template: add %d bos %d", cls[c], add, bos);
+        snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\",\"bos_token\":\"<s>\",\"add_bos_token\":false}", cls[c]);
+        add = bos_rule(TP(S_TOK("<s>"), ""), cfg, &bos);
+        T_ASSERT(add == 0, "%s with add_bos_token false: add %d", cls[c], add);
+        snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\",\"bos_token\":\"<s>\",\"add_bos_token\":null}", cls[c]);
+        add = bos_rule(TP(S_TOK("<s>"), ""), cfg, &bos);
+        T_ASSERT(add == 0, "%s with add_bos_token null (None): add %d", cls[c], add);
+        snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\",\"bos_token\":\"<s>\",\"add_bos_token\":\"no\"}", cls[c]);
+        add = bos_rule("null", cfg, &bos);
+        T_ASSERT(add == 1 && bos == 300, "%s with add_bos_token \"no\" ignored: add %d bos %d", cls[c], add, bos);
+        /* no bos_token: the template's stays, and without one no BOS is named */
+        snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\"}", cls[c]);
+        add = bos_rule(TP(S_TOK("</s>"), ""), cfg, &bos);
+        T_ASSERT(add == 1 && bos == 301, "%s without bos_token over a template: add %d bos %d", cls[c], add, bos);
+        add = bos_rule("null", cfg, &bos);
+        T_ASSERT(add == 0 && bos == -1, "%s without bos_token or template: add %d bos %d", cls[c], add, bos);
+    }
+    /* other classes (and none) keep the rule above: no key, the template's */
+    static const char *const other[] = { "{\"bos_token\":\"<s>\"}", "{\"tokenizer_class\":\"PreTrainedTokenizerFast\",\"bos_token\":\"<s>\"}",
+                                         "{\"tokenizer_class\":\"Qwen2TokenizerFast\",\"bos_token\":\"<s>\"}",
+                                         "{\"tokenizer_class\":\"CodeLlamaTokenizerFast\",\"bos_token\":\"<s>\"}",
+                                         "{\"tokenizer_class\":\"llamatokenizerfast\",\"bos_token\":\"<s>\"}",
+                                         "{\"tokenizer_class\":[\"LlamaTokenizerFast\"],\"bos_token\":\"<s>\"}" };
+    for (size_t c = 0; c < sizeof other / sizeof *other; c++) {
+        add = bos_rule("null", other[c], &bos);
+        T_ASSERT(add == 0, "%s: add %d", other[c], add);
+        add = bos_rule(TP(S_TOK("</s>"), ""), other[c], &bos);
+        T_ASSERT(add == 1 && bos == 301, "%s over a template: add %d bos %d", other[c], add, bos);
+    }
     /* a template token standing for several ids adds none (one BOS id cannot say it) */
     add = bos_rule(TP(S_TOK("<s>"), "\"<s>\":{\"id\":\"<s>\",\"ids\":[301,300],\"tokens\":[\"</s>\",\"<s>\"]}"), NULL, &bos);
     T_ASSERT(add == 0, "a two-id template token: add %d bos %d", add, bos);
