@@ -6,6 +6,7 @@
 #include "util/err.h"
 #include "util/progress.h"
 #include "util/program.h"
+#include "util/read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
 #include "test/bos_tokenizer.h"
 #include "test/t.h"
 #include "util/atomic_file.h"
+#include "util/read_file.h"
 #include "util/err.h"
 
 #include <fcntl.h>
