@@ -45,5 +45,11 @@ int lr_cache_list(const lr_cache *c, lr_cache_entry **out, int *n);
 int lr_cache_clear(const lr_cache *c, int *removed);
 /* Checks one file; LR_OK if valid. */
 int lr_cache_check_file(const char *path, const lr_key *expect);
+/* Reads one file checked as lr_cache_get checks it (magic, format version,
+ * the key expect when not NULL, length, hash), never removing or touching
+ * it: LR_OK and a malloc'd payload, else LR_EIO (cannot open), LR_ENOMEM or
+ * LR_EFORMAT, with no message. For tools that read a cache folder they must
+ * not change (tools/build/embed_cache.c). */
+int lr_cache_read_file(const char *path, const lr_key *expect, void **payload, size_t *n);
 
 #endif
