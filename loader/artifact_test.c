@@ -6,6 +6,8 @@
 #include "loader/arch.h"
 #include "loader/artifact_testlib.h"
 #include "loader/artifact_write.h"
+#include "loader/tokenizer/tokenizer.h"
+#include "rt/demo_model.h"
 #include "test/t.h"
 #include "util/half.h"
 #include "util/rng.h"
@@ -327,6 +329,38 @@ static int test_tokenizer_gzip(void)
     return T_PASS;
 }
 
+/* A tokenizer.json.gz of two gzip members (cat a.gz b.gz, bgzip): what
+   the tokenizer loader reads (zlib's gzread, every member), as gen_synthetic
+   and tokenize do, is what the runtime gets from the artifact's section
+   (util/gunzip), not its first member alone. */
+static int test_tokenizer_gzip_members(void)
+{
+    char gz[512], out[512];
+    char *json;
+    size_t jn;
+    T_OK(lr_demo_tokenizer_json(&json, &jn));
+    tl_path(gz, sizeof gz, "tok2.json.gz");
+    for (int i = 0; i < 2; i++) { /* "ab": a second member after the first */
+        gzFile f = gzopen(gz, i ? "ab" : "wb");
+        T_ASSERT(f && gzwrite(f, json + (i ? jn / 2 : 0), (unsigned)(i ? jn - jn / 2 : jn / 2)) > 0 && gzclose(f) == Z_OK, "gzip");
+    }
+    lr_tok *t;
+    T_OK(lr_tok_load_hf(gz, &t)); /* what gen_synthetic and tokenize take */
+    lr_tok_free(t);
+    tl_path(out, sizeof out, "micro-gz2.lrt");
+    T_OK(tl_synth(out, "micro", 1, gz, 2));
+    lr_model *m;
+    T_OK(lr_model_open(out, 0, &m));
+    char *s;
+    size_t n;
+    T_OK(lr_model_tokenizer_json(m, &s, &n));
+    T_ASSERT(n == jn && !strcmp(s, json), "the section inflated to %zu bytes of %zu: %.40s...", n, jn, s);
+    free(s);
+    free(json);
+    lr_model_close(m);
+    return T_PASS;
+}
+
 static int count_temp_files(void)
 {
     int k = 0;
@@ -479,5 +513,5 @@ static int test_write_failure_says_why(void)
 }
 
 T_MAIN(T_CASE(test_stream_readers), T_CASE(test_write_failure_says_why), T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
-       T_CASE(test_tokenizer_gzip), T_CASE(test_writer_never_leaves_partial_files),
+       T_CASE(test_tokenizer_gzip), T_CASE(test_tokenizer_gzip_members), T_CASE(test_writer_never_leaves_partial_files),
        T_CASE(test_bad_configs_refused_by_writer))
