@@ -14,8 +14,4 @@
  * corrupt, truncated or past max; LR_ENOMEM) name what. */
 int lr_gunzip(const void *in, size_t n, size_t max, const char *what, char **out, size_t *outn);
 
-/* The bound for an artifact's gzip'd tokenizer.json, which the loader and the
- * calibration both inflate (real ones are 7-11 MB). */
-#define LR_GUNZIP_MAX_TOKENIZER (256u << 20)
-
 #endif
