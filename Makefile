@@ -30,7 +30,7 @@ FUZZERS = $(patsubst %.c,$(BUILD)/fuzz/%,$(notdir $(FUZZSRC)))
 
 SOLIB   = $(BUILD)/libleechrt.so
 
-all: $(LIB) $(SOLIB) $(TOOLS) $(TESTS) $(REPLAYS)
+all: $(LIB) $(SOLIB) $(TOOLS) $(TESTS) $(REPLAYS) $(BUILD)/gen/embed_cache
 fuzzers: $(FUZZERS)
 
 $(BUILD)/gen/embed_templates: tools/build/embed_templates.c
@@ -93,9 +93,11 @@ $(BUILD)/fuzz/%: %.c $(FUZZLIB)
 # binary, so it starts without NVRTC or a cache folder.
 #   build/bin/cache --dir DIR warm --models 14B && make appliance CACHE=DIR
 APPLIANCE = $(BUILD)/bin/leechrt-appliance
-$(BUILD)/gen/embed_cache: tools/build/embed_cache.c
+# (linked with the library: it checks entries with jit/cache.c's own reader;
+# built by `all` too, for tools/cache_test.c)
+$(BUILD)/gen/embed_cache: $(BUILD)/obj/tools/build/embed_cache.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $<
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 appliance: $(BUILD)/gen/embed_cache $(BUILD)/obj/tools/leechrt.o $(LIB) $(BUILD)/bin/cache
 	@test -n "$(CACHE)" || { echo "make appliance CACHE=DIR (a warmed cubin cache)"; exit 2; }
 	$(BUILD)/bin/cache --dir $(CACHE) verify

@@ -123,6 +123,11 @@ out:
     return rc;
 }
 
+int lr_cache_read_file(const char *path, const lr_key *expect, void **payload, size_t *n)
+{
+    return read_entry(path, expect, payload, n);
+}
+
 int lr_cache_check_file(const char *path, const lr_key *expect)
 {
     void *p;

@@ -50,5 +50,12 @@ int lr_cache_check_file(const char *path, const lr_key *expect);
  * NULL otherwise (errno EINVAL: something else than a file is there). *size
  * (may be NULL) gets the file's size. */
 FILE *lr_cache_fopen_regular(const char *path, long long *size);
+/* Reads one file checked as lr_cache_get checks it (magic, format version,
+ * the key expect when not NULL, length, hash), never removing or touching
+ * it: LR_OK and a malloc'd payload, else LR_EIO (cannot open), LR_EINVAL (not a
+ * regular file), LR_ENOMEM or
+ * LR_EFORMAT, with no message. For tools that read a cache folder they must
+ * not change (tools/build/embed_cache.c). */
+int lr_cache_read_file(const char *path, const lr_key *expect, void **payload, size_t *n);
 
 #endif

@@ -8,6 +8,7 @@
 #include "loader/artifact_format.h"
 #include "loader/codec.h"
 #include "loader/model_impl.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 
 #include <errno.h>
@@ -24,7 +25,6 @@
 #define BADT(m, name, fmt, ...) LR_FAIL(LR_EFORMAT, "%s: tensor %s: " fmt, (m)->label, name, ##__VA_ARGS__)
 
 #define MAX_TENSORS 65536
-#define MAX_TOKENIZER (1ull << 30)
 
 typedef unsigned long long ull;
 
@@ -171,8 +171,8 @@ static int parse_tokenizer(lr_model *m, const section *s)
 {
     if (s->subtype != LR_TOK_JSON && s->subtype != LR_TOK_JSON_GZIP)
         return BAD(m, "tokenizer section: unknown kind %u", s->subtype);
-    if (s->len < 1 || s->len > MAX_TOKENIZER)
-        return BAD(m, "tokenizer section: %llu bytes is not in [1, 2^30]", (ull)s->len);
+    if (s->len < 1 || s->len > lr_tok_json_max())
+        return BAD(m, "tokenizer section: %llu bytes is not in [1, %zu]", (ull)s->len, lr_tok_json_max());
     const uint8_t *p = m->base + s->off;
     if (!checksum_ok(m, p, s->len, s->sum)) return BAD(m, "tokenizer section checksum mismatch");
     if (s->subtype == LR_TOK_JSON_GZIP && (s->len < 18 || p[0] != 0x1f || p[1] != 0x8b))

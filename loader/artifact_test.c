@@ -6,6 +6,8 @@
 #include "loader/arch.h"
 #include "loader/artifact_testlib.h"
 #include "loader/artifact_write.h"
+#include "loader/tokenizer/tokenizer.h"
+#include "rt/demo_model.h"
 #include "test/t.h"
 #include "util/half.h"
 #include "util/rng.h"
@@ -327,6 +329,124 @@ static int test_tokenizer_gzip(void)
     return T_PASS;
 }
 
+/* A tokenizer.json.gz of two gzip members (cat a.gz b.gz, bgzip): what
+   the tokenizer loader reads (zlib's gzread, every member), as gen_synthetic
+   and tokenize do, is what the runtime gets from the artifact's section
+   (util/gunzip), not its first member alone. */
+static int test_tokenizer_gzip_members(void)
+{
+    char gz[512], out[512];
+    char *json;
+    size_t jn;
+    T_OK(lr_demo_tokenizer_json(&json, &jn));
+    tl_path(gz, sizeof gz, "tok2.json.gz");
+    for (int i = 0; i < 2; i++) { /* "ab": a second member after the first */
+        gzFile f = gzopen(gz, i ? "ab" : "wb");
+        T_ASSERT(f && gzwrite(f, json + (i ? jn / 2 : 0), (unsigned)(i ? jn - jn / 2 : jn / 2)) > 0 && gzclose(f) == Z_OK, "gzip");
+    }
+    lr_tok *t;
+    T_OK(lr_tok_load_hf(gz, &t)); /* what gen_synthetic and tokenize take */
+    lr_tok_free(t);
+    tl_path(out, sizeof out, "micro-gz2.lrt");
+    T_OK(tl_synth(out, "micro", 1, gz, 2));
+    lr_model *m;
+    T_OK(lr_model_open(out, 0, &m));
+    char *s;
+    size_t n;
+    T_OK(lr_model_tokenizer_json(m, &s, &n));
+    T_ASSERT(n == jn && !strcmp(s, json), "the section inflated to %zu bytes of %zu: %.40s...", n, jn, s);
+    free(s);
+    free(json);
+    lr_model_close(m);
+    return T_PASS;
+}
+
+/* The demo tokenizer.json padded with spaces (JSON allows them) to len
+   bytes, written to name, plain or as two gzip members; its path in path. */
+static int padded_tokenizer(const char *json, size_t jn, size_t len, int gz, const char *name, char *path, size_t pn)
+{
+    char *t = malloc(len);
+    if (!t || len < jn) return free(t), -1;
+    memcpy(t, json, jn);
+    memset(t + jn, ' ', len - jn);
+    tl_path(path, pn, name);
+    int rc = 0;
+    if (!gz) rc = lr_write_file_atomic(path, t, len);
+    for (int i = 0; gz && i < 2 && !rc; i++) {
+        gzFile f = gzopen(path, i ? "ab" : "wb");
+        const size_t at = i ? len / 2 : 0, k = i ? len - len / 2 : len / 2;
+        rc = f && gzwrite(f, t + at, (unsigned)k) == (int)k ? 0 : -1;
+        if (f && gzclose(f) != Z_OK) rc = -1;
+    }
+    free(t);
+    return rc;
+}
+
+/* The cases of test_tokenizer_bound, under a bound of max bytes. */
+static int tokenizer_bound(size_t max, const char *json, size_t jn)
+{
+    char path[512], art[512];
+    lr_tok *t;
+    char *s;
+    size_t n;
+    lr_model *m;
+    for (int gz = 0; gz < 2; gz++) {
+        const char *what = gz ? "gzip'd" : "plain";
+        /* exactly max bytes: the loader takes it, the artifact holds it, the
+           runtime gets it back */
+        T_ASSERT(padded_tokenizer(json, jn, max, gz, "tok-max", path, sizeof path) == 0, "write");
+        T_OK(lr_tok_load_hf(path, &t));
+        lr_tok_free(t);
+        tl_path(art, sizeof art, "tok-max.lrt");
+        T_OK(tl_synth(art, "micro", 1, path, 1));
+        T_OK(lr_model_open(art, 0, &m));
+        T_OK(lr_model_tokenizer_json(m, &s, &n));
+        T_ASSERT(n == max, "%s: %zu bytes back of %zu", what, n, max);
+        free(s);
+        lr_model_close(m);
+        /* one byte more: the loader refuses it, and so does every step of the
+           artifact's path, by the same bound */
+        T_ASSERT(padded_tokenizer(json, jn, max + 1, gz, "tok-over", path, sizeof path) == 0, "write");
+        T_ASSERT(lr_tok_load_hf(path, &t) == LR_EFORMAT, "%s: the loader took %zu bytes past a bound of %zu", what, max + 1, max);
+        tl_path(art, sizeof art, "tok-over.lrt");
+        const int wrote = tl_synth(art, "micro", 1, path, 1);
+        if (!gz) {
+            T_ASSERT(wrote == LR_EINVAL, "plain: the writer took %zu bytes (%d)", max + 1, wrote);
+            lr_tok_json_set_max(max + 1); /* an artifact from a reader with a larger bound */
+            const int w2 = tl_synth(art, "micro", 1, path, 1);
+            lr_tok_json_set_max(max);
+            T_OK(w2);
+            T_ASSERT(lr_model_open(art, 0, &m) == LR_EFORMAT, "plain: the reader took a %zu-byte section", max + 1);
+        } else {
+            T_OK(wrote); /* its stored bytes are few */
+            T_OK(lr_model_open(art, 0, &m));
+            T_ASSERT(lr_model_tokenizer_json(m, &s, &n) == LR_EFORMAT, "gzip'd: inflated %zu bytes past a bound of %zu", max + 1, max);
+            lr_model_close(m);
+        }
+    }
+    return T_PASS;
+}
+
+/* One bound for a tokenizer.json everywhere (LR_TOK_JSON_MAX): the loader
+   (what gen_synthetic, tokenize and inspect take), the writer, the
+   artifact's plain section and the text its gzip'd one inflates to, each
+   taking exactly the bound and refusing a byte more; tried at a small bound
+   (lr_tok_json_set_max) rather than 1 GiB. */
+static int test_tokenizer_bound(void)
+{
+    T_ASSERT(lr_tok_json_max() == LR_TOK_JSON_MAX && LR_TOK_JSON_MAX == (size_t)1 << 30, "bound %zu", lr_tok_json_max());
+    char *json;
+    size_t jn;
+    T_OK(lr_demo_tokenizer_json(&json, &jn));
+    const size_t max = jn + 1000;
+    lr_tok_json_set_max(max);
+    const int r = tokenizer_bound(max, json, jn);
+    lr_tok_json_set_max(0);
+    free(json);
+    T_ASSERT(lr_tok_json_max() == LR_TOK_JSON_MAX, "bound not restored: %zu", lr_tok_json_max());
+    return r;
+}
+
 static int count_temp_files(void)
 {
     int k = 0;
@@ -479,5 +599,6 @@ static int test_write_failure_says_why(void)
 }
 
 T_MAIN(T_CASE(test_stream_readers), T_CASE(test_write_failure_says_why), T_CASE(test_fuzz_seeds), T_CASE(test_roundtrip_every_codec), T_CASE(test_dequant_int8_and_dense), T_CASE(test_synthetic_deterministic),
-       T_CASE(test_tokenizer_gzip), T_CASE(test_writer_never_leaves_partial_files),
+       T_CASE(test_tokenizer_gzip), T_CASE(test_tokenizer_gzip_members), T_CASE(test_tokenizer_bound),
+       T_CASE(test_writer_never_leaves_partial_files),
        T_CASE(test_bad_configs_refused_by_writer))

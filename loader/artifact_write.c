@@ -5,6 +5,7 @@
 #include "loader/artifact_write.h"
 #include "loader/arch.h"
 #include "loader/artifact_format.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/err.h"
 
@@ -99,8 +100,8 @@ int lr_writer_open(const char *path, const lr_model_config *cfg, int tok_kind, c
     if (rc) return rc;
     if (tok_kind != LR_TOK_NONE && tok_kind != LR_TOK_JSON && tok_kind != LR_TOK_JSON_GZIP)
         return LR_FAIL(LR_EINVAL, "%s: unknown tokenizer kind %d", path, tok_kind);
-    if (tok_kind != LR_TOK_NONE && (!tok || !tok_bytes || tok_bytes > (1u << 30)))
-        return LR_FAIL(LR_EINVAL, "%s: tokenizer blob empty or over 1 GiB", path);
+    if (tok_kind != LR_TOK_NONE && (!tok || !tok_bytes || tok_bytes > lr_tok_json_max()))
+        return LR_FAIL(LR_EINVAL, "%s: tokenizer blob empty or over %zu bytes", path, lr_tok_json_max());
     lr_writer *w = calloc(1, sizeof *w);
     if (!w) return LR_FAIL(LR_ENOMEM, "%s: out of memory", path);
     snprintf(w->path, sizeof w->path, "%s", path);

@@ -335,7 +335,7 @@ int lr_synth_check_tokenizer(const void *bytes, size_t n, const char *path, cons
     size_t jn = 0;
     lr_tok *t = NULL;
     int rc = tokenizer_kind(bytes, n, path, &kind);
-    if (!rc && kind == LR_TOK_JSON_GZIP) rc = lr_gunzip(bytes, n, LR_GUNZIP_MAX_TOKENIZER, path, &json, &jn);
+    if (!rc && kind == LR_TOK_JSON_GZIP) rc = lr_gunzip(bytes, n, lr_tok_json_max(), path, &json, &jn);
     if (!rc) rc = lr_tok_load_hf_mem(json ? json : bytes, json ? jn : n, NULL, 0, path, &t);
     free(json);
     if (rc) return lr_wrap(rc, "tokenizer %s", path);

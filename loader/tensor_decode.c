@@ -4,6 +4,7 @@
 #include "layouts/leech/leech.h"
 #include "layouts/leech/shapegain.h"
 #include "loader/model_impl.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 #include "util/half.h"
 #include "util/gunzip.h"
@@ -124,5 +125,5 @@ int lr_model_tokenizer_json(const lr_model *m, char **json, size_t *n)
     }
     char what[sizeof m->label + 16];
     snprintf(what, sizeof what, "%s: tokenizer", m->label);
-    return lr_gunzip(m->tok, m->tok_bytes, LR_GUNZIP_MAX_TOKENIZER, what, json, n);
+    return lr_gunzip(m->tok, m->tok_bytes, lr_tok_json_max(), what, json, n);
 }

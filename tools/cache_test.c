@@ -1,5 +1,7 @@
 /* The cache tool and the appliance path: `cache warm` on a machine without a
  * GPU fills a cache that a process with no NVRTC at all can use. */
+#include "jit/cache.h"
+#include "jit/embedded.h"
 #include "jit/jit.h"
 #include "jit/nvrtc.h"
 #include "kernels/gemv_leech.h"
@@ -11,6 +13,8 @@
 #include "test/t.h"
 #include "util/err.h"
 
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -52,6 +56,100 @@ static int test_warm_then_run_without_nvrtc(void)
     return T_PASS;
 }
 
+/* The build folder: the one above the cache tool's bin/. */
+static void build_dir(char *out, size_t n)
+{
+    snprintf(out, n, "%s", g_bin);
+    *strrchr(out, '/') = 0; /* .../bin */
+    *strrchr(out, '/') = 0;
+}
+
+/* The i-th fake entry of test_embed_cache: a key and a payload (4 to 8
+ * bytes, the first 4 i itself) unlike every other's. */
+static void fake_entry(int i, lr_key *k, uint8_t *p, size_t *n)
+{
+    for (int j = 0; j < 16; j++) k->b[j] = (uint8_t)(i >> (8 * (j % 4)) ^ j * 37);
+    *n = 4 + (size_t)(i % 5);
+    for (size_t j = 0; j < *n; j++) p[j] = (uint8_t)(j < 4 ? i >> (8 * j) : i * 7 + (int)j);
+}
+
+/* The cases of test_embed_cache, in g_dir, with the embed_cache at embed. */
+static int embed_cache_cases(const char *embed)
+{
+    char cmd[8192], path[600];
+    snprintf(path, sizeof path, "%s/c", g_dir);
+    lr_cache c;
+    lr_cache_open(&c, path);
+    enum { N = 4096 + 37 };
+    for (int i = 0; i < N; i++) {
+        lr_key k;
+        uint8_t p[8];
+        size_t n;
+        fake_entry(i, &k, p, &n);
+        T_OK(lr_cache_put(&c, &k, p, n));
+    }
+    snprintf(cmd, sizeof cmd, "echo 12.4.131 > %s/c/nvrtc-version && %s %s/c %s/emb.c 2>/dev/null && "
+             "cc -std=c11 -shared -fPIC -I. -o %s/emb.so %s/emb.c", g_dir, embed, g_dir, g_dir, g_dir, g_dir);
+    T_ASSERT(system(cmd) == 0, "embed_cache or compiling its output failed");
+    snprintf(path, sizeof path, "%s/emb.so", g_dir);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    T_ASSERT(h, "dlopen: %s", dlerror());
+    const lr_embedded_cubin *tab = dlsym(h, "lr_embedded_cubin_table");
+    const int *count = dlsym(h, "lr_embedded_cubin_count");
+    int bad = -1;
+    char seen[N] = { 0 };
+    for (int i = 0; tab && count && i < *count && bad < 0; i++) {
+        /* which entry it is: its payload's first bytes name it */
+        const int e = tab[i].len >= 4 ? (int)(tab[i].data[0] | tab[i].data[1] << 8 | tab[i].data[2] << 16) : -1;
+        lr_key k;
+        uint8_t p[8];
+        size_t n;
+        if (e >= 0 && e < N) fake_entry(e, &k, p, &n);
+        if (e < 0 || e >= N || seen[e]++ || tab[i].len != n || memcmp(tab[i].data, p, n) || memcmp(tab[i].key, k.b, 16)) bad = i;
+    }
+    T_ASSERT(tab && count && *count == N && bad < 0, "table of %d entries (want %d), entry %d wrong", count ? *count : -1, N, bad);
+    dlclose(h);
+    /* one payload byte changed (length and header intact), a file renamed
+       to another key, a name that is not hex, a version the runtime cannot
+       read: each refused by file name (in a
+       copy of three entries: creating files is slow on some file systems) */
+    static const char *const spoil[] = {
+        "printf x | dd of=$f bs=1 seek=49 conv=notrunc 2>/dev/null",
+        "mv $f $c/00000000000000000000000000000000.cubin",
+        "mv $f $c/-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1.cubin",
+        "echo 12.4 > $c/nvrtc-version", /* the runtime would never serve the table */
+    };
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "set -e; d=%s; c=$d/c2; rm -rf $c $d/emb2.c; mkdir $c; cp $d/c/nvrtc-version $(ls $d/c/*.cubin | head -3) $c; "
+                 "f=$(ls $c/*.cubin | head -1); %s; "
+                 "if %s $c $d/emb2.c 2>$d/err; then exit 1; fi; grep -q \"$c/\" $d/err; test ! -e $d/emb2.c; test ! -e $d/emb2.c.tmp",
+                 g_dir, spoil[i], embed);
+        T_ASSERT(system(cmd) == 0, "embed_cache took a spoiled folder: %s", spoil[i]);
+    }
+    return T_PASS;
+}
+
+/* embed_cache on a folder of fake entries (NVRTC-free): every one of more
+ * than 4096 entries embedded, checked by loading the generated table; and a
+ * corrupt entry, a wrong-key one, a misnamed one or an unreadable NVRTC
+ * version stops it, naming the file, with no output left. */
+static int test_embed_cache(void)
+{
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
+    T_SKIP_IF(access("jit/embedded.h", R_OK) != 0, "not run from the repository root");
+    char build[1024], embed[1100], cmd[600];
+    build_dir(build, sizeof build);
+    snprintf(embed, sizeof embed, "%s/gen/embed_cache", build);
+    T_SKIP_IF(access(embed, X_OK) != 0, "embed_cache not built");
+    snprintf(g_dir, sizeof g_dir, "/tmp/lremb.XXXXXX");
+    T_ASSERT(mkdtemp(g_dir), "mkdtemp");
+    const int r = embed_cache_cases(embed);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir); /* (failed or not: thousands of files) */
+    T_ASSERT(system(cmd) == 0, "cleanup");
+    return r;
+}
+
 /* An appliance binary: the warmed kernels compiled in, no NVRTC, no cache. */
 static int test_appliance_embeds_kernels(void)
 {
@@ -59,14 +157,12 @@ static int test_appliance_embeds_kernels(void)
     T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
     T_SKIP_IF(access("tools/build/appliance_check.c", R_OK) != 0, "not run from the repository root");
     char build[1024], cmd[8192];
-    snprintf(build, sizeof build, "%s", g_bin);
-    *strrchr(build, '/') = 0; /* .../bin */
-    *strrchr(build, '/') = 0; /* the build folder */
+    build_dir(build, sizeof build);
     snprintf(g_dir, sizeof g_dir, "/tmp/lrapp.XXXXXX");
     T_ASSERT(mkdtemp(g_dir), "mkdtemp");
     snprintf(cmd, sizeof cmd,
              "set -e; d=%s; b=%s; $b/bin/cache --dir $d/c warm --models 4B >/dev/null; "
-             "cc -std=c11 -O0 -o $d/embed tools/build/embed_cache.c; $d/embed $d/c $d/emb.c 2>/dev/null; "
+             "$b/gen/embed_cache $d/c $d/emb.c 2>/dev/null; "
              "cc -std=c11 -D_GNU_SOURCE -I. -I%s/include ${DEPINC:-} -o $d/check tools/build/appliance_check.c $d/emb.c $b/libleechrt.a "
              "${LDFLAGS:-} -lffi -lxxhash -ljansson -lz -ldl -lm -lpthread; mkdir $d/empty; "
              "LEECHRT_NVRTC=none $d/check $d/empty >/dev/null",
@@ -245,7 +341,7 @@ int main(int argc, char **argv)
     char dir[1000];
     if (t_bin_dir(dir, sizeof dir)) snprintf(g_bin, sizeof g_bin, "%s/cache", dir);
     static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc),
-                                    T_CASE(test_appliance_embeds_kernels),
+                                    T_CASE(test_appliance_embeds_kernels), T_CASE(test_embed_cache),
                                     T_CASE(test_dry_run_plans_default_layouts) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
 }

@@ -7,6 +7,13 @@
 #include <string.h>
 #include <zlib.h>
 
+/* Another member starts at in[pos]: its magic, as zlib's gzread looks for
+   one (anything else after a member, zero padding included, is ignored). */
+static int member_at(const uint8_t *in, size_t n, size_t pos)
+{
+    return n - pos >= 2 && in[pos] == 0x1f && in[pos + 1] == 0x8b;
+}
+
 int lr_gunzip(const void *in, size_t n, size_t max, const char *what, char **out, size_t *outn)
 {
     *out = NULL;
@@ -17,10 +24,9 @@ int lr_gunzip(const void *in, size_t n, size_t max, const char *what, char **out
     if (inflateInit2(&z, 15 + 16) != Z_OK) return LR_FAIL(LR_ENOMEM, "%s: inflateInit failed", what);
     size_t cap = max > 4096 && n < (max - 4096) / 4 ? n * 4 + 4096 : max, len = 0, fed = 0;
     char *buf = malloc(cap + 1);
-    int zr = Z_OK;
-    while (buf && zr == Z_OK) {
-        if (len == cap) {
-            if (cap >= max) break; /* past the bound */
+    int done = 0;
+    while (buf) {
+        if (len == cap && cap < max) {
             cap = cap > max / 2 ? max : cap * 2;
             char *b = realloc(buf, cap + 1);
             if (!b) { free(buf); buf = NULL; break; }
@@ -30,19 +36,31 @@ int lr_gunzip(const void *in, size_t n, size_t max, const char *what, char **out
             const size_t k = n - fed < (size_t)1 << 30 ? n - fed : (size_t)1 << 30;
             z.next_in = (Bytef *)(uintptr_t)in + fed, z.avail_in = (uInt)k, fed += k;
         }
-        z.next_out = (Bytef *)buf + len, z.avail_out = (uInt)(cap - len);
-        zr = inflate(&z, Z_NO_FLUSH);
-        len = cap - z.avail_out;
+        /* at the bound, room for one byte more (the NUL's): exactly max
+           bytes then ends the stream, more fills it */
+        const size_t room = (cap == max ? cap + 1 : cap) - len;
+        z.next_out = (Bytef *)buf + len, z.avail_out = (uInt)room;
+        const int zr = inflate(&z, Z_NO_FLUSH);
+        len += room - z.avail_out;
+        if (len > max) break; /* past the bound */
+        if (zr == Z_STREAM_END) {
+            /* a member ended: go on with the next one, as gzip -d and gzread do */
+            if (member_at((const uint8_t *)in, n, fed - z.avail_in) && inflateReset(&z) == Z_OK) continue;
+            done = 1;
+            break;
+        }
         if (zr == Z_BUF_ERROR) { /* no progress: the output is full, or the input ran out */
             if (z.avail_out && (z.avail_in || fed == n)) break; /* truncated (or stuck: never loop on it) */
-            zr = Z_OK;
+            continue;
         }
+        if (zr != Z_OK) break; /* corrupt */
     }
     inflateEnd(&z);
     if (!buf) return LR_FAIL(LR_ENOMEM, "%s: out of memory inflating", what);
-    if (zr != Z_STREAM_END) {
+    if (!done) {
         free(buf);
-        return LR_FAIL(LR_EFORMAT, "%s: gzip stream is corrupt, truncated or inflates past %zu bytes", what, max);
+        if (len > max) return LR_FAIL(LR_EFORMAT, "%s: gzip data inflates past %zu bytes", what, max);
+        return LR_FAIL(LR_EFORMAT, "%s: gzip data is corrupt or truncated", what);
     }
     buf[len] = 0;
     *out = buf, *outn = len;

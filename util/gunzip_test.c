@@ -1,5 +1,6 @@
 /* util/gunzip: round trips, the bound, truncated and corrupt streams,
- * trailing bytes, and an input far larger than what it holds. */
+ * trailing bytes, an input far larger than what it holds, and inputs of
+ * several members. */
 #include "test/t.h"
 #include "util/err.h"
 #include "util/gunzip.h"
@@ -70,4 +71,80 @@ static int test_trailing_bytes(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_round_trip_and_bound), T_CASE(test_trailing_bytes))
+/* the gzip members of parts[0..k) one after another, then pad zero bytes */
+static unsigned char *members(const char *const *parts, int k, size_t pad, size_t *n)
+{
+    unsigned char *all = NULL;
+    *n = 0;
+    for (int i = 0; i < k; i++) {
+        size_t mn;
+        unsigned char *m = gz(parts[i], strlen(parts[i]), 0, &mn), *b = m ? realloc(all, *n + mn + pad) : NULL;
+        if (!b) return free(m), free(all), NULL;
+        memcpy(b + *n, m, mn);
+        free(m);
+        all = b, *n += mn;
+    }
+    memset(all + *n, 0, pad);
+    *n += pad;
+    return all;
+}
+
+/* Every member inflated in turn (cat a.gz b.gz, bgzip), as gzread and gzip -d
+   do, within one bound over them all; zero padding or other bytes that are
+   not a member after the last ignored; a later member cut short or spoiled
+   refused. */
+static int test_members(void)
+{
+    static const char *const parts[] = { "{\"model\":", "", "{\"type\":\"BPE\"}}" }, whole[] = "{\"model\":{\"type\":\"BPE\"}}";
+    const size_t wn = sizeof whole - 1;
+    char *out;
+    size_t on, n, n1;
+    unsigned char *b = members(parts, 3, 0, &n), *first = members(parts, 1, 0, &n1);
+    T_ASSERT(b && first, "gzip");
+    T_OK(lr_gunzip(b, n, wn, "t", &out, &on));
+    T_ASSERT(on == wn && !strcmp(out, whole), "three members (one empty): %zu bytes: %s", on, out);
+    free(out);
+    /* the bound is over them all: exactly it taken (an empty member after), one byte under refused */
+    T_ASSERT(lr_gunzip(b, n, wn - 1, "t", &out, &on) == LR_EFORMAT && !out && strstr(lr_errmsg(), "past"),
+             "past the bound: %s", lr_errmsg());
+    static const char *const tail[] = { "{\"a\":1}", "" };
+    size_t tn;
+    unsigned char *t = members(tail, 2, 0, &tn);
+    T_ASSERT(t != NULL, "gzip");
+    T_OK(lr_gunzip(t, tn, 7, "t", &out, &on));
+    T_ASSERT(on == 7 && !strcmp(out, "{\"a\":1}"), "exactly the bound, then an empty member: %s", out);
+    free(out);
+    free(t);
+    free(b);
+    /* a second member cut anywhere past its magic: refused (where the first
+       member alone is not); or with its CRC spoiled */
+    static const char *const two[] = { "{\"model\":", "{\"type\":\"BPE\"}}" };
+    b = members(two, 2, 0, &n);
+    T_ASSERT(b != NULL, "gzip");
+    T_OK(lr_gunzip(b, n1, wn, "t", &out, &on));
+    free(out);
+    T_OK(lr_gunzip(b, n, wn, "t", &out, &on));
+    T_ASSERT(on == wn && !strcmp(out, whole), "two members: %s", out);
+    free(out);
+    for (size_t k = n1 + 2; k < n; k++)
+        T_ASSERT(lr_gunzip(b, k, wn, "t", &out, &on) == LR_EFORMAT && !out, "cut at %zu of %zu (first member %zu) accepted", k, n, n1);
+    b[n - 5] ^= 1;
+    T_ASSERT(lr_gunzip(b, n, wn, "t", &out, &on) == LR_EFORMAT && !out, "second member's CRC spoiled, accepted");
+    free(b);
+    /* after the last member: zero padding, a lone 1f, other bytes, all ignored */
+    static const char *const pads[] = { "\0\0\0\0\0\0\0\0", "\x1f", "garbage!" };
+    static const size_t padn[] = { 8, 1, 8 };
+    for (int i = 0; i < 3; i++) {
+        b = members(parts, 3, padn[i], &n);
+        T_ASSERT(b != NULL, "gzip");
+        memcpy(b + n - padn[i], pads[i], padn[i]);
+        T_OK(lr_gunzip(b, n, wn, "t", &out, &on));
+        T_ASSERT(on == wn && !strcmp(out, whole), "with trailing bytes %d: %s", i, out);
+        free(out);
+        free(b);
+    }
+    free(first);
+    return T_PASS;
+}
+
+T_MAIN(T_CASE(test_round_trip_and_bound), T_CASE(test_trailing_bytes), T_CASE(test_members))

@@ -531,7 +531,7 @@ int lr_calib_open(const lr_src *src, const lr_model_config *cfg, const char *tex
     size_t jn = 0;
     int rc = LR_OK;
     if (src->tok_kind == LR_TOK_JSON_GZIP)
-        rc = lr_gunzip(src->tok, src->tok_bytes, LR_GUNZIP_MAX_TOKENIZER, "calibration: the source's tokenizer", &json, &jn);
+        rc = lr_gunzip(src->tok, src->tok_bytes, lr_tok_json_max(), "calibration: the source's tokenizer", &json, &jn);
     lr_tok *tok = NULL;
     if (!rc) rc = lr_tok_load_hf_mem(json ? json : src->tok, json ? jn : src->tok_bytes, NULL, 0, "tokenizer", &tok);
     free(json);

@@ -224,6 +224,49 @@ static int test_hf_tokenizer_bos(void)
     return T_PASS;
 }
 
+/* The import reads and stores a tokenizer.json only up to the bound every
+   reader has (LR_TOK_JSON_MAX, lowered here): exactly the bound taken, a
+   byte more refused, and so is one that the folded tokenizer_config.json
+   takes past it. */
+static int hf_tokenizer_bound(const char *sub, const char *json, size_t n)
+{
+    char path[400];
+    lr_src *s;
+    snprintf(path, sizeof path, "%s/tokenizer.json", sub);
+    T_ASSERT(tl_write(path, json, n) == 0, "tokenizer.json");
+    lr_tok_json_set_max(n);
+    T_OK(lr_src_open_hf(sub, &s));
+    lr_src_close(s);
+    lr_tok_json_set_max(n - 1);
+    T_ASSERT(lr_src_open_hf(sub, &s) != LR_OK && strstr(lr_errmsg(), "tokenizer.json"), "%zu bytes past %zu taken", n, n - 1);
+    lr_tok_json_set_max(n);
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", sub);
+    static const char cfg[] = "{\"add_bos_token\": true, \"bos_token\": \"<s>\"}";
+    T_ASSERT(tl_write(path, cfg, sizeof cfg - 1) == 0, "config");
+    T_ASSERT(lr_src_open_hf(sub, &s) != LR_OK && strstr(lr_errmsg(), "past"), "the folded tokenizer taken: %s", lr_errmsg());
+    return T_PASS;
+}
+
+static int test_hf_tokenizer_bound(void)
+{
+    static const char json[] = "{\"added_tokens\":[{\"id\":2,\"content\":\"<s>\",\"special\":true}],"
+                               "\"pre_tokenizer\":{\"type\":\"ByteLevel\"},\"post_processor\":null,"
+                               "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1},\"merges\":[]}}";
+    char dir[256], sub[300];
+    tl_tmpdir(dir, sizeof dir, "hfbound");
+    T_ASSERT(dir[0], "mkdtemp");
+    lr_model_config cfg = tm_config("qwen3", 1);
+    tmodel m;
+    tm_make(&m, &cfg, 3);
+    snprintf(sub, sizeof sub, "%s/m", dir);
+    T_ASSERT(tm_write_hf(&m, sub, "F32", 1, NULL) == 0, "write");
+    tm_free(&m);
+    const int r = hf_tokenizer_bound(sub, json, sizeof json - 1);
+    lr_tok_json_set_max(0);
+    tl_rmrf(dir);
+    return r;
+}
+
 static int test_hf_rejects(void)
 {
     char dir[256], sub[300], path[400];
@@ -1322,7 +1365,7 @@ static int test_rotated_residual_refusals(void)
 T_MAIN(T_CASE(test_hf_config), T_CASE(test_hf_source), T_CASE(test_hf_rejects), T_CASE(test_ggml_dequant),
        T_CASE(test_gguf_source), T_CASE(test_qk_permutation), T_CASE(test_gguf_tokenizer_json),
        T_CASE(test_gguf_tokenizer_json_duplicates),
-       T_CASE(test_gguf_tokenizer_unused), T_CASE(test_hf_tokenizer_bos), T_CASE(test_gguf_tokenizer_bos), T_CASE(test_import_f16),
+       T_CASE(test_gguf_tokenizer_unused), T_CASE(test_hf_tokenizer_bos), T_CASE(test_hf_tokenizer_bound), T_CASE(test_gguf_tokenizer_bos), T_CASE(test_import_f16),
        T_CASE(test_import_leech), T_CASE(test_import_atomic_and_layers), T_CASE(test_import_llama),
        T_CASE(test_rotated_residual_same_function), T_CASE(test_rotated_residual_leech),
        T_CASE(test_rotated_residual_refusals))

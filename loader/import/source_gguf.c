@@ -7,6 +7,7 @@
 #include "loader/import/ggml_dequant.h"
 #include "loader/import/gguf_tokjson.h"
 #include "loader/import/source.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -174,7 +175,8 @@ static int load_tokenizer(lr_src *s, const lr_gguf *g)
         return LR_OK;
     }
     if (rc) return rc;
-    rc = lr_gzip(json, n, &s->tok, &s->tok_bytes);
+    rc = n > lr_tok_json_max() ? LR_FAIL(LR_EINVAL, "tokenizer.json of %zu bytes, past the %zu a tokenizer may have", n, lr_tok_json_max())
+                               : lr_gzip(json, n, &s->tok, &s->tok_bytes);
     free(json);
     if (rc) return lr_wrap(rc, "%s: tokenizer", g->name);
     s->tok_kind = LR_TOK_JSON_GZIP;

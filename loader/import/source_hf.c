@@ -4,6 +4,7 @@
 #include "loader/import/safetensors.h"
 #include "loader/import/source.h"
 #include "loader/import/tokjson_bos.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
 #include "util/read_file.h"
 
@@ -164,7 +165,8 @@ static int load_tokenizer(lr_src *s, const char *dir)
     }
     void *buf;
     size_t n;
-    int rc = lr_read_file(path, &buf, &n);
+    const lr_read_opts ro = { .max = lr_tok_json_max() }; /* what every reader takes */
+    int rc = lr_read_file_opts(path, &ro, &buf, &n);
     if (rc) return rc;
     json_error_t je;
     json_t *j = json_loadb(buf, n, 0, &je);
@@ -194,7 +196,9 @@ static int load_tokenizer(lr_src *s, const char *dir)
             return rc;
         }
     }
-    rc = lr_gzip(buf, n, &s->tok, &s->tok_bytes);
+    /* (the folded config may have made it longer) */
+    rc = n > lr_tok_json_max() ? LR_FAIL(LR_EINVAL, "%zu bytes, past the %zu a tokenizer may have", n, lr_tok_json_max())
+                               : lr_gzip(buf, n, &s->tok, &s->tok_bytes);
     free(buf);
     if (rc) return lr_wrap(rc, "%s", path);
     s->tok_kind = LR_TOK_JSON_GZIP;

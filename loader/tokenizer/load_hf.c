@@ -12,10 +12,13 @@
 #include "util/err.h"
 #include "util/log.h"
 
-#define MAX_FILE (1u << 30)
+static size_t g_json_max; /* 0: LR_TOK_JSON_MAX */
+
+size_t lr_tok_json_max(void) { return g_json_max ? g_json_max : LR_TOK_JSON_MAX; }
+void lr_tok_json_set_max(size_t max) { g_json_max = max < LR_TOK_JSON_MAX ? max : 0; }
 
 /* Reads a whole file, inflating it when it is gzip (zlib reads plain files
- * as they are). */
+ * as they are), of at most lr_tok_json_max() bytes. */
 static int read_file(const char *path, char **out, size_t *out_len)
 {
     *out = NULL;
@@ -25,19 +28,23 @@ static int read_file(const char *path, char **out, size_t *out_len)
     fclose(probe);
     gzFile f = gzopen(path, "rb");
     if (!f) return LR_FAIL(LR_EIO, "%s: cannot open", path);
-    size_t len = 0, cap = 1 << 20;
+    const size_t max = lr_tok_json_max();
+    size_t len = 0, cap = max < (1 << 20) ? max : 1 << 20;
     char *buf = malloc(cap + 1);
     for (;;) {
         if (!buf) { gzclose(f); return LR_FAIL(LR_ENOMEM, "%s: %zu bytes", path, cap); }
-        if (len == cap) {
-            if (cap >= MAX_FILE) { free(buf); gzclose(f); return LR_FAIL(LR_EFORMAT, "%s: larger than 1 GiB", path); }
-            cap *= 2;
+        if (len > max) { free(buf); gzclose(f); return LR_FAIL(LR_EFORMAT, "%s: larger than %zu bytes", path, max); }
+        if (len == cap && cap < max) {
+            cap = cap > max / 2 ? max : cap * 2;
             char *b = realloc(buf, cap + 1);
             if (!b) free(buf);
             buf = b;
             continue;
         }
-        int n = gzread(f, buf + len, (unsigned)(cap - len < (1u << 30) ? cap - len : (1u << 30)));
+        /* at the bound, room for one byte more (the NUL's): a file of
+           exactly max bytes then reads to its end, a longer one past max */
+        const size_t room = (cap == max ? cap + 1 : cap) - len;
+        int n = gzread(f, buf + len, (unsigned)(room < (1u << 30) ? room : (1u << 30)));
         if (n < 0) {
             int zerr;
             const char *msg = gzerror(f, &zerr);

@@ -48,6 +48,19 @@ int lr_tok_from_gguf(const struct lr_gguf *g, lr_tok **out);
 int lr_tok_gguf_pre_adds_bos(const char *pre);
 void lr_tok_free(lr_tok *tok);
 
+/* The largest tokenizer.json, in bytes, that any reader takes: the text
+ * lr_tok_load_hf reads (inflated when gzip), an artifact's tokenizer section
+ * (its stored bytes, either kind, as the writer and the reader check them),
+ * the text lr_model_tokenizer_json inflates a gzip'd section to, and what
+ * the import reads and stores. One bound, so a tokenizer that gen_synthetic,
+ * tokenize and inspect take, the runtime takes too (docs/format.md: 2^30). */
+#define LR_TOK_JSON_MAX ((size_t)1 << 30)
+/* The bound in force: LR_TOK_JSON_MAX unless a test lowered it, to try every
+ * reader at its boundary without a 1 GiB input (0 restores it). Set it
+ * before loading, never while another thread loads or writes a model. */
+size_t lr_tok_json_max(void);
+void lr_tok_json_set_max(size_t max);
+
 /* Appends the ids of text[0..len) to out. With allow_special, added tokens
  * marked special (<|im_start|>, <|endoftext|>, ...) in the text become their
  * single ids; without it they are encoded as plain text. Added tokens that
