@@ -3,6 +3,7 @@
  * missing model, perplexity of a small text. The programs are found beside
  * this test's build folder (BUILD/test/x -> BUILD/bin/), or in $LEECHRT_BIN. */
 #include "rt/cu.h"
+#include "loader/synthetic.h"
 #include "rt/leechrt.h"
 #include "test/bos_tokenizer.h"
 #include "test/spm_tokenizer.h"
@@ -303,6 +304,30 @@ static int test_ppl(void)
     rc = run(args, out, sizeof out, err, sizeof err);
     T_ASSERT(rc != 0 && strstr(err, g_tmp) && strstr(err, "is a folder"), "a folder as the text: exit %d: %s", rc,
              err);
+    /* a model of one position scores nothing: refused, with and without BOS
+       (it divided by zero after BOS, printed "ppl -nan over 0 tokens" without) */
+    for (int with_bos = 0; with_bos < 2; with_bos++) {
+        char one[4200], tok[4200];
+        snprintf(one, sizeof one, "%s/ctx1-%d.lrt", g_tmp, with_bos);
+        snprintf(tok, sizeof tok, "%s/ctx1-tokenizer.json", g_tmp);
+        char *json = NULL;
+        size_t jn = 0;
+        if (with_bos) T_ASSERT(t_write_bos_tokenizer(tok) >= 0, "BOS tokenizer");
+        else T_OK(lr_demo_tokenizer_json(&json, &jn));
+        lr_model_config c;
+        T_OK(lr_synth_config("tiny", &c));
+        c.max_context = 1;
+        lr_synth_opts so = { .seed = 5, .nthreads = 2, .align = 64, .gain_bits = 1, .tokenizer = json,
+                             .tokenizer_n = jn, .tokenizer_path = with_bos ? tok : NULL };
+        rc = lr_synth_write(one, &c, &so);
+        free(json);
+        T_OK(rc);
+        snprintf(args, sizeof args, "ppl --cpu -m %s -f %s -c 32", one, text);
+        rc = run(args, out, sizeof out, err, sizeof err);
+        T_ASSERT(rc == 1 && strstr(err, "1 position") && !strstr(out, "nan"), "context 1 (BOS %d): exit %d: %s%s",
+                 with_bos, rc, out, err);
+        unlink(one);
+    }
     unlink(text);
     return T_PASS;
 }

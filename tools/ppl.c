@@ -116,6 +116,14 @@ int main(int argc, char **argv)
                 info.max_context);
         ctx = info.max_context;
     }
+    if (ctx < 2) {
+        /* a window scores ctx - 1 tokens (BOS and ctx - 1 text tokens, or ctx text tokens after the first) */
+        fprintf(stderr, "ppl: %s holds %d position%s; a window of 2 is the least that scores a token\n", model,
+                info.max_context, info.max_context == 1 ? "" : "s");
+        lr_rt_close(rt);
+        free(ids);
+        return 1;
+    }
     /* A model that wants BOS (info.add_bos: Llama) gets it at the start of
      * every window: BOS and ctx - 1 text tokens, every one of them scored.
      * Without, ctx text tokens, all but the first scored. (llama.cpp's

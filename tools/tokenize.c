@@ -27,7 +27,8 @@ static void usage(FILE *f)
             "      --ids             print only the ids, space-separated, on one line\n"
             "      --no-special      encode special tokens (<|im_start|>, ...) as plain text\n"
             "      --bos             the BOS token first when the tokenizer asks for one, as the\n"
-            "                        launcher feeds a plain prompt (Llama; Qwen3 asks for none)\n"
+            "                        launcher feeds a plain prompt (Llama; Qwen3 asks for none);\n"
+            "                        a tokenizer_config.json beside the file counts, as import reads it\n"
             "      --decode IDS      decode a comma-separated id list and print the text\n"
             "      --time            report load and encode time on standard error\n"
             "  -h, --help            this help\n");
