@@ -66,6 +66,26 @@ static void add(const lr_jit_spec *s)
     else if (!g_fail++) fprintf(stderr, "cache warm: more than %d kernels; %s and later ones not planned\n", MAXSPEC, a);
 }
 
+/* The JIT does not fail a compile whose cubin it could not store (a cache is
+ * an optimisation there); storing is what warming is for, so a cubin that is
+ * not on disk, whole, after its compile is a failure, with the store's own
+ * reason (one more try to learn it). */
+static int stored(const lr_jit_spec *s, const void *cubin, size_t n)
+{
+    lr_key k;
+    char hex[33], path[4200], name[256];
+    int rc = lr_jit_key(s, g_arch, g_driver, &k);
+    if (rc) return rc;
+    lr_key_hex(&k, hex);
+    snprintf(path, sizeof path, "%s/%s.cubin", lr_jit_cache()->dir, hex);
+    if (lr_cache_check_file(path, &k) == LR_OK) return LR_OK;
+    lr_jit_kernel_name(s, name, sizeof name);
+    if (lr_jit_cache()->disabled || lr_jit_cache()->readonly)
+        return LR_FAIL(LR_EIO, "%s: compiled, not stored: the cache folder %s cannot be written", name, lr_jit_cache()->dir);
+    rc = lr_cache_put(lr_jit_cache(), &k, cubin, n);
+    return rc ? lr_wrap(rc, "%s: compiled, not stored", name) : LR_OK;
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -78,14 +98,15 @@ static void *worker(void *arg)
         size_t n;
         int hit = 0;
         int rc = lr_jit_cubin(&g_specs[i], g_arch, g_driver, &cubin, &n, &hit);
+        if (rc == LR_OK && !hit) rc = stored(&g_specs[i], cubin, n);
         pthread_mutex_lock(&g_mu);
         if (rc) {
             g_fail++;
             fprintf(stderr, "cache: %s\n", lr_errmsg());
         } else {
-            free(cubin);
             g_hits += hit;
         }
+        free(cubin);
         pthread_mutex_unlock(&g_mu);
         lr_progress_add(&g_prog, 1);
     }

@@ -293,6 +293,29 @@ static int test_help(void)
     return T_PASS;
 }
 
+/* A compiled kernel that could not be stored is a failed warm (it was
+ * counted as compiled, exit 0, with nothing on disk): here a folder sits
+ * where each entry's file would go, as a full disk or a blocked rename. */
+static int test_warm_store_failure(void)
+{
+    T_SKIP_IF(!lr_nvrtc_available(), "NVRTC not installed");
+    T_SKIP_IF(access(g_bin, X_OK) != 0, "cache tool not built");
+    char a[256] = "/tmp/lrwarm.XXXXXX", cmd[4096];
+    T_ASSERT(mkdtemp(a), "mkdtemp");
+    snprintf(cmd, sizeof cmd,
+             "set -e; cd '%s'; '%s' --dir ok warm --models none >/dev/null; n=0; mkdir blocked; "
+             "for f in ok/*.cubin; do mkdir \"blocked/${f#ok/}\"; n=$((n+1)); done; test $n -ge 1; "
+             "if '%s' --dir blocked warm --models none >out 2>err; then exit 3; fi; "
+             "grep -q 'compiled, not stored' err; grep -q ' 1 failed' out",
+             a, g_bin, g_bin);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "cat '%s/out' '%s/err' >&2; rm -rf '%s'", a, a, a);
+    if (st) { if (system(cmd)) {} }
+    else { snprintf(cmd, sizeof cmd, "rm -rf '%s'", a); if (system(cmd)) {} }
+    T_ASSERT(st == 0, "a warm that stored nothing: status %d", st);
+    return T_PASS;
+}
+
 /* Runs in a fresh process with NVRTC disabled: the warmed kernels must load
  * from the cache, and one never warmed must fail clearly. */
 static int appliance_child(const char *dir)
@@ -340,7 +363,7 @@ int main(int argc, char **argv)
     snprintf(g_self, sizeof g_self, "%s", argv[0]);
     char dir[1000];
     if (t_bin_dir(dir, sizeof dir)) snprintf(g_bin, sizeof g_bin, "%s/cache", dir);
-    static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_then_run_without_nvrtc),
+    static const t_case cases[] = { T_CASE(test_help), T_CASE(test_warm_store_failure), T_CASE(test_warm_then_run_without_nvrtc),
                                     T_CASE(test_appliance_embeds_kernels), T_CASE(test_embed_cache),
                                     T_CASE(test_dry_run_plans_default_layouts) };
     return t_main(__FILE__, cases, (int)(sizeof cases / sizeof cases[0]), argc, argv);
