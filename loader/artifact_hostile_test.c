@@ -318,6 +318,25 @@ static int test_rotation_kinds(void)
     return T_PASS;
 }
 
+/* The model name is free text that every tool prints: its control
+ * characters (an escape sequence that retitles a terminal, line breaks) are
+ * read as '?'. */
+static int test_name_controls(void)
+{
+    T_ASSERT(!setup(), "setup");
+    COPY(b);
+    uint8_t *name = tl_section_bytes(b, LRA_SECT_CONFIG) + LRA_C_NAME;
+    memcpy(name, "a\x1b]0;X\x07\n\r\x7f\xc3\xa9", 13); /* with its NUL */
+    tl_refresh(b, g_micro_n);
+    lr_model *m;
+    T_OK(lr_model_open_mem(b, g_micro_n, LABEL, 0, &m));
+    const char *got = lr_model_cfg(m)->name;
+    T_ASSERT(!strcmp(got, "a?]0;X????\xc3\xa9"), "name read as '%s'", got);
+    lr_model_close(m);
+    free(b);
+    return T_PASS;
+}
+
 /* A model path that is not a regular file: a FIFO is refused at once (opening
  * it to read would wait for a writer), a folder by name. */
 static int test_not_a_file(void)
@@ -642,7 +661,7 @@ static int test_sections(void)
     return T_PASS;
 }
 
-T_MAIN(T_CASE(test_valid_baseline), T_CASE(test_not_a_file), T_CASE(test_bad_magic_and_version), T_CASE(test_truncated_everywhere),
+T_MAIN(T_CASE(test_valid_baseline), T_CASE(test_not_a_file), T_CASE(test_name_controls), T_CASE(test_bad_magic_and_version), T_CASE(test_truncated_everywhere),
        T_CASE(test_each_checksum), T_CASE(test_offsets_out_of_bounds), T_CASE(test_overlaps), T_CASE(test_codec_sizes), T_CASE(test_rotation_kinds), T_CASE(test_rotated_residual),
        T_CASE(test_alignment), T_CASE(test_absurd_dims), T_CASE(test_tensor_set), T_CASE(test_payload),
        T_CASE(test_sections))

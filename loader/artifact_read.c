@@ -144,6 +144,10 @@ static int parse_config(lr_model *m, const section *s)
     lr_model_config *k = &m->cfg;
     memcpy(k->arch, c + LRA_C_ARCH, LRA_ARCH_LEN);
     memcpy(k->name, c + LRA_C_NAME, LRA_MODEL_NAME_LEN);
+    /* free text from a GGUF or a folder name, printed by every tool: a control
+       character (an escape sequence, a line break) reads as '?' */
+    for (size_t i = 0; i < LRA_MODEL_NAME_LEN && k->name[i]; i++)
+        if ((unsigned char)k->name[i] < 0x20 || k->name[i] == 0x7f) k->name[i] = '?';
     k->hidden = lra_rd32(c + LRA_C_HIDDEN);
     k->n_layers = lra_rd32(c + LRA_C_LAYERS);
     k->n_heads = lra_rd32(c + LRA_C_HEADS);
