@@ -516,6 +516,15 @@ int64_t lr_gguf_arr_int(const lr_gguf_val *arr, uint64_t i)
     return is_signed(t) ? v.i : (int64_t)v.u;
 }
 
+double lr_gguf_arr_f64(const lr_gguf_val *arr, uint64_t i)
+{
+    uint32_t t = arr->arr.type;
+    if (t != LR_GGUF_F32 && t != LR_GGUF_F64) return (double)lr_gguf_arr_int(arr, i);
+    lr_gguf_val v;
+    scalar(arr->arr.raw + i * SCALAR_SIZE[t], t, &v);
+    return v.f;
+}
+
 const lr_gguf_tensor *lr_gguf_find_tensor(const lr_gguf *g, const char *name)
 {
     for (uint64_t i = 0; i < g->n_tensors; i++)

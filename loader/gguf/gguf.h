@@ -92,6 +92,8 @@ int lr_gguf_get_bool(const lr_gguf *g, const char *key, int *out);
 int lr_gguf_get_arr(const lr_gguf *g, const char *key, int elem_type, const lr_gguf_val **out);
 /* Element i of an integer or bool array, widened (caller checks i < n). */
 int64_t lr_gguf_arr_int(const lr_gguf_val *arr, uint64_t i);
+/* Element i of a float array (an integer array's, widened). */
+double lr_gguf_arr_f64(const lr_gguf_val *arr, uint64_t i);
 /* 1 when s equals the NUL-terminated c. */
 int lr_gguf_str_eq(lr_gguf_str s, const char *c);
 

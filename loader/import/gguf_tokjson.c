@@ -57,11 +57,11 @@ static int pre_for(const char *pre, json_t **pt, json_t **norm, int *ignore_merg
 /* tokenizer.ggml.add_bos_token as tokenizer.json says it: a TemplateProcessing
  * post-processor putting the BOS token before the text (loader/tokenizer
  * reads it back as add_bos), or none (*out NULL) when BOS is not added. */
-static int bos_template(const lr_gguf *g, const char *pre, const lr_gguf_val *tokens, const lr_gguf_val *types,
-                        json_t **out)
+static int bos_template(const lr_gguf *g, const char *pre, int llama, const lr_gguf_val *tokens,
+                        const lr_gguf_val *types, json_t **out)
 {
     *out = NULL;
-    int add = lr_tok_gguf_pre_adds_bos(pre), rc = LR_OK; /* llama.cpp's default without the key */
+    int add = llama || lr_tok_gguf_pre_adds_bos(pre), rc = LR_OK; /* llama.cpp's default without the key */
     uint64_t id;
     if (lr_gguf_find(g, "tokenizer.ggml.add_bos_token") &&
         (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add)))
@@ -84,23 +84,59 @@ static int bos_template(const lr_gguf *g, const char *pre, const lr_gguf_val *to
     return rc;
 }
 
+/* The "llama" model (SentencePiece BPE) as Llama 2's tokenizer.json says it:
+ * the normalizer putting the space in front (tokenizer.ggml.add_space_prefix,
+ * default true) and spaces as the metaspace, no pre-tokenizer, the decoder
+ * undoing both, and the merges the GGUF tokenizer loader makes from the piece
+ * scores (their order is the ranks), as pairs of the pieces' own text. */
+static int spm_parts(const lr_gguf *g, const lr_gguf_val *tokens, json_t **norm, json_t **decoder, json_t **mj)
+{
+    int prefix = 1, rc = LR_OK;
+    if (lr_gguf_find(g, "tokenizer.ggml.add_space_prefix") &&
+        (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &prefix)))
+        return rc;
+    json_t *rep = json_pack("{s:s, s:{s:s}, s:s}", "type", "Replace", "pattern", "String", " ", "content", "\u2581");
+    *norm = prefix ? json_pack("{s:s, s:[{s:s, s:s}, o]}", "type", "Sequence", "normalizers", "type", "Prepend",
+                               "prepend", "\u2581", rep)
+                   : rep;
+    *decoder = json_pack("{s:s, s:[{s:s, s:{s:s}, s:s}, {s:s}, {s:s}, {s:s, s:s, s:i, s:i}]}", "type", "Sequence",
+                         "decoders", "type", "Replace", "pattern", "String", "\u2581", "content", " ", "type",
+                         "ByteFallback", "type", "Fuse", "type", "Strip", "content", " ", "start", prefix, "stop", 0);
+    lr_tok *t = NULL;
+    int32_t *pairs = NULL;
+    size_t np = 0;
+    rc = lr_tok_from_gguf(g, &t);
+    if (!rc) rc = lr_tok_merge_pairs(t, &pairs, &np);
+    lr_tok_free(t);
+    for (size_t i = 0; !rc && i < np; i++) {
+        const lr_gguf_str *a = &tokens->arr.strs[pairs[2 * i]], *b = &tokens->arr.strs[pairs[2 * i + 1]];
+        json_t *m = json_pack("[s#, s#]", a->s, (int)a->len, b->s, (int)b->len);
+        if (!m || json_array_append_new(*mj, m))
+            rc = LR_FAIL(LR_EFORMAT, "%s: merge %zu: a piece is not valid UTF-8 text (or out of memory)", g->name, i);
+    }
+    free(pairs);
+    if (!rc && (!*norm || !*decoder)) rc = LR_FAIL(LR_ENOMEM, "%s: out of memory", g->name);
+    return rc;
+}
+
 static int build(const lr_gguf *g, json_t **out)
 {
     const char *L = g->name;
     lr_gguf_str s;
     int rc = lr_gguf_get_str(g, "tokenizer.ggml.model", &s);
     if (rc) return rc;
-    if (!lr_gguf_str_eq(s, "gpt2"))
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.model \"%.*s\" (only gpt2, byte-level BPE)", L,
-                       (int)(s.len < 40 ? s.len : 40), s.s);
+    const int llama = lr_gguf_str_eq(s, "llama");
+    if (!llama && !lr_gguf_str_eq(s, "gpt2"))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.model \"%.*s\" (only gpt2, byte-level BPE, and llama, "
+                       "SentencePiece BPE)", L, (int)(s.len < 40 ? s.len : 40), s.s);
     char pre[64] = "";
-    if (lr_gguf_find(g, "tokenizer.ggml.pre")) {
+    if (!llama && lr_gguf_find(g, "tokenizer.ggml.pre")) {
         if ((rc = lr_gguf_get_str(g, "tokenizer.ggml.pre", &s))) return rc;
         if (s.len < sizeof pre && !memchr(s.s, 0, (size_t)s.len)) memcpy(pre, s.s, (size_t)s.len);
     }
-    json_t *pt = NULL, *norm = NULL;
-    int ignore_merges;
-    if (!pre_for(pre, &pt, &norm, &ignore_merges))
+    json_t *pt = NULL, *norm = NULL, *decoder = NULL;
+    int ignore_merges = 0;
+    if (!llama && !pre_for(pre, &pt, &norm, &ignore_merges))
         return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%s\" has no known pre-tokenizer (qwen2, llama-bpe, "
                        "gpt-2, smollm)", L, pre);
     const lr_gguf_val *tokens, *types = NULL, *merges = NULL;
@@ -148,27 +184,36 @@ static int build(const lr_gguf *g, json_t **out)
         }
     }
     if (!rc && dups) lr_warn("%s: %zu vocabulary entries repeat the text of a lower id (the lower id keeps it)", L, dups);
-    for (uint64_t i = 0; !rc && merges && i < merges->arr.n; i++) {
+    if (!rc && llama) rc = spm_parts(g, tokens, &norm, &decoder, &mj);
+    for (uint64_t i = 0; !rc && !llama && merges && i < merges->arr.n; i++) {
         json_t *m = json_stringn(merges->arr.strs[i].s, (size_t)merges->arr.strs[i].len);
         if (!m || json_array_append_new(mj, m))
             rc = LR_FAIL(LR_EFORMAT, "%s: merge %llu is not valid UTF-8 text", L, (unsigned long long)i);
     }
     json_t *post = NULL;
-    if (!rc) rc = bos_template(g, pre, tokens, types, &post);
+    if (!rc) rc = bos_template(g, pre, llama, tokens, types, &post);
+    json_t *unk = NULL;
+    uint64_t uid;
+    if (!rc && llama && lr_gguf_find(g, "tokenizer.ggml.unknown_token_id") &&
+        !lr_gguf_get_uint(g, "tokenizer.ggml.unknown_token_id", &uid) && uid < tokens->arr.n)
+        unk = json_stringn(tokens->arr.strs[uid].s, (size_t)tokens->arr.strs[uid].len);
     if (rc) {
         json_decref(vocab);
         json_decref(added);
         json_decref(mj);
         json_decref(pt);
         json_decref(norm);
+        json_decref(decoder);
         return rc;
     }
-    json_t *model = json_pack("{s:s, s:n, s:n, s:n, s:n, s:b, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
-                              "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0,
-                              "byte_fallback", 0, "ignore_merges", ignore_merges, "vocab", vocab, "merges", mj);
-    json_t *decoder = json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel", "add_prefix_space", 1, "trim_offsets", 1,
-                                "use_regex", 1);
-    json_t *root = json_pack("{s:s, s:n, s:n, s:o, s:o?, s:o, s:o?, s:o, s:o}", "version", "1.0", "truncation",
+    /* SentencePiece: unknown characters fall back to their bytes' tokens */
+    json_t *model = json_pack("{s:s, s:n, s:o?, s:n, s:n, s:b, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
+                              "unk_token", unk, "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", llama,
+                              "byte_fallback", llama, "ignore_merges", ignore_merges, "vocab", vocab, "merges", mj);
+    if (!decoder)
+        decoder = json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel", "add_prefix_space", 1, "trim_offsets", 1,
+                            "use_regex", 1);
+    json_t *root = json_pack("{s:s, s:n, s:n, s:o, s:o?, s:o?, s:o?, s:o, s:o}", "version", "1.0", "truncation",
                              "padding", "added_tokens", added, "normalizer", norm, "pre_tokenizer", pt,
                              "post_processor", post, "decoder", decoder, "model", model);
     if (!root) return LR_FAIL(LR_ENOMEM, "%s: out of memory building tokenizer.json", L);

@@ -633,10 +633,10 @@ static int test_gguf_tokenizer_json(void)
     free(b.p);
     memset(&b, 0, sizeof b);
     gb_header(&b, 3);
-    gb_kv_str(&b, "tokenizer.ggml.model", "llama");
+    gb_kv_str(&b, "tokenizer.ggml.model", "t5");
     gb_finish(&b);
     T_OK(lr_gguf_parse(b.p, b.n, "tok.gguf", &g));
-    T_ASSERT(lr_gguf_tokenizer_json(g, &json, &jn) == LR_EUNSUPPORTED && strstr(lr_errmsg(), "llama"), "%s", lr_errmsg());
+    T_ASSERT(lr_gguf_tokenizer_json(g, &json, &jn) == LR_EUNSUPPORTED && strstr(lr_errmsg(), "t5"), "%s", lr_errmsg());
     lr_gguf_close(g);
     free(b.p);
     return T_PASS;

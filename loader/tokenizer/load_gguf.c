@@ -1,5 +1,7 @@
 /* Loading the tokenizer from GGUF metadata (llama.cpp's tokenizer.ggml.*
- * keys). Only the "gpt2" (byte-level BPE) model is supported. Token types:
+ * keys): the "gpt2" (byte-level BPE) and "llama" (SentencePiece BPE: pieces
+ * with the metaspace, <0xNN> byte tokens, piece scores instead of merges)
+ * models. Token types:
  * 1 normal, 2 unknown, 3 control (special), 4 user-defined (an added token
  * that always matches), 5 unused, 6 byte. Control and user-defined tokens are
  * stored as plain text; the others in the byte-level alphabet.
@@ -49,25 +51,70 @@ int lr_tok_gguf_pre_adds_bos(const char *pre)
     return !strcmp(pre, "llama3") || !strcmp(pre, "llama-bpe") || !strcmp(pre, "llama-v3");
 }
 
+/* The "llama" model's settings (llama.cpp's SentencePiece tokenizer): a
+ * space before each text segment (tokenizer.ggml.add_space_prefix, default
+ * true; llama.cpp puts it before the text and after every special token,
+ * which is before every segment), stripped again when decoding, no split,
+ * <0xNN> byte tokens, merges from the piece scores (spm.c), BOS by default. */
+static int spm_setup(lr_tok *t, const lr_gguf *g)
+{
+    int prefix = 1, rc;
+    if (lr_gguf_find(g, "tokenizer.ggml.add_space_prefix") &&
+        (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &prefix)))
+        return rc;
+    t->spm = t->byte_fallback = 1;
+    t->spm_prepend = prefix ? 1 : 0;
+    t->strip_lead = prefix;
+    return LR_OK;
+}
+
+/* The piece scores of the "llama" model as merges, added in rank order. */
+static int spm_merges(lr_tok *t, const lr_gguf *g, uint64_t ntok)
+{
+    const lr_gguf_val *sc;
+    int rc = lr_gguf_get_arr(g, "tokenizer.ggml.scores", LR_GGUF_F32, &sc);
+    if (rc) return lr_wrap(rc, "%s: the llama tokenizer needs its piece scores", t->name);
+    if (sc->arr.n != ntok)
+        return LR_FAIL(LR_EFORMAT, "%s: tokenizer.ggml.scores has %llu entries for %llu tokens", t->name,
+                       (unsigned long long)sc->arr.n, (unsigned long long)ntok);
+    float *scores = malloc((size_t)ntok * sizeof *scores);
+    if (!scores) return LR_FAIL(LR_ENOMEM, "%s: scores", t->name);
+    for (uint64_t i = 0; i < ntok; i++) scores[i] = (float)lr_gguf_arr_f64(sc, i);
+    tok_merge *m;
+    size_t nm;
+    rc = tok_spm_merges(t, scores, &m, &nm);
+    free(scores);
+    for (size_t i = 0; !rc && i < nm; i++)
+        rc = tok_add_merge(t, tok_bytes(t, m[i].left), t->len[m[i].left], tok_bytes(t, m[i].right), t->len[m[i].right],
+                           (uint32_t)i);
+    free(m);
+    return rc;
+}
+
 static int load(lr_tok *t, const lr_gguf *g)
 {
     lr_gguf_str s;
     int rc = lr_gguf_get_str(g, "tokenizer.ggml.model", &s);
     if (rc) return rc;
-    if (!lr_gguf_str_eq(s, "gpt2"))
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.model is \"%.*s\"; only \"gpt2\" (byte-level BPE) is supported",
-                       t->name, (int)(s.len < 40 ? s.len : 40), s.s);
-    if (!lr_gguf_find(g, "tokenizer.ggml.pre"))
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre is missing; the pre-tokenizer is unknown", t->name);
-    if ((rc = lr_gguf_get_str(g, "tokenizer.ggml.pre", &s))) return rc;
+    const int llama = lr_gguf_str_eq(s, "llama");
+    if (!llama && !lr_gguf_str_eq(s, "gpt2"))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.model is \"%.*s\"; only \"gpt2\" (byte-level BPE) and "
+                       "\"llama\" (SentencePiece BPE) are supported", t->name, (int)(s.len < 40 ? s.len : 40), s.s);
     char pre[64] = "";
-    if (s.len < sizeof pre && !memchr(s.s, 0, (size_t)s.len)) memcpy(pre, s.s, (size_t)s.len);
-    t->pattern = pre[0] ? tok_pattern_from_gguf_pre(pre, &t->ignore_merges, &t->digits) : -1;
-    if (t->pattern < 0)
-        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%.*s\" is not supported (qwen2, llama-bpe, gpt-2, smollm are)",
-                       t->name, (int)(s.len < 40 ? s.len : 40), s.s);
-    /* Qwen2/3 GGUFs come from tokenizers that NFC-normalize. */
-    t->nfc = t->pattern == TOK_PAT_QWEN2;
+    if (llama) {
+        if ((rc = spm_setup(t, g))) return rc;
+    } else if (!lr_gguf_find(g, "tokenizer.ggml.pre"))
+        return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre is missing; the pre-tokenizer is unknown", t->name);
+    else {
+        if ((rc = lr_gguf_get_str(g, "tokenizer.ggml.pre", &s))) return rc;
+        if (s.len < sizeof pre && !memchr(s.s, 0, (size_t)s.len)) memcpy(pre, s.s, (size_t)s.len);
+        t->pattern = pre[0] ? tok_pattern_from_gguf_pre(pre, &t->ignore_merges, &t->digits) : -1;
+        if (t->pattern < 0)
+            return LR_FAIL(LR_EUNSUPPORTED, "%s: tokenizer.ggml.pre \"%.*s\" is not supported (qwen2, llama-bpe, gpt-2, smollm are)",
+                           t->name, (int)(s.len < 40 ? s.len : 40), s.s);
+        /* Qwen2/3 GGUFs come from tokenizers that NFC-normalize. */
+        t->nfc = t->pattern == TOK_PAT_QWEN2;
+    }
 
     const lr_gguf_val *tokens, *types = NULL, *merges = NULL;
     if ((rc = lr_gguf_get_arr(g, "tokenizer.ggml.tokens", LR_GGUF_STR, &tokens))) return rc;
@@ -99,9 +146,16 @@ static int load(lr_tok *t, const lr_gguf *g)
                 cap = (size_t)ts.len + 64;
                 if (!(buf = malloc(cap))) return LR_FAIL(LR_ENOMEM, "%s: token", t->name);
             }
-            len = tok_bytelevel_decode(ts.s, (size_t)ts.len, buf);
-            bytes = buf;
             flags = TOK_VOCAB;
+            int b = llama && type == TT_BYTE ? tok_spm_fallback_byte(ts.s, (size_t)ts.len) : -1;
+            if (llama && type == TT_BYTE && b < 0) {
+                free(buf);
+                return LR_FAIL(LR_EFORMAT, "%s: byte token %llu is \"%.*s\", not <0xNN>", t->name, (unsigned long long)i,
+                               (int)(ts.len < 16 ? ts.len : 16), ts.s);
+            }
+            if (b >= 0) buf[0] = (uint8_t)b, len = 1, flags = TOK_BYTEFB;
+            else len = llama ? tok_spm_decode(ts.s, (size_t)ts.len, buf) : tok_bytelevel_decode(ts.s, (size_t)ts.len, buf);
+            bytes = buf;
         }
         rc = tok_set(t, (int32_t)i, bytes, len, flags);
     }
@@ -109,8 +163,10 @@ static int load(lr_tok *t, const lr_gguf *g)
     if (rc) return rc;
     if ((rc = tok_index_vocab(t))) return rc;
 
-    if (lr_gguf_find(g, "tokenizer.ggml.merges") &&
-        (rc = lr_gguf_get_arr(g, "tokenizer.ggml.merges", LR_GGUF_STR, &merges)))
+    if (llama) {
+        if ((rc = spm_merges(t, g, tokens->arr.n))) return rc;
+    } else if (lr_gguf_find(g, "tokenizer.ggml.merges") &&
+               (rc = lr_gguf_get_arr(g, "tokenizer.ggml.merges", LR_GGUF_STR, &merges)))
         return rc;
     uint8_t *mb = NULL;
     size_t mcap = 0;
@@ -139,8 +195,8 @@ static int load(lr_tok *t, const lr_gguf *g)
         (rc = special_id(t, g, "tokenizer.ggml.padding_token_id", &t->pad)) ||
         (rc = special_id(t, g, "tokenizer.ggml.unknown_token_id", &t->unk)))
         return rc;
-    /* without the key, llama.cpp's default for the pre-tokenizer */
-    t->add_bos = lr_tok_gguf_pre_adds_bos(pre);
+    /* without the key, llama.cpp's default: the SentencePiece model's, or the pre-tokenizer's */
+    t->add_bos = llama || lr_tok_gguf_pre_adds_bos(pre);
     if (lr_gguf_find(g, "tokenizer.ggml.add_bos_token") &&
         (rc = lr_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos)))
         return rc;

@@ -220,6 +220,43 @@ int tok_add_merge(lr_tok *t, const uint8_t *a, size_t alen, const uint8_t *b, si
     return LR_OK;
 }
 
+typedef struct {
+    uint32_t rank;
+    uint64_t key;
+} rank_key;
+
+static int rank_cmp(const void *x, const void *y)
+{
+    const rank_key *a = x, *b = y;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+int lr_tok_merge_pairs(const lr_tok *t, int32_t **pairs, size_t *n)
+{
+    *pairs = NULL;
+    *n = 0;
+    if (!t->npairs) return LR_OK;
+    rank_key *v = malloc(t->npairs * sizeof *v);
+    int32_t *p = malloc(2 * t->npairs * sizeof *p);
+    if (!v || !p) {
+        free(v);
+        free(p);
+        return LR_FAIL(LR_ENOMEM, "%s: %zu merges", t->name, t->npairs);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i <= t->pmask && k < t->npairs; i++)
+        if (t->pkey[i] != PAIR_EMPTY) v[k++] = (rank_key){ t->prank[i], t->pkey[i] };
+    qsort(v, k, sizeof *v, rank_cmp);
+    for (size_t i = 0; i < k; i++) {
+        p[2 * i] = (int32_t)(v[i].key >> 32);
+        p[2 * i + 1] = (int32_t)(uint32_t)v[i].key;
+    }
+    free(v);
+    *pairs = p;
+    *n = k;
+    return LR_OK;
+}
+
 static int added_cmp(const void *x, const void *y)
 {
     const tok_added *a = x, *b = y;

@@ -119,5 +119,8 @@ int32_t lr_tok_find(const lr_tok *tok, const char *s, size_t len);
 const char *lr_tok_token(const lr_tok *tok, int32_t id, size_t *len);
 /* 1 for a special (control) token, 0 otherwise. */
 int lr_tok_is_special(const lr_tok *tok, int32_t id);
+/* The merges in rank order as (left, right) id pairs: *pairs (2 * *n ints,
+ * free it). A GGUF "llama" tokenizer's are made from its piece scores. */
+int lr_tok_merge_pairs(const lr_tok *tok, int32_t **pairs, size_t *n);
 
 #endif

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/gguf/gguf_build.h"
+#include "loader/import/gguf_tokjson.h"
 #include "loader/tokenizer/tokenizer.h"
 #include "test/spm_tokenizer.h"
 #include "test/t.h"
@@ -193,6 +195,133 @@ static int test_unknown_characters(void)
     return T_PASS;
 }
 
+/* The same vocabulary as a GGUF "llama" tokenizer (llama.cpp's form: pieces,
+ * token types, piece scores and no merges), each merged piece scored minus
+ * its rank in the tokenizer.json's merge list, so the merges the loader makes
+ * from the scores are that list. pre: add_space_prefix (-1: key absent). */
+static uint8_t *llama_gguf(int prefix, size_t *n)
+{
+    gb_buf b = {0};
+    gb_header(&b, 3);
+    gb_kv_str(&b, "tokenizer.ggml.model", "llama");
+    if (prefix >= 0) gb_kv_bool(&b, "tokenizer.ggml.add_space_prefix", prefix);
+    gb_kv_u32(&b, "tokenizer.ggml.bos_token_id", SPM_BOS);
+    gb_kv_u32(&b, "tokenizer.ggml.eos_token_id", SPM_EOS);
+    gb_kv_u32(&b, "tokenizer.ggml.unknown_token_id", SPM_UNK);
+    const int nw = (int)(sizeof WORDS / sizeof WORDS[0]), ntok = SPM_SP + nw;
+    gb_kv_arr(&b, "tokenizer.ggml.tokens", LR_GGUF_STR, (uint64_t)ntok);
+    gb_str(&b, "<unk>");
+    gb_str(&b, "<s>");
+    gb_str(&b, "</s>");
+    for (unsigned x = 0; x < 256; x++) {
+        char k[8];
+        snprintf(k, sizeof k, "<0x%02X>", x);
+        gb_str(&b, k);
+    }
+    for (int i = 0; i < nw; i++) gb_str(&b, WORDS[i]);
+    gb_kv_arr(&b, "tokenizer.ggml.token_type", LR_GGUF_I32, (uint64_t)ntok);
+    for (int i = 0; i < ntok; i++) gb_u32(&b, i == SPM_UNK ? 2 : i < 3 ? 3 : i < SPM_SP ? 6 : 1);
+    gb_kv_arr(&b, "tokenizer.ggml.scores", LR_GGUF_F32, (uint64_t)ntok);
+    for (int i = 0; i < ntok; i++) {
+        float sc = 0;
+        for (size_t r = 0; r < sizeof MERGES / sizeof MERGES[0]; r++) {
+            /* the merge's result: its two halves joined */
+            char joined[32];
+            const char *sp = strchr(MERGES[r], ' ');
+            snprintf(joined, sizeof joined, "%.*s%s", (int)(sp - MERGES[r]), MERGES[r], sp + 1);
+            if (i >= SPM_SP && !strcmp(joined, WORDS[i - SPM_SP])) sc = -(float)r;
+        }
+        uint32_t u;
+        memcpy(&u, &sc, 4);
+        gb_u32(&b, u);
+    }
+    gb_finish(&b);
+    *n = b.n;
+    return b.failed ? NULL : b.p;
+}
+
+/* GGUF's "llama" model: the merges made from the scores are the
+ * tokenizer.json's, so both encode alike (and as worked out by hand); the
+ * import's conversion of the GGUF to tokenizer.json encodes alike too. */
+static int test_gguf_llama(void)
+{
+    static const char *const texts[] = { "hello world", "hello  world", " ", "", "h\xC3\xA9", "\xC3\x9F",
+                                         "x y", "<s>hello", "hello<s> world", "  x\xE2\x96\x81y \xF0\x9F\x98\x80",
+                                         "\xff\xfeworld" };
+    lr_tok *hf, *gg, *cv;
+    T_OK(load(&hf, FB, LLAMA2_NORM, NULL, LLAMA2_DEC));
+    size_t n;
+    uint8_t *bytes = llama_gguf(-1, &n);
+    T_ASSERT(bytes, "GGUF");
+    lr_gguf *g;
+    T_OK(lr_gguf_parse(bytes, n, "llama.gguf", &g));
+    T_OK(lr_tok_from_gguf(g, &gg));
+    char *json;
+    size_t jn;
+    T_OK(lr_gguf_tokenizer_json(g, &json, &jn));
+    T_OK(lr_tok_load_hf_mem(json, jn, NULL, 0, "converted.json", &cv));
+    free(json);
+    int32_t *pa, *pb;
+    size_t na, nb;
+    T_OK(lr_tok_merge_pairs(hf, &pa, &na));
+    T_OK(lr_tok_merge_pairs(gg, &pb, &nb));
+    T_ASSERT(na == 12 && nb == na && !memcmp(pa, pb, 2 * na * sizeof *pa), "merges from scores: %zu, want %zu", nb, na);
+    free(pa);
+    free(pb);
+    T_ASSERT(ENCODES(gg, "hello world", SPM_SP_HELLO, SPM_SP_WORLD), "GGUF: hello world");
+    T_ASSERT(lr_tok_add_bos(gg) && lr_tok_bos(gg) == SPM_BOS, "BOS by default");
+    T_ASSERT(lr_tok_add_bos(cv) && lr_tok_bos(cv) == SPM_BOS, "the converted file's BOS");
+    const lr_tok *const all[] = { gg, cv };
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        lr_tok_ids a = {0};
+        T_OK(lr_tok_encode(hf, texts[k], strlen(texts[k]), 1, &a));
+        for (int w = 0; w < 2; w++) {
+            lr_tok_ids v = {0};
+            T_OK(lr_tok_encode(all[w], texts[k], strlen(texts[k]), 1, &v));
+            T_ASSERT(v.n == a.n && (!a.n || !memcmp(v.ids, a.ids, a.n * sizeof *a.ids)), "%s: \"%s\" differs",
+                     w ? "converted" : "GGUF", texts[k]);
+            char *t1, *t2;
+            size_t l1, l2;
+            T_OK(lr_tok_decode(hf, a.ids, a.n, 0, &t1, &l1));
+            T_OK(lr_tok_decode(all[w], v.ids, v.n, 0, &t2, &l2));
+            T_ASSERT(l1 == l2 && !memcmp(t1, t2, l1), "decode of \"%s\"", texts[k]);
+            free(t1);
+            free(t2);
+            lr_tok_ids_free(&v);
+        }
+        lr_tok_ids_free(&a);
+    }
+    lr_tok_free(gg);
+    lr_tok_free(cv);
+    lr_gguf_close(g);
+    free(bytes);
+    /* a llama model without its scores has no merges to make: refused by name */
+    gb_buf nb_ = {0};
+    gb_header(&nb_, 3);
+    gb_kv_str(&nb_, "tokenizer.ggml.model", "llama");
+    gb_kv_arr(&nb_, "tokenizer.ggml.tokens", LR_GGUF_STR, 2);
+    gb_str(&nb_, "a");
+    gb_str(&nb_, "b");
+    gb_finish(&nb_);
+    T_OK(lr_gguf_parse(nb_.p, nb_.n, "noscores.gguf", &g));
+    T_ASSERT(lr_tok_from_gguf(g, &gg) != LR_OK && strstr(lr_errmsg(), "piece scores") && strstr(lr_errmsg(), "noscores.gguf"),
+             "no scores: %s", lr_errmsg());
+    lr_gguf_close(g);
+    free(nb_.p);
+    /* add_space_prefix false: no space in front, none stripped */
+    bytes = llama_gguf(0, &n);
+    T_ASSERT(bytes, "GGUF");
+    T_OK(lr_gguf_parse(bytes, n, "llama.gguf", &g));
+    T_OK(lr_tok_from_gguf(g, &gg));
+    T_ASSERT(ENCODES(gg, "hello world", SPM_H, SPM_E, SPM_LLO, SPM_SP_WORLD), "no space prefix");
+    T_ASSERT(decodes(gg, (const int32_t[]){ SPM_SP_WORLD }, 1, 0, " world"), "nothing stripped");
+    lr_tok_free(gg);
+    lr_gguf_close(g);
+    free(bytes);
+    lr_tok_free(hf);
+    return T_PASS;
+}
+
 static void warn_print(const char *m) { fprintf(stderr, "    warning: %s\n", m); }
 
 static int refused(int want, const char *needle, const char *model_extra, const char *normalizer, const char *pretok)
@@ -221,4 +350,4 @@ static int test_refusals(void)
 }
 
 T_MAIN(T_CASE(test_llama2_form), T_CASE(test_round_trip), T_CASE(test_metaspace_forms),
-       T_CASE(test_unknown_characters), T_CASE(test_refusals))
+       T_CASE(test_unknown_characters), T_CASE(test_gguf_llama), T_CASE(test_refusals))

@@ -988,7 +988,7 @@ static int test_qwen3_from_gguf(void)
 static int test_gguf_tokenizer_errors(void)
 {
     static const struct { const char *model, *pre, *needle; } c[] = {
-        { "llama", "default", "only \"gpt2\"" },
+        { "t5", "default", "only \"gpt2\"" },
         { "gpt2", "deepseek-llm", "tokenizer.ggml.pre \"deepseek-llm\"" },
         { "gpt2", NULL, "tokenizer.ggml.pre is missing" },
     };
