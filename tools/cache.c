@@ -94,7 +94,7 @@ static void *worker(void *arg)
         int i = g_next++;
         pthread_mutex_unlock(&g_mu);
         if (i >= g_nspecs) return NULL;
-        void *cubin;
+        void *cubin = NULL; /* a failure before the JIT touches it leaves it so */
         size_t n;
         int hit = 0;
         int rc = lr_jit_cubin(&g_specs[i], g_arch, g_driver, &cubin, &n, &hit);
