@@ -1,6 +1,7 @@
 /* gen_synthetic: writes a synthetic Qwen3-architecture artifact with
  * deterministic random weights (loader/synthetic.h). */
 #include "loader/synthetic.h"
+#include "loader/tokenizer/tokenizer.h"
 #include "util/args.h"
 #include "util/atomic_file.h"
 #include "util/err.h"
@@ -97,7 +98,9 @@ int main(int argc, char **argv)
     /* the tokenizer file read once: the bytes checked are the bytes embedded */
     void *tok = NULL;
     if (o.tokenizer_path) {
-        if (lr_read_file(o.tokenizer_path, &tok, &o.tokenizer_n) ||
+        /* (a file past the tokenizer bound is refused before it is all read) */
+        const lr_read_opts ro = { .max = lr_tok_json_max() };
+        if (lr_read_file_opts(o.tokenizer_path, &ro, &tok, &o.tokenizer_n) ||
             lr_synth_check_tokenizer(tok, o.tokenizer_n, o.tokenizer_path, &cfg)) {
             fprintf(stderr, "gen_synthetic: %s\n", lr_errmsg());
             free(tok);
