@@ -206,9 +206,10 @@ static int build(const lr_gguf *g, json_t **out)
         json_decref(decoder);
         return rc;
     }
-    /* SentencePiece: unknown characters fall back to their bytes' tokens */
+    /* SentencePiece: unknown characters fall back to their bytes' tokens; no
+       fused unknowns (the GGUF tokenizer loader and llama.cpp fuse none) */
     json_t *model = json_pack("{s:s, s:n, s:o?, s:n, s:n, s:b, s:b, s:b, s:o, s:o}", "type", "BPE", "dropout",
-                              "unk_token", unk, "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", llama,
+                              "unk_token", unk, "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0,
                               "byte_fallback", llama, "ignore_merges", ignore_merges, "vocab", vocab, "merges", mj);
     if (!decoder)
         decoder = json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel", "add_prefix_space", 1, "trim_offsets", 1,

@@ -18,7 +18,7 @@ json_t *lr_tokjson_bos_template(const char *text, size_t len, int64_t id);
 /* A Hugging Face folder's tokenizer_config.json folded into its
  * tokenizer.json text (*json, *n; malloc'd): when the pair, read as
  * transformers reads it (add_bos_token overrides the post-processor, and for
- * the Llama and Gemma tokenizer classes its absence is true), adds a
+ * the Llama, Gemma and CodeLlama tokenizer classes its absence is true), adds a
  * different BOS than tokenizer.json alone, *json is replaced by a text whose
  * post_processor says what the pair says (and *changed set). A tokenizer.json
  * that loader/tokenizer cannot read is left as it is: the engine says so when

@@ -26,11 +26,20 @@ int lr_tok_decode(const lr_tok *t, const int32_t *ids, size_t n, int skip_specia
     char *out = malloc(total + 1);
     if (!out) return LR_FAIL(LR_ENOMEM, "decode: %zu bytes", total + 1);
     size_t o = 0;
+    int first = 1;
     for (size_t i = 0; i < n; i++) {
         int32_t id = ids[i];
         if (skip_special && (t->flags[id] & TOK_SPECIAL)) continue;
-        memcpy(out + o, tok_bytes(t, id), t->len[id]);
-        o += t->len[id];
+        const uint8_t *b = tok_bytes(t, id);
+        if (first && t->meta_first) {
+            /* a Metaspace decoder drops the first token's metaspaces (spaces here) */
+            for (uint32_t k = 0; k < t->len[id]; k++)
+                if (b[k] != ' ') out[o++] = (char)b[k];
+        } else {
+            memcpy(out + o, b, t->len[id]);
+            o += t->len[id];
+        }
+        first = 0;
     }
     out[o] = 0;
     /* SentencePiece's decoder strips the space its normalizer put in front

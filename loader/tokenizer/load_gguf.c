@@ -4,7 +4,8 @@
  * models. Token types:
  * 1 normal, 2 unknown, 3 control (special), 4 user-defined (an added token
  * that always matches), 5 unused, 6 byte. Control and user-defined tokens are
- * stored as plain text; the others in the byte-level alphabet.
+ * stored as plain text; the others in the byte-level alphabet ("gpt2") or
+ * with the metaspace as a space and byte tokens as their byte ("llama").
  *
  * An unused token (5) gets no token at all: its id is a gap, as an id missing
  * from a tokenizer.json vocabulary is, so it decodes to nothing and encoding
@@ -147,7 +148,9 @@ static int load(lr_tok *t, const lr_gguf *g)
                 if (!(buf = malloc(cap))) return LR_FAIL(LR_ENOMEM, "%s: token", t->name);
             }
             flags = TOK_VOCAB;
-            int b = llama && type == TT_BYTE ? tok_spm_fallback_byte(ts.s, (size_t)ts.len) : -1;
+            /* without token types, a <0xNN> piece is taken for the byte token it spells
+               (as the tokenizer.json the import writes has it) */
+            int b = llama && (type == TT_BYTE || !types) ? tok_spm_fallback_byte(ts.s, (size_t)ts.len) : -1;
             if (llama && type == TT_BYTE && b < 0) {
                 free(buf);
                 return LR_FAIL(LR_EFORMAT, "%s: byte token %llu is \"%.*s\", not <0xNN>", t->name, (unsigned long long)i,

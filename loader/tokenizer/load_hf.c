@@ -182,8 +182,22 @@ static int load_added(lr_tok *t, json_t *root)
         if (is_true(json_object_get(a, "single_word")))
             lr_warn("%s: added token \"%.40s\": single_word is not supported; it matches anywhere",
                     t->name, json_string_value(content));
-        int rc = tok_set(t, (int32_t)json_integer_value(id), (const uint8_t *)json_string_value(content),
-                         json_string_length(content), flags);
+        const int32_t i32 = (int32_t)json_integer_value(id);
+        const char *c = json_string_value(content);
+        const size_t cl = json_string_length(content);
+        if (t->spm && memmem(c, cl, METASPACE, 3) && i32 < t->n && (t->flags[i32] & TOK_PRESENT)) {
+            /* a SentencePiece piece the converter also lists as added (user
+               pieces): the vocabulary stores its metaspaces as spaces, so one
+               text cannot serve both; it stays a vocabulary token (found by
+               BPE after the normalizer, not matched as written in the text) */
+            uint8_t *m = malloc(cl);
+            const size_t ml = m ? tok_spm_decode(c, cl, m) : 0;
+            const int same = m && t->len[i32] == ml && !memcmp(tok_bytes(t, i32), m, ml);
+            free(m);
+            if (!m) return LR_FAIL(LR_ENOMEM, "%s: added token", t->name);
+            if (same) continue;
+        }
+        int rc = tok_set(t, i32, (const uint8_t *)c, cl, flags);
         if (rc) return rc;
     }
     return LR_OK;
@@ -203,16 +217,23 @@ static int replace_is(json_t *e, const char *from, const char *to)
  * is read, since it says how a token's text maps to bytes): BPE with
  * byte_fallback, a Metaspace pre-tokenizer, or a normalizer replacing spaces
  * by the metaspace (alone or in a Sequence). */
-static int is_spm(json_t *root)
+/* Whether the normalizer replaces spaces by the metaspace (alone or in a
+ * Sequence). */
+static int replaces_space(json_t *root)
 {
-    if (is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"))) return 1;
-    const char *pt = type_of(json_object_get(root, "pre_tokenizer"));
-    if (pt && !strcmp(pt, "Metaspace")) return 1;
     json_t *n = json_object_get(root, "normalizer"), *list = json_object_get(n, "normalizers");
     if (replace_is(n, " ", METASPACE)) return 1;
     for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
         if (replace_is(json_array_get(list, i), " ", METASPACE)) return 1;
     return 0;
+}
+
+static int is_spm(json_t *root)
+{
+    if (is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"))) return 1;
+    const char *pt = type_of(json_object_get(root, "pre_tokenizer"));
+    if (pt && !strcmp(pt, "Metaspace")) return 1;
+    return replaces_space(root);
 }
 
 /* One normalizer: NFC, or SentencePiece's Prepend("\u2581") and
@@ -281,6 +302,12 @@ static int load_pretok(lr_tok *t, json_t *root)
         /* no split at all (Llama 2's tokenizer.json), or Metaspace */
         if (!p || json_is_null(p)) return LR_OK;
         if (ty && !strcmp(ty, "Metaspace")) return load_metaspace(t, p);
+        /* Gemma's converter writes a Split on " " after a normalizer that
+           left no space to split on: nothing to do */
+        json_t *str = json_object_get(json_object_get(p, "pattern"), "String");
+        if (ty && !strcmp(ty, "Split") && json_is_string(str) && !strcmp(json_string_value(str), " ") &&
+            !is_true(json_object_get(p, "invert")) && replaces_space(root))
+            return LR_OK;
         return LR_FAIL(LR_EUNSUPPORTED, "%s: pre_tokenizer %s with SentencePiece tokens is not supported "
                        "(expected none or Metaspace)", t->name, ty ? ty : "?");
     }
@@ -374,7 +401,9 @@ static void load_decoder(lr_tok *t, json_t *root)
     }
     if (!strcmp(dt, "Metaspace")) {
         json_t *sc = json_object_get(d, "prepend_scheme"), *aps = json_object_get(d, "add_prefix_space");
-        t->strip_lead = json_is_string(sc) ? strcmp(json_string_value(sc), "never") != 0 : !aps || is_true(aps);
+        /* Hugging Face's Metaspace decoder: every metaspace of the first token
+           goes (not only a leading one) unless the scheme is never */
+        t->meta_first = json_is_string(sc) ? strcmp(json_string_value(sc), "never") != 0 : !aps || is_true(aps);
         return;
     }
     json_t *list = !strcmp(dt, "Sequence") ? json_object_get(d, "decoders") : NULL;
@@ -478,7 +507,7 @@ static void load_post_processor(lr_tok *t, json_t *root)
 }
 
 /* transformers' tokenizer classes whose add_bos_token defaults to true:
- * LlamaTokenizer(Fast), GemmaTokenizer(Fast) (v4.4x). A config naming the
+ * LlamaTokenizer(Fast), GemmaTokenizer(Fast), CodeLlamaTokenizer(Fast) (v4.4x). A config naming the
  * slow class gets the fast one from AutoTokenizer (use_fast by default), and
  * the fast class's __init__ takes add_bos_token=True and calls
  * update_post_processor(), which rewrites tokenizer.json's post-processor
@@ -491,7 +520,7 @@ static void load_post_processor(lr_tok *t, json_t *root)
 static int class_defaults_bos(json_t *cfg)
 {
     static const char *const names[] = { "LlamaTokenizer", "LlamaTokenizerFast", "GemmaTokenizer",
-                                         "GemmaTokenizerFast" };
+                                         "GemmaTokenizerFast", "CodeLlamaTokenizer", "CodeLlamaTokenizerFast" };
     json_t *c = json_object_get(cfg, "tokenizer_class");
     for (size_t i = 0; json_is_string(c) && i < sizeof names / sizeof *names; i++)
         if (!strcmp(json_string_value(c), names[i])) return 1;

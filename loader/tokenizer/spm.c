@@ -49,8 +49,12 @@ int tok_spm_merges(const lr_tok *t, const float *scores, tok_merge **out, size_t
     size_t cap = 0, k = 0;
     cand *c = NULL;
     for (int32_t id = 0; id < t->n; id++) {
-        /* a text given to several ids is looked up as its first */
-        if (!(t->flags[id] & TOK_VOCAB) || t->len[id] < 2 || tok_vocab_find(t, tok_bytes(t, id), t->len[id]) != id)
+        /* a text given to several ids is looked up as its first; a piece
+           longer than TOK_SPM_MAX_PIECE is no merge's result (SentencePiece's
+           own pieces are at most 16 characters; the bound keeps a hostile
+           file's cost linear: every cut of a piece hashes the piece) */
+        if (!(t->flags[id] & TOK_VOCAB) || t->len[id] < 2 || t->len[id] > TOK_SPM_MAX_PIECE ||
+            tok_vocab_find(t, tok_bytes(t, id), t->len[id]) != id)
             continue;
         const uint8_t *s = tok_bytes(t, id);
         size_t len = t->len[id];

@@ -82,6 +82,7 @@ struct lr_tok {
                           segment at the text's start only (Metaspace "first") */
     int spm_split;     /* Metaspace split: a word starts at each space */
     int strip_lead;    /* decoding drops up to this many leading spaces (decoder Strip) */
+    int meta_first;    /* decoding drops every space of the first token (a Metaspace decoder) */
     int32_t bos, eos, pad;
     int add_bos;
 };
@@ -113,7 +114,8 @@ size_t tok_spm_decode(const char *s, size_t n, uint8_t *out);
  * writes them), or -1. */
 int tok_spm_fallback_byte(const char *s, size_t n);
 /* SentencePiece scores as BPE merges: every split of a vocabulary token into
- * two vocabulary tokens at a character boundary, ranked by the whole token's
+ * two vocabulary tokens at a character boundary (tokens up to
+ * TOK_SPM_MAX_PIECE bytes), ranked by the whole token's
  * score, highest first (equal scores: the lower merged id, then the lower
  * left id). That is llama.cpp's SentencePiece tokenizer, which merges the
  * adjacent pair whose concatenation is the best-scoring token (it breaks
@@ -121,6 +123,7 @@ int tok_spm_fallback_byte(const char *s, size_t n);
 typedef struct {
     int32_t left, right;
 } tok_merge;
+#define TOK_SPM_MAX_PIECE 256 /* bytes: a longer piece is no merge's result */
 int tok_spm_merges(const lr_tok *t, const float *scores, tok_merge **out, size_t *n);
 
 /* Maps a ByteLevel-encoded token string (GPT-2's byte-to-unicode alphabet,

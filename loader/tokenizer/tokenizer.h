@@ -11,7 +11,8 @@
  * bytes (SentencePiece: a space goes in front as the tokenizer says, each word
  * is merged over its characters, and a character without a token becomes its
  * bytes' <0xNN> tokens). Text need not be valid UTF-8: invalid bytes are
- * encoded byte-wise and decode back to the same bytes. Encode never adds BOS/EOS; see
+ * encoded byte-wise and decode back to the same bytes (a SentencePiece
+ * tokenizer without byte fallback makes them its unknown token). Encode never adds BOS/EOS; see
  * lr_tok_add_bos. docs/tokenizer.md has the details. */
 #ifndef LR_TOKENIZER_H
 #define LR_TOKENIZER_H
@@ -33,7 +34,7 @@ int lr_tok_ids_push(lr_tok_ids *v, int32_t id);
 /* Loads tokenizer.json, or tokenizer.json.gz (gzip is detected by content).
  * When a tokenizer_config.json sits in the same folder its bos/eos/pad/unk
  * tokens and add_bos_token are read too (add_bos_token as transformers reads
- * it, the Llama and Gemma classes' default of true included; docs/tokenizer.md). */
+ * it, the Llama, Gemma and CodeLlama classes' default of true included; docs/tokenizer.md). */
 int lr_tok_load_hf(const char *path, lr_tok **out);
 /* The same from a tokenizer.json already in memory; name is used in messages.
  * config_json (may be NULL) is the text of a tokenizer_config.json. */
@@ -69,13 +70,16 @@ void lr_tok_json_set_max(size_t max);
 int lr_tok_encode(const lr_tok *tok, const char *text, size_t len, int allow_special,
                   lr_tok_ids *out);
 
-/* Decodes ids to their exact bytes (a NUL is appended, not counted in *len;
- * free *text). The bytes are the original text for ids from lr_tok_encode,
- * but an arbitrary id list may cut a UTF-8 character. With skip_special,
- * special tokens produce nothing. Ids outside [0, vocab size) fail. A
- * SentencePiece tokenizer whose decoder strips the leading space (Strip) has
- * it stripped here, as Hugging Face's decode does; the stream decoder below
- * keeps it (a continuation of a prompt starts with its space). */
+/* Decodes ids to the bytes their tokens stand for (a NUL is appended, not
+ * counted in *len; free *text). For a byte-level tokenizer they are the
+ * original text of ids from lr_tok_encode; a SentencePiece one gives the
+ * normalized text (the metaspace as a space, the spaces its normalizer put
+ * before segments), with the leading space its decoder strips (Strip, or a
+ * Metaspace decoder's first token) removed, as Hugging Face's decode does;
+ * the stream decoder below strips nothing (a continuation of a prompt starts
+ * with its space). An arbitrary id list may cut a UTF-8 character. With
+ * skip_special, special tokens produce nothing. Ids outside [0, vocab size)
+ * fail. */
 int lr_tok_decode(const lr_tok *tok, const int32_t *ids, size_t n, int skip_special,
                   char **text, size_t *len);
 

@@ -146,7 +146,8 @@ static void stream_check(const lr_tok *tok, const int32_t *ids, size_t n, const 
     }
     /* a SentencePiece decode strips leading spaces the stream keeps */
     size_t lead = o > exact_len ? o - exact_len : 0;
-    if (exact && valid_utf8(exact, exact_len)) {
+    /* (a Metaspace decoder drops the first token's spaces wherever they are: no comparison) */
+    if (exact && valid_utf8(exact, exact_len) && !tok->meta_first) {
         CHECK(lead <= (size_t)tok->strip_lead && o == exact_len + lead && memcmp(out + lead, exact, exact_len) == 0);
         for (size_t i = 0; i < lead; i++) CHECK(out[i] == ' ');
     }

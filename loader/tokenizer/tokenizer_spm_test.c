@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "loader/gguf/gguf_build.h"
 #include "loader/import/gguf_tokjson.h"
@@ -156,6 +157,10 @@ static int test_metaspace_forms(void)
     T_ASSERT(ENCODES(tok, " hello", SPM_SP_HELLO), "first: ' hello'");
     T_ASSERT(ENCODES(tok, "x y", SPM_SP, SPM_X_SP, SPM_Y), "first: unsplit");
     T_ASSERT(decodes(tok, (const int32_t[]){ SPM_SP_HELLO }, 1, 0, "hello"), "Metaspace decoder strips");
+    /* Hugging Face's Metaspace decoder drops every metaspace of the first token, none after */
+    T_ASSERT(decodes(tok, (const int32_t[]){ SPM_SP_SP, SPM_SP_HELLO }, 2, 0, " hello"), "first token's spaces");
+    T_ASSERT(decodes(tok, (const int32_t[]){ SPM_X_SP, SPM_Y }, 2, 0, "xy"), "a trailing metaspace of the first token");
+    T_ASSERT(decodes(tok, (const int32_t[]){ SPM_BOS, SPM_X_SP, SPM_Y }, 3, 1, "xy"), "the first token after skipping");
     lr_tok_free(tok);
     /* "always", split (the default): words start at each space */
     T_OK(load(&tok, FB, NULL, "{\"type\":\"Metaspace\",\"replacement\":\"" MS "\",\"prepend_scheme\":\"always\"}",
@@ -170,7 +175,9 @@ static int test_metaspace_forms(void)
     T_OK(load(&tok, FB, NULL, "{\"type\":\"Metaspace\",\"replacement\":\"" MS "\",\"add_prefix_space\":false}", NULL));
     T_ASSERT(ENCODES(tok, "hello", SPM_H, SPM_E, SPM_LLO), "add_prefix_space false");
     lr_tok_free(tok);
-    T_OK(load(&tok, FB, "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"" MS "\"}", NULL,
+    T_OK(load(&tok, FB, "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"" MS "\"}",
+              /* what transformers' GemmaConverter writes: a Split with nothing left to split */
+              "{\"type\":\"Split\",\"pattern\":{\"String\":\" \"},\"behavior\":\"MergedWithPrevious\",\"invert\":false}",
               "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":\"" MS "\"},"
               "\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"}]}"));
     T_ASSERT(ENCODES(tok, "hello world", SPM_H, SPM_E, SPM_LLO, SPM_SP_WORLD), "Gemma form");
@@ -181,6 +188,33 @@ static int test_metaspace_forms(void)
 
 /* Without byte_fallback an unknown character is the unknown token, one per
  * run with fuse_unk. */
+/* A piece transformers' converter lists both in the vocabulary and as an
+ * added token (user pieces, normalized false) loads, and stays the
+ * vocabulary's: "▁▁" encodes and decodes as before. */
+static int test_added_piece_in_vocabulary(void)
+{
+    char *j = t_spm_json(FB, LLAMA2_NORM, NULL, LLAMA2_DEC);
+    T_ASSERT(j, "json");
+    const char *at = strstr(j, "\"added_tokens\":[");
+    T_ASSERT(at, "added_tokens");
+    char extra[128];
+    snprintf(extra, sizeof extra, "{\"id\":%d,\"content\":\"" MS MS "\",\"special\":false,\"normalized\":false},",
+             SPM_SP_SP);
+    size_t head = (size_t)(at - j) + strlen("\"added_tokens\":["), n = strlen(j) + strlen(extra) + 1;
+    char *k = malloc(n);
+    T_ASSERT(k, "alloc");
+    snprintf(k, n, "%.*s%s%s", (int)head, j, extra, j + head);
+    free(j);
+    lr_tok *tok;
+    int rc = lr_tok_load_hf_mem(k, strlen(k), NULL, 0, "spm.json", &tok);
+    free(k);
+    T_OK(rc);
+    T_ASSERT(ENCODES(tok, " ", SPM_SP_SP), "one space");
+    T_ASSERT(decodes(tok, (const int32_t[]){ SPM_SP_HELLO, SPM_SP_SP }, 2, 0, "hello  "), "decode");
+    lr_tok_free(tok);
+    return T_PASS;
+}
+
 static int test_unknown_characters(void)
 {
     lr_tok *tok;
@@ -194,6 +228,8 @@ static int test_unknown_characters(void)
     lr_tok_free(tok);
     return T_PASS;
 }
+
+static void warn_print(const char *m) { fprintf(stderr, "    warning: %s\n", m); }
 
 /* The same vocabulary as a GGUF "llama" tokenizer (llama.cpp's form: pieces,
  * token types, piece scores and no merges), each merged piece scored minus
@@ -308,6 +344,39 @@ static int test_gguf_llama(void)
              "no scores: %s", lr_errmsg());
     lr_gguf_close(g);
     free(nb_.p);
+    /* a piece of 200 KB (a hostile file) is no merge's result: loading stays
+       fast (every cut of it hashed both halves, 6 s here before the bound) */
+    {
+        enum { BIG = 200000 };
+        char *big = malloc(BIG + 1);
+        T_ASSERT(big, "alloc");
+        memset(big, 'a', BIG);
+        big[BIG] = 0;
+        gb_buf hb = {0};
+        gb_header(&hb, 3);
+        gb_kv_str(&hb, "tokenizer.ggml.model", "llama");
+        gb_kv_arr(&hb, "tokenizer.ggml.tokens", LR_GGUF_STR, 3);
+        gb_str(&hb, "a");
+        gb_str(&hb, "aa");
+        gb_str(&hb, big);
+        gb_kv_arr(&hb, "tokenizer.ggml.scores", LR_GGUF_F32, 3);
+        for (int i = 0; i < 3; i++) gb_u32(&hb, 0);
+        gb_finish(&hb);
+        free(big);
+        T_OK(lr_gguf_parse(hb.p, hb.n, "big.gguf", &g));
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        lr_set_warn_handler(NULL);
+        T_OK(lr_tok_from_gguf(g, &gg));
+        lr_set_warn_handler(warn_print);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        T_ASSERT(dt < 1.0, "a 200 KB piece took %.2f s to load", dt);
+        T_ASSERT(ENCODES(gg, "aaa", 1, 0), "aa then a");
+        lr_tok_free(gg);
+        lr_gguf_close(g);
+        free(hb.p);
+    }
     /* add_space_prefix false: no space in front, none stripped */
     bytes = llama_gguf(0, &n);
     T_ASSERT(bytes, "GGUF");
@@ -322,7 +391,6 @@ static int test_gguf_llama(void)
     return T_PASS;
 }
 
-static void warn_print(const char *m) { fprintf(stderr, "    warning: %s\n", m); }
 
 static int refused(int want, const char *needle, const char *model_extra, const char *normalizer, const char *pretok)
 {
@@ -350,4 +418,4 @@ static int test_refusals(void)
 }
 
 T_MAIN(T_CASE(test_llama2_form), T_CASE(test_round_trip), T_CASE(test_metaspace_forms),
-       T_CASE(test_unknown_characters), T_CASE(test_gguf_llama), T_CASE(test_refusals))
+       T_CASE(test_unknown_characters), T_CASE(test_added_piece_in_vocabulary), T_CASE(test_gguf_llama), T_CASE(test_refusals))

@@ -769,7 +769,8 @@ static int test_bos_from_post_processor(void)
     /* transformers' Llama and Gemma classes, slow or fast, default add_bos_token to true
        and rebuild the template from it and bos_token (their __init__ calls
        update_post_processor): the key absent adds bos_token, null adds none */
-    static const char *const cls[] = { "LlamaTokenizer", "LlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast" };
+    static const char *const cls[] = { "LlamaTokenizer", "LlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast",
+                                       "CodeLlamaTokenizer", "CodeLlamaTokenizerFast" };
     char cfg[256];
     for (int c = 0; c < 4; c++) {
         snprintf(cfg, sizeof cfg, "{\"tokenizer_class\":\"%s\",\"bos_token\":\"<s>\"}", cls[c]);
@@ -797,7 +798,6 @@ static int test_bos_from_post_processor(void)
     /* other classes (and none) keep the rule above: no key, the template's */
     static const char *const other[] = { "{\"bos_token\":\"<s>\"}", "{\"tokenizer_class\":\"PreTrainedTokenizerFast\",\"bos_token\":\"<s>\"}",
                                          "{\"tokenizer_class\":\"Qwen2TokenizerFast\",\"bos_token\":\"<s>\"}",
-                                         "{\"tokenizer_class\":\"CodeLlamaTokenizerFast\",\"bos_token\":\"<s>\"}",
                                          "{\"tokenizer_class\":\"llamatokenizerfast\",\"bos_token\":\"<s>\"}",
                                          "{\"tokenizer_class\":[\"LlamaTokenizerFast\"],\"bos_token\":\"<s>\"}" };
     for (size_t c = 0; c < sizeof other / sizeof *other; c++) {
