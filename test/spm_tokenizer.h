@@ -72,12 +72,4 @@ static inline char *t_spm_json(const char *model_extra, const char *normalizer, 
                    "\"content\":\" \",\"start\":1,\"stop\":0}]}"
 #define FB ",\"fuse_unk\":true,\"byte_fallback\":true"
 
-/* Llama 2's tokenizer.json form. */
-#define LLAMA2_NORM "{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Prepend\",\"prepend\":\"" MS "\"}," \
-                    "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"" MS "\"}]}"
-#define LLAMA2_DEC "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":\"" MS "\"}," \
-                   "\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"},{\"type\":\"Strip\"," \
-                   "\"content\":\" \",\"start\":1,\"stop\":0}]}"
-#define FB ",\"fuse_unk\":true,\"byte_fallback\":true"
-
 #endif

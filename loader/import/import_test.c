@@ -161,6 +161,21 @@ static lr_tok *stored_tok(const lr_src *s, char **text)
     return t;
 }
 
+/* A tiny tied Qwen3 as a Hugging Face folder (f32 safetensors): sub is
+ * DIR/m, DIR a fresh temporary folder tagged tag. 0 on success. */
+static int hf_tiny_folder(char *dir, size_t dn, char *sub, size_t sn, const char *tag)
+{
+    tl_tmpdir(dir, dn, tag);
+    if (!dir[0]) return -1;
+    lr_model_config cfg = tm_config("qwen3", 1);
+    tmodel m;
+    tm_make(&m, &cfg, 3);
+    snprintf(sub, sn, "%s/m", dir);
+    const int rc = tm_write_hf(&m, sub, "F32", 1, NULL);
+    tm_free(&m);
+    return rc;
+}
+
 /* tokenizer_config.json's add_bos_token reaches the artifact through the
    stored tokenizer.json: written into its post-processor when the pair says
    something else than tokenizer.json alone, the file kept byte for byte
@@ -193,14 +208,7 @@ static int test_hf_tokenizer_bos(void)
         { plain, "{\"tokenizer_class\": \"PreTrainedTokenizerFast\", \"bos_token\": \"<s>\"}", 0, 1 },
     };
     char dir[256], sub[300], path[400];
-    tl_tmpdir(dir, sizeof dir, "hfbos");
-    T_ASSERT(dir[0], "mkdtemp");
-    lr_model_config cfg = tm_config("qwen3", 1);
-    tmodel m;
-    tm_make(&m, &cfg, 3);
-    snprintf(sub, sizeof sub, "%s/m", dir);
-    T_ASSERT(tm_write_hf(&m, sub, "F32", 1, NULL) == 0, "write");
-    tm_free(&m);
+    T_ASSERT(hf_tiny_folder(dir, sizeof dir, sub, sizeof sub, "hfbos") == 0, "the HF folder");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(path, sizeof path, "%s/tokenizer.json", sub);
         T_ASSERT(tl_write(path, cases[i].json, strlen(cases[i].json)) == 0, "tokenizer.json");
@@ -253,14 +261,7 @@ static int test_hf_tokenizer_bound(void)
                                "\"pre_tokenizer\":{\"type\":\"ByteLevel\"},\"post_processor\":null,"
                                "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1},\"merges\":[]}}";
     char dir[256], sub[300];
-    tl_tmpdir(dir, sizeof dir, "hfbound");
-    T_ASSERT(dir[0], "mkdtemp");
-    lr_model_config cfg = tm_config("qwen3", 1);
-    tmodel m;
-    tm_make(&m, &cfg, 3);
-    snprintf(sub, sizeof sub, "%s/m", dir);
-    T_ASSERT(tm_write_hf(&m, sub, "F32", 1, NULL) == 0, "write");
-    tm_free(&m);
+    T_ASSERT(hf_tiny_folder(dir, sizeof dir, sub, sizeof sub, "hfbound") == 0, "the HF folder");
     const int r = hf_tokenizer_bound(sub, json, sizeof json - 1);
     lr_tok_json_set_max(0);
     tl_rmrf(dir);
