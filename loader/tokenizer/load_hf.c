@@ -2,69 +2,44 @@
  * special-token names of a sibling tokenizer_config.json. Only what a
  * byte-level BPE tokenizer uses is accepted; anything else is refused with a
  * message naming the field, so a tokenizer is never silently half-understood. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <unistd.h>
 
 #include "loader/tokenizer/tok_internal.h"
 #include "util/err.h"
+#include "util/gunzip.h"
 #include "util/log.h"
+#include "util/read_file.h"
 
 static size_t g_json_max; /* 0: LR_TOK_JSON_MAX */
 
 size_t lr_tok_json_max(void) { return g_json_max ? g_json_max : LR_TOK_JSON_MAX; }
 void lr_tok_json_set_max(size_t max) { g_json_max = max < LR_TOK_JSON_MAX ? max : 0; }
 
-/* Reads a whole file, inflating it when it is gzip (zlib reads plain files
- * as they are), of at most lr_tok_json_max() bytes. */
+/* Reads a whole file (opened once: a FIFO's one stream), inflating it when
+ * it is gzip by its magic; the file and its text at most the tokenizer bound.
+ * lr_gunzip reads gzip as zlib's gzread does (every member). */
 static int read_file(const char *path, char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
-    FILE *probe = fopen(path, "rb");
-    if (!probe) return LR_FAIL(LR_EIO, "%s: cannot open: %s", path, strerror(errno));
-    fclose(probe);
-    gzFile f = gzopen(path, "rb");
-    if (!f) return LR_FAIL(LR_EIO, "%s: cannot open", path);
-    const size_t max = lr_tok_json_max();
-    size_t len = 0, cap = max < (1 << 20) ? max : 1 << 20;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) { gzclose(f); return LR_FAIL(LR_ENOMEM, "%s: %zu bytes", path, cap); }
-        if (len > max) { free(buf); gzclose(f); return LR_FAIL(LR_EFORMAT, "%s: larger than %zu bytes", path, max); }
-        if (len == cap && cap < max) {
-            cap = cap > max / 2 ? max : cap * 2;
-            char *b = realloc(buf, cap + 1);
-            if (!b) free(buf);
-            buf = b;
-            continue;
-        }
-        /* at the bound, room for one byte more (the NUL's): a file of
-           exactly max bytes then reads to its end, a longer one past max */
-        const size_t room = (cap == max ? cap + 1 : cap) - len;
-        int n = gzread(f, buf + len, (unsigned)(room < (1u << 30) ? room : (1u << 30)));
-        if (n < 0) {
-            int zerr;
-            const char *msg = gzerror(f, &zerr);
-            int rc = LR_FAIL(LR_EFORMAT, "%s: read error: %s", path, zerr == Z_ERRNO ? strerror(errno) : msg);
-            free(buf);
-            gzclose(f);
-            return rc;
-        }
-        if (n == 0) break;
-        len += (size_t)n;
+    const lr_read_opts o = { .max = lr_tok_json_max() };
+    void *raw;
+    size_t n;
+    int rc = lr_read_file_opts(path, &o, &raw, &n);
+    /* a folder or a file past the bound: not a tokenizer (LR_EFORMAT, as ever) */
+    if (rc == LR_EINVAL) return lr_wrap(LR_EFORMAT, "tokenizer");
+    if (rc) return rc;
+    const uint8_t *b = raw;
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+        rc = lr_gunzip(raw, n, lr_tok_json_max(), path, out, out_len);
+        free(raw);
+        return rc;
     }
-    /* a gzip stream cut short (its CRC and length trailer missing) reads to
-       its end without an error; only gzclose says so */
-    if (gzclose(f) != Z_OK) {
-        free(buf);
-        return LR_FAIL(LR_EFORMAT, "%s: the gzip data is truncated (its end is missing)", path);
-    }
-    buf[len] = 0;
-    *out = buf;
-    *out_len = len;
+    *out = raw;
+    *out_len = n;
     return LR_OK;
 }
 
@@ -608,9 +583,7 @@ int lr_tok_load_hf(const char *path, lr_tok **out)
     if (cpath) {
         memcpy(cpath, path, dir);
         strcpy(cpath + dir, "tokenizer_config.json");
-        FILE *f = fopen(cpath, "rb");
-        if (f) {
-            fclose(f);
+        if (access(cpath, F_OK) == 0) { /* (a look, not an open: the file is opened once, below) */
             if (read_file(cpath, &cfg, &cfg_len) != LR_OK) {
                 lr_warn("%s: ignored: %s", cpath, lr_errmsg());
                 cfg = NULL;

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "loader/gguf/gguf_build.h"
 #include "loader/import/gguf_tokjson.h"
@@ -229,6 +232,38 @@ static int test_unknown_characters(void)
     return T_PASS;
 }
 
+/* A tokenizer.json given as a FIFO is opened once and read to its end (it
+ * was opened twice, a probe then the reader, so the writer's one stream went
+ * to the probe and the load hung). */
+static int test_load_from_fifo(void)
+{
+    char dir[] = "/tmp/lrspm.XXXXXX", fifo[64];
+    T_ASSERT(mkdtemp(dir), "mkdtemp");
+    snprintf(fifo, sizeof fifo, "%s/tokenizer.json", dir);
+    T_ASSERT(mkfifo(fifo, 0600) == 0, "mkfifo");
+    char *j = t_spm_json(FB, LLAMA2_NORM, NULL, LLAMA2_DEC);
+    T_ASSERT(j, "json");
+    pid_t pid = fork();
+    T_ASSERT(pid >= 0, "fork");
+    if (pid == 0) {
+        FILE *f = fopen(fifo, "wb");
+        _exit(f && fwrite(j, 1, strlen(j), f) == strlen(j) && fclose(f) == 0 ? 0 : 1);
+    }
+    alarm(10); /* a hang fails the test instead of CI */
+    lr_tok *tok;
+    int rc = lr_tok_load_hf(fifo, &tok);
+    alarm(0);
+    int st;
+    waitpid(pid, &st, 0);
+    free(j);
+    unlink(fifo);
+    rmdir(dir);
+    T_OK(rc);
+    T_ASSERT(ENCODES(tok, "hello world", SPM_SP_HELLO, SPM_SP_WORLD), "hello world");
+    lr_tok_free(tok);
+    return T_PASS;
+}
+
 static void warn_print(const char *m) { fprintf(stderr, "    warning: %s\n", m); }
 
 /* The same vocabulary as a GGUF "llama" tokenizer (llama.cpp's form: pieces,
@@ -418,4 +453,4 @@ static int test_refusals(void)
 }
 
 T_MAIN(T_CASE(test_llama2_form), T_CASE(test_round_trip), T_CASE(test_metaspace_forms),
-       T_CASE(test_unknown_characters), T_CASE(test_added_piece_in_vocabulary), T_CASE(test_gguf_llama), T_CASE(test_refusals))
+       T_CASE(test_unknown_characters), T_CASE(test_added_piece_in_vocabulary), T_CASE(test_gguf_llama), T_CASE(test_load_from_fifo), T_CASE(test_refusals))
