@@ -142,6 +142,12 @@ int lr_model_tokenizer(const lr_model *m, int *kind, const void **blob, size_t *
 /* The tokenizer.json text, gunzipped if needed, NUL-terminated, malloc'd
  * (free it). LR_EINVAL when the artifact has none. */
 int lr_model_tokenizer_json(const lr_model *m, char **json, size_t *n);
+struct lr_tok;
+/* The tokenizer from bytes stored as an artifact holds them (kind
+ * LR_TOK_JSON, or LR_TOK_JSON_GZIP inflated within the tokenizer bound), with
+ * no tokenizer_config.json; name labels messages. The one path the runtime,
+ * the calibration and gen_synthetic's check load a stored tokenizer by. */
+int lr_tok_load_stored(int kind, const void *bytes, size_t n, const char *name, struct lr_tok **out);
 
 /* Verifies one tensor's data: checksum (unless NO_CHECKSUMS), Leech indices
  * below the ball size, int8 scales and biases finite. Thread-safe. */

@@ -13,7 +13,6 @@
 #include "loader/parallel.h"
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
-#include "util/gunzip.h"
 #include "util/half.h"
 #include "util/progress.h"
 #include "util/read_file.h"
@@ -331,13 +330,9 @@ static int tokenizer_kind(const void *blob, size_t n, const char *path, int *kin
 int lr_synth_check_tokenizer(const void *bytes, size_t n, const char *path, const lr_model_config *cfg)
 {
     int kind;
-    char *json = NULL;
-    size_t jn = 0;
     lr_tok *t = NULL;
     int rc = tokenizer_kind(bytes, n, path, &kind);
-    if (!rc && kind == LR_TOK_JSON_GZIP) rc = lr_gunzip(bytes, n, lr_tok_json_max(), path, &json, &jn);
-    if (!rc) rc = lr_tok_load_hf_mem(json ? json : bytes, json ? jn : n, NULL, 0, path, &t);
-    free(json);
+    if (!rc) rc = lr_tok_load_stored(kind, bytes, n, path, &t);
     if (rc) return lr_wrap(rc, "tokenizer %s", path);
     const int32_t nt = lr_tok_vocab_size(t);
     lr_tok_free(t);

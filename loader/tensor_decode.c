@@ -109,6 +109,18 @@ int lr_tensor_leech_matrix(const lr_tensor_view *t, lr_leech_matrix *m)
 
 /* Gunzips with a cap so a hostile blob cannot exhaust memory. */
 
+int lr_tok_load_stored(int kind, const void *bytes, size_t n, const char *name, lr_tok **out)
+{
+    *out = NULL;
+    char *json = NULL;
+    size_t jn = 0;
+    if (kind != LR_TOK_JSON && kind != LR_TOK_JSON_GZIP) return LR_FAIL(LR_EINVAL, "%s: no tokenizer", name);
+    int rc = kind == LR_TOK_JSON_GZIP ? lr_gunzip(bytes, n, lr_tok_json_max(), name, &json, &jn) : LR_OK;
+    if (!rc) rc = lr_tok_load_hf_mem(json ? json : bytes, json ? jn : n, NULL, 0, name, out);
+    free(json);
+    return rc;
+}
+
 int lr_model_tokenizer_json(const lr_model *m, char **json, size_t *n)
 {
     *json = NULL;

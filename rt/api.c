@@ -53,13 +53,9 @@ static int load_tokenizer(lr_rt *rt, const char *path)
     size_t n;
     int rc = lr_model_tokenizer(rt->model, &kind, &blob, &n);
     if (rc || kind == LR_TOK_NONE) return rc;
-    char *json;
-    if ((rc = lr_model_tokenizer_json(rt->model, &json, &n))) return rc;
     char label[512];
     snprintf(label, sizeof label, "%s: tokenizer", path);
-    rc = lr_tok_load_hf_mem(json, n, NULL, 0, label, &rt->tok);
-    free(json);
-    if (rc) return rc;
+    if ((rc = lr_tok_load_stored(kind, blob, n, label, &rt->tok))) return rc;
     rt->chatml = lr_chat_tokenizer_is_chatml(rt->tok);
     lr_tok_stream_init(&rt->ts, rt->tok, 1);
     /* a BOS the model has no embedding row for would fail every prompt */

@@ -11,7 +11,6 @@
 #include "loader/parallel.h"
 #include "loader/tokenizer/tokenizer.h"
 #include "util/err.h"
-#include "util/gunzip.h"
 #include "util/read_file.h"
 
 #include <immintrin.h>
@@ -527,14 +526,8 @@ int lr_calib_open(const lr_src *src, const lr_model_config *cfg, const char *tex
     *out = NULL;
     if (src->tok_kind != LR_TOK_JSON && src->tok_kind != LR_TOK_JSON_GZIP)
         return LR_FAIL(LR_EINVAL, "%s: no tokenizer to read the calibration text with", src->label);
-    char *json = NULL;
-    size_t jn = 0;
-    int rc = LR_OK;
-    if (src->tok_kind == LR_TOK_JSON_GZIP)
-        rc = lr_gunzip(src->tok, src->tok_bytes, lr_tok_json_max(), "calibration: the source's tokenizer", &json, &jn);
     lr_tok *tok = NULL;
-    if (!rc) rc = lr_tok_load_hf_mem(json ? json : src->tok, json ? jn : src->tok_bytes, NULL, 0, "tokenizer", &tok);
-    free(json);
+    int rc = lr_tok_load_stored(src->tok_kind, src->tok, src->tok_bytes, "calibration: the source's tokenizer", &tok);
     if (rc) return lr_wrap(rc, "%s", src->label);
     /* ~4 bytes a token: what max_tokens needs, with margin (a longer text,
        or a pipe, is read only that far) */
